@@ -1,0 +1,126 @@
+# rtask - run C functions as tasks in a pool of forked worker processes.
+#
+#   make                 build lib/librtask.a, the shared library and the examples
+#   make run-examples    build and run every example in examples/
+#   make check           build and run the test suite (installs Check if needed)
+#   make check-asan      the suite under AddressSanitizer and UBSan
+#   make check-valgrind  the suite under valgrind
+#   make bench           benchmarks next to Python's peers and the raw limits
+#   make install         PREFIX=/usr/local DESTDIR=
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+CSTD      = -std=c11 -D_GNU_SOURCE
+WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+OPT      ?= -O2 -g
+CFLAGS   ?= $(OPT)
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -Iinclude -pthread
+LIBS      = -pthread -lm -ldl
+
+VERSION   = 0.1.0
+SONAME    = librtask.so.0
+
+LIB_SRC  = $(sort $(wildcard lib/*.c))
+LIB_HDR  = include/rtask.h $(wildcard lib/*.h)
+
+# Every build flavour lives in its own directory so that switching between
+# them never mixes objects: build/ (normal), build-asan/.
+B ?= build
+LIB_OBJ  = $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
+STATIC   = $(if $(filter build,$(B)),lib/librtask.a,$(B)/librtask.a)
+SHARED   = lib/librtask.so.$(VERSION)
+
+EXAMPLE_SRC = $(sort $(wildcard examples/*.c))
+EXAMPLES    = $(EXAMPLE_SRC:examples/%.c=$(B)/examples/%)
+TEST_SRC    = $(sort $(wildcard test/*.c))
+TEST_BIN    = $(B)/test/rtask-tests
+BENCH_BIN   = $(B)/bench/rtask-bench
+
+# Tasks are named after their function through dladdr(), which needs the
+# program's symbols in its dynamic table: link programs with -rdynamic.
+PROG_LDFLAGS = -rdynamic
+
+.PHONY: all lib examples run-examples check check-asan check-valgrind bench \
+        deps deps-test install uninstall clean
+
+all: lib examples
+
+lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED))
+
+$(B)/lib/%.o: lib/%.c $(LIB_HDR) | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+	ln -sf librtask.so.$(VERSION) lib/$(SONAME)
+	ln -sf $(SONAME) lib/librtask.so
+
+examples: $(EXAMPLES)
+
+$(B)/examples/%: examples/%.c $(STATIC) include/rtask.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
+
+run-examples: examples
+	@for e in $(EXAMPLES); do \
+	    echo "== $$e"; $$e || { echo "FAILED: $$e"; exit 1; }; echo; \
+	done
+
+# ---- dependencies -----------------------------------------------------------
+
+deps:
+	@mk/need-packages build-essential pkg-config
+
+deps-test:
+	@mk/need-packages build-essential pkg-config check libsubunit-dev
+
+# ---- tests ------------------------------------------------------------------
+
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
+
+$(TEST_BIN): $(TEST_SRC) test/tests.h $(STATIC) | deps-test
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
+	    $(STATIC) $(CHECK_LIBS) $(LIBS)
+
+check: deps-test
+	$(MAKE) B=build $(TEST_BIN)
+	build/test/rtask-tests
+	$(MAKE) run-examples > /dev/null
+
+SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-asan: deps-test
+	$(MAKE) B=build-asan OPT="-O1 -g $(SAN)" LIBS="$(LIBS) $(SAN)" build-asan/test/rtask-tests
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	    build-asan/test/rtask-tests
+
+# Workers and the fork server leave with _exit() and own memory the
+# application never sees, so only the application process is checked.
+check-valgrind: deps-test
+	@mk/need-packages valgrind
+	$(MAKE) B=build $(TEST_BIN)
+	CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
+	    --leak-check=full --errors-for-leak-kinds=definite \
+	    --child-silent-after-fork=yes build/test/rtask-tests
+
+# ---- benchmarks -------------------------------------------------------------
+
+$(BENCH_BIN): bench/bench.c $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
+
+bench: $(BENCH_BIN)
+	@mk/need-packages python3
+	$(BENCH_BIN)
+
+# ---- install ----------------------------------------------------------------
+
+clean:
+	rm -rf build build-asan lib/librtask.a lib/librtask.so*

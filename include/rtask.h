@@ -1,0 +1,174 @@
+/*
+ * rtask.h - run C functions as tasks in a pool of forked worker processes.
+ *
+ * This is the only public header of rtask.  Every function that can fail
+ * returns 0 on success or a negative RT_E* code; rt_strerror() names the
+ * code and rt_last_error() gives the detailed message of the calling
+ * thread's most recent failure.  Every function is thread-safe.
+ *
+ * Ownership in one line: the runtime copies everything you pass in, and
+ * everything it hands back (result bytes) is yours, freed with rt_free().
+ *
+ * Copyright (c) 2026 The rtask developers.  MIT licence, see COPYING.
+ */
+#ifndef RTASK_H
+#define RTASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RT_EXPORT __attribute__((visibility("default")))
+#define RT_NODISCARD __attribute__((warn_unused_result))
+#else
+#define RT_EXPORT
+#define RT_NODISCARD
+#endif
+
+#define RT_VERSION_MAJOR 0
+#define RT_VERSION_MINOR 1
+#define RT_VERSION_PATCH 0
+
+/* Error codes: every failing call returns one of these (all negative). */
+enum {
+    RT_OK = 0,
+    RT_EINVAL = -1,       /* an argument is invalid (see rt_last_error()) */
+    RT_ENOTINIT = -2,     /* rt_init() has not been called */
+    RT_EALREADY = -3,     /* rt_init() was called twice */
+    RT_ENOMEM = -4,       /* out of memory */
+    RT_ETIMEDOUT = -5,    /* the timeout passed before the result was ready */
+    RT_EBADREF = -6,      /* unknown, already consumed or released handle */
+    RT_ESHUTDOWN = -7,    /* rt_shutdown() ended the runtime */
+    RT_EWORKERDIED = -8,  /* the worker died running the task, retries spent */
+    RT_ETASK = -9,        /* the task function returned a non-zero status */
+    RT_EINFEASIBLE = -10, /* no node could ever satisfy the request */
+    RT_ESYS = -11,        /* a system call failed (errno in rt_last_error()) */
+    RT_EINWORKER = -12    /* called from inside a task, where it is not allowed */
+};
+
+/* Timeouts are in milliseconds; RT_FOREVER waits without limit, 0 polls. */
+#define RT_FOREVER (-1L)
+
+/* Special values for counts and amounts in rt_config and rt_opts. */
+#define RT_DETECT (-1.0) /* num_cpus / num_gpus: take what the machine has */
+#define RT_DEFAULT (-1)  /* max_calls / max_retries: the documented default */
+
+/* A handle to a submitted task's result.  It is a plain value: copy it
+ * freely.  It stays valid until rt_get() consumes it or rt_release()
+ * drops it; the zero handle is never valid. */
+typedef struct rt_ref {
+    uint64_t id;
+} rt_ref;
+
+/* The result a task hands back; only valid inside the task function. */
+typedef struct rt_result rt_result;
+
+/*
+ * A task function.  It runs in a worker process, gets a read-only view of
+ * the argument bytes (valid until it returns) and may set result bytes
+ * with rt_result_set() or rt_result_alloc().  A non-zero return makes
+ * rt_get() report RT_ETASK; the result bytes still reach the caller, so
+ * a task can explain its failure in them.
+ */
+typedef int (*rt_fn)(const void *arg, size_t arg_len, rt_result *result);
+
+/*
+ * Runtime configuration.  Start from RT_CONFIG_INIT or rt_config_init();
+ * a struct that was only zero-initialised works too, and then each field
+ * left at 0 takes its default (see rtask(7), "Options and defaults").
+ */
+typedef struct rt_config {
+    int init_magic_;    /* set by RT_CONFIG_INIT; do not touch */
+    double num_cpus;    /* CPU resource total; RT_DETECT = online CPUs */
+    double num_gpus;    /* GPU resource total; RT_DETECT = detected GPUs */
+    int num_workers;    /* workers started at init and kept idle;
+                           RT_DEFAULT = one per CPU */
+} rt_config;
+
+#define RT_CONFIG_MAGIC_ 0x72744366
+#define RT_CONFIG_INIT \
+    { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT }
+
+/*
+ * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
+ * what you need.  A zero-initialised struct also means "all defaults",
+ * which is why 0 in max_calls or max_retries means "default" there and
+ * only means 0 in a struct made by the initialiser (rtask(7) explains).
+ * Strings are copied at submission.
+ */
+typedef struct rt_opts {
+    int init_magic_;    /* set by RT_OPTS_INIT; do not touch */
+    const char *name;   /* name in output prefixes; NULL = function symbol */
+    double num_cpus;    /* CPUs held while the task runs; default 1 */
+    int max_calls;      /* calls before a worker retires; 0 = unlimited;
+                           default unlimited */
+    int max_retries;    /* re-runs after a worker death; default 3 */
+} rt_opts;
+
+#define RT_OPTS_MAGIC_ 0x72744f70
+#define RT_OPTS_INIT \
+    { RT_OPTS_MAGIC_, NULL, 1.0, RT_DEFAULT, RT_DEFAULT }
+
+RT_EXPORT void rt_config_init(rt_config *config);
+RT_EXPORT void rt_opts_init(rt_opts *opts);
+
+/* Start the runtime: fork the fork server, start the runtime thread and
+ * the workers.  Call it early, before threads, big allocations, CUDA or
+ * dlopen(): see rt_init(3).  num_gpus may be RT_DETECT. */
+RT_EXPORT RT_NODISCARD int rt_init(double num_gpus);
+RT_EXPORT RT_NODISCARD int rt_init_config(const rt_config *config);
+
+/* Stop everything: fail pending tasks with RT_ESHUTDOWN, kill the workers
+ * and the fork server and reap them, close every descriptor, free every
+ * handle.  Safe to call twice; rt_init() may follow. */
+RT_EXPORT int rt_shutdown(void);
+
+/* Submit fn(arg) as a task.  The argument bytes are copied before the call
+ * returns; opts may be NULL for defaults.  On success *ref is the task's
+ * handle. */
+RT_EXPORT RT_NODISCARD int rt_remote(rt_fn fn, const rt_opts *opts,
+                                     const void *arg, size_t arg_len,
+                                     rt_ref *ref);
+
+/* Wait up to timeout_ms for a task's result.  On success (and on
+ * RT_ETASK) *data holds the result bytes, owned by the caller and freed
+ * with rt_free(), *len their count, and the handle is consumed.  data and
+ * len may be NULL to drop the bytes.  On RT_ETIMEDOUT the handle stays
+ * valid. */
+RT_EXPORT RT_NODISCARD int rt_get(rt_ref ref, void **data, size_t *len,
+                                  long timeout_ms);
+
+/* Wait until num_ready of the n handles are ready or timeout_ms passes.
+ * refs is reordered in place, stably, so that the *n_ready ready handles
+ * come first.  Handles are not consumed. */
+RT_EXPORT RT_NODISCARD int rt_wait(rt_ref *refs, size_t n, size_t num_ready,
+                                   long timeout_ms, size_t *n_ready);
+
+/* Drop a handle whose result is not wanted; a task still running goes on
+ * and its result is discarded. */
+RT_EXPORT int rt_release(rt_ref ref);
+
+/* Free result bytes returned by rt_get().  NULL is ignored. */
+RT_EXPORT void rt_free(void *data);
+
+/* Inside a task: copy len bytes as the task's result. */
+RT_EXPORT RT_NODISCARD int rt_result_set(rt_result *result, const void *data,
+                                         size_t len);
+/* Inside a task: get a len-byte result buffer to fill in place.  Large
+ * buffers live in shared memory and reach the caller without a copy.
+ * Returns NULL when out of memory. */
+RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len);
+
+/* The name of an error code ("invalid argument"); never NULL. */
+RT_EXPORT const char *rt_strerror(int code);
+/* The detailed message of this thread's most recent failed call. */
+RT_EXPORT const char *rt_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RTASK_H */

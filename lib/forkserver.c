@@ -1,0 +1,194 @@
+/* forkserver.c - fork workers on request, reap them, report their exits. */
+#include "forkserver.h"
+
+#include "wire.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct server {
+    rt__chan ctl;
+    int sigfd;
+    pid_t *child;
+    size_t nchild, cap;
+} server;
+
+static void reset_signals(void)
+{
+    for (int s = 1; s < NSIG; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            signal(s, SIG_DFL);
+}
+
+static void send_or_die(server *sv, uint32_t type, uint64_t id, uint64_t word,
+                        uint64_t len)
+{
+    rt__hdr h = {.type = type, .id = id, .word = word, .len = len};
+    if (rt__chan_put(&sv->ctl, &h, NULL, NULL) < 0 || rt__chan_flush(&sv->ctl) < 0)
+        _exit(1); /* the application is gone; the workers follow us */
+}
+
+static void track(server *sv, pid_t pid)
+{
+    if (sv->nchild == sv->cap) {
+        size_t cap = sv->cap ? sv->cap * 2 : 16;
+        pid_t *p = realloc(sv->child, cap * sizeof *p);
+        if (!p) {
+            kill(pid, SIGKILL); /* untracked, it could outlive the runtime */
+            return;
+        }
+        sv->child = p;
+        sv->cap = cap;
+    }
+    sv->child[sv->nchild++] = pid;
+}
+
+static void untrack(server *sv, pid_t pid)
+{
+    for (size_t i = 0; i < sv->nchild; i++)
+        if (sv->child[i] == pid) {
+            sv->child[i] = sv->child[--sv->nchild];
+            return;
+        }
+}
+
+static void spawn(server *sv, uint64_t key, const int *fds)
+{
+    pid_t self = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Only this worker's three descriptors may stay open: the ones
+         * queued for later SPAWNs belong to other workers, and a copy
+         * here would keep their sockets and pipes from reaching EOF. */
+        rt__chan_close(&sv->ctl);
+        close(sv->sigfd);
+        /* PR_SET_PDEATHSIG ties the worker to this single-threaded server;
+         * checking the parent after setting it closes the race with a
+         * server that died in between. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != self)
+            _exit(1);
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        signal(SIGINT, SIG_DFL);
+        rt__worker_main(fds[0], fds[1], fds[2]);
+    }
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+    if (pid < 0) {
+        send_or_die(sv, RT__MSG_SPAWN_FAILED, key, (uint64_t)errno, 0);
+        return;
+    }
+    track(sv, pid);
+    send_or_die(sv, RT__MSG_SPAWNED, key, (uint64_t)pid, 0);
+}
+
+static void reap(server *sv)
+{
+    struct signalfd_siginfo si;
+    while (read(sv->sigfd, &si, sizeof si) > 0)
+        ;
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        untrack(sv, pid);
+        send_or_die(sv, RT__MSG_EXITED, 0, (uint64_t)pid, (uint64_t)status);
+    }
+}
+
+static _Noreturn void kill_all_and_exit(server *sv)
+{
+    for (size_t i = 0; i < sv->nchild; i++)
+        kill(sv->child[i], SIGKILL);
+    for (size_t i = 0; i < sv->nchild; i++)
+        waitpid(sv->child[i], NULL, 0);
+    _exit(0);
+}
+
+/* Handle what the runtime sent; returns only while the server goes on. */
+static void serve_requests(server *sv)
+{
+    long got = rt__chan_fill(&sv->ctl);
+    if (got == 0 || (got < 0 && errno != EINTR))
+        kill_all_and_exit(sv); /* end of file: the application is gone */
+    rt__hdr h;
+    const char *payload;
+    int fds[RT__MSG_MAX_FDS];
+    int more;
+    while ((more = rt__chan_next(&sv->ctl, &h, &payload, fds)) > 0) {
+        if (h.type == RT__MSG_SPAWN && h.nfds == 3)
+            spawn(sv, h.id, fds);
+        else
+            kill_all_and_exit(sv); /* SHUTDOWN, or nonsense */
+    }
+    if (more < 0)
+        kill_all_and_exit(sv);
+}
+
+static _Noreturn void serve(int ctl)
+{
+    server sv = {.sigfd = -1};
+    rt__chan_init(&sv.ctl, ctl);
+    reset_signals();
+    /* Ctrl-C reaches the whole process group; the server must outlive an
+     * application that handles SIGINT, and it dies with the application
+     * anyway: its socket reads end-of-file then. */
+    signal(SIGINT, SIG_IGN);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    sv.sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (sv.sigfd < 0)
+        _exit(1);
+    for (;;) {
+        struct pollfd p[2] = {{sv.ctl.fd, POLLIN, 0}, {sv.sigfd, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            kill_all_and_exit(&sv);
+        if (p[1].revents)
+            reap(&sv);
+        if (p[0].revents)
+            serve_requests(&sv);
+    }
+}
+
+pid_t rt__forkserver_start(int *ctl)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    /* Buffered stdio would be flushed once more by every copy. */
+    fflush(NULL);
+    int on_main_thread = gettid() == getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int saved = errno;
+        close(sv[0]);
+        close(sv[1]);
+        errno = saved;
+        return -1;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        rt__in_worker = 1;
+        /* When rt_init() runs on the main thread, also die with it; from
+         * another thread PDEATHSIG would fire when that thread ends, so
+         * there the end-of-file on the socket is the only signal. */
+        if (on_main_thread)
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+        serve(sv[1]);
+    }
+    close(sv[1]);
+    *ctl = sv[0];
+    return pid;
+}

@@ -1,0 +1,19 @@
+/*
+ * forkserver.h - the small process that forks every worker.
+ *
+ * rt_init() forks it first, while the application is still small and has
+ * no runtime thread, so that later forks copy only this image: starting a
+ * worker costs the same whatever the application grows to.  It talks to
+ * the runtime thread over one socket (SPAWN in; SPAWNED, SPAWN_FAILED and
+ * EXITED out) and is the parent of every worker, so it reaps them.
+ */
+#ifndef RT_FORKSERVER_H
+#define RT_FORKSERVER_H
+
+#include <sys/types.h>
+
+/* Fork the fork server; *ctl gets the application's end of its socket.
+ * Returns its pid, or -1 with errno set. */
+pid_t rt__forkserver_start(int *ctl);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * output.h - relay a worker's stdout or stderr to the application's, each
+ * line prefixed "(name pid=N) " as Ray prints it.
+ */
+#ifndef RT_OUTPUT_H
+#define RT_OUTPUT_H
+
+#include <stdio.h>
+
+typedef struct rt__relay {
+    int fd;       /* read end of the worker's pipe; -1 once closed */
+    FILE *to;     /* the application's stdout or stderr */
+    char *buf;    /* bytes of a line not yet complete */
+    size_t len, cap;
+    char prefix[288];
+} rt__relay;
+
+void rt__relay_init(rt__relay *r, int fd, FILE *to);
+/* Read once and relay the complete lines.  Returns the bytes read, 0 at
+ * end of file, -1 on error (errno EAGAIN when the pipe is empty). */
+long rt__relay_read(rt__relay *r);
+/* Read what is left, relay a last partial line, close the pipe. */
+void rt__relay_close(rt__relay *r);
+
+#endif

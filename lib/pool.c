@@ -1,0 +1,362 @@
+/* pool.c - start, feed, read, retire and forget worker processes. */
+#include "pool.h"
+
+#include "sched.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void rt__pool_init(rt__pool *p, int epoll_fd, rt__chan *forkserver,
+                   rt__watch *w_forkserver, size_t target_idle, size_t max)
+{
+    memset(p, 0, sizeof *p);
+    p->epoll_fd = epoll_fd;
+    p->forkserver = forkserver;
+    p->w_forkserver = w_forkserver;
+    p->target_idle = target_idle;
+    p->max = max;
+}
+
+/* ---- epoll ------------------------------------------------------------- */
+
+static int watch_add(rt__pool *p, rt__watch *w, rt__watch_kind kind, int fd,
+                     rt__worker *worker, rt__relay *relay)
+{
+    *w = (rt__watch){.kind = kind, .fd = fd, .worker = worker, .relay = relay};
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
+    return epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void watch_del(rt__pool *p, rt__watch *w)
+{
+    if (w->fd >= 0)
+        epoll_ctl(p->epoll_fd, EPOLL_CTL_DEL, w->fd, NULL);
+    w->fd = -1;
+}
+
+/* Send what c holds; ask epoll for EPOLLOUT only while the socket is full,
+ * so an idle runtime thread is not woken by writable sockets. */
+static int flush_watched(rt__pool *p, rt__chan *c, rt__watch *w)
+{
+    int rc = rt__chan_flush(c);
+    int want_out = rc == 1;
+    if (rc >= 0 && want_out != w->want_out) {
+        struct epoll_event ev = {.events = EPOLLIN | (want_out ? EPOLLOUT : 0),
+                                 .data.ptr = w};
+        epoll_ctl(p->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+        w->want_out = want_out;
+    }
+    return rc;
+}
+
+/* ---- starting workers -------------------------------------------------- */
+
+static int nonblocking(int fd)
+{
+    return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Our ends of the worker's socket and pipes in mine[], its ends in theirs[]. */
+static int make_endpoints(int mine[3], int theirs[3])
+{
+    int sv[2], out[2], err[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) < 0)
+        goto close_sv;
+    if (pipe2(err, O_CLOEXEC) < 0)
+        goto close_out;
+    int ours[3] = {sv[0], out[0], err[0]}, given[3] = {sv[1], out[1], err[1]};
+    for (int i = 0; i < 3; i++) {
+        mine[i] = ours[i];
+        theirs[i] = given[i];
+        nonblocking(mine[i]);
+    }
+    return 0;
+close_out:
+    close(out[0]);
+    close(out[1]);
+close_sv:
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+}
+
+static void worker_free(rt__worker *w)
+{
+    rt__chan_close(&w->chan);
+    rt__relay_close(&w->out);
+    rt__relay_close(&w->err);
+    free(w->name_sent);
+    free(w);
+}
+
+static int watch_worker(rt__pool *p, rt__worker *w)
+{
+    if (watch_add(p, &w->w_sock, RT__WATCH_SOCKET, w->chan.fd, w, NULL) < 0)
+        return -1;
+    if (watch_add(p, &w->w_out, RT__WATCH_OUTPUT, w->out.fd, w, &w->out) < 0) {
+        watch_del(p, &w->w_sock);
+        return -1;
+    }
+    if (watch_add(p, &w->w_err, RT__WATCH_OUTPUT, w->err.fd, w, &w->err) < 0) {
+        watch_del(p, &w->w_sock);
+        watch_del(p, &w->w_out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Ask the fork server for a worker.  It is usable at once: what is sent
+ * to it waits in its socket until the process runs. */
+static rt__worker *start_worker(rt__pool *p)
+{
+    if (p->count >= p->max)
+        return NULL;
+    rt__worker *w = calloc(1, sizeof *w);
+    int mine[3], theirs[3];
+    if (!w)
+        return NULL;
+    if (make_endpoints(mine, theirs) < 0) {
+        free(w);
+        return NULL;
+    }
+    w->key = ++p->next_key;
+    rt__chan_init(&w->chan, mine[0]);
+    rt__relay_init(&w->out, mine[1], stdout);
+    rt__relay_init(&w->err, mine[2], stderr);
+    rt__hdr h = {.type = RT__MSG_SPAWN, .nfds = 3, .id = w->key};
+    if (watch_worker(p, w) < 0) {
+        for (int i = 0; i < 3; i++)
+            close(theirs[i]);
+        worker_free(w);
+        return NULL;
+    }
+    if (rt__chan_put(p->forkserver, &h, NULL, theirs) < 0) {
+        watch_del(p, &w->w_sock);
+        watch_del(p, &w->w_out);
+        watch_del(p, &w->w_err);
+        worker_free(w);
+        return NULL;
+    }
+    w->next = p->all;
+    p->all = w;
+    p->count++;
+    return w;
+}
+
+static int is_idle(const rt__worker *w)
+{
+    return !w->lease && !w->retiring && !w->gone && w->chan.fd >= 0;
+}
+
+static size_t idle_count(const rt__pool *p)
+{
+    size_t n = 0;
+    for (const rt__worker *w = p->all; w; w = w->next)
+        n += (size_t)is_idle(w);
+    return n;
+}
+
+void rt__pool_top_up(rt__pool *p)
+{
+    if (p->spawn_failing)
+        return; /* a lease will try again; idle spares can wait */
+    for (size_t idle = idle_count(p); idle < p->target_idle; idle++)
+        if (!start_worker(p))
+            return;
+}
+
+rt__worker *rt__pool_lease(rt__pool *p, struct rt__class *cls)
+{
+    rt__worker *found = NULL;
+    for (rt__worker *w = p->all; w; w = w->next)
+        if (is_idle(w) && (!found || (w->pid && !found->pid)))
+            found = w; /* prefer one that already runs */
+    if (!found)
+        found = start_worker(p);
+    if (found) {
+        found->lease = cls;
+        found->lease_calls = 0;
+    }
+    return found;
+}
+
+/* No more tasks: closing our end of the socket makes the worker exit. */
+static void close_socket(rt__pool *p, rt__worker *w)
+{
+    watch_del(p, &w->w_sock);
+    if (w->chan.fd >= 0)
+        close(w->chan.fd);
+    w->chan.fd = -1;
+}
+
+void rt__pool_unlease(rt__pool *p, rt__worker *w, int retire)
+{
+    w->lease = NULL;
+    if (retire) {
+        w->retiring = 1;
+        close_socket(p, w);
+    }
+}
+
+void rt__pool_kill(rt__pool *p, rt__worker *w)
+{
+    if (w->pid > 0)
+        kill(w->pid, SIGKILL);
+    close_socket(p, w);
+}
+
+/* ---- tasks ------------------------------------------------------------- */
+
+static int same_name(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Workers name their output after the function unless a task gives a
+ * name; tell the worker only when that changes. */
+static int send_name(rt__worker *w, const char *name)
+{
+    if (same_name(w->name_sent, name))
+        return 0;
+    char *copy = name ? strdup(name) : NULL;
+    if (name && !copy)
+        return -1;
+    rt__hdr h = {.type = RT__MSG_NAME, .len = name ? strlen(name) : 0};
+    if (rt__chan_put(&w->chan, &h, name, NULL) < 0) {
+        free(copy);
+        return -1;
+    }
+    free(w->name_sent);
+    w->name_sent = copy;
+    return 0;
+}
+
+static int send_task(rt__worker *w, const rt__task *t)
+{
+    rt__hdr h = {.type = RT__MSG_TASK, .id = t->id,
+                 .word = (uint64_t)(uintptr_t)t->fn, .len = t->arg_len};
+    if (t->arg_fd < 0)
+        return rt__chan_put(&w->chan, &h, t->tail, NULL);
+    /* The channel closes what it sends; the task keeps its memfd for a
+     * retry on another worker. */
+    int fd = fcntl(t->arg_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    h.nfds = 1;
+    return rt__chan_put(&w->chan, &h, NULL, &fd);
+}
+
+int rt__pool_send(rt__pool *p, rt__worker *w, rt__task *t)
+{
+    (void)p;
+    if (send_name(w, t->name) < 0 || send_task(w, t) < 0)
+        return -1;
+    t->next = NULL;
+    if (w->tail)
+        w->tail->next = t;
+    else
+        w->head = t;
+    w->tail = t;
+    w->inflight++;
+    w->lease_calls++;
+    return 0;
+}
+
+rt__task *rt__pool_pop(rt__worker *w)
+{
+    rt__task *t = w->head;
+    if (!t)
+        return NULL;
+    w->head = t->next;
+    if (!w->head)
+        w->tail = NULL;
+    w->inflight--;
+    return t;
+}
+
+void rt__pool_flush(rt__pool *p)
+{
+    if (rt__chan_unsent(p->forkserver))
+        flush_watched(p, p->forkserver, p->w_forkserver);
+    for (rt__worker *w = p->all; w; w = w->next)
+        if (w->chan.fd >= 0 && rt__chan_unsent(&w->chan) &&
+            flush_watched(p, &w->chan, &w->w_sock) < 0)
+            close_socket(p, w); /* it died; the fork server will tell */
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+void rt__pool_read(rt__pool *p, rt__worker *w)
+{
+    long got = rt__chan_fill(&w->chan);
+    if (got > 0)
+        w->has_input = 1;
+    else if (got == 0 || errno != EAGAIN)
+        close_socket(p, w); /* its exit is reported by the fork server */
+}
+
+void rt__pool_relay(rt__pool *p, rt__watch *w)
+{
+    long got;
+    while ((got = rt__relay_read(w->relay)) > 0)
+        ;
+    if (got == 0 || errno != EAGAIN)
+        watch_del(p, w); /* closed when the worker is removed */
+}
+
+rt__worker *rt__pool_find_key(rt__pool *p, uint64_t key)
+{
+    for (rt__worker *w = p->all; w; w = w->next)
+        if (w->key == key)
+            return w;
+    return NULL;
+}
+
+rt__worker *rt__pool_find_pid(rt__pool *p, pid_t pid)
+{
+    for (rt__worker *w = p->all; w; w = w->next)
+        if (w->pid == pid)
+            return w;
+    return NULL;
+}
+
+void rt__pool_drain(rt__pool *p, rt__worker *w)
+{
+    /* A process the worker forked may hold its socket open: read what is
+     * there now and stop, rather than wait for an end of file. */
+    while (w->chan.fd >= 0 && rt__chan_fill(&w->chan) > 0)
+        w->has_input = 1;
+    close_socket(p, w);
+    watch_del(p, &w->w_out);
+    watch_del(p, &w->w_err);
+    rt__relay_close(&w->out);
+    rt__relay_close(&w->err);
+}
+
+void rt__pool_remove(rt__pool *p, rt__worker *w)
+{
+    rt__worker **link = &p->all;
+    while (*link != w)
+        link = &(*link)->next;
+    *link = w->next;
+    p->count--;
+    worker_free(w);
+}
+
+void rt__pool_free(rt__pool *p)
+{
+    while (p->all) {
+        rt__worker *w = p->all;
+        p->all = w->next;
+        worker_free(w);
+    }
+    p->count = 0;
+}

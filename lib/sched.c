@@ -1,0 +1,308 @@
+/* sched.c - classes, leases, dispatch, results and retries. */
+#include "sched.h"
+
+#include "pool.h"
+#include "runtime.h"
+#include "shm.h"
+#include "worker.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Tasks in flight per worker.  Deep enough that a worker never waits for
+ * the runtime thread between no-op tasks; a class with few tasks spreads
+ * them over its leases instead (see share_of()). */
+#define WINDOW 1024
+
+void rt__sched_init(rt__sched *s, const rt__res *total)
+{
+    memset(s, 0, sizeof *s);
+    s->total = *total;
+    s->free = *total;
+}
+
+static rt__class *class_for(rt__sched *s, const rt__task *t)
+{
+    for (rt__class *c = s->classes; c; c = c->next)
+        if (c->max_calls == t->max_calls && rt__res_equal(&c->req, &t->req))
+            return c;
+    rt__class *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->req = t->req;
+    c->max_calls = t->max_calls;
+    c->next = s->classes;
+    s->classes = c;
+    return c;
+}
+
+static void push_back(rt__class *c, rt__task *t)
+{
+    t->next = NULL;
+    if (c->tail)
+        c->tail->next = t;
+    else
+        c->head = t;
+    c->tail = t;
+    c->pending++;
+}
+
+static void push_front(rt__class *c, rt__task *t)
+{
+    t->next = c->head;
+    c->head = t;
+    if (!c->tail)
+        c->tail = t;
+    c->pending++;
+}
+
+static rt__task *pop_front(rt__class *c)
+{
+    rt__task *t = c->head;
+    c->head = t->next;
+    if (!c->head)
+        c->tail = NULL;
+    c->pending--;
+    return t;
+}
+
+static void finish(rt__sched *s, rt__task *t, int status)
+{
+    s->finished += (size_t)rt__task_finish(t, status);
+}
+
+void rt__sched_absorb(rt__sched *s, rt__task *list)
+{
+    while (list) {
+        rt__task *t = list;
+        list = t->next;
+        t->cls = class_for(s, t);
+        if (t->cls)
+            push_back(t->cls, t);
+        else
+            finish(s, t, RT_ENOMEM);
+    }
+}
+
+/* ---- leases ------------------------------------------------------------ */
+
+static int budget_spent(const rt__worker *w)
+{
+    return w->lease->max_calls > 0 && w->lease_calls >= w->lease->max_calls;
+}
+
+static void end_lease(rt__sched *s, rt__worker *w)
+{
+    rt__class *c = w->lease;
+    int retire = budget_spent(w);
+    rt__res_give(&s->free, &c->req);
+    c->leases--;
+    rt__pool_unlease(&rt__rt.pool, w, retire);
+}
+
+/* End the leases whose workers have nothing in flight and either nothing
+ * more to do or, with all, another class waiting for their resources. */
+static void end_idle_leases(rt__sched *s, int all)
+{
+    for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
+        if (w->lease && w->inflight == 0 &&
+            (all || budget_spent(w) || w->lease->pending == 0))
+            end_lease(s, w);
+}
+
+static int wants_lease(const rt__class *c)
+{
+    return c->pending > 0 && c->leases < c->pending + c->inflight;
+}
+
+/* The class whose oldest pending task is oldest, among those that want a
+ * lease and have not been tried in this pass. */
+static rt__class *oldest_wanting(rt__sched *s, uint64_t tried_pass)
+{
+    rt__class *best = NULL;
+    for (rt__class *c = s->classes; c; c = c->next)
+        if (c->tried != tried_pass && wants_lease(c) &&
+            (!best || c->head->seq < best->head->seq))
+            best = c;
+    return best;
+}
+
+static int grant(rt__sched *s, rt__class *c)
+{
+    if (!rt__res_fits(&s->free, &c->req))
+        return 0;
+    rt__worker *w = rt__pool_lease(&rt__rt.pool, c);
+    if (!w)
+        return 0;
+    rt__res_take(&s->free, &c->req);
+    c->leases++;
+    return 1;
+}
+
+/* Grant leases oldest class first.  The first class that cannot get one
+ * blocks every younger class, so a large request is never starved by a
+ * stream of small ones; it is returned so that feeding stops too. */
+static rt__class *grant_leases(rt__sched *s)
+{
+    s->pass++;
+    rt__class *c;
+    while ((c = oldest_wanting(s, s->pass))) {
+        while (wants_lease(c) && grant(s, c))
+            ;
+        if (wants_lease(c) && c->leases == 0) {
+            end_idle_leases(s, 1);
+            while (wants_lease(c) && grant(s, c))
+                ;
+            if (c->leases == 0)
+                return c;
+        }
+        c->tried = s->pass;
+    }
+    return NULL;
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+/* How many more tasks w should get: the class's pending tasks spread over
+ * its leases, within the window and the worker's max_calls budget. */
+static size_t share_of(const rt__worker *w)
+{
+    const rt__class *c = w->lease;
+    size_t share = (c->pending + c->leases - 1) / c->leases;
+    size_t room = w->inflight < WINDOW ? WINDOW - w->inflight : 0;
+    if (share > room)
+        share = room;
+    if (c->max_calls > 0) {
+        size_t left = (size_t)(c->max_calls - w->lease_calls);
+        if (share > left)
+            share = left;
+    }
+    return share;
+}
+
+static void feed(rt__sched *s, rt__class *blocked)
+{
+    for (rt__worker *w = rt__rt.pool.all; w; w = w->next) {
+        rt__class *c = w->lease;
+        if (!c || c->pending == 0 || (blocked && blocked != c) || w->chan.fd < 0)
+            continue;
+        for (size_t n = share_of(w); n > 0; n--) {
+            rt__task *t = pop_front(c);
+            if (rt__pool_send(&rt__rt.pool, w, t) < 0) {
+                finish(s, t, RT_ENOMEM);
+                continue;
+            }
+            t->state = RT__TASK_DISPATCHED;
+            c->inflight++;
+        }
+    }
+}
+
+void rt__sched_run(rt__sched *s)
+{
+    end_idle_leases(s, 0);
+    rt__class *blocked = grant_leases(s);
+    feed(s, blocked);
+}
+
+/* ---- results and failures --------------------------------------------- */
+
+static void take_result(rt__sched *s, rt__task *t, const rt__hdr *h,
+                        const char *payload, const int *fds)
+{
+    if (h->word & RT__RESULT_SYSFAIL) {
+        t->sys_errno = (int)(h->word & 0xffffffffu);
+        finish(s, t, RT_ESYS);
+        return;
+    }
+    t->task_status = (int)(uint32_t)h->word;
+    t->result_len = h->len;
+    if (h->nfds) {
+        t->result = rt__shm_map(fds[0], h->len, 1);
+        close(fds[0]);
+    } else if (h->len) {
+        t->result = rt__buf_alloc(h->len);
+        if (t->result)
+            memcpy(t->result, payload, h->len);
+    }
+    if (!t->result && h->len) {
+        t->result_len = 0;
+        finish(s, t, RT_ENOMEM);
+        return;
+    }
+    finish(s, t, t->task_status ? RT_ETASK : RT_OK);
+}
+
+void rt__sched_results(rt__sched *s, rt__worker *w)
+{
+    rt__hdr h;
+    const char *payload;
+    int fds[RT__MSG_MAX_FDS];
+    int more;
+    while ((more = rt__chan_next(&w->chan, &h, &payload, fds)) > 0) {
+        rt__task *t = w->head;
+        if (h.type != RT__MSG_RESULT || !t || t->id != h.id) {
+            more = -1; /* not what this worker was asked: stop trusting it */
+            for (uint32_t i = 0; i < h.nfds; i++)
+                close(fds[i]);
+            break;
+        }
+        rt__pool_pop(w);
+        t->cls->inflight--;
+        take_result(s, t, &h, payload, fds);
+    }
+    if (more < 0)
+        rt__pool_kill(&rt__rt.pool, w);
+}
+
+/* Put a lost worker's tasks back, first in line; the one that was running
+ * when it died spends a retry, or fails when none is left. */
+void rt__sched_worker_lost(rt__sched *s, rt__worker *w)
+{
+    rt__task *running = rt__pool_pop(w);
+    if (!running)
+        goto end;
+    rt__task *rest = NULL; /* the others, reversed, to push back in order */
+    for (rt__task *t; (t = rt__pool_pop(w));) {
+        t->next = rest;
+        rest = t;
+    }
+    for (rt__task *t = rest, *next; t; t = next) {
+        next = t->next;
+        t->cls->inflight--;
+        t->state = RT__TASK_QUEUED;
+        push_front(t->cls, t);
+    }
+    running->cls->inflight--;
+    if (running->retries_left > 0) {
+        running->retries_left--;
+        running->state = RT__TASK_QUEUED;
+        push_front(running->cls, running);
+    } else {
+        running->wait_status = w->wait_status;
+        running->worker_pid = w->pid;
+        running->sys_errno = w->spawn_errno;
+        finish(s, running, RT_EWORKERDIED);
+    }
+end:
+    if (w->lease) {
+        rt__res_give(&s->free, &w->lease->req);
+        w->lease->leases--;
+        w->lease = NULL;
+    }
+}
+
+void rt__sched_free(rt__sched *s)
+{
+    for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
+        for (rt__task *t; (t = rt__pool_pop(w));)
+            finish(s, t, RT_ESHUTDOWN);
+    while (s->classes) {
+        rt__class *c = s->classes;
+        s->classes = c->next;
+        while (c->head)
+            finish(s, pop_front(c), RT_ESHUTDOWN);
+        free(c);
+    }
+}

@@ -1,0 +1,52 @@
+/*
+ * sched.h - scheduling classes, worker leases and dispatch.
+ *
+ * Tasks with the same resource request and worker-reuse rule form a
+ * class.  A class gets a lease: its request is taken from the free
+ * resources and a worker is bound to it; the class then pipelines its
+ * tasks to that worker, up to a window, without asking again.  A lease
+ * ends when its worker has nothing in flight and the class nothing
+ * pending, or when the worker reaches max_calls.  All of it runs on the
+ * runtime thread, under rt__rt.lock.
+ */
+#ifndef RT_SCHED_H
+#define RT_SCHED_H
+
+#include "resources.h"
+#include "task.h"
+
+struct rt__worker;
+
+typedef struct rt__class {
+    struct rt__class *next;
+    rt__res req;
+    int max_calls;           /* 0 = unlimited */
+    rt__task *head, *tail;   /* pending, in submission order */
+    size_t pending;
+    size_t inflight;         /* sent to workers, result not yet back */
+    size_t leases;
+    uint64_t tried;          /* the grant pass that last looked at it */
+} rt__class;
+
+typedef struct rt__sched {
+    rt__class *classes;
+    rt__res total;           /* immutable after init: read by rt_remote() */
+    rt__res free;
+    uint64_t next_seq;       /* [L] */
+    size_t finished;         /* tasks finished since the last look */
+    uint64_t pass;           /* grant passes so far */
+} rt__sched;
+
+void rt__sched_init(rt__sched *s, const rt__res *total);
+/* Queue tasks that rt_remote() handed over, in their order. */
+void rt__sched_absorb(rt__sched *s, rt__task *list);
+/* Grant leases and fill workers' pipelines. */
+void rt__sched_run(rt__sched *s);
+/* A worker answered: take its results. */
+void rt__sched_results(rt__sched *s, struct rt__worker *w);
+/* A worker is gone: retry or fail what it held, end its lease. */
+void rt__sched_worker_lost(rt__sched *s, struct rt__worker *w);
+/* Fail everything still queued with RT_ESHUTDOWN and free the classes. */
+void rt__sched_free(rt__sched *s);
+
+#endif

@@ -1,0 +1,74 @@
+/* shm.c - heap and memfd buffers that rt_free() releases. */
+#include "shm.h"
+
+#include "rtask.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BUF_MAGIC 0x7274627566UL
+
+typedef struct buf_hdr {
+    uint64_t magic;
+    uint64_t map_len; /* 0: heap; else the length of the whole mapping */
+} buf_hdr;
+
+_Static_assert(sizeof(buf_hdr) <= RT__BUF_HDR, "header fits its slot");
+
+static void *hdr_to_data(void *base, uint64_t map_len)
+{
+    buf_hdr *h = base;
+    h->magic = BUF_MAGIC;
+    h->map_len = map_len;
+    return (char *)base + RT__BUF_HDR;
+}
+
+void *rt__buf_alloc(size_t len)
+{
+    void *base = malloc(RT__BUF_HDR + len);
+    return base ? hdr_to_data(base, 0) : NULL;
+}
+
+int rt__shm_create(size_t len, void **data)
+{
+    int fd = memfd_create("rtask", MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (ftruncate(fd, (off_t)(RT__BUF_HDR + len)) < 0 ||
+        !(*data = rt__shm_map(fd, len, 1))) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void *rt__shm_map(int fd, size_t len, int writable)
+{
+    size_t map_len = RT__BUF_HDR + len;
+    void *base = mmap(NULL, map_len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                      MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    return writable ? hdr_to_data(base, map_len) : (char *)base + RT__BUF_HDR;
+}
+
+void rt__shm_unmap(void *data, size_t len)
+{
+    munmap((char *)data - RT__BUF_HDR, RT__BUF_HDR + len);
+}
+
+RT_EXPORT void rt_free(void *data)
+{
+    if (!data)
+        return;
+    buf_hdr *h = (buf_hdr *)((char *)data - RT__BUF_HDR);
+    if (h->magic != BUF_MAGIC)
+        return; /* not ours: leaking beats freeing a foreign pointer */
+    h->magic = 0;
+    if (h->map_len)
+        munmap(h, h->map_len);
+    else
+        free(h);
+}

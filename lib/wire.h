@@ -1,0 +1,83 @@
+/*
+ * wire.h - the messages between the application, the fork server and the
+ * workers, and the buffered stream channel that carries them.
+ *
+ * Every message is a 32-byte header followed by `len` payload bytes, or,
+ * when descriptors travel with it (SCM_RIGHTS), by no payload: the bytes
+ * then live in the first descriptor (a memfd, see shm.h).  One recv or
+ * send moves many messages, so a burst of tasks costs one system call.
+ */
+#ifndef RT_WIRE_H
+#define RT_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rt__msg_type {
+    RT__MSG_TASK = 1,     /* app -> worker: id, word = function, payload = argument */
+    RT__MSG_NAME,         /* app -> worker: payload = name for output prefixes */
+    RT__MSG_RESULT,       /* worker -> app: id, word = task status, payload = result */
+    RT__MSG_SPAWN,        /* app -> fork server: id = worker key; fds: socket, out, err */
+    RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
+    RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
+    RT__MSG_EXITED,       /* fork server -> app: word = pid, len = wait status */
+    RT__MSG_SHUTDOWN      /* app -> fork server: kill every worker and exit */
+} rt__msg_type;
+
+/* The name of a message type, for logs and assertions. */
+const char *rt__msg_name(uint32_t type);
+
+typedef struct rt__hdr {
+    uint32_t type;  /* rt__msg_type */
+    uint32_t nfds;  /* descriptors that travel with this message (0..3) */
+    uint64_t id;
+    uint64_t word;
+    uint64_t len;   /* payload bytes; with descriptors, the bytes they hold */
+} rt__hdr;
+
+#define RT__MSG_MAX_FDS 3
+
+/* A growable byte buffer consumed from the front. */
+typedef struct rt__bytes {
+    char *data;
+    size_t head, tail, cap; /* unread bytes are data[head..tail) */
+} rt__bytes;
+
+/* A descriptor queue, in the order the descriptors crossed the socket. */
+typedef struct rt__fdq {
+    int *fd;
+    size_t head, tail, cap;
+} rt__fdq;
+
+/* One end of a stream socket with its buffers.  The owner decides whether
+ * the socket blocks; the functions work either way. */
+typedef struct rt__chan {
+    int fd;
+    rt__bytes in, out;
+    rt__fdq in_fds;   /* received, not yet claimed by a message */
+    rt__fdq out_fds;  /* queued to go with the unsent output */
+    size_t out_fd_at; /* output offset of the first queued descriptor's message */
+} rt__chan;
+
+void rt__chan_init(rt__chan *c, int fd);
+/* Close the socket and every descriptor still queued; free the buffers. */
+void rt__chan_close(rt__chan *c);
+
+/* Queue a message; the channel takes ownership of fds (closed once sent).
+ * Returns 0, or -1 when out of memory (the fds are closed then too). */
+int rt__chan_put(rt__chan *c, const rt__hdr *h, const void *payload,
+                 const int *fds);
+/* Send queued output.  Returns 0 when all is sent, 1 when the socket is
+ * full (non-blocking), -1 on error with errno set. */
+int rt__chan_flush(rt__chan *c);
+/* One receive into the input buffer.  Returns the byte count, 0 at end of
+ * file, -1 on error (errno EAGAIN when a non-blocking socket is empty). */
+long rt__chan_fill(rt__chan *c);
+/* Take the next complete message: 1 and the header, payload (valid until
+ * the next fill) and its descriptors (now the caller's); 0 when none is
+ * complete; -1 when the stream is corrupt. */
+int rt__chan_next(rt__chan *c, rt__hdr *h, const char **payload, int *fds);
+/* Bytes of output not yet sent. */
+size_t rt__chan_unsent(const rt__chan *c);
+
+#endif

@@ -1,0 +1,216 @@
+/* worker.c - run tasks in a worker process and send their results back. */
+#include "worker.h"
+
+#include "error.h"
+#include "shm.h"
+#include "wire.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int rt__in_worker;
+
+/* The result of the running task.  data is heap memory (from
+ * rt__buf_alloc) unless fd >= 0, when it is the memfd's mapping. */
+struct rt_result {
+    void *data;
+    size_t len;
+    int fd;
+};
+
+/* Results wait in the channel while the batch of tasks that came with
+ * them runs; a task slower than this sends them (and itself) at once, so
+ * a long task does not hold back the results of the short ones before it. */
+#define FLUSH_AFTER_NS 50000
+
+static struct {
+    rt__chan chan;
+    uint64_t batch_start_ns;
+    char *name_given;    /* from the last NAME message; NULL = symbol */
+    char announced[256]; /* the name the output streams carry now */
+} self;
+
+static _Noreturn void leave(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0); /* not exit(): atexit handlers belong to the application */
+}
+
+static void result_drop(rt_result *r)
+{
+    if (r->fd >= 0) {
+        rt__shm_unmap(r->data, r->len);
+        close(r->fd);
+    } else {
+        rt_free(r->data);
+    }
+    r->data = NULL;
+    r->len = 0;
+    r->fd = -1;
+}
+
+RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len)
+{
+    if (!result)
+        return NULL;
+    result_drop(result);
+    if (len >= RT__SHM_MIN) {
+        result->fd = rt__shm_create(len, &result->data);
+        if (result->fd < 0)
+            return NULL;
+    } else if (!(result->data = rt__buf_alloc(len))) {
+        return NULL;
+    }
+    result->len = len;
+    return result->data;
+}
+
+RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
+{
+    if (!result || (!data && len))
+        return rt__error(RT_EINVAL, "rt_result_set: NULL result or data");
+    void *dst = rt_result_alloc(result, len);
+    if (!dst)
+        return rt__error(RT_ENOMEM, "rt_result_set: no memory for %zu bytes", len);
+    if (len)
+        memcpy(dst, data, len);
+    return 0;
+}
+
+static const char *name_of(rt_fn fn)
+{
+    if (self.name_given)
+        return self.name_given;
+    Dl_info info;
+    if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname &&
+        info.dli_saddr == (void *)(uintptr_t)fn)
+        return info.dli_sname;
+    return "task"; /* a static function, or an executable without -rdynamic */
+}
+
+/* Put the name marker into both output streams when the name changes, so
+ * that the runtime thread prefixes each line with the task that wrote it. */
+static void announce(const char *name)
+{
+    if (strcmp(name, self.announced) == 0)
+        return;
+    snprintf(self.announced, sizeof self.announced, "%s", name);
+    char line[320];
+    memcpy(line, RT__NAME_MARK, RT__NAME_MARK_LEN);
+    int n = snprintf(line + RT__NAME_MARK_LEN, sizeof line - RT__NAME_MARK_LEN,
+                     "%d %s\n", (int)getpid(), self.announced);
+    size_t len = RT__NAME_MARK_LEN + (size_t)n;
+    if (len > sizeof line)
+        len = sizeof line;
+    fflush(stdout);
+    fflush(stderr);
+    if (write(STDOUT_FILENO, line, len) < 0 || write(STDERR_FILENO, line, len) < 0)
+        return; /* nobody reads our output any more; the task can still run */
+}
+
+static void send_result(uint64_t id, uint64_t word, rt_result *r)
+{
+    rt__hdr h = {.type = RT__MSG_RESULT, .id = id, .word = word, .len = r->len};
+    if (r->fd >= 0) {
+        int fd = r->fd;
+        h.nfds = 1;
+        r->fd = -1; /* the channel owns it now */
+        rt__shm_unmap(r->data, r->len);
+        r->data = NULL;
+        if (rt__chan_put(&self.chan, &h, NULL, &fd) < 0)
+            leave();
+    } else if (rt__chan_put(&self.chan, &h, r->data, NULL) < 0) {
+        leave();
+    }
+    result_drop(r);
+}
+
+static void run_task(const rt__hdr *h, const char *payload, const int *fds)
+{
+    rt_result r = {.fd = -1};
+    const void *arg = payload;
+    if (h->nfds) {
+        arg = rt__shm_map(fds[0], h->len, 0);
+        close(fds[0]);
+        if (!arg) {
+            send_result(h->id, RT__RESULT_SYSFAIL | (uint32_t)errno, &r);
+            return;
+        }
+    }
+    rt_fn fn = (rt_fn)(uintptr_t)h->word;
+    announce(name_of(fn));
+    int status = fn(arg, (size_t)h->len, &r);
+    fflush(stdout);
+    fflush(stderr);
+    if (h->nfds)
+        rt__shm_unmap((void *)arg, h->len);
+    send_result(h->id, (uint32_t)status, &r);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void flush_or_leave(void)
+{
+    if (rt__chan_flush(&self.chan) < 0)
+        leave();
+    self.batch_start_ns = now_ns();
+}
+
+static void set_name(const rt__hdr *h, const char *payload)
+{
+    free(self.name_given);
+    self.name_given = h->len ? strndup(payload, h->len) : NULL;
+}
+
+static void handle(const rt__hdr *h, const char *payload, const int *fds)
+{
+    switch (h->type) {
+    case RT__MSG_TASK:
+        run_task(h, payload, fds);
+        if (now_ns() - self.batch_start_ns > FLUSH_AFTER_NS)
+            flush_or_leave();
+        break;
+    case RT__MSG_NAME:
+        set_name(h, payload);
+        break;
+    default:
+        leave(); /* a message a worker never gets: the stream is corrupt */
+    }
+}
+
+_Noreturn void rt__worker_main(int sock, int out, int err)
+{
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    close(out);
+    close(err);
+    /* Lines reach the application while a long task still runs. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rt__chan_init(&self.chan, sock);
+    for (;;) {
+        if (rt__chan_fill(&self.chan) <= 0)
+            leave(); /* end of file: retired, or the application is gone */
+        self.batch_start_ns = now_ns();
+        rt__hdr h;
+        const char *payload;
+        int fds[RT__MSG_MAX_FDS];
+        int more;
+        while ((more = rt__chan_next(&self.chan, &h, &payload, fds)) > 0)
+            handle(&h, payload, fds);
+        if (more < 0)
+            leave();
+        flush_or_leave();
+    }
+}
