@@ -29,10 +29,9 @@ static void reset_signals(void)
             signal(s, SIG_DFL);
 }
 
-static void send_or_die(server *sv, uint32_t type, uint64_t id, uint64_t word,
-                        uint64_t len)
+static void send_or_die(server *sv, uint32_t type, uint64_t id, uint64_t word)
 {
-    rt__hdr h = {.type = type, .id = id, .word = word, .len = len};
+    rt__hdr h = {.type = type, .id = id, .word = word};
     if (rt__chan_put(&sv->ctl, &h, NULL, NULL) < 0 || rt__chan_flush(&sv->ctl) < 0)
         _exit(1); /* the application is gone; the workers follow us */
 }
@@ -86,11 +85,11 @@ static void spawn(server *sv, uint64_t key, const int *fds)
     for (int i = 0; i < 3; i++)
         close(fds[i]);
     if (pid < 0) {
-        send_or_die(sv, RT__MSG_SPAWN_FAILED, key, (uint64_t)errno, 0);
+        send_or_die(sv, RT__MSG_SPAWN_FAILED, key, (uint64_t)errno);
         return;
     }
     track(sv, pid);
-    send_or_die(sv, RT__MSG_SPAWNED, key, (uint64_t)pid, 0);
+    send_or_die(sv, RT__MSG_SPAWNED, key, (uint64_t)pid);
 }
 
 static void reap(server *sv)
@@ -102,7 +101,7 @@ static void reap(server *sv)
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         untrack(sv, pid);
-        send_or_die(sv, RT__MSG_EXITED, 0, (uint64_t)pid, (uint64_t)status);
+        send_or_die(sv, RT__MSG_EXITED, (uint64_t)pid, (uint64_t)status);
     }
 }
 

@@ -173,18 +173,30 @@ void rt__pool_top_up(rt__pool *p)
             return;
 }
 
-rt__worker *rt__pool_lease(rt__pool *p, struct rt__class *cls)
+/* A worker that ran max_calls tasks of any kind cannot serve a class
+ * with that limit: it would retire before its first task. */
+static int can_serve(const rt__worker *w, const rt__class *cls)
 {
-    rt__worker *found = NULL;
-    for (rt__worker *w = p->all; w; w = w->next)
-        if (is_idle(w) && (!found || (w->pid && !found->pid)))
+    return cls->max_calls == 0 || w->calls < cls->max_calls;
+}
+
+rt__worker *rt__pool_lease(rt__pool *p, rt__class *cls)
+{
+    rt__worker *found = NULL, *unfit = NULL;
+    for (rt__worker *w = p->all; w; w = w->next) {
+        if (!is_idle(w))
+            continue;
+        if (!can_serve(w, cls))
+            unfit = w;
+        else if (!found || (w->pid && !found->pid))
             found = w; /* prefer one that already runs */
+    }
+    if (!found && unfit)
+        rt__pool_unlease(p, unfit, 1); /* make room: the pool keeps its size */
     if (!found)
         found = start_worker(p);
-    if (found) {
+    if (found)
         found->lease = cls;
-        found->lease_calls = 0;
-    }
     return found;
 }
 
@@ -266,7 +278,7 @@ int rt__pool_send(rt__pool *p, rt__worker *w, rt__task *t)
         w->head = t;
     w->tail = t;
     w->inflight++;
-    w->lease_calls++;
+    w->calls++;
     return 0;
 }
 

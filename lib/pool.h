@@ -42,7 +42,7 @@ typedef struct rt__worker {
     rt__relay out, err;
     rt__watch w_sock, w_out, w_err;
     struct rt__class *lease;  /* NULL while idle */
-    int lease_calls;          /* tasks sent under the current lease */
+    int calls;                /* tasks sent to it in its life */
     rt__task *head, *tail;    /* in flight, in the order sent */
     size_t inflight;
     char *name_sent;          /* the NAME last sent; NULL = the symbol */

@@ -96,9 +96,9 @@ static void forkserver_said(const rt__hdr *h)
         p->spawn_failing = 1;
         break;
     case RT__MSG_EXITED:
-        if (!(w = rt__pool_find_pid(p, (pid_t)h->word)))
+        if (!(w = rt__pool_find_pid(p, (pid_t)h->id)))
             return;
-        w->wait_status = (int)h->len;
+        w->wait_status = (int)h->word;
         break;
     default:
         return;
@@ -250,15 +250,17 @@ static int resolve_config(const rt_config *c, settings *out)
         cpus = online_cpus();
     if (gpus == RT_DETECT || (zeroed && gpus == 0))
         gpus = 0; /* detection comes with device support */
+    int rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
+    if (rc < 0)
+        return rc;
+    if (isnan(gpus) || gpus < 0 || isinf(gpus))
+        return rt__error(RT_EINVAL, "rt_init: num_gpus must be RT_DETECT or a "
+                                    "number >= 0, not %g", gpus);
     if (workers == RT_DEFAULT || (zeroed && workers == 0))
         workers = (int)ceil(cpus);
     if (workers < 0)
         return rt__error(RT_EINVAL, "rt_init: num_workers must be RT_DEFAULT or "
                                     ">= 0; %d is invalid", workers);
-    int rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
-    if (rc == 0 && (isnan(gpus) || gpus < 0 || isinf(gpus)))
-        rc = rt__error(RT_EINVAL, "rt_init: num_gpus must be RT_DETECT or a "
-                                  "number >= 0, not %g", gpus);
     out->num_gpus = gpus;
     out->workers = (size_t)workers;
     out->max_workers = (size_t)ceil(cpus) * WORKERS_PER_CPU_MAX;
@@ -266,7 +268,7 @@ static int resolve_config(const rt_config *c, settings *out)
         out->max_workers = WORKERS_MIN_MAX;
     if (out->max_workers < out->workers)
         out->max_workers = out->workers;
-    return rc;
+    return 0;
 }
 
 static int watch(int fd, rt__watch *w, rt__watch_kind kind)

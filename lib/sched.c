@@ -10,10 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Tasks in flight per worker.  Deep enough that a worker never waits for
- * the runtime thread between no-op tasks; a class with few tasks spreads
- * them over its leases instead (see share_of()). */
-#define WINDOW 1024
+/* Tasks in flight per worker.  A worker gets about PIPELINE_US of work
+ * at a time, judged from its class's recent run times: thousands of no-op
+ * tasks, so that it never waits for the runtime thread, but one long task
+ * at a time, so that a short task is not stuck behind a long one while
+ * another worker idles.  Until a class has a measurement it gets one. */
+#define WINDOW_MAX 1024
+#define PIPELINE_US 2000.0
 
 void rt__sched_init(rt__sched *s, const rt__res *total)
 {
@@ -89,7 +92,7 @@ void rt__sched_absorb(rt__sched *s, rt__task *list)
 
 static int budget_spent(const rt__worker *w)
 {
-    return w->lease->max_calls > 0 && w->lease_calls >= w->lease->max_calls;
+    return w->lease->max_calls > 0 && w->calls >= w->lease->max_calls;
 }
 
 static void end_lease(rt__sched *s, rt__worker *w)
@@ -164,17 +167,31 @@ static rt__class *grant_leases(rt__sched *s)
 
 /* ---- dispatch ---------------------------------------------------------- */
 
-/* How many more tasks w should get: the class's pending tasks spread over
- * its leases, within the window and the worker's max_calls budget. */
+/* How many more tasks w should get: the class's tasks, pending and in
+ * flight, spread evenly over its leases (so a worker busy with a long task
+ * gets nothing more while another one idles), within the window and the
+ * worker's max_calls budget. */
+static size_t window_of(const rt__class *c)
+{
+    if (!c->timed)
+        return 1;
+    if (c->run_us * WINDOW_MAX <= PIPELINE_US)
+        return WINDOW_MAX;
+    size_t w = (size_t)(PIPELINE_US / c->run_us);
+    return w ? w : 1;
+}
+
 static size_t share_of(const rt__worker *w)
 {
     const rt__class *c = w->lease;
-    size_t share = (c->pending + c->leases - 1) / c->leases;
-    size_t room = w->inflight < WINDOW ? WINDOW - w->inflight : 0;
-    if (share > room)
-        share = room;
+    size_t fair = (c->pending + c->inflight + c->leases - 1) / c->leases;
+    size_t window = window_of(c);
+    size_t limit = fair < window ? fair : window;
+    size_t share = w->inflight < limit ? limit - w->inflight : 0;
+    if (share > c->pending)
+        share = c->pending;
     if (c->max_calls > 0) {
-        size_t left = (size_t)(c->max_calls - w->lease_calls);
+        size_t left = (size_t)(c->max_calls - w->calls);
         if (share > left)
             share = left;
     }
@@ -208,9 +225,18 @@ void rt__sched_run(rt__sched *s)
 
 /* ---- results and failures --------------------------------------------- */
 
+/* Fold a task's run time into its class's moving average. */
+static void note_run_time(rt__class *c, uint64_t word)
+{
+    double us = (double)(word >> RT__RESULT_TIME_SHIFT);
+    c->run_us = c->timed ? 0.75 * c->run_us + 0.25 * us : us;
+    c->timed = 1;
+}
+
 static void take_result(rt__sched *s, rt__task *t, const rt__hdr *h,
                         const char *payload, const int *fds)
 {
+    note_run_time(t->cls, h->word);
     if (h->word & RT__RESULT_SYSFAIL) {
         t->sys_errno = (int)(h->word & 0xffffffffu);
         finish(s, t, RT_ESYS);

@@ -26,6 +26,8 @@ typedef struct rt__class {
     size_t inflight;         /* sent to workers, result not yet back */
     size_t leases;
     uint64_t tried;          /* the grant pass that last looked at it */
+    double run_us;           /* recent run time of its tasks (moving average) */
+    int timed;               /* run_us holds at least one measurement */
 } rt__class;
 
 typedef struct rt__sched {

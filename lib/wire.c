@@ -154,6 +154,7 @@ static long send_some(rt__chan *c)
         iov.iov_len = 1;
     }
     if (nfd) {
+        memset(&ctl, 0, sizeof ctl);
         m.msg_control = ctl.buf;
         m.msg_controllen = CMSG_SPACE(nfd * sizeof(int));
         struct cmsghdr *cm = CMSG_FIRSTHDR(&m);

@@ -20,7 +20,7 @@ typedef enum rt__msg_type {
     RT__MSG_SPAWN,        /* app -> fork server: id = worker key; fds: socket, out, err */
     RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
-    RT__MSG_EXITED,       /* fork server -> app: word = pid, len = wait status */
+    RT__MSG_EXITED,       /* fork server -> app: id = pid, word = wait status */
     RT__MSG_SHUTDOWN      /* app -> fork server: kill every worker and exit */
 } rt__msg_type;
 

@@ -132,6 +132,13 @@ static void send_result(uint64_t id, uint64_t word, rt_result *r)
     result_drop(r);
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void run_task(const rt__hdr *h, const char *payload, const int *fds)
 {
     rt_result r = {.fd = -1};
@@ -146,19 +153,16 @@ static void run_task(const rt__hdr *h, const char *payload, const int *fds)
     }
     rt_fn fn = (rt_fn)(uintptr_t)h->word;
     announce(name_of(fn));
+    uint64_t start = now_ns();
     int status = fn(arg, (size_t)h->len, &r);
+    uint64_t us = (now_ns() - start) / 1000;
     fflush(stdout);
     fflush(stderr);
     if (h->nfds)
         rt__shm_unmap((void *)arg, h->len);
-    send_result(h->id, (uint32_t)status, &r);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (us > RT__RESULT_TIME_MAX)
+        us = RT__RESULT_TIME_MAX;
+    send_result(h->id, (uint32_t)status | us << RT__RESULT_TIME_SHIFT, &r);
 }
 
 static void flush_or_leave(void)

@@ -18,9 +18,13 @@ extern int rt__in_worker;
 #define RT__NAME_MARK "\0rtask:"
 #define RT__NAME_MARK_LEN 7
 
-/* High bits of a RESULT word that say the runtime failed, not the task;
- * the low 32 bits then hold an errno. */
+/* The word of a RESULT message: the task's status in the low 32 bits, or
+ * an errno when RT__RESULT_SYSFAIL says the runtime failed, not the task;
+ * above RT__RESULT_TIME_SHIFT, the task's run time in microseconds, which
+ * tells the scheduler how deep to pipeline (sched.c). */
 #define RT__RESULT_SYSFAIL (1ULL << 32)
+#define RT__RESULT_TIME_SHIFT 33
+#define RT__RESULT_TIME_MAX ((1ULL << 31) - 1)
 
 _Noreturn void rt__worker_main(int sock, int out, int err);
 

@@ -1,0 +1,67 @@
+/* helpers.c - what several test files need. */
+#include "tests.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+size_t scaled(size_t n)
+{
+    const char *small = getenv("RT_TEST_SMALL");
+    return small && *small == '1' ? n / 16 + 1 : n;
+}
+
+void start_runtime(void)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    c.num_workers = 2;
+    ck_ok(rt_init_config(&c));
+}
+
+int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own descriptor */
+}
+
+void temp_path(char *buf, size_t len, const char *what)
+{
+    snprintf(buf, len, "/tmp/rtask-test-%d-%s", (int)getpid(), what);
+    unlink(buf);
+}
+
+uint64_t call_u64(rt_fn fn, const rt_opts *opts, const void *arg, size_t len)
+{
+    rt_ref ref;
+    ck_ok(rt_remote(fn, opts, arg, len, &ref));
+    uint64_t *v;
+    size_t n;
+    ck_ok(rt_get(ref, (void **)&v, &n, 60000));
+    ck_assert_uint_eq(n, sizeof *v);
+    uint64_t out = *v;
+    rt_free(v);
+    return out;
+}
+
+uint64_t pattern_word(size_t i)
+{
+    return (uint64_t)i * 0x9e3779b97f4a7c15u;
+}
+
+uint64_t checksum(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}

@@ -1,0 +1,15 @@
+/* main.c - run every suite of the rtask tests. */
+#include "tests.h"
+
+#include <stdlib.h>
+
+int main(void)
+{
+    SRunner *sr = srunner_create(api_suite());
+    srunner_add_suite(sr, tasks_suite());
+    srunner_add_suite(sr, workers_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,137 @@
+/* tasks.c - the task functions the tests submit. */
+#include "tests.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int set_u64(rt_result *r, uint64_t v)
+{
+    return rt_result_set(r, &v, sizeof v);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0)
+        ;
+}
+
+int t_echo(const void *arg, size_t len, rt_result *r)
+{
+    return rt_result_set(r, arg, len);
+}
+
+int t_double(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    return set_u64(r, 2 * *(const uint64_t *)arg);
+}
+
+int t_getpid(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    return set_u64(r, (uint64_t)getpid());
+}
+
+int t_fail(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    return rt_result_set(r, "bad input", 10) == 0 ? 7 : 1;
+}
+
+int t_exit3(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    (void)r;
+    exit(3);
+}
+
+/* Append one byte to the file named by arg, then die. */
+int t_count_and_die(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    int fd = open(arg, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0 && write(fd, "x", 1) == 1)
+        close(fd);
+    raise(SIGKILL);
+    return 0;
+}
+
+/* Die the first time (the file named by arg does not exist yet). */
+int t_die_once(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    int fd = open(arg, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+        close(fd);
+        raise(SIGKILL);
+    }
+    return set_u64(r, 42);
+}
+
+/* Write our pid into the file named by arg, then sleep for a minute. */
+int t_pid_then_sleep(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", (const char *)arg);
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+        rename(tmp, arg);
+    }
+    sleep_ms(60000);
+    return 0;
+}
+
+int t_sleep_ms(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    uint64_t ms = *(const uint64_t *)arg;
+    sleep_ms((long)ms);
+    return set_u64(r, ms);
+}
+
+int t_big_result(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    size_t n = *(const uint64_t *)arg / sizeof(uint64_t);
+    uint64_t *w = rt_result_alloc(r, n * sizeof *w);
+    if (!w)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        w[i] = pattern_word(i);
+    return 0;
+}
+
+int t_checksum(const void *arg, size_t len, rt_result *r)
+{
+    return set_u64(r, checksum(arg, len));
+}
+
+int t_print(const void *arg, size_t len, rt_result *r)
+{
+    printf("out: %.*s\n", (int)len, (const char *)arg);
+    fprintf(stderr, "err: %.*s\n", (int)len, (const char *)arg);
+    printf("no newline at the end");
+    return set_u64(r, (uint64_t)getpid());
+}
+
+/* Tasks cannot submit tasks: report what rt_remote() said. */
+int t_submit_inside(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref ref;
+    int rc = rt_remote(t_echo, NULL, arg, len, &ref);
+    return set_u64(r, (uint64_t)(int64_t)rc);
+}

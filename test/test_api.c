@@ -1,0 +1,203 @@
+/* test_api.c - the contract of the public calls: errors and misuse. */
+#include "tests.h"
+
+#include <math.h>
+#include <string.h>
+
+START_TEST(calls_before_init_fail)
+{
+    rt_ref ref = {1};
+    uint64_t x = 1;
+    ck_fails(rt_remote(t_echo, NULL, &x, sizeof x, &ref), RT_ENOTINIT, "rt_init");
+    ck_fails(rt_get(ref, NULL, NULL, 0), RT_ENOTINIT, "rt_init");
+    ck_fails(rt_release(ref), RT_ENOTINIT, "rt_init");
+    ck_assert_int_eq(rt_shutdown(), 0); /* nothing to stop is not an error */
+}
+END_TEST
+
+START_TEST(init_twice_fails_and_init_after_shutdown_works)
+{
+    start_runtime();
+    ck_fails(rt_init(0), RT_EALREADY, "already running");
+    ck_ok(rt_shutdown());
+    ck_ok(rt_shutdown());
+    start_runtime();
+    uint64_t x = 21;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 42);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(bad_config_is_refused)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = NAN;
+    ck_fails(rt_init_config(&c), RT_EINVAL, "finite");
+    c.num_cpus = -2;
+    ck_fails(rt_init_config(&c), RT_EINVAL, "negative");
+    c.num_cpus = 2;
+    c.num_workers = -5;
+    ck_fails(rt_init_config(&c), RT_EINVAL, "num_workers");
+    c.num_workers = RT_DEFAULT;
+    c.num_gpus = -1.5;
+    ck_fails(rt_init_config(&c), RT_EINVAL, "num_gpus");
+    /* None of those started anything. */
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, NULL, NULL, 0, &ref), RT_ENOTINIT, "rt_init");
+}
+END_TEST
+
+START_TEST(zeroed_config_means_defaults)
+{
+    rt_config c;
+    memset(&c, 0, sizeof c);
+    ck_ok(rt_init_config(&c));
+    uint64_t x = 5;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 10);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(bad_submissions_are_refused)
+{
+    start_runtime();
+    rt_ref ref;
+    rt_opts o = RT_OPTS_INIT;
+    ck_fails(rt_remote(NULL, NULL, NULL, 0, &ref), RT_EINVAL, "function");
+    ck_fails(rt_remote(t_echo, NULL, NULL, 0, NULL), RT_EINVAL, "ref");
+    ck_fails(rt_remote(t_echo, NULL, NULL, 5, &ref), RT_EINVAL, "arg");
+    o.num_cpus = NAN;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "num_cpus");
+    o.num_cpus = -1;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "negative");
+    o.num_cpus = 0.00001;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL,
+             "precision cannot go beyond 0.0001");
+    o.num_cpus = 3;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "CPU");
+    o.num_cpus = 1;
+    o.max_calls = -3;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "max_calls");
+    o.max_calls = RT_DEFAULT;
+    o.max_retries = -2;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "max_retries");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(bad_handles_are_refused)
+{
+    start_runtime();
+    rt_ref zero = {0}, forged = {0xdeadbeef00000007u}, ref;
+    ck_fails(rt_get(zero, NULL, NULL, 0), RT_EBADREF, "unknown");
+    ck_fails(rt_get(forged, NULL, NULL, 0), RT_EBADREF, "unknown");
+    uint64_t x = 1;
+    ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, RT_FOREVER));
+    ck_fails(rt_get(ref, NULL, NULL, 0), RT_EBADREF, "consumed");
+    ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &ref));
+    ck_ok(rt_release(ref));
+    ck_fails(rt_release(ref), RT_EBADREF, "unknown");
+    ck_fails(rt_get(ref, NULL, NULL, 0), RT_EBADREF, "unknown");
+    size_t n_ready;
+    ck_fails(rt_wait(&ref, 1, 1, 0, &n_ready), RT_EBADREF, "handle 0");
+    ck_fails(rt_wait(&ref, 1, 2, 0, &n_ready), RT_EINVAL, "num_ready");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(timeout_keeps_the_handle)
+{
+    start_runtime();
+    uint64_t ms = 400;
+    rt_ref ref;
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 0), RT_ETIMEDOUT, "timed out");
+    ck_fails(rt_get(ref, NULL, NULL, 50), RT_ETIMEDOUT, "50 ms");
+    uint64_t *v;
+    ck_ok(rt_get(ref, (void **)&v, NULL, RT_FOREVER));
+    ck_assert_uint_eq(*v, 400);
+    rt_free(v);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(calls_after_shutdown_fail)
+{
+    start_runtime();
+    rt_ref ref;
+    uint64_t x = 1;
+    ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &ref));
+    ck_ok(rt_shutdown());
+    ck_fails(rt_get(ref, NULL, NULL, 0), RT_ESHUTDOWN, "shut down");
+    ck_fails(rt_remote(t_double, NULL, &x, sizeof x, &ref), RT_ESHUTDOWN, "shut down");
+}
+END_TEST
+
+START_TEST(failing_task_reports_its_status_and_bytes)
+{
+    start_runtime();
+    rt_ref ref;
+    ck_ok(rt_remote(t_fail, NULL, NULL, 0, &ref));
+    char *msg;
+    size_t len;
+    ck_fails(rt_get(ref, (void **)&msg, &len, RT_FOREVER), RT_ETASK, "returned 7");
+    ck_assert_uint_eq(len, 10);
+    ck_assert_str_eq(msg, "bad input");
+    rt_free(msg);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(tasks_cannot_submit_tasks)
+{
+    start_runtime();
+    int64_t rc = (int64_t)call_u64(t_submit_inside, NULL, "x", 1);
+    ck_assert_int_eq(rc, RT_EINWORKER);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(every_code_has_a_distinct_name)
+{
+    const char *seen[13];
+    for (int code = 0; code >= RT_EINWORKER; code--) {
+        const char *s = rt_strerror(code);
+        ck_assert_ptr_nonnull(s);
+        for (int j = 0; j < -code; j++)
+            ck_assert_str_ne(seen[j], s);
+        seen[-code] = s;
+    }
+    ck_assert_str_eq(rt_strerror(RT_OK), "success");
+    ck_assert_str_eq(rt_strerror(-999), "unknown error");
+    ck_assert_str_eq(rt_strerror(5), "unknown error");
+}
+END_TEST
+
+START_TEST(free_ignores_null)
+{
+    rt_free(NULL);
+    ck_assert_str_eq(rt_strerror(RT_EINVAL), "invalid argument");
+}
+END_TEST
+
+Suite *api_suite(void)
+{
+    Suite *s = suite_create("api");
+    TCase *tc = tcase_create("contract");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, calls_before_init_fail);
+    tcase_add_test(tc, init_twice_fails_and_init_after_shutdown_works);
+    tcase_add_test(tc, bad_config_is_refused);
+    tcase_add_test(tc, zeroed_config_means_defaults);
+    tcase_add_test(tc, bad_submissions_are_refused);
+    tcase_add_test(tc, bad_handles_are_refused);
+    tcase_add_test(tc, timeout_keeps_the_handle);
+    tcase_add_test(tc, calls_after_shutdown_fail);
+    tcase_add_test(tc, failing_task_reports_its_status_and_bytes);
+    tcase_add_test(tc, tasks_cannot_submit_tasks);
+    tcase_add_test(tc, every_code_has_a_distinct_name);
+    tcase_add_test(tc, free_ignores_null);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,227 @@
+/* test_tasks.c - results, volume, threads, large payloads, rt_wait(). */
+#include "tests.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+START_TEST(echo_returns_the_argument)
+{
+    start_runtime();
+    rt_ref ref;
+    ck_ok(rt_remote(t_echo, NULL, "hello", 6, &ref));
+    char *s;
+    size_t len;
+    ck_ok(rt_get(ref, (void **)&s, &len, RT_FOREVER));
+    ck_assert_uint_eq(len, 6);
+    ck_assert_str_eq(s, "hello");
+    rt_free(s);
+    ck_ok(rt_remote(t_echo, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&s, &len, RT_FOREVER));
+    ck_assert_uint_eq(len, 0);
+    rt_free(s);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+static void run_many(size_t n, uint64_t base)
+{
+    rt_ref *refs = malloc(n * sizeof *refs);
+    ck_assert_ptr_nonnull(refs);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = base + i;
+        ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &refs[i]));
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *v;
+        ck_ok(rt_get(refs[i], (void **)&v, NULL, 60000));
+        ck_assert_uint_eq(*v, 2 * (base + i));
+        rt_free(v);
+    }
+    free(refs);
+}
+
+START_TEST(ten_thousand_tasks)
+{
+    start_runtime();
+    run_many(scaled(10000), 1000);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+static void *submitter(void *arg)
+{
+    run_many(scaled(2500), (uint64_t)(uintptr_t)arg * 1000000);
+    return NULL;
+}
+
+START_TEST(four_threads_submit_at_once)
+{
+    start_runtime();
+    pthread_t th[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, submitter, (void *)(i + 1)), 0);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(result_of_256_mib)
+{
+    start_runtime();
+    uint64_t size = scaled((size_t)256 << 20) & ~(uint64_t)7;
+    rt_ref ref;
+    ck_ok(rt_remote(t_big_result, NULL, &size, sizeof size, &ref));
+    uint64_t *w;
+    size_t len;
+    ck_ok(rt_get(ref, (void **)&w, &len, 120000));
+    ck_assert_uint_eq(len, size);
+    for (size_t i = 0; i < size / 8; i += 4093)
+        ck_assert_uint_eq(w[i], pattern_word(i));
+    ck_assert_uint_eq(w[size / 8 - 1], pattern_word(size / 8 - 1));
+    rt_free(w);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(arguments_small_and_large)
+{
+    start_runtime();
+    static const size_t sizes[] = {1, 4096, 128 * 1024 - 1, 128 * 1024, 3 << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        unsigned char *arg = malloc(sizes[k]);
+        for (size_t i = 0; i < sizes[k]; i++)
+            arg[i] = (unsigned char)(i * 7 + k);
+        ck_assert_uint_eq(call_u64(t_checksum, NULL, arg, sizes[k]),
+                          checksum(arg, sizes[k]));
+        free(arg);
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(wait_puts_ready_handles_first)
+{
+    start_runtime();
+    uint64_t fast = 0, slow = 3000;
+    rt_ref refs[3], slow_ref;
+    ck_ok(rt_remote(t_sleep_ms, NULL, &slow, sizeof slow, &slow_ref));
+    ck_ok(rt_remote(t_sleep_ms, NULL, &fast, sizeof fast, &refs[1]));
+    ck_ok(rt_remote(t_sleep_ms, NULL, &fast, sizeof fast, &refs[2]));
+    refs[0] = slow_ref;
+    rt_ref fast1 = refs[1], fast2 = refs[2];
+    size_t n_ready = 99;
+    ck_ok(rt_wait(refs, 3, 2, 30000, &n_ready));
+    ck_assert_uint_eq(n_ready, 2);
+    ck_assert_uint_eq(refs[0].id, fast1.id);
+    ck_assert_uint_eq(refs[1].id, fast2.id);
+    ck_assert_uint_eq(refs[2].id, slow_ref.id);
+    /* A timeout is not an error: it reports how many are ready. */
+    ck_ok(rt_wait(refs, 3, 3, 10, &n_ready));
+    ck_assert_uint_eq(n_ready, 2);
+    for (int i = 0; i < 2; i++)
+        ck_ok(rt_get(refs[i], NULL, NULL, 0)); /* ready, so no waiting */
+    ck_ok(rt_release(slow_ref));
+    ck_ok(rt_wait(NULL, 0, 0, 0, &n_ready));
+    ck_assert_uint_eq(n_ready, 0);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(released_tasks_still_run_and_are_freed)
+{
+    start_runtime();
+    for (uint64_t i = 0; i < 100; i++) {
+        rt_ref ref;
+        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &ref));
+        ck_ok(rt_release(ref));
+    }
+    uint64_t x = 4;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 8);
+    ck_ok(rt_shutdown()); /* ASan and valgrind see any record left */
+}
+END_TEST
+
+/* Run fn with stdout and stderr going to one file; return its text. */
+static char *capture_output(void (*fn)(void))
+{
+    char path[128];
+    temp_path(path, sizeof path, "out");
+    FILE *f = fopen(path, "w+");
+    ck_assert_ptr_nonnull(f);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    fn();
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    static char text[4096];
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(path);
+    return text;
+}
+
+static uint64_t printer_pid[2];
+
+static void print_twice(void)
+{
+    start_runtime();
+    rt_opts o = RT_OPTS_INIT;
+    o.name = "greeter";
+    printer_pid[0] = call_u64(t_print, &o, "one", 3);
+    printer_pid[1] = call_u64(t_print, NULL, "two", 3);
+    ck_ok(rt_shutdown());
+}
+
+static void expect_line(const char *text, const char *name, uint64_t pid,
+                        const char *line)
+{
+    char want[256];
+    snprintf(want, sizeof want, "(%s pid=%d) %s\n", name, (int)pid, line);
+    ck_assert_msg(strstr(text, want), "no \"%s\" in output:\n%s", want, text);
+}
+
+START_TEST(output_lines_carry_name_and_pid)
+{
+    const char *text = capture_output(print_twice);
+    expect_line(text, "greeter", printer_pid[0], "out: one");
+    expect_line(text, "greeter", printer_pid[0], "err: one");
+    expect_line(text, "greeter", printer_pid[0], "no newline at the end");
+    expect_line(text, "t_print", printer_pid[1], "out: two");
+    expect_line(text, "t_print", printer_pid[1], "err: two");
+    /* Every line that reached us from a task has a prefix. */
+    size_t lines = 0;
+    for (const char *line = text; *line; line = strchr(line, '\n') + 1, lines++)
+        ck_assert_msg(line[0] == '(', "line without prefix: %s", line);
+    ck_assert_uint_eq(lines, 6);
+}
+END_TEST
+
+Suite *tasks_suite(void)
+{
+    Suite *s = suite_create("tasks");
+    TCase *tc = tcase_create("tasks");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, echo_returns_the_argument);
+    tcase_add_test(tc, ten_thousand_tasks);
+    tcase_add_test(tc, four_threads_submit_at_once);
+    tcase_add_test(tc, result_of_256_mib);
+    tcase_add_test(tc, arguments_small_and_large);
+    tcase_add_test(tc, wait_puts_ready_handles_first);
+    tcase_add_test(tc, released_tasks_still_run_and_are_freed);
+    tcase_add_test(tc, output_lines_carry_name_and_pid);
+    suite_add_tcase(s, tc);
+    return s;
+}

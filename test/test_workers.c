@@ -1,0 +1,240 @@
+/* test_workers.c - worker reuse, max_calls, deaths, retries, shutdown. */
+#include "tests.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CALLS 12
+
+/* Run t_getpid CALLS times, one after the other; count distinct pids and
+ * the most calls any one pid served. */
+static void pids_of_calls(const rt_opts *o, int *distinct, int *most)
+{
+    uint64_t pid[CALLS];
+    *distinct = 0;
+    *most = 0;
+    for (int i = 0; i < CALLS; i++)
+        pid[i] = call_u64(t_getpid, o, NULL, 0);
+    for (int i = 0; i < CALLS; i++) {
+        int same = 0, first = 1;
+        for (int j = 0; j < CALLS; j++) {
+            same += pid[j] == pid[i];
+            first &= !(j < i && pid[j] == pid[i]);
+        }
+        *distinct += first;
+        if (same > *most)
+            *most = same;
+    }
+}
+
+START_TEST(workers_are_reused_by_default)
+{
+    start_runtime();
+    int distinct, most;
+    pids_of_calls(NULL, &distinct, &most);
+    ck_assert_int_le(distinct, 2); /* two workers in the pool */
+    rt_opts o = RT_OPTS_INIT;
+    o.max_calls = 0; /* written out: unlimited, the same thing */
+    pids_of_calls(&o, &distinct, &most);
+    ck_assert_int_le(distinct, 2);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(max_calls_recycles_workers)
+{
+    start_runtime();
+    rt_opts o = RT_OPTS_INIT;
+    int distinct, most;
+    o.max_calls = 3;
+    pids_of_calls(&o, &distinct, &most);
+    ck_assert_int_ge(distinct, CALLS / 3);
+    ck_assert_int_le(most, 3);
+    o.max_calls = 1;
+    pids_of_calls(&o, &distinct, &most);
+    ck_assert_int_eq(distinct, CALLS);
+    ck_assert_int_eq(most, 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(worker_killed_mid_task_is_reported)
+{
+    start_runtime();
+    char path[128];
+    temp_path(path, sizeof path, "pid");
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    rt_ref ref;
+    ck_ok(rt_remote(t_pid_then_sleep, &o, path, strlen(path) + 1, &ref));
+    FILE *f;
+    while (!(f = fopen(path, "r")))
+        usleep(1000);
+    int pid = 0;
+    ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    unlink(path);
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    char want[80];
+    snprintf(want, sizeof want, "(pid %d) was killed by signal 9", pid);
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EWORKERDIED, want);
+    /* The pool replaced the worker: work goes on. */
+    uint64_t x = 8;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 16);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(a_crash_is_retried_max_retries_times)
+{
+    start_runtime();
+    char path[128];
+    temp_path(path, sizeof path, "count");
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 2;
+    rt_ref ref;
+    ck_ok(rt_remote(t_count_and_die, &o, path, strlen(path) + 1, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EWORKERDIED, "signal 9 (Killed)");
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, 3); /* the first run and two retries */
+    unlink(path);
+
+    /* With the default, 3 retries; a zeroed options struct means that too. */
+    rt_opts zeroed;
+    memset(&zeroed, 0, sizeof zeroed);
+    ck_ok(rt_remote(t_count_and_die, &zeroed, path, strlen(path) + 1, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EWORKERDIED, "killed");
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_size, 4);
+    unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(a_retry_can_succeed)
+{
+    start_runtime();
+    char path[128];
+    temp_path(path, sizeof path, "once");
+    ck_assert_uint_eq(call_u64(t_die_once, NULL, path, strlen(path) + 1), 42);
+    unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(exit_status_is_reported)
+{
+    start_runtime();
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    rt_ref ref;
+    ck_ok(rt_remote(t_exit3, &o, NULL, 0, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EWORKERDIED, "exited with status 3");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(tasks_queued_behind_a_crash_still_run)
+{
+    start_runtime();
+    char path[128];
+    temp_path(path, sizeof path, "crash");
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    enum { N = 200 };
+    rt_ref crash, refs[N];
+    for (uint64_t i = 0; i < N; i++) {
+        if (i == N / 2)
+            ck_ok(rt_remote(t_count_and_die, &o, path, strlen(path) + 1, &crash));
+        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &refs[i]));
+    }
+    ck_fails(rt_get(crash, NULL, NULL, 60000), RT_EWORKERDIED, "signal 9");
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t *v;
+        ck_ok(rt_get(refs[i], (void **)&v, NULL, 60000));
+        ck_assert_uint_eq(*v, 2 * i);
+        rt_free(v);
+    }
+    unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+static int has_children(void)
+{
+    return !(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+}
+
+START_TEST(shutdown_leaves_no_process_and_no_descriptor)
+{
+    int fds = count_fds();
+    start_runtime();
+    ck_assert(has_children()); /* the fork server */
+    uint64_t pids[6];
+    rt_opts o = RT_OPTS_INIT;
+    o.max_calls = 2;
+    for (int i = 0; i < 6; i++)
+        pids[i] = call_u64(t_getpid, i < 3 ? NULL : &o, NULL, 0);
+    uint64_t ms = 60000;
+    rt_ref busy, big;
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &busy));
+    uint64_t size = 1 << 20;
+    ck_ok(rt_remote(t_big_result, NULL, &size, sizeof size, &big));
+    ck_ok(rt_get(big, NULL, NULL, 60000)); /* a memfd travelled */
+    ck_ok(rt_shutdown());
+    ck_assert(!has_children());
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(kill((pid_t)pids[i], 0) < 0 && errno == ESRCH, 1);
+    ck_assert_int_eq(count_fds(), fds);
+}
+END_TEST
+
+static rt_ref blocked_ref;
+static int blocked_rc;
+
+static void *block_in_get(void *unused)
+{
+    (void)unused;
+    blocked_rc = rt_get(blocked_ref, NULL, NULL, RT_FOREVER);
+    return NULL;
+}
+
+START_TEST(shutdown_wakes_blocked_callers)
+{
+    start_runtime();
+    uint64_t ms = 60000;
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &blocked_ref));
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, block_in_get, NULL), 0);
+    usleep(100000);
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(blocked_rc, RT_ESHUTDOWN);
+}
+END_TEST
+
+Suite *workers_suite(void)
+{
+    Suite *s = suite_create("workers");
+    TCase *tc = tcase_create("workers");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, workers_are_reused_by_default);
+    tcase_add_test(tc, max_calls_recycles_workers);
+    tcase_add_test(tc, worker_killed_mid_task_is_reported);
+    tcase_add_test(tc, a_crash_is_retried_max_retries_times);
+    tcase_add_test(tc, a_retry_can_succeed);
+    tcase_add_test(tc, exit_status_is_reported);
+    tcase_add_test(tc, tasks_queued_behind_a_crash_still_run);
+    tcase_add_test(tc, shutdown_leaves_no_process_and_no_descriptor);
+    tcase_add_test(tc, shutdown_wakes_blocked_callers);
+    suite_add_tcase(s, tc);
+    return s;
+}

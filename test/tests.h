@@ -1,0 +1,63 @@
+/* tests.h - shared helpers and task functions of the rtask test suite. */
+#ifndef RT_TESTS_H
+#define RT_TESTS_H
+
+#include <check.h>
+#include <rtask.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Assert that a call succeeded, naming the error if it did not. */
+#define ck_ok(call)                                                          \
+    do {                                                                     \
+        int rc_ = (call);                                                    \
+        ck_assert_msg(rc_ == 0, "%s = %d (%s: %s)", #call, rc_,              \
+                      rt_strerror(rc_), rt_last_error());                    \
+    } while (0)
+
+/* Assert that a call failed with code and a message containing text. */
+#define ck_fails(call, code, text)                                           \
+    do {                                                                     \
+        int rc_ = (call);                                                    \
+        ck_assert_msg(rc_ == (code), "%s = %d, want %d (%s)", #call, rc_,    \
+                      (code), rt_last_error());                              \
+        ck_assert_msg(strstr(rt_last_error(), (text)) != NULL,               \
+                      "message \"%s\" lacks \"%s\"", rt_last_error(), (text)); \
+    } while (0)
+
+/* Tests scale down under valgrind (RT_TEST_SMALL=1). */
+size_t scaled(size_t n);
+/* rt_init() with 2 CPUs and 2 workers, whatever the machine. */
+void start_runtime(void);
+/* Open descriptors of this process. */
+int count_fds(void);
+/* A fresh path under /tmp for a test's files; removed by the caller. */
+void temp_path(char *buf, size_t len, const char *what);
+/* Submit fn(arg) with opts and return its result as a uint64_t. */
+uint64_t call_u64(rt_fn fn, const rt_opts *opts, const void *arg, size_t len);
+
+/* Task functions (tasks.c); extern so that dladdr() names them. */
+int t_echo(const void *arg, size_t len, rt_result *r);
+int t_double(const void *arg, size_t len, rt_result *r);
+int t_getpid(const void *arg, size_t len, rt_result *r);
+int t_fail(const void *arg, size_t len, rt_result *r);
+int t_exit3(const void *arg, size_t len, rt_result *r);
+int t_count_and_die(const void *arg, size_t len, rt_result *r);
+int t_die_once(const void *arg, size_t len, rt_result *r);
+int t_pid_then_sleep(const void *arg, size_t len, rt_result *r);
+int t_sleep_ms(const void *arg, size_t len, rt_result *r);
+int t_big_result(const void *arg, size_t len, rt_result *r);
+int t_checksum(const void *arg, size_t len, rt_result *r);
+int t_print(const void *arg, size_t len, rt_result *r);
+int t_submit_inside(const void *arg, size_t len, rt_result *r);
+
+/* The byte pattern of t_big_result() and the checksum of t_checksum(). */
+uint64_t pattern_word(size_t i);
+uint64_t checksum(const void *data, size_t len);
+
+Suite *api_suite(void);
+Suite *tasks_suite(void);
+Suite *workers_suite(void);
+
+#endif
