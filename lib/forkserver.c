@@ -17,6 +17,8 @@
 
 typedef struct server {
     rt__chan ctl;
+    rt__run_slot *slots;
+    size_t nslots;
     int sigfd;
     pid_t *child;
     size_t nchild, cap;
@@ -29,11 +31,20 @@ static void reset_signals(void)
             signal(s, SIG_DFL);
 }
 
+static _Noreturn void kill_all_and_exit(server *sv)
+{
+    for (size_t i = 0; i < sv->nchild; i++)
+        kill(sv->child[i], SIGKILL);
+    for (size_t i = 0; i < sv->nchild; i++)
+        waitpid(sv->child[i], NULL, 0);
+    _exit(0);
+}
+
 static void send_or_die(server *sv, uint32_t type, uint64_t id, uint64_t word)
 {
     rt__hdr h = {.type = type, .id = id, .word = word};
     if (rt__chan_put(&sv->ctl, &h, NULL, NULL) < 0 || rt__chan_flush(&sv->ctl) < 0)
-        _exit(1); /* the application is gone; the workers follow us */
+        kill_all_and_exit(sv); /* the application is gone or shutting down */
 }
 
 static void track(server *sv, pid_t pid)
@@ -60,7 +71,7 @@ static void untrack(server *sv, pid_t pid)
         }
 }
 
-static void spawn(server *sv, uint64_t key, const int *fds)
+static void spawn(server *sv, uint64_t key, uint64_t slot, const int *fds)
 {
     pid_t self = getpid();
     pid_t pid = fork();
@@ -80,7 +91,7 @@ static void spawn(server *sv, uint64_t key, const int *fds)
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
         signal(SIGINT, SIG_DFL);
-        rt__worker_main(fds[0], fds[1], fds[2]);
+        rt__worker_main(fds[0], fds[1], fds[2], &sv->slots[slot]);
     }
     for (int i = 0; i < 3; i++)
         close(fds[i]);
@@ -105,15 +116,6 @@ static void reap(server *sv)
     }
 }
 
-static _Noreturn void kill_all_and_exit(server *sv)
-{
-    for (size_t i = 0; i < sv->nchild; i++)
-        kill(sv->child[i], SIGKILL);
-    for (size_t i = 0; i < sv->nchild; i++)
-        waitpid(sv->child[i], NULL, 0);
-    _exit(0);
-}
-
 /* Handle what the runtime sent; returns only while the server goes on. */
 static void serve_requests(server *sv)
 {
@@ -125,8 +127,8 @@ static void serve_requests(server *sv)
     int fds[RT__MSG_MAX_FDS];
     int more;
     while ((more = rt__chan_next(&sv->ctl, &h, &payload, fds)) > 0) {
-        if (h.type == RT__MSG_SPAWN && h.nfds == 3)
-            spawn(sv, h.id, fds);
+        if (h.type == RT__MSG_SPAWN && h.nfds == 3 && h.word < sv->nslots)
+            spawn(sv, h.id, h.word, fds);
         else
             kill_all_and_exit(sv); /* SHUTDOWN, or nonsense */
     }
@@ -134,9 +136,9 @@ static void serve_requests(server *sv)
         kill_all_and_exit(sv);
 }
 
-static _Noreturn void serve(int ctl)
+static _Noreturn void serve(int ctl, rt__run_slot *slots, size_t nslots)
 {
-    server sv = {.sigfd = -1};
+    server sv = {.sigfd = -1, .slots = slots, .nslots = nslots};
     rt__chan_init(&sv.ctl, ctl);
     reset_signals();
     /* Ctrl-C reaches the whole process group; the server must outlive an
@@ -161,7 +163,7 @@ static _Noreturn void serve(int ctl)
     }
 }
 
-pid_t rt__forkserver_start(int *ctl)
+pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -185,7 +187,7 @@ pid_t rt__forkserver_start(int *ctl)
          * there the end-of-file on the socket is the only signal. */
         if (on_main_thread)
             prctl(PR_SET_PDEATHSIG, SIGKILL);
-        serve(sv[1]);
+        serve(sv[1], slots, nslots);
     }
     close(sv[1]);
     *ctl = sv[0];

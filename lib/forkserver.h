@@ -10,10 +10,14 @@
 #ifndef RT_FORKSERVER_H
 #define RT_FORKSERVER_H
 
+#include "worker.h"
+
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Fork the fork server; *ctl gets the application's end of its socket.
- * Returns its pid, or -1 with errno set. */
-pid_t rt__forkserver_start(int *ctl);
+ * Workers get their slot in slots[nslots] (shared memory, see worker.h);
+ * a SPAWN message names it.  Returns the pid, or -1 with errno set. */
+pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots);
 
 #endif

@@ -4,6 +4,7 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,8 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-void rt__pool_init(rt__pool *p, int epoll_fd, rt__chan *forkserver,
-                   rt__watch *w_forkserver, size_t target_idle, size_t max)
+int rt__pool_init(rt__pool *p, int epoll_fd, rt__chan *forkserver,
+                  rt__watch *w_forkserver, size_t target_idle, size_t max,
+                  rt__run_slot *slots)
 {
     memset(p, 0, sizeof *p);
     p->epoll_fd = epoll_fd;
@@ -21,6 +23,9 @@ void rt__pool_init(rt__pool *p, int epoll_fd, rt__chan *forkserver,
     p->w_forkserver = w_forkserver;
     p->target_idle = target_idle;
     p->max = max;
+    p->slots = slots;
+    p->slot_used = calloc(max, 1);
+    return p->slot_used ? 0 : -1;
 }
 
 /* ---- epoll ------------------------------------------------------------- */
@@ -88,8 +93,21 @@ close_sv:
     return -1;
 }
 
-static void worker_free(rt__worker *w)
+static int take_slot(rt__pool *p, size_t *slot)
 {
+    for (size_t i = 0; i < p->max; i++)
+        if (!p->slot_used[i]) {
+            p->slot_used[i] = 1;
+            atomic_store(&p->slots[i].running, 0);
+            *slot = i;
+            return 0;
+        }
+    return -1;
+}
+
+static void worker_free(rt__pool *p, rt__worker *w)
+{
+    p->slot_used[w->slot] = 0;
     rt__chan_close(&w->chan);
     rt__relay_close(&w->out);
     rt__relay_close(&w->err);
@@ -117,13 +135,16 @@ static int watch_worker(rt__pool *p, rt__worker *w)
  * to it waits in its socket until the process runs. */
 static rt__worker *start_worker(rt__pool *p)
 {
-    if (p->count >= p->max)
-        return NULL;
     rt__worker *w = calloc(1, sizeof *w);
     int mine[3], theirs[3];
     if (!w)
         return NULL;
+    if (take_slot(p, &w->slot) < 0) { /* the pool is full */
+        free(w);
+        return NULL;
+    }
     if (make_endpoints(mine, theirs) < 0) {
+        p->slot_used[w->slot] = 0;
         free(w);
         return NULL;
     }
@@ -131,18 +152,18 @@ static rt__worker *start_worker(rt__pool *p)
     rt__chan_init(&w->chan, mine[0]);
     rt__relay_init(&w->out, mine[1], stdout);
     rt__relay_init(&w->err, mine[2], stderr);
-    rt__hdr h = {.type = RT__MSG_SPAWN, .nfds = 3, .id = w->key};
+    rt__hdr h = {.type = RT__MSG_SPAWN, .nfds = 3, .id = w->key, .word = w->slot};
     if (watch_worker(p, w) < 0) {
         for (int i = 0; i < 3; i++)
             close(theirs[i]);
-        worker_free(w);
+        worker_free(p, w);
         return NULL;
     }
     if (rt__chan_put(p->forkserver, &h, NULL, theirs) < 0) {
         watch_del(p, &w->w_sock);
         watch_del(p, &w->w_out);
         watch_del(p, &w->w_err);
-        worker_free(w);
+        worker_free(p, w);
         return NULL;
     }
     w->next = p->all;
@@ -342,6 +363,8 @@ rt__worker *rt__pool_find_pid(rt__pool *p, pid_t pid)
 
 void rt__pool_drain(rt__pool *p, rt__worker *w)
 {
+    w->died_in = w->spawn_errno ? (w->head ? w->head->id : 0)
+                                : atomic_load(&p->slots[w->slot].running);
     /* A process the worker forked may hold its socket open: read what is
      * there now and stop, rather than wait for an end of file. */
     while (w->chan.fd >= 0 && rt__chan_fill(&w->chan) > 0)
@@ -360,7 +383,7 @@ void rt__pool_remove(rt__pool *p, rt__worker *w)
         link = &(*link)->next;
     *link = w->next;
     p->count--;
-    worker_free(w);
+    worker_free(p, w);
 }
 
 void rt__pool_free(rt__pool *p)
@@ -368,7 +391,9 @@ void rt__pool_free(rt__pool *p)
     while (p->all) {
         rt__worker *w = p->all;
         p->all = w->next;
-        worker_free(w);
+        worker_free(p, w);
     }
     p->count = 0;
+    free(p->slot_used);
+    p->slot_used = NULL;
 }

@@ -12,6 +12,7 @@
 #include "output.h"
 #include "task.h"
 #include "wire.h"
+#include "worker.h"
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,6 +50,8 @@ typedef struct rt__worker {
     int retiring;             /* gets no more tasks; exits at end of file */
     int has_input;            /* bytes arrived since results were taken */
     int gone;                 /* exited, or could not be started */
+    size_t slot;              /* its run slot (worker.h) */
+    uint64_t died_in;         /* the task it was running when it died, or 0 */
     int wait_status;          /* how it exited (waitpid status) */
     int spawn_errno;          /* why the fork server could not fork it */
 } rt__worker;
@@ -58,6 +61,8 @@ typedef struct rt__pool {
     size_t count;             /* workers not yet gone */
     size_t target_idle;       /* idle workers kept ready */
     size_t max;               /* never more workers than this */
+    rt__run_slot *slots;      /* max of them, shared with the workers */
+    unsigned char *slot_used; /* max flags */
     int spawn_failing;        /* the last spawn failed: no idle top-ups */
     uint64_t next_key;
     int epoll_fd;
@@ -65,8 +70,10 @@ typedef struct rt__pool {
     rt__watch *w_forkserver;
 } rt__pool;
 
-void rt__pool_init(rt__pool *p, int epoll_fd, rt__chan *forkserver,
-                   rt__watch *w_forkserver, size_t target_idle, size_t max);
+/* slots: max run slots in shared memory.  0, or -1 when out of memory. */
+int rt__pool_init(rt__pool *p, int epoll_fd, rt__chan *forkserver,
+                  rt__watch *w_forkserver, size_t target_idle, size_t max,
+                  rt__run_slot *slots);
 /* An idle worker bound to cls, starting one when none is idle; NULL when
  * the pool is full or a system call failed. */
 rt__worker *rt__pool_lease(rt__pool *p, struct rt__class *cls);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,11 +279,24 @@ static int watch(int fd, rt__watch *w, rt__watch_kind kind)
     return epoll_ctl(rt__rt.epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+static rt__run_slot *run_slots;
+static size_t run_slots_len;
+
 static void close_fd(int *fd)
 {
     if (*fd >= 0)
         close(*fd);
     *fd = -1;
+}
+
+static void free_everything(void)
+{
+    rt__pool_free(&rt__rt.pool);
+    if (run_slots)
+        munmap(run_slots, run_slots_len);
+    run_slots = NULL;
+    close_fd(&rt__rt.epoll_fd);
+    close_fd(&rt__rt.wake_fd);
 }
 
 /* Kill and reap the fork server: closing its socket is enough, it kills
@@ -301,10 +315,19 @@ static void stop_forkserver(void)
 static int start_processes(const settings *set)
 {
     int ctl;
-    rt__rt.forkserver_pid = rt__forkserver_start(&ctl);
+    run_slots_len = set->max_workers * sizeof *run_slots;
+    run_slots = mmap(NULL, run_slots_len, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (run_slots == MAP_FAILED) {
+        run_slots = NULL;
+        return rt__syserror("rt_init: mmap");
+    }
+    rt__rt.forkserver_pid = rt__forkserver_start(&ctl, run_slots, set->max_workers);
     if (rt__rt.forkserver_pid < 0) {
         rt__rt.forkserver_pid = 0;
-        return rt__syserror("rt_init: fork");
+        int rc = rt__syserror("rt_init: fork");
+        free_everything();
+        return rc;
     }
     rt__chan_init(&rt__rt.forkserver, ctl);
     fcntl(ctl, F_SETFL, fcntl(ctl, F_GETFL) | O_NONBLOCK);
@@ -312,16 +335,16 @@ static int start_processes(const settings *set)
     rt__rt.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (rt__rt.epoll_fd < 0 || rt__rt.wake_fd < 0 ||
         watch(rt__rt.wake_fd, &rt__rt.w_wake, RT__WATCH_WAKE) < 0 ||
-        watch(ctl, &rt__rt.w_forkserver, RT__WATCH_FORKSERVER) < 0) {
-        int rc = rt__syserror("rt_init: epoll");
+        watch(ctl, &rt__rt.w_forkserver, RT__WATCH_FORKSERVER) < 0 ||
+        rt__pool_init(&rt__rt.pool, rt__rt.epoll_fd, &rt__rt.forkserver,
+                      &rt__rt.w_forkserver, set->workers, set->max_workers,
+                      run_slots) < 0) {
+        int rc = rt__syserror("rt_init: setting up the runtime thread");
         stop_forkserver();
-        close_fd(&rt__rt.epoll_fd);
-        close_fd(&rt__rt.wake_fd);
+        free_everything();
         return rc;
     }
     rt__sched_init(&rt__rt.sched, &set->total);
-    rt__pool_init(&rt__rt.pool, rt__rt.epoll_fd, &rt__rt.forkserver,
-                  &rt__rt.w_forkserver, set->workers, set->max_workers);
     rt__pool_top_up(&rt__rt.pool);
     return 0;
 }
@@ -339,12 +362,6 @@ static int start_thread(void)
     return 0;
 }
 
-static void free_everything(void)
-{
-    rt__pool_free(&rt__rt.pool);
-    close_fd(&rt__rt.epoll_fd);
-    close_fd(&rt__rt.wake_fd);
-}
 
 RT_EXPORT int rt_init_config(const rt_config *config)
 {

@@ -282,36 +282,40 @@ void rt__sched_results(rt__sched *s, rt__worker *w)
         rt__pool_kill(&rt__rt.pool, w);
 }
 
-/* Put a lost worker's tasks back, first in line; the one that was running
- * when it died spends a retry, or fails when none is left. */
+static void requeue(rt__task *t)
+{
+    t->state = RT__TASK_QUEUED;
+    push_front(t->cls, t);
+}
+
+/* Put a lost worker's tasks back, first in line and in their order.  The
+ * one it was running when it died spends a retry, or fails when none is
+ * left; the others only lost their results and run again for free. */
 void rt__sched_worker_lost(rt__sched *s, rt__worker *w)
 {
-    rt__task *running = rt__pool_pop(w);
-    if (!running)
-        goto end;
-    rt__task *rest = NULL; /* the others, reversed, to push back in order */
+    rt__task *blamed = NULL, *rest = NULL; /* rest is reversed */
     for (rt__task *t; (t = rt__pool_pop(w));) {
-        t->next = rest;
-        rest = t;
+        t->cls->inflight--;
+        if (t->id == w->died_in) {
+            blamed = t;
+        } else {
+            t->next = rest;
+            rest = t;
+        }
     }
     for (rt__task *t = rest, *next; t; t = next) {
         next = t->next;
-        t->cls->inflight--;
-        t->state = RT__TASK_QUEUED;
-        push_front(t->cls, t);
+        requeue(t);
     }
-    running->cls->inflight--;
-    if (running->retries_left > 0) {
-        running->retries_left--;
-        running->state = RT__TASK_QUEUED;
-        push_front(running->cls, running);
-    } else {
-        running->wait_status = w->wait_status;
-        running->worker_pid = w->pid;
-        running->sys_errno = w->spawn_errno;
-        finish(s, running, RT_EWORKERDIED);
+    if (blamed && blamed->retries_left > 0) {
+        blamed->retries_left--;
+        requeue(blamed);
+    } else if (blamed) {
+        blamed->wait_status = w->wait_status;
+        blamed->worker_pid = w->pid;
+        blamed->sys_errno = w->spawn_errno;
+        finish(s, blamed, RT_EWORKERDIED);
     }
-end:
     if (w->lease) {
         rt__res_give(&s->free, &w->lease->req);
         w->lease->leases--;

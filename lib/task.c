@@ -329,7 +329,8 @@ static void partition(rt_ref *refs, size_t n, const unsigned char *ready,
             refs[k++] = refs[i];
         else
             scratch[i - k] = refs[i];
-    memcpy(refs + k, scratch, (n - k) * sizeof *refs);
+    if (n > k)
+        memcpy(refs + k, scratch, (n - k) * sizeof *refs);
 }
 
 RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,

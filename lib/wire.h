@@ -17,7 +17,8 @@ typedef enum rt__msg_type {
     RT__MSG_TASK = 1,     /* app -> worker: id, word = function, payload = argument */
     RT__MSG_NAME,         /* app -> worker: payload = name for output prefixes */
     RT__MSG_RESULT,       /* worker -> app: id, word = task status, payload = result */
-    RT__MSG_SPAWN,        /* app -> fork server: id = worker key; fds: socket, out, err */
+    RT__MSG_SPAWN,        /* app -> fork server: id = worker key, word = run slot;
+                             fds: socket, out, err */
     RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
     RT__MSG_EXITED,       /* fork server -> app: id = pid, word = wait status */

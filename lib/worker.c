@@ -6,6 +6,7 @@
 #include "wire.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ struct rt_result {
 
 static struct {
     rt__chan chan;
+    rt__run_slot *slot;
     uint64_t batch_start_ns;
     char *name_given;    /* from the last NAME message; NULL = symbol */
     char announced[256]; /* the name the output streams carry now */
@@ -154,7 +156,9 @@ static void run_task(const rt__hdr *h, const char *payload, const int *fds)
     rt_fn fn = (rt_fn)(uintptr_t)h->word;
     announce(name_of(fn));
     uint64_t start = now_ns();
+    atomic_store_explicit(&self.slot->running, h->id, memory_order_relaxed);
     int status = fn(arg, (size_t)h->len, &r);
+    atomic_store_explicit(&self.slot->running, 0, memory_order_relaxed);
     uint64_t us = (now_ns() - start) / 1000;
     fflush(stdout);
     fflush(stderr);
@@ -194,8 +198,9 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     }
 }
 
-_Noreturn void rt__worker_main(int sock, int out, int err)
+_Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
 {
+    self.slot = slot;
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);
     close(out);

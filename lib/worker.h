@@ -10,6 +10,8 @@
 #ifndef RT_WORKER_H
 #define RT_WORKER_H
 
+#include <stdint.h>
+
 /* 1 in the fork server and in workers, where the runtime's state is a
  * stale copy: the public calls that need it fail with RT_EINWORKER. */
 extern int rt__in_worker;
@@ -26,6 +28,16 @@ extern int rt__in_worker;
 #define RT__RESULT_TIME_SHIFT 33
 #define RT__RESULT_TIME_MAX ((1ULL << 31) - 1)
 
-_Noreturn void rt__worker_main(int sock, int out, int err);
+/* One per worker, in memory shared by the application, the fork server
+ * and every worker (mapped before the fork server is forked).  A worker
+ * writes there the id of the task it is running, 0 between tasks, so that
+ * when it dies the runtime knows which task to blame.  The others lose
+ * only their unsent results, and run again without spending a retry. */
+typedef struct rt__run_slot {
+    _Atomic uint64_t running;
+    char pad[56]; /* a cache line each */
+} rt__run_slot;
+
+_Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot);
 
 #endif
