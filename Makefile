@@ -6,10 +6,8 @@
 #   make check-asan      the suite under AddressSanitizer and UBSan
 #   make check-valgrind  the suite under valgrind
 #   make bench           benchmarks next to Python's peers and the raw limits
-#   make install         PREFIX=/usr/local DESTDIR=
 
 CC       ?= cc
-PREFIX   ?= /usr/local
 CSTD      = -std=c11 -D_GNU_SOURCE
 WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
@@ -40,8 +38,8 @@ BENCH_BIN   = $(B)/bench/rtask-bench
 # program's symbols in its dynamic table: link programs with -rdynamic.
 PROG_LDFLAGS = -rdynamic
 
-.PHONY: all lib examples run-examples check check-asan check-valgrind bench \
-        deps deps-test install uninstall clean
+.PHONY: all lib examples run-examples check check-man check-asan check-valgrind \
+        bench deps deps-test clean
 
 all: lib examples
 
@@ -75,7 +73,7 @@ run-examples: examples
 # ---- dependencies -----------------------------------------------------------
 
 deps:
-	@mk/need-packages build-essential pkg-config
+	@mk/need-packages build-essential
 
 deps-test:
 	@mk/need-packages build-essential pkg-config check libsubunit-dev
@@ -90,10 +88,21 @@ $(TEST_BIN): $(TEST_SRC) test/tests.h $(STATIC) | deps-test
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
-check: deps-test
-	$(MAKE) B=build $(TEST_BIN)
+check: deps-test check-man
+	$(MAKE) B=build $(TEST_BIN) examples
 	build/test/rtask-tests
-	$(MAKE) run-examples > /dev/null
+	@for e in $(EXAMPLES); do \
+	    $$e > /dev/null || { echo "example failed: $$e"; exit 1; }; \
+	done; echo "examples: all ran"
+
+# Every page must render without a single warning.
+MAN_PAGES = $(sort $(wildcard man/man3/*.3 man/man7/*.7))
+check-man:
+	@mk/need-packages groff-base
+	@cd man && for p in $(MAN_PAGES:man/%=%); do \
+	    out=$$(groff -ww -man -z -Tutf8 $$p 2>&1); \
+	    [ -z "$$out" ] || { echo "man/$$p: $$out"; exit 1; }; \
+	done; echo "man pages: $(words $(MAN_PAGES)) render cleanly"
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan: deps-test
@@ -101,14 +110,14 @@ check-asan: deps-test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/test/rtask-tests
 
-# Workers and the fork server leave with _exit() and own memory the
-# application never sees, so only the application process is checked.
+# Check runs each test in a forked child, and the runtime forks the fork
+# server and workers: valgrind follows all of them (an error fails the test).
 check-valgrind: deps-test
 	@mk/need-packages valgrind
 	$(MAKE) B=build $(TEST_BIN)
 	CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
 	    --leak-check=full --errors-for-leak-kinds=definite \
-	    --child-silent-after-fork=yes build/test/rtask-tests
+	    build/test/rtask-tests
 
 # ---- benchmarks -------------------------------------------------------------
 
@@ -119,8 +128,6 @@ $(BENCH_BIN): bench/bench.c $(STATIC)
 bench: $(BENCH_BIN)
 	@mk/need-packages python3
 	$(BENCH_BIN)
-
-# ---- install ----------------------------------------------------------------
 
 clean:
 	rm -rf build build-asan lib/librtask.a lib/librtask.so*

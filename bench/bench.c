@@ -1,0 +1,426 @@
+/*
+ * bench.c - rtask's figures next to Python's process pools and the raw
+ * limits of this machine, measured in the same run.
+ *
+ * Every figure is the median of REPS runs; ratios compare medians.  Run
+ * it with `make bench` (RT_BENCH_SMALL=1 for a quick pass).
+ */
+#include <rtask.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPS 5
+#define MSG 64
+
+int noop(const void *arg, size_t len, rt_result *r);
+int sleep_ms(const void *arg, size_t len, rt_result *r);
+int fill(const void *arg, size_t len, rt_result *r);
+
+static int small_run;
+
+/* ---- measuring ------------------------------------------------------------ */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median over REPS runs of fn(n), which returns seconds; per unit. */
+static double median_per(double (*fn)(size_t), size_t n, int reps)
+{
+    double v[REPS];
+    for (int i = 0; i < reps; i++)
+        v[i] = fn(n) / (double)n;
+    return median(v, reps);
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc < 0) {
+        fprintf(stderr, "bench: %s: %s (%s)\n", what, rt_strerror(rc), rt_last_error());
+        exit(1);
+    }
+}
+
+static size_t scaled(size_t n)
+{
+    return small_run ? n / 10 + 1 : n;
+}
+
+/* ---- the tasks ------------------------------------------------------------ */
+
+int noop(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    (void)r;
+    return 0;
+}
+
+int sleep_ms(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    usleep((useconds_t)(*(const int *)arg * 1000));
+    return 0;
+}
+
+/* Fill a result of the asked size and put the fill time in its first
+ * double, so that the hand-off can be told apart from the filling. */
+int fill(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    size_t size = *(const size_t *)arg;
+    double start = now();
+    char *p = rt_result_alloc(r, size);
+    if (!p)
+        return 1;
+    memset(p, 1, size);
+    double took = now() - start;
+    memcpy(p, &took, sizeof took);
+    return 0;
+}
+
+/* ---- raw limits ----------------------------------------------------------- */
+
+/* A child that answers every MSG-byte message on in with one on out. */
+static pid_t echo_child(int *to_child, int *from_child)
+{
+    int a[2], b[2];
+    if (pipe(a) < 0 || pipe(b) < 0)
+        exit(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char buf[MSG];
+        close(a[1]);
+        close(b[0]);
+        while (read(a[0], buf, MSG) == MSG && write(b[1], buf, MSG) == MSG)
+            ;
+        _exit(0);
+    }
+    close(a[0]);
+    close(b[1]);
+    *to_child = a[1];
+    *from_child = b[0];
+    return pid;
+}
+
+static void end_child(pid_t pid, int to, int from)
+{
+    close(to);
+    close(from);
+    waitpid(pid, NULL, 0);
+}
+
+static double pipe_round_trips(size_t n)
+{
+    int to, from;
+    pid_t pid = echo_child(&to, &from);
+    char buf[MSG] = {0};
+    double start = now();
+    for (size_t i = 0; i < n; i++)
+        if (write(to, buf, MSG) != MSG || read(from, buf, MSG) != MSG)
+            exit(1);
+    double took = now() - start;
+    end_child(pid, to, from);
+    return took;
+}
+
+/* Messages in flight by the thousand, one system call per message. */
+static double pipe_pipelined(size_t n)
+{
+    int to, from;
+    pid_t pid = echo_child(&to, &from);
+    char buf[MSG] = {0};
+    double start = now();
+    for (size_t done = 0; done < n; done += 256) {
+        for (int i = 0; i < 256; i++)
+            if (write(to, buf, MSG) != MSG)
+                exit(1);
+        for (int i = 0; i < 256; i++)
+            if (read(from, buf, MSG) != MSG)
+                exit(1);
+    }
+    double took = now() - start;
+    end_child(pid, to, from);
+    return took;
+}
+
+static double fork_exit_wait(size_t n)
+{
+    double start = now();
+    for (size_t i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        waitpid(pid, NULL, 0);
+    }
+    return now() - start;
+}
+
+static double memcpy_once(size_t size)
+{
+    char *src = malloc(size), *dst = malloc(size);
+    memset(src, 1, size);
+    memset(dst, 2, size);
+    double start = now();
+    memcpy(dst, src, size);
+    double took = now() - start;
+    if (dst[size - 1] != 1)
+        exit(1);
+    free(src);
+    free(dst);
+    return took;
+}
+
+/* ---- rtask figures --------------------------------------------------------- */
+
+static double submit_all_get_all(size_t n, const rt_opts *o)
+{
+    rt_ref *refs = malloc(n * sizeof *refs);
+    double start = now();
+    for (size_t i = 0; i < n; i++)
+        check(rt_remote(noop, o, NULL, 0, &refs[i]), "rt_remote");
+    for (size_t i = 0; i < n; i++)
+        check(rt_get(refs[i], NULL, NULL, RT_FOREVER), "rt_get");
+    double took = now() - start;
+    free(refs);
+    return took;
+}
+
+static double noop_pipelined(size_t n)
+{
+    return submit_all_get_all(n, NULL);
+}
+
+static double noop_sync(size_t n)
+{
+    double start = now();
+    for (size_t i = 0; i < n; i++) {
+        rt_ref ref;
+        check(rt_remote(noop, NULL, NULL, 0, &ref), "rt_remote");
+        check(rt_get(ref, NULL, NULL, RT_FOREVER), "rt_get");
+    }
+    return now() - start;
+}
+
+static double noop_fresh_worker(size_t n)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.max_calls = 1;
+    return submit_all_get_all(n, &o);
+}
+
+/* Touch size bytes so that they count in the application's RSS. */
+static void *grow_app(size_t size)
+{
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    memset(p, 1, size);
+    return p;
+}
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* The application's memory for n queued tasks: two long tasks hold both
+ * CPUs while n no-ops of the same shape wait behind them. */
+static double queued_bytes_per_task(size_t n)
+{
+    int ms = 1000;
+    rt_ref block[2];
+    for (int i = 0; i < 2; i++)
+        check(rt_remote(sleep_ms, NULL, &ms, sizeof ms, &block[i]), "rt_remote");
+    usleep(100000);
+    rt_ref *refs = malloc(n * sizeof *refs);
+    memset(refs, 0, n * sizeof *refs);
+    long before = rss_kib();
+    for (size_t i = 0; i < n; i++)
+        check(rt_remote(noop, NULL, NULL, 0, &refs[i]), "rt_remote");
+    long after = rss_kib();
+    for (size_t i = 0; i < n; i++)
+        check(rt_get(refs[i], NULL, NULL, RT_FOREVER), "rt_get");
+    for (int i = 0; i < 2; i++)
+        check(rt_get(block[i], NULL, NULL, RT_FOREVER), "rt_get");
+    free(refs);
+    return (double)(after - before) * 1024.0 / (double)n;
+}
+
+/* Total time and the part the task spent filling, for one big result. */
+static void big_result(size_t size, double *total, double *filling)
+{
+    double start = now();
+    rt_ref ref;
+    check(rt_remote(fill, NULL, &size, sizeof size, &ref), "rt_remote");
+    void *data;
+    size_t len;
+    check(rt_get(ref, &data, &len, RT_FOREVER), "rt_get");
+    *total = now() - start;
+    memcpy(filling, data, sizeof *filling);
+    rt_free(data);
+}
+
+/* ---- peers ---------------------------------------------------------------- */
+
+typedef struct peer {
+    char name[64], unit[16];
+    double value;
+} peer;
+
+static int run_peers(peer *p, int max, size_t n)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "python3 bench/peers.py %zu 2>/dev/null", n);
+    FILE *f = popen(cmd, "r");
+    char line[256];
+    int count = 0;
+    while (f && count < max && fgets(line, sizeof line, f))
+        if (sscanf(line, "PEER|%63[^|]|%15[^|]|%lf", p[count].name, p[count].unit,
+                   &p[count].value) == 3)
+            count++;
+    if (f)
+        pclose(f);
+    return count;
+}
+
+static double peer_value(const peer *p, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(p[i].name, name) == 0)
+            return p[i].value;
+    return 0;
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+static void row(const char *what, double value, const char *unit, const char *note)
+{
+    printf("  %-44s %12.4g %-8s %s\n", what, value, unit, note);
+}
+
+static void verdict(const char *what, double ratio, double limit, int lower_is_better)
+{
+    int ok = lower_is_better ? ratio <= limit : ratio >= limit;
+    printf("  %-44s %12.3g %-8s target %s %g: %s\n", what, ratio, "x",
+           lower_is_better ? "<=" : ">=", limit, ok ? "met" : "MISSED");
+}
+
+int main(void)
+{
+    const char *small = getenv("RT_BENCH_SMALL");
+    small_run = small && *small && *small != '0';
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_workers = 2;
+    check(rt_init_config(&c), "rt_init");
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("rtask %d.%d.%d benchmarks: 2 workers, medians of %d runs\n\n",
+           RT_VERSION_MAJOR, RT_VERSION_MINOR, RT_VERSION_PATCH, REPS);
+
+    size_t n_peer = scaled(20000);
+    peer peers[8];
+    int np = run_peers(peers, 8, n_peer);
+
+    printf("1. No-op tasks, reused workers, all submitted then all collected\n");
+    noop_pipelined(10000); /* warm up: workers started, classes timed */
+    double rt_rate = 1 / median_per(noop_pipelined, scaled(500000), REPS);
+    double raw_rate = 1 / median_per(pipe_pipelined, scaled(500000), REPS);
+    row("rtask", rt_rate, "tasks/s", "");
+    row("Python multiprocessing.Pool.map", peer_value(peers, np, "Pool.map chunksize=1"),
+        "tasks/s", "chunksize=1");
+    row("Python ProcessPoolExecutor", peer_value(peers, np, "ProcessPoolExecutor submit all"),
+        "tasks/s", "submit all, wait");
+    row("raw: pipe, one syscall per message", raw_rate, "msg/s", "256 in flight");
+    verdict("rtask / 1M tasks/s", rt_rate / 1e6, 1, 0);
+    printf("\n");
+
+    printf("2. One synchronous rt_remote + rt_get\n");
+    double rt_sync = median_per(noop_sync, scaled(20000), REPS) * 1e6;
+    double raw_rt = median_per(pipe_round_trips, scaled(20000), REPS) * 1e6;
+    row("rtask", rt_sync, "us", "");
+    row("Python Pool.apply", peer_value(peers, np, "Pool.apply (sync)"), "us", "");
+    row("Python ProcessPoolExecutor", peer_value(peers, np, "ProcessPoolExecutor submit+result"),
+        "us", "submit().result()");
+    row("raw: pipe round trip between 2 processes", raw_rt, "us", "64 bytes");
+    verdict("rtask / pipe round trip", rt_sync / raw_rt, 1.5, 1);
+    printf("\n");
+
+    printf("3. max_calls = 1: a fresh worker per task\n");
+    size_t n_fresh = scaled(2000);
+    double fresh_small = median_per(noop_fresh_worker, n_fresh, REPS) * 1e6;
+    double raw_fork_small = median_per(fork_exit_wait, scaled(500), REPS) * 1e6;
+    size_t big = small_run ? (size_t)1 << 30 : (size_t)4 << 30;
+    void *ballast = grow_app(big);
+    double fresh_big = median_per(noop_fresh_worker, n_fresh, REPS) * 1e6;
+    double raw_fork_big = median_per(fork_exit_wait, 3, 3) * 1e6;
+    row("rtask, application at 10 MB", fresh_small, "us/task", "");
+    row(small_run ? "rtask, application at 1 GB" : "rtask, application at 4 GB",
+        fresh_big, "us/task", ballast ? "touched after rt_init" : "(no memory: skipped)");
+    row("Python Pool maxtasksperchild=1", peer_value(peers, np, "Pool maxtasksperchild=1"),
+        "us/task", "");
+    row("raw: fork + exit + wait, 10 MB app", raw_fork_small, "us", "");
+    row("raw: fork + exit + wait, big app", raw_fork_big, "us", "what forking the app costs");
+    verdict("rtask at 10 MB / 300 us", fresh_small / 300, 1, 1);
+    verdict("rtask big / rtask 10 MB (flat)", fresh_big / fresh_small, 1.2, 1);
+    if (ballast)
+        munmap(ballast, big);
+    printf("\n");
+
+    printf("4. A 256 MiB result handed to the caller\n");
+    size_t size = (size_t)256 << 20;
+    double tot[REPS], fil[REPS], hand[REPS], cpy[REPS];
+    for (int i = 0; i < REPS; i++) {
+        big_result(size, &tot[i], &fil[i]);
+        hand[i] = tot[i] - fil[i];
+        cpy[i] = memcpy_once(size);
+    }
+    double handoff = median(hand, REPS) * 1e3, copy = median(cpy, REPS) * 1e3;
+    row("rtask, submit to rt_get return", median(tot, REPS) * 1e3, "ms", "");
+    row("  of which the task filling it", median(fil, REPS) * 1e3, "ms", "memset in the worker");
+    row("  hand-off (the rest)", handoff, "ms", "memfd: no copy");
+    row("raw: one memcpy of 256 MiB", copy, "ms", "");
+    verdict("hand-off / memcpy", handoff / copy, 2, 1);
+    printf("\n");
+
+    printf("5. Memory of queued tasks in the application\n");
+    size_t queued = scaled(1000000);
+    double per = queued_bytes_per_task(queued);
+    row("rtask, per queued task", per, "bytes", "");
+    row("rtask, for 1 000 000 queued tasks", per * 1e6 / 1e6, "MB", "");
+    verdict("MB per million / 200 MB", per / 200, 1, 1);
+
+    check(rt_shutdown(), "rt_shutdown");
+    return 0;
+}
