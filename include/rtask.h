@@ -87,11 +87,14 @@ typedef struct rt_config {
     double num_gpus;    /* GPU resource total; RT_DETECT = detected GPUs */
     int num_workers;    /* workers started at init and kept idle;
                            RT_DEFAULT = one per CPU */
+    const char *resources; /* custom resources and their totals,
+                              "name=amount,...", e.g. "fpga=2,disk=0.5";
+                              NULL = none */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
-    { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT }
+    { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
@@ -107,11 +110,13 @@ typedef struct rt_opts {
     int max_calls;      /* calls before a worker retires; 0 = unlimited;
                            default unlimited */
     int max_retries;    /* re-runs after a worker death; default 3 */
+    const char *resources; /* custom resources held while the task runs,
+                              "name=amount,..."; NULL = none */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
-    { RT_OPTS_MAGIC_, NULL, 1.0, RT_DEFAULT, RT_DEFAULT }
+    { RT_OPTS_MAGIC_, NULL, 1.0, RT_DEFAULT, RT_DEFAULT, NULL }
 
 RT_EXPORT void rt_config_init(rt_config *config);
 RT_EXPORT void rt_opts_init(rt_opts *opts);

@@ -2,7 +2,9 @@
  * resources.h - logical resources in fixed point.
  *
  * Amounts are counted in 1/10000 units, as Ray does, so that four 0.25
- * requests add up to exactly 1 and no rounding ever over-commits.
+ * requests add up to exactly 1 and no rounding ever over-commits.  Besides
+ * CPUs the runtime offers custom resources named at rt_init() ("fpga=2");
+ * a request names them the same way and gets their index here.
  */
 #ifndef RT_RESOURCES_H
 #define RT_RESOURCES_H
@@ -11,16 +13,43 @@
 
 typedef int64_t rt__amount;
 #define RT__UNIT 10000
+#define RT__CUSTOM_MAX 16
+#define RT__NAME_LEN 64
 
 /* A request, or a node's totals or free amounts. */
 typedef struct rt__res {
     rt__amount cpu;
+    rt__amount custom[RT__CUSTOM_MAX]; /* indexed as in rt__names */
 } rt__res;
+
+/* The custom resources of the node, fixed at rt_init(). */
+typedef struct rt__names {
+    int count;
+    char name[RT__CUSTOM_MAX][RT__NAME_LEN];
+} rt__names;
+
+/* One "name=amount" of a list. */
+typedef struct rt__item {
+    char name[RT__NAME_LEN];
+    rt__amount amount;
+} rt__item;
 
 /* Convert a user's amount; what names it in messages ("num_cpus").
  * Refuses NaN, infinities, negatives, values too large, and non-zero
  * values that round to zero.  Returns 0 or RT_EINVAL. */
 int rt__amount_parse(double v, const char *what, rt__amount *out);
+
+/* Parse "name=amount,name=amount" (NULL or "" is an empty list) into at
+ * most RT__CUSTOM_MAX items; what names the list in messages.  Returns 0
+ * or RT_EINVAL. */
+int rt__items_parse(const char *spec, const char *what, rt__item *items, int *n);
+/* Make the items the node's custom resources and their totals. */
+void rt__names_define(rt__names *names, const rt__item *items, int n,
+                      rt__res *total);
+/* Add the items to a request.  A name the node does not have can never
+ * be satisfied: RT_EINFEASIBLE, naming it. */
+int rt__res_request(const rt__names *names, const rt__item *items, int n,
+                    rt__res *req);
 
 /* Whether a request fits in what is free, and taking or giving it back. */
 int rt__res_fits(const rt__res *free, const rt__res *req);
@@ -28,7 +57,8 @@ void rt__res_take(rt__res *free, const rt__res *req);
 void rt__res_give(rt__res *free, const rt__res *req);
 /* 0 when a request fits the totals; otherwise RT_EINFEASIBLE, with a
  * message naming the resource. */
-int rt__res_feasible(const rt__res *total, const rt__res *req);
+int rt__res_feasible(const rt__res *total, const rt__res *req,
+                     const rt__names *names);
 int rt__res_equal(const rt__res *a, const rt__res *b);
 
 #endif

@@ -178,7 +178,7 @@ static int do_work(void)
     }
     rt__task *incoming = rt__rt.in_head;
     rt__rt.in_head = rt__rt.in_tail = NULL;
-    rt__sched_absorb(s, incoming);
+    rt__sched_absorb(incoming);
     read_forkserver();
     for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
         if (w->has_input) {
@@ -223,6 +223,7 @@ RT_EXPORT void rt_config_init(rt_config *config)
 }
 
 typedef struct settings {
+    rt__names names;
     rt__res total;
     double num_gpus;
     size_t workers;
@@ -251,9 +252,15 @@ static int resolve_config(const rt_config *c, settings *out)
         cpus = online_cpus();
     if (gpus == RT_DETECT || (zeroed && gpus == 0))
         gpus = 0; /* detection comes with device support */
+    memset(out, 0, sizeof *out);
     int rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
     if (rc < 0)
         return rc;
+    rt__item items[RT__CUSTOM_MAX];
+    int nitems;
+    if ((rc = rt__items_parse(c->resources, "rt_init: resources", items, &nitems)) < 0)
+        return rc;
+    rt__names_define(&out->names, items, nitems, &out->total);
     if (isnan(gpus) || gpus < 0 || isinf(gpus))
         return rt__error(RT_EINVAL, "rt_init: num_gpus must be RT_DETECT or a "
                                     "number >= 0, not %g", gpus);
@@ -344,7 +351,7 @@ static int start_processes(const settings *set)
         free_everything();
         return rc;
     }
-    rt__sched_init(&rt__rt.sched, &set->total);
+    rt__sched_init(&rt__rt.sched, &set->names, &set->total);
     rt__pool_top_up(&rt__rt.pool);
     return 0;
 }
@@ -437,7 +444,7 @@ RT_EXPORT int rt_shutdown(void)
     pthread_mutex_lock(&rt__rt.lock);
     rt__task *incoming = rt__rt.in_head;
     rt__rt.in_head = rt__rt.in_tail = NULL;
-    rt__sched_absorb(&rt__rt.sched, incoming);
+    rt__sched_absorb(incoming);
     rt__sched_free(&rt__rt.sched);
     rt__rt.state = RT__STOPPED;
     rt__rt.was_shut_down = 1;

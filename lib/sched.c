@@ -18,23 +18,24 @@
 #define WINDOW_MAX 1024
 #define PIPELINE_US 2000.0
 
-void rt__sched_init(rt__sched *s, const rt__res *total)
+void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total)
 {
     memset(s, 0, sizeof *s);
+    s->names = *names;
     s->total = *total;
     s->free = *total;
 }
 
-static rt__class *class_for(rt__sched *s, const rt__task *t)
+rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
 {
     for (rt__class *c = s->classes; c; c = c->next)
-        if (c->max_calls == t->max_calls && rt__res_equal(&c->req, &t->req))
+        if (c->max_calls == max_calls && rt__res_equal(&c->req, req))
             return c;
     rt__class *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->req = t->req;
-    c->max_calls = t->max_calls;
+    c->req = *req;
+    c->max_calls = max_calls;
     c->next = s->classes;
     s->classes = c;
     return c;
@@ -75,16 +76,12 @@ static void finish(rt__sched *s, rt__task *t, int status)
     s->finished += (size_t)rt__task_finish(t, status);
 }
 
-void rt__sched_absorb(rt__sched *s, rt__task *list)
+void rt__sched_absorb(rt__task *list)
 {
     while (list) {
         rt__task *t = list;
         list = t->next;
-        t->cls = class_for(s, t);
-        if (t->cls)
-            push_back(t->cls, t);
-        else
-            finish(s, t, RT_ENOMEM);
+        push_back(t->cls, t);
     }
 }
 

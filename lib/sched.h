@@ -32,16 +32,20 @@ typedef struct rt__class {
 
 typedef struct rt__sched {
     rt__class *classes;
-    rt__res total;           /* immutable after init: read by rt_remote() */
+    rt__names names;         /* immutable after init */
+    rt__res total;           /* immutable after init */
     rt__res free;
     uint64_t next_seq;       /* [L] */
     size_t finished;         /* tasks finished since the last look */
     uint64_t pass;           /* grant passes so far */
 } rt__sched;
 
-void rt__sched_init(rt__sched *s, const rt__res *total);
+void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total);
+/* The class of a request (created on first use; kept until shutdown), or
+ * NULL when out of memory.  rt_remote() files each task under one. */
+rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);
 /* Queue tasks that rt_remote() handed over, in their order. */
-void rt__sched_absorb(rt__sched *s, rt__task *list);
+void rt__sched_absorb(rt__task *list);
 /* Grant leases and fill workers' pipelines. */
 void rt__sched_run(rt__sched *s);
 /* A worker answered: take its results. */

@@ -116,22 +116,46 @@ static int resolve_count(int v, int zeroed, int dflt, const char *what, int *out
     return 0;
 }
 
-/* Fill the record's request from the options, checking every field. */
-static int resolve_opts(const rt_opts *o, rt__task *t)
+/* What the options ask for, checked; names of custom resources are
+ * matched with the runtime's under the lock. */
+typedef struct request {
+    rt__res res;
+    int max_calls;
+    int max_retries;
+    int nitems;
+    rt__item items[RT__CUSTOM_MAX];
+} request;
+
+static int resolve_opts(const rt_opts *o, request *r)
 {
     rt_opts dflt = RT_OPTS_INIT;
     if (!o)
         o = &dflt;
     int zeroed = o->init_magic_ != RT_OPTS_MAGIC_;
     double cpus = zeroed && o->num_cpus == 0 ? dflt.num_cpus : o->num_cpus;
-    int rc = rt__amount_parse(cpus, "num_cpus", &t->req.cpu);
+    memset(&r->res, 0, sizeof r->res);
+    int rc = rt__amount_parse(cpus, "num_cpus", &r->res.cpu);
     if (rc == 0)
-        rc = resolve_count(o->max_calls, zeroed, 0, "max_calls", &t->max_calls);
+        rc = resolve_count(o->max_calls, zeroed, 0, "max_calls", &r->max_calls);
     if (rc == 0)
         rc = resolve_count(o->max_retries, zeroed, DEFAULT_MAX_RETRIES,
-                           "max_retries", &t->retries_left);
+                           "max_retries", &r->max_retries);
+    if (rc == 0)
+        rc = rt__items_parse(o->resources, "resources", r->items, &r->nitems);
     if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
+    return rc;
+}
+
+/* [L] File the task under the class of its request, if it can ever run. */
+static int classify(rt__task *t, request *r)
+{
+    rt__sched *s = &rt__rt.sched;
+    int rc = rt__res_request(&s->names, r->items, r->nitems, &r->res);
+    if (rc == 0)
+        rc = rt__res_feasible(&s->total, &r->res, &s->names);
+    if (rc == 0 && !(t->cls = rt__sched_class(s, &r->res, r->max_calls)))
+        rc = rt__error(RT_ENOMEM, "rt_remote: no memory for a scheduling class");
     return rc;
 }
 
@@ -139,7 +163,7 @@ static int resolve_opts(const rt_opts *o, rt__task *t)
 
 /* A record with the argument inline, or in a memfd when it is large. */
 static int new_task(const rt_opts *opts, const void *arg, size_t arg_len,
-                    rt__task **out)
+                    request *r, rt__task **out)
 {
     int large = arg_len >= RT__SHM_MIN;
     const char *name = opts ? opts->name : NULL;
@@ -151,11 +175,12 @@ static int new_task(const rt_opts *opts, const void *arg, size_t arg_len,
     memset(t, 0, sizeof *t);
     t->arg_fd = -1;
     t->arg_len = arg_len;
-    int rc = resolve_opts(opts, t);
+    int rc = resolve_opts(opts, r);
     if (rc < 0) {
         free(t);
         return rc;
     }
+    t->retries_left = r->max_retries;
     if (large) {
         void *dst;
         t->arg_fd = rt__shm_create(arg_len, &dst);
@@ -185,14 +210,15 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
         return rt__error(RT_EINVAL, "rt_remote: %s is NULL",
                          !fn ? "the function" : !ref ? "ref" : "arg");
     rt__task *t = NULL;
-    int rc = new_task(opts, arg, arg_len, &t);
+    request r;
+    int rc = new_task(opts, arg, arg_len, &r, &t);
     if (rc < 0)
         return rc;
     t->fn = fn;
     pthread_mutex_lock(&rt__rt.lock);
     rc = rt__check_running("rt_remote");
     if (rc == 0)
-        rc = rt__res_feasible(&rt__rt.sched.total, &t->req);
+        rc = classify(t, &r);
     if (rc == 0 && rt__table_add(&rt__rt.table, t) < 0)
         rc = rt__error(RT_ENOMEM, "rt_remote: no memory for the handle");
     if (rc < 0) {

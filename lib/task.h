@@ -31,9 +31,7 @@ typedef struct rt__task {
     uint64_t id;
     uint64_t seq;           /* submission order, for fairness between classes */
     rt_fn fn;
-    struct rt__class *cls;  /* set when the runtime thread first sees it */
-    rt__res req;
-    int max_calls;          /* resolved: 0 = unlimited */
+    struct rt__class *cls;  /* its request and worker-reuse rule */
     int retries_left;
     int state;              /* [L] rt__task_state */
     int orphan;             /* [L] handle released: free it when done */

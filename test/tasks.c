@@ -128,6 +128,24 @@ int t_print(const void *arg, size_t len, rt_result *r)
     return set_u64(r, (uint64_t)getpid());
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep for arg ms; the result is when it started and ended, on the
+ * system-wide monotonic clock, to show which tasks overlapped. */
+int t_span(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    uint64_t span[2] = {now_ns(), 0};
+    sleep_ms((long)*(const uint64_t *)arg);
+    span[1] = now_ns();
+    return rt_result_set(r, span, sizeof span);
+}
+
 /* Tasks cannot submit tasks: report what rt_remote() said. */
 int t_submit_inside(const void *arg, size_t len, rt_result *r)
 {

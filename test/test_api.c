@@ -85,6 +85,42 @@ START_TEST(bad_submissions_are_refused)
 }
 END_TEST
 
+START_TEST(bad_resource_lists_are_refused)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.resources = "fpga";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "expected name=amount");
+    c.resources = "fpga=lots";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "fpga needs a number");
+    c.resources = "fpga=1,fpga=2";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "fpga is given twice");
+    c.resources = "CPU=4";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "use num_cpus");
+    c.resources = "fpga=-1";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "negative");
+
+    c.resources = "fpga=2,neuron_cores=4";
+    c.num_cpus = 2;
+    ck_ok(rt_init_config(&c));
+    rt_opts o = RT_OPTS_INIT;
+    rt_ref ref;
+    o.resources = "tpu=1";
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE,
+             "1 tpu but the runtime has no resource of that name");
+    o.resources = "fpga=3";
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE,
+             "3 fpga but the runtime has 2 in all");
+    o.resources = "fpga=0.00001";
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "precision");
+    o.resources = "fpga=NaN";
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "finite");
+    o.resources = "fpga=1,";
+    ck_ok(rt_remote(t_echo, &o, NULL, 0, &ref)); /* a trailing comma is fine */
+    ck_ok(rt_get(ref, NULL, NULL, RT_FOREVER));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(bad_handles_are_refused)
 {
     start_runtime();
@@ -191,6 +227,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, bad_config_is_refused);
     tcase_add_test(tc, zeroed_config_means_defaults);
     tcase_add_test(tc, bad_submissions_are_refused);
+    tcase_add_test(tc, bad_resource_lists_are_refused);
     tcase_add_test(tc, bad_handles_are_refused);
     tcase_add_test(tc, timeout_keeps_the_handle);
     tcase_add_test(tc, calls_after_shutdown_fail);

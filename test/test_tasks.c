@@ -145,6 +145,41 @@ START_TEST(released_tasks_still_run_and_are_freed)
 }
 END_TEST
 
+/* Submit two t_span tasks of ms each with o; 1 when they overlapped. */
+static int overlapped(const rt_opts *o, uint64_t ms)
+{
+    rt_ref ref[2];
+    uint64_t *span[2];
+    for (int i = 0; i < 2; i++)
+        ck_ok(rt_remote(t_span, o, &ms, sizeof ms, &ref[i]));
+    for (int i = 0; i < 2; i++)
+        ck_ok(rt_get(ref[i], (void **)&span[i], NULL, 60000));
+    int overlap = span[0][0] < span[1][1] && span[1][0] < span[0][1];
+    rt_free(span[0]);
+    rt_free(span[1]);
+    return overlap;
+}
+
+START_TEST(custom_resources_limit_concurrency)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 4;
+    c.num_workers = 4;
+    c.resources = "fpga=1,disk=1";
+    ck_ok(rt_init_config(&c));
+    rt_opts o = RT_OPTS_INIT;
+    ck_assert_int_eq(overlapped(&o, 300), 1); /* 2 of 4 CPUs: side by side */
+    o.resources = "fpga=1";
+    ck_assert_int_eq(overlapped(&o, 300), 0); /* one fpga: one at a time */
+    o.resources = "disk=0.5";
+    ck_assert_int_eq(overlapped(&o, 300), 1); /* half each: both fit */
+    o.num_cpus = 3;
+    o.resources = NULL;
+    ck_assert_int_eq(overlapped(&o, 300), 0); /* 3 + 3 CPUs > 4 */
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* Run fn with stdout and stderr going to one file; return its text. */
 static char *capture_output(void (*fn)(void))
 {
@@ -220,6 +255,7 @@ Suite *tasks_suite(void)
     tcase_add_test(tc, result_of_256_mib);
     tcase_add_test(tc, arguments_small_and_large);
     tcase_add_test(tc, wait_puts_ready_handles_first);
+    tcase_add_test(tc, custom_resources_limit_concurrency);
     tcase_add_test(tc, released_tasks_still_run_and_are_freed);
     tcase_add_test(tc, output_lines_carry_name_and_pid);
     suite_add_tcase(s, tc);

@@ -51,6 +51,7 @@ int t_big_result(const void *arg, size_t len, rt_result *r);
 int t_checksum(const void *arg, size_t len, rt_result *r);
 int t_print(const void *arg, size_t len, rt_result *r);
 int t_submit_inside(const void *arg, size_t len, rt_result *r);
+int t_span(const void *arg, size_t len, rt_result *r);
 
 /* The byte pattern of t_big_result() and the checksum of t_checksum(). */
 uint64_t pattern_word(size_t i);
