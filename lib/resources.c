@@ -31,7 +31,7 @@ int rt__amount_parse(double v, const char *what, rt__amount *out)
 
 static int name_char(char c)
 {
-    return isalnum((unsigned char)c) || strchr("_-.:/", c);
+    return isalnum((unsigned char)c) || (c && strchr("_-.:/", c)); /* not NUL */
 }
 
 static int find_item(const rt__item *items, int n, const char *name)
