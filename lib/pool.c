@@ -287,9 +287,8 @@ static int send_task(rt__worker *w, const rt__task *t)
     return rt__chan_put(&w->chan, &h, NULL, &fd);
 }
 
-int rt__pool_send(rt__pool *p, rt__worker *w, rt__task *t)
+int rt__pool_send(rt__worker *w, rt__task *t)
 {
-    (void)p;
     if (send_name(w, t->name) < 0 || send_task(w, t) < 0)
         return -1;
     t->next = NULL;

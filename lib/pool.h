@@ -82,7 +82,7 @@ void rt__pool_unlease(rt__pool *p, rt__worker *w, int retire);
 /* Start workers until target_idle are idle. */
 void rt__pool_top_up(rt__pool *p);
 /* Queue a task for w; the task joins w's in-flight list.  0 or -1. */
-int rt__pool_send(rt__pool *p, rt__worker *w, rt__task *task);
+int rt__pool_send(rt__worker *w, rt__task *task);
 /* Pop w's oldest in-flight task, or NULL. */
 rt__task *rt__pool_pop(rt__worker *w);
 /* Send queued output everywhere; arm EPOLLOUT where a socket is full. */

@@ -203,7 +203,7 @@ static void feed(rt__sched *s, rt__class *blocked)
             continue;
         for (size_t n = share_of(w); n > 0; n--) {
             rt__task *t = pop_front(c);
-            if (rt__pool_send(&rt__rt.pool, w, t) < 0) {
+            if (rt__pool_send(w, t) < 0) {
                 finish(s, t, RT_ENOMEM);
                 continue;
             }

@@ -210,6 +210,27 @@ START_TEST(every_code_has_a_distinct_name)
 }
 END_TEST
 
+START_TEST(initialisers_agree_with_their_macros)
+{
+    rt_config c1 = RT_CONFIG_INIT, c2;
+    rt_opts o1 = RT_OPTS_INIT, o2;
+    memset(&c2, 0xff, sizeof c2);
+    memset(&o2, 0xff, sizeof o2);
+    rt_config_init(&c2);
+    rt_opts_init(&o2);
+    ck_assert_int_eq(c2.init_magic_, c1.init_magic_);
+    ck_assert(c2.num_cpus == RT_DETECT && c2.num_gpus == RT_DETECT);
+    ck_assert_int_eq(c2.num_workers, RT_DEFAULT);
+    ck_assert_ptr_null(c2.resources);
+    ck_assert_int_eq(o2.init_magic_, o1.init_magic_);
+    ck_assert(o2.num_cpus == 1.0);
+    ck_assert_int_eq(o2.max_calls, RT_DEFAULT);
+    ck_assert_int_eq(o2.max_retries, RT_DEFAULT);
+    ck_assert_ptr_null(o2.name);
+    ck_assert_ptr_null(o2.resources);
+}
+END_TEST
+
 START_TEST(free_ignores_null)
 {
     rt_free(NULL);
@@ -234,6 +255,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, failing_task_reports_its_status_and_bytes);
     tcase_add_test(tc, tasks_cannot_submit_tasks);
     tcase_add_test(tc, every_code_has_a_distinct_name);
+    tcase_add_test(tc, initialisers_agree_with_their_macros);
     tcase_add_test(tc, free_ignores_null);
     suite_add_tcase(s, tc);
     return s;
