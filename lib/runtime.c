@@ -169,6 +169,9 @@ static void do_io(struct epoll_event *ev, int n)
 static int do_work(void)
 {
     rt__sched *s = &rt__rt.sched;
+    rt__task *incoming = rt__rt.in_head;
+    rt__rt.in_head = rt__rt.in_tail = NULL;
+    rt__sched_absorb(incoming);
     if (forkserver_eof) {
         forkserver_died = 1;
         rt__rt.state = RT__STOPPING;
@@ -176,9 +179,6 @@ static int do_work(void)
         pthread_cond_broadcast(&rt__rt.changed);
         return 0;
     }
-    rt__task *incoming = rt__rt.in_head;
-    rt__rt.in_head = rt__rt.in_tail = NULL;
-    rt__sched_absorb(incoming);
     read_forkserver();
     for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
         if (w->has_input) {

@@ -232,6 +232,42 @@ START_TEST(shutdown_wakes_blocked_callers)
 }
 END_TEST
 
+/* The fork server is the only child of the test's main thread. */
+static pid_t forkserver_pid(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (f && fscanf(f, "%d", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    return pid;
+}
+
+START_TEST(a_dead_fork_server_stops_the_runtime_cleanly)
+{
+    int fds = count_fds();
+    start_runtime();
+    uint64_t ms = 60000;
+    rt_ref ref;
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &ref));
+    pid_t server = forkserver_pid();
+    ck_assert_int_gt(server, 0);
+    ck_assert_int_eq(kill(server, SIGKILL), 0);
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_ESHUTDOWN, "its fork server died");
+    ck_fails(rt_remote(t_echo, NULL, NULL, 0, &ref), RT_ESHUTDOWN, "fork server died");
+    ck_ok(rt_shutdown());
+    ck_assert(!has_children());
+    ck_assert_int_eq(count_fds(), fds);
+    start_runtime(); /* and it can start again */
+    uint64_t x = 2;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 4);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *workers_suite(void)
 {
     Suite *s = suite_create("workers");
@@ -246,6 +282,7 @@ Suite *workers_suite(void)
     tcase_add_test(tc, tasks_queued_behind_a_crash_still_run);
     tcase_add_test(tc, shutdown_leaves_no_process_and_no_descriptor);
     tcase_add_test(tc, shutdown_wakes_blocked_callers);
+    tcase_add_test(tc, a_dead_fork_server_stops_the_runtime_cleanly);
     suite_add_tcase(s, tc);
     return s;
 }
