@@ -130,7 +130,7 @@ static void serve_requests(server *sv)
         if (h.type == RT__MSG_SPAWN && h.nfds == 3 && h.word < sv->nslots)
             spawn(sv, h.id, h.word, fds);
         else
-            kill_all_and_exit(sv); /* SHUTDOWN, or nonsense */
+            kill_all_and_exit(sv); /* nonsense: trust nothing more */
     }
     if (more < 0)
         kill_all_and_exit(sv);

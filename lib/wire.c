@@ -1,4 +1,4 @@
-/* wire.c - message names and the buffered descriptor-carrying channel. */
+/* wire.c - the buffered channel that carries messages and descriptors. */
 #include "wire.h"
 
 #include <errno.h>
@@ -9,21 +9,6 @@
 
 #define RECV_CHUNK (256 * 1024)
 #define FDS_PER_SEND 64 /* well below the kernel's SCM_MAX_FD (253) */
-
-const char *rt__msg_name(uint32_t type)
-{
-    switch (type) {
-    case RT__MSG_TASK: return "TASK";
-    case RT__MSG_NAME: return "NAME";
-    case RT__MSG_RESULT: return "RESULT";
-    case RT__MSG_SPAWN: return "SPAWN";
-    case RT__MSG_SPAWNED: return "SPAWNED";
-    case RT__MSG_SPAWN_FAILED: return "SPAWN_FAILED";
-    case RT__MSG_EXITED: return "EXITED";
-    case RT__MSG_SHUTDOWN: return "SHUTDOWN";
-    default: return "UNKNOWN";
-    }
-}
 
 static int bytes_reserve(rt__bytes *b, size_t extra)
 {

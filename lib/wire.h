@@ -21,12 +21,8 @@ typedef enum rt__msg_type {
                              fds: socket, out, err */
     RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
-    RT__MSG_EXITED,       /* fork server -> app: id = pid, word = wait status */
-    RT__MSG_SHUTDOWN      /* app -> fork server: kill every worker and exit */
+    RT__MSG_EXITED        /* fork server -> app: id = pid, word = wait status */
 } rt__msg_type;
-
-/* The name of a message type, for logs and assertions. */
-const char *rt__msg_name(uint32_t type);
 
 typedef struct rt__hdr {
     uint32_t type;  /* rt__msg_type */

@@ -26,8 +26,10 @@ struct rt_result {
 };
 
 /* Results wait in the channel while the batch of tasks that came with
- * them runs; a task slower than this sends them (and itself) at once, so
- * a long task does not hold back the results of the short ones before it. */
+ * them runs, and go out when the batch ends or when a task ends more than
+ * this after the batch began.  So a long task holds back the results of
+ * the short ones of its batch that ran before it; the scheduler keeps that
+ * rare by giving a worker about 2 ms of work at a time (sched.c). */
 #define FLUSH_AFTER_NS 50000
 
 static struct {
