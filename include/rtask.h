@@ -84,17 +84,21 @@ typedef int (*rt_fn)(const void *arg, size_t arg_len, rt_result *result);
 typedef struct rt_config {
     int init_magic_;    /* set by RT_CONFIG_INIT; do not touch */
     double num_cpus;    /* CPU resource total; RT_DETECT = online CPUs */
-    double num_gpus;    /* GPU resource total; RT_DETECT = detected GPUs */
+    double num_gpus;    /* GPUs, a whole number; RT_DETECT = detected GPUs
+                           (those CUDA_VISIBLE_DEVICES lists, if set) */
     int num_workers;    /* workers started at init and kept idle;
                            RT_DEFAULT = one per CPU */
     const char *resources; /* custom resources and their totals,
                               "name=amount,...", e.g. "fpga=2,disk=0.5";
+                              "neuron_cores=N" are placed like GPUs;
                               NULL = none */
+    const char *accelerator_type; /* the GPUs' type (RT_ACCEL_H100...);
+                                     NULL = the detected one */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
-    { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL }
+    { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
@@ -107,16 +111,57 @@ typedef struct rt_opts {
     int init_magic_;    /* set by RT_OPTS_INIT; do not touch */
     const char *name;   /* name in output prefixes; NULL = function symbol */
     double num_cpus;    /* CPUs held while the task runs; default 1 */
+    double num_gpus;    /* GPUs held: a fraction in (0, 1] or a whole
+                           number; default 0 */
     int max_calls;      /* calls before a worker retires; 0 = unlimited;
-                           default unlimited */
+                           default 1 for GPU tasks, else unlimited */
     int max_retries;    /* re-runs after a worker death; default 3 */
     const char *resources; /* custom resources held while the task runs,
                               "name=amount,..."; NULL = none */
+    const char *accelerator_type; /* run only where the GPUs are of this
+                                     type (RT_ACCEL_V100...); NULL = any */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
-    { RT_OPTS_MAGIC_, NULL, 1.0, RT_DEFAULT, RT_DEFAULT, NULL }
+    { RT_OPTS_MAGIC_, NULL, 1.0, 0.0, RT_DEFAULT, RT_DEFAULT, NULL, NULL }
+
+/* Accelerator types, with the names and values of Ray's
+ * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
+ * resource "accelerator_type:T", which a node with GPUs of type T has. */
+#define RT_ACCEL_NVIDIA_TESLA_V100 "V100"
+#define RT_ACCEL_NVIDIA_TESLA_P100 "P100"
+#define RT_ACCEL_NVIDIA_TESLA_T4 "T4"
+#define RT_ACCEL_NVIDIA_TESLA_P4 "P4"
+#define RT_ACCEL_NVIDIA_TESLA_K80 "K80"
+#define RT_ACCEL_NVIDIA_TESLA_A10G "A10G"
+#define RT_ACCEL_NVIDIA_L4 "L4"
+#define RT_ACCEL_NVIDIA_L40S "L40S"
+#define RT_ACCEL_NVIDIA_A100 "A100"
+#define RT_ACCEL_NVIDIA_H100 "H100"
+#define RT_ACCEL_NVIDIA_H200 "H200"
+#define RT_ACCEL_NVIDIA_H20 "H20"
+#define RT_ACCEL_NVIDIA_A100_40G "A100-40G"
+#define RT_ACCEL_NVIDIA_A100_80G "A100-80G"
+#define RT_ACCEL_INTEL_MAX_1550 "Intel-GPU-Max-1550"
+#define RT_ACCEL_INTEL_MAX_1100 "Intel-GPU-Max-1100"
+#define RT_ACCEL_INTEL_GAUDI "Intel-GAUDI"
+#define RT_ACCEL_AMD_INSTINCT_MI100 "AMD-Instinct-MI100"
+#define RT_ACCEL_AMD_INSTINCT_MI250X "AMD-Instinct-MI250X"
+#define RT_ACCEL_AMD_INSTINCT_MI250 "AMD-Instinct-MI250X-MI250"
+#define RT_ACCEL_AMD_INSTINCT_MI210 "AMD-Instinct-MI210"
+#define RT_ACCEL_AMD_INSTINCT_MI300X "AMD-Instinct-MI300X-OAM"
+#define RT_ACCEL_AMD_RADEON_R9_200_HD_7900 "AMD-Radeon-R9-200-HD-7900"
+#define RT_ACCEL_AMD_RADEON_HD_7900 "AMD-Radeon-HD-7900"
+#define RT_ACCEL_AWS_NEURON_CORE "aws-neuron-core"
+#define RT_ACCEL_GOOGLE_TPU_V2 "TPU-V2"
+#define RT_ACCEL_GOOGLE_TPU_V3 "TPU-V3"
+#define RT_ACCEL_GOOGLE_TPU_V4 "TPU-V4"
+#define RT_ACCEL_GOOGLE_TPU_V5P "TPU-V5P"
+#define RT_ACCEL_GOOGLE_TPU_V5LITEPOD "TPU-V5LITEPOD"
+#define RT_ACCEL_GOOGLE_TPU_V6E "TPU-V6E"
+#define RT_ACCEL_HUAWEI_NPU_910B "Ascend910B"
+#define RT_ACCEL_HUAWEI_NPU_910B4 "Ascend910B4"
 
 RT_EXPORT void rt_config_init(rt_config *config);
 RT_EXPORT void rt_opts_init(rt_opts *opts);
@@ -167,6 +212,16 @@ RT_EXPORT RT_NODISCARD int rt_result_set(rt_result *result, const void *data,
  * buffers live in shared memory and reach the caller without a copy.
  * Returns NULL when out of memory. */
 RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len);
+
+/* Inside a task or an actor: the ids of the GPUs it holds, as strings,
+ * in CUDA_VISIBLE_DEVICES order ("0", "3", or "GPU-<uuid>" entries when
+ * CUDA_VISIBLE_DEVICES named GPUs so before rt_init()).  *ids points to
+ * *n strings owned by the runtime, valid until the task returns. */
+RT_EXPORT RT_NODISCARD int rt_get_gpu_ids(const char *const **ids, size_t *n);
+/* The same for any accelerator resource: "GPU" or "neuron_cores". */
+RT_EXPORT RT_NODISCARD int rt_get_accelerator_ids(const char *resource,
+                                                  const char *const **ids,
+                                                  size_t *n);
 
 /* The name of an error code ("invalid argument"); never NULL. */
 RT_EXPORT const char *rt_strerror(int code);

@@ -48,3 +48,13 @@ int rt__syserror(const char *what)
     return rt__error(saved == ENOMEM ? RT_ENOMEM : RT_ESYS, "%s: %s", what,
                      strerror(saved));
 }
+
+void rt__warn(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "rtask: warning: %s\n", line);
+}

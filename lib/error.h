@@ -12,4 +12,8 @@ int rt__error(int code, const char *fmt, ...)
 /* Same, for a failed system call: appends strerror(errno). */
 int rt__syserror(const char *what);
 
+/* Tell the user on stderr about input that was ignored or cut short
+ * ("rtask: warning: ..."), where failing would help nobody. */
+void rt__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -112,6 +112,7 @@ static void worker_free(rt__pool *p, rt__worker *w)
     rt__relay_close(&w->out);
     rt__relay_close(&w->err);
     free(w->name_sent);
+    free(w->devices_sent);
     free(w);
 }
 
@@ -201,6 +202,30 @@ static int can_serve(const rt__worker *w, const rt__class *cls)
     return cls->max_calls == 0 || w->calls < cls->max_calls;
 }
 
+/* Prefer a worker that runs already, and among those the one that ran
+ * the most: it was used last, its caches are warm. */
+static int better(const rt__worker *w, const rt__worker *than)
+{
+    if (!than || (w->pid && !than->pid))
+        return 1;
+    return (w->pid != 0) == (than->pid != 0) && w->calls > than->calls;
+}
+
+/* Move w to the end of the list, so that the list holds leased workers
+ * in the order of their leases: the scheduler feeds them in that order,
+ * and the first task of a class goes to its first lease. */
+static void move_to_end(rt__pool *p, rt__worker *w)
+{
+    rt__worker **link = &p->all;
+    while (*link != w)
+        link = &(*link)->next;
+    *link = w->next;
+    while (*link)
+        link = &(*link)->next;
+    *link = w;
+    w->next = NULL;
+}
+
 rt__worker *rt__pool_lease(rt__pool *p, rt__class *cls)
 {
     rt__worker *found = NULL, *unfit = NULL;
@@ -209,15 +234,17 @@ rt__worker *rt__pool_lease(rt__pool *p, rt__class *cls)
             continue;
         if (!can_serve(w, cls))
             unfit = w;
-        else if (!found || (w->pid && !found->pid))
-            found = w; /* prefer one that already runs */
+        else if (better(w, found))
+            found = w;
     }
     if (!found && unfit)
         rt__pool_unlease(p, unfit, 1); /* make room: the pool keeps its size */
     if (!found)
         found = start_worker(p);
-    if (found)
+    if (found) {
         found->lease = cls;
+        move_to_end(p, found);
+    }
     return found;
 }
 
@@ -248,28 +275,36 @@ void rt__pool_kill(rt__pool *p, rt__worker *w)
 
 /* ---- tasks ------------------------------------------------------------- */
 
-static int same_name(const char *a, const char *b)
+/* Send a message that sets worker state (its name, its devices) unless
+ * the worker already has that state; *sent remembers what it has. */
+static int send_state(rt__worker *w, char **sent, const rt__hdr *h,
+                      const char *payload)
 {
-    return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/* Workers name their output after the function unless a task gives a
- * name; tell the worker only when that changes. */
-static int send_name(rt__worker *w, const char *name)
-{
-    if (same_name(w->name_sent, name))
+    if (*sent && strlen(*sent) == h->len && memcmp(*sent, payload, h->len) == 0)
         return 0;
-    char *copy = name ? strdup(name) : NULL;
-    if (name && !copy)
-        return -1;
-    rt__hdr h = {.type = RT__MSG_NAME, .len = name ? strlen(name) : 0};
-    if (rt__chan_put(&w->chan, &h, name, NULL) < 0) {
+    char *copy = strndup(payload, h->len);
+    if (!copy || rt__chan_put(&w->chan, h, payload, NULL) < 0) {
         free(copy);
         return -1;
     }
-    free(w->name_sent);
-    w->name_sent = copy;
+    free(*sent);
+    *sent = copy;
     return 0;
+}
+
+/* Workers name their output after the function unless a task gives a
+ * name (an empty NAME means the function). */
+static int send_name(rt__worker *w, const char *name)
+{
+    rt__hdr h = {.type = RT__MSG_NAME, .len = name ? strlen(name) : 0};
+    return send_state(w, &w->name_sent, &h, name ? name : "");
+}
+
+int rt__pool_send_devices(rt__worker *w, const char *payload, size_t len,
+                          uint64_t word)
+{
+    rt__hdr h = {.type = RT__MSG_DEVICES, .word = word, .len = len};
+    return send_state(w, &w->devices_sent, &h, payload);
 }
 
 static int send_task(rt__worker *w, const rt__task *t)

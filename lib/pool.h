@@ -9,6 +9,7 @@
 #ifndef RT_POOL_H
 #define RT_POOL_H
 
+#include "instance.h"
 #include "output.h"
 #include "task.h"
 #include "wire.h"
@@ -43,10 +44,12 @@ typedef struct rt__worker {
     rt__relay out, err;
     rt__watch w_sock, w_out, w_err;
     struct rt__class *lease;  /* NULL while idle */
+    rt__grant grant;          /* the instances the lease holds */
     int calls;                /* tasks sent to it in its life */
     rt__task *head, *tail;    /* in flight, in the order sent */
     size_t inflight;
-    char *name_sent;          /* the NAME last sent; NULL = the symbol */
+    char *name_sent;          /* the NAME last sent, or NULL */
+    char *devices_sent;       /* the DEVICES payload last sent, or NULL */
     int retiring;             /* gets no more tasks; exits at end of file */
     int has_input;            /* bytes arrived since results were taken */
     int gone;                 /* exited, or could not be started */
@@ -83,6 +86,10 @@ void rt__pool_unlease(rt__pool *p, rt__worker *w, int retire);
 void rt__pool_top_up(rt__pool *p);
 /* Queue a task for w; the task joins w's in-flight list.  0 or -1. */
 int rt__pool_send(rt__worker *w, rt__task *task);
+/* Tell w which devices its lease holds (a DEVICES message), unless it
+ * knows already.  0 or -1. */
+int rt__pool_send_devices(rt__worker *w, const char *payload, size_t len,
+                          uint64_t word);
 /* Pop w's oldest in-flight task, or NULL. */
 rt__task *rt__pool_pop(rt__worker *w);
 /* Send queued output everywhere; arm EPOLLOUT where a socket is full. */

@@ -16,9 +16,11 @@ typedef int64_t rt__amount;
 #define RT__CUSTOM_MAX 16
 #define RT__NAME_LEN 64
 
-/* A request, or a node's totals or free amounts. */
+/* A request, or a node's totals or free amounts.  GPUs are also placed
+ * on instances (instance.h); here they are counted. */
 typedef struct rt__res {
     rt__amount cpu;
+    rt__amount gpu;
     rt__amount custom[RT__CUSTOM_MAX]; /* indexed as in rt__names */
 } rt__res;
 
@@ -34,6 +36,9 @@ typedef struct rt__item {
     rt__amount amount;
 } rt__item;
 
+/* The index of a custom resource, or -1. */
+int rt__names_find(const rt__names *names, const char *name);
+
 /* Convert a user's amount; what names it in messages ("num_cpus").
  * Refuses NaN, infinities, negatives, values too large, and non-zero
  * values that round to zero.  Returns 0 or RT_EINVAL. */
@@ -43,11 +48,26 @@ int rt__amount_parse(double v, const char *what, rt__amount *out);
  * most RT__CUSTOM_MAX items; what names the list in messages.  Returns 0
  * or RT_EINVAL. */
 int rt__items_parse(const char *spec, const char *what, rt__item *items, int *n);
+/* The prefix of the custom resource that an accelerator type becomes. */
+#define RT__ACCEL_PREFIX "accelerator_type:"
+/* What a request of accelerator type T asks for: 0.001 of the resource
+ * "accelerator_type:T", which a node of that type offers 1 of. */
+#define RT__ACCEL_AMOUNT (RT__UNIT / 1000)
+
+/* The index of name among the items, or -1. */
+int rt__items_find(const rt__item *items, int n, const char *name);
+/* Append an item; RT_EINVAL when the list is full or the name too long. */
+int rt__items_add(rt__item *items, int *n, const char *name, rt__amount amount,
+                  const char *what);
+/* RT_EINVAL, naming the item, when name is given with a fraction. */
+int rt__items_whole(const rt__item *items, int n, const char *name, const char *what);
+
 /* Make the items the node's custom resources and their totals. */
 void rt__names_define(rt__names *names, const rt__item *items, int n,
                       rt__res *total);
 /* Add the items to a request.  A name the node does not have can never
- * be satisfied: RT_EINFEASIBLE, naming it. */
+ * be satisfied: RT_EINFEASIBLE, naming it (for "accelerator_type:T",
+ * naming the type the node has instead). */
 int rt__res_request(const rt__names *names, const rt__item *items, int n,
                     rt__res *req);
 

@@ -18,12 +18,18 @@
 #define WINDOW_MAX 1024
 #define PIPELINE_US 2000.0
 
-void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total)
+void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total,
+                    const char (*gpu_ids)[RT__ID_LEN])
 {
     memset(s, 0, sizeof *s);
     s->names = *names;
     s->total = *total;
     s->free = *total;
+    rt__instances_init(&s->gpus, (int)(total->gpu / RT__UNIT), gpu_ids);
+    s->neuron_index = rt__names_find(names, RT__NEURON);
+    if (s->neuron_index >= 0)
+        rt__instances_init(&s->neuron,
+                           (int)(total->custom[s->neuron_index] / RT__UNIT), NULL);
 }
 
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
@@ -87,6 +93,35 @@ void rt__sched_absorb(rt__task *list)
 
 /* ---- leases ------------------------------------------------------------ */
 
+static rt__amount neuron_of(const rt__sched *s, const rt__res *req)
+{
+    return s->neuron_index >= 0 ? req->custom[s->neuron_index] : 0;
+}
+
+/* Whether c's request fits what is free now, and on which instances. */
+static int fits(const rt__sched *s, const rt__class *c, rt__grant *g)
+{
+    return rt__res_fits(&s->free, &c->req) &&
+           rt__instances_pick(&s->gpus, c->req.gpu, &g->gpu) &&
+           rt__instances_pick(&s->neuron, neuron_of(s, &c->req), &g->neuron);
+}
+
+void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
+{
+    rt__res_take(&s->free, &c->req);
+    rt__instances_take(&s->gpus, &g->gpu);
+    rt__instances_take(&s->neuron, &g->neuron);
+    c->leases++;
+}
+
+void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
+{
+    rt__res_give(&s->free, &c->req);
+    rt__instances_give(&s->gpus, &g->gpu);
+    rt__instances_give(&s->neuron, &g->neuron);
+    c->leases--;
+}
+
 static int budget_spent(const rt__worker *w)
 {
     return w->lease->max_calls > 0 && w->calls >= w->lease->max_calls;
@@ -94,21 +129,8 @@ static int budget_spent(const rt__worker *w)
 
 static void end_lease(rt__sched *s, rt__worker *w)
 {
-    rt__class *c = w->lease;
-    int retire = budget_spent(w);
-    rt__res_give(&s->free, &c->req);
-    c->leases--;
-    rt__pool_unlease(&rt__rt.pool, w, retire);
-}
-
-/* End the leases whose workers have nothing in flight and either nothing
- * more to do or, with all, another class waiting for their resources. */
-static void end_idle_leases(rt__sched *s, int all)
-{
-    for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
-        if (w->lease && w->inflight == 0 &&
-            (all || budget_spent(w) || w->lease->pending == 0))
-            end_lease(s, w);
+    rt__sched_give(s, w->lease, &w->grant);
+    rt__pool_unlease(&rt__rt.pool, w, budget_spent(w));
 }
 
 static int wants_lease(const rt__class *c)
@@ -116,50 +138,83 @@ static int wants_lease(const rt__class *c)
     return c->pending > 0 && c->leases < c->pending + c->inflight;
 }
 
-/* The class whose oldest pending task is oldest, among those that want a
- * lease and have not been tried in this pass. */
-static rt__class *oldest_wanting(rt__sched *s, uint64_t tried_pass)
+/* Whether a (with pending tasks) has an older pending task than b; any
+ * class is older than no class. */
+static int older(const rt__class *a, const rt__class *b)
+{
+    return !b || a->head->seq < b->head->seq;
+}
+
+/* Whether c must wait for the blocked class: it is younger. */
+static int held_back(const rt__class *c, const rt__class *blocked)
+{
+    return blocked && c != blocked && c->pending > 0 && !older(c, blocked);
+}
+
+/* End the leases whose workers have nothing in flight and either nothing
+ * more to do or, younger than the blocked class, must make room for it. */
+static void end_idle_leases(rt__sched *s, const rt__class *blocked)
+{
+    for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
+        if (w->lease && w->inflight == 0 &&
+            (budget_spent(w) || w->lease->pending == 0 || held_back(w->lease, blocked)))
+            end_lease(s, w);
+}
+
+rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
 {
     rt__class *best = NULL;
-    for (rt__class *c = s->classes; c; c = c->next)
-        if (c->tried != tried_pass && wants_lease(c) &&
-            (!best || c->head->seq < best->head->seq))
+    rt__grant candidate;
+    s->blocked = NULL;
+    for (rt__class *c = s->classes; c; c = c->next) {
+        if (!wants_lease(c) || !(older(c, best) && older(c, s->blocked)))
+            continue;
+        if (fits(s, c, &candidate)) {
             best = c;
-    return best;
+            *g = candidate;
+        } else if (c->leases == 0) {
+            s->blocked = c;
+        }
+    }
+    return best && older(best, s->blocked) ? best : NULL;
 }
 
-static int grant(rt__sched *s, rt__class *c)
+/* Describe the lease's instances to its worker: "GPU ids\nneuron ids". */
+static int send_devices(rt__sched *s, rt__worker *w)
 {
-    if (!rt__res_fits(&s->free, &c->req))
-        return 0;
-    rt__worker *w = rt__pool_lease(&rt__rt.pool, c);
-    if (!w)
-        return 0;
-    rt__res_take(&s->free, &c->req);
-    c->leases++;
-    return 1;
+    char buf[2 * RT__INSTANCE_MAX * RT__ID_LEN + 2];
+    size_t half = sizeof buf / 2;
+    size_t len = rt__pick_format(&w->grant.gpu, &s->gpus, buf, half);
+    buf[len++] = '\n';
+    len += rt__pick_format(&w->grant.neuron, &s->neuron, buf + len, half);
+    return rt__pool_send_devices(w, buf, len, s->neuron_index >= 0);
 }
 
-/* Grant leases oldest class first.  The first class that cannot get one
- * blocks every younger class, so a large request is never starved by a
- * stream of small ones; it is returned so that feeding stops too. */
+/* Grant leases, one decision at a time.  When a class is blocked, the
+ * leases of younger classes that sit idle between tasks are ended once to
+ * make room, and the blocked class is returned so that they are not fed
+ * either: they drain, and their resources go to the blocked class. */
 static rt__class *grant_leases(rt__sched *s)
 {
-    s->pass++;
-    rt__class *c;
-    while ((c = oldest_wanting(s, s->pass))) {
-        while (wants_lease(c) && grant(s, c))
-            ;
-        if (wants_lease(c) && c->leases == 0) {
-            end_idle_leases(s, 1);
-            while (wants_lease(c) && grant(s, c))
-                ;
-            if (c->leases == 0)
-                return c;
+    int reclaimed = 0;
+    for (;;) {
+        rt__grant g;
+        rt__class *c = rt__sched_decide(s, &g);
+        if (!c && s->blocked && !reclaimed) {
+            end_idle_leases(s, s->blocked);
+            reclaimed = 1;
+            continue;
         }
-        c->tried = s->pass;
+        rt__worker *w = c ? rt__pool_lease(&rt__rt.pool, c) : NULL;
+        if (!w)
+            return s->blocked;
+        w->grant = g;
+        rt__sched_take(s, c, &g);
+        if (send_devices(s, w) < 0) {
+            end_lease(s, w); /* out of memory; the next pass tries again */
+            return NULL;
+        }
     }
-    return NULL;
 }
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -199,7 +254,7 @@ static void feed(rt__sched *s, rt__class *blocked)
 {
     for (rt__worker *w = rt__rt.pool.all; w; w = w->next) {
         rt__class *c = w->lease;
-        if (!c || c->pending == 0 || (blocked && blocked != c) || w->chan.fd < 0)
+        if (!c || c->pending == 0 || held_back(c, blocked) || w->chan.fd < 0)
             continue;
         for (size_t n = share_of(w); n > 0; n--) {
             rt__task *t = pop_front(c);
@@ -215,7 +270,7 @@ static void feed(rt__sched *s, rt__class *blocked)
 
 void rt__sched_run(rt__sched *s)
 {
-    end_idle_leases(s, 0);
+    end_idle_leases(s, NULL);
     rt__class *blocked = grant_leases(s);
     feed(s, blocked);
 }
@@ -314,8 +369,7 @@ void rt__sched_worker_lost(rt__sched *s, rt__worker *w)
         finish(s, blamed, RT_EWORKERDIED);
     }
     if (w->lease) {
-        rt__res_give(&s->free, &w->lease->req);
-        w->lease->leases--;
+        rt__sched_give(s, w->lease, &w->grant);
         w->lease = NULL;
     }
 }

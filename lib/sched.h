@@ -12,6 +12,7 @@
 #ifndef RT_SCHED_H
 #define RT_SCHED_H
 
+#include "instance.h"
 #include "resources.h"
 #include "task.h"
 
@@ -25,7 +26,6 @@ typedef struct rt__class {
     size_t pending;
     size_t inflight;         /* sent to workers, result not yet back */
     size_t leases;
-    uint64_t tried;          /* the grant pass that last looked at it */
     double run_us;           /* recent run time of its tasks (moving average) */
     int timed;               /* run_us holds at least one measurement */
 } rt__class;
@@ -35,17 +35,31 @@ typedef struct rt__sched {
     rt__names names;         /* immutable after init */
     rt__res total;           /* immutable after init */
     rt__res free;
+    rt__instances gpus;      /* GPU instances and their ids */
+    rt__instances neuron;    /* neuron core instances, if any */
+    int neuron_index;        /* of "neuron_cores" in names, or -1 */
+    rt__class *blocked;      /* set by rt__sched_decide() */
     uint64_t next_seq;       /* [L] */
     size_t finished;         /* tasks finished since the last look */
-    uint64_t pass;           /* grant passes so far */
 } rt__sched;
 
-void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total);
+/* gpu_ids names the total->gpu / RT__UNIT GPUs; NULL means "0", "1"... */
+void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total,
+                    const char (*gpu_ids)[RT__ID_LEN]);
 /* The class of a request (created on first use; kept until shutdown), or
  * NULL when out of memory.  rt_remote() files each task under one. */
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);
 /* Queue tasks that rt_remote() handed over, in their order. */
 void rt__sched_absorb(rt__task *list);
+/* One scheduling decision: the class that gets the next lease and the
+ * instances it would take, or NULL when none can go now.  Classes are
+ * looked at oldest pending task first.  A class that holds no lease and
+ * does not fit blocks every younger class (it is left in s->blocked), so
+ * a large request is never starved by a stream of smaller ones. */
+rt__class *rt__sched_decide(rt__sched *s, rt__grant *g);
+/* Take or give back what a lease of c holds. */
+void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g);
+void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g);
 /* Grant leases and fill workers' pipelines. */
 void rt__sched_run(rt__sched *s);
 /* A worker answered: take its results. */

@@ -2,6 +2,7 @@
 #include "task.h"
 
 #include "error.h"
+#include "instance.h"
 #include "runtime.h"
 #include "shm.h"
 #include "worker.h"
@@ -126,6 +127,38 @@ typedef struct request {
     rt__item items[RT__CUSTOM_MAX];
 } request;
 
+/* A GPU amount is a fraction of one GPU or a whole number of them. */
+static int resolve_gpus(double gpus, rt__amount *out)
+{
+    int rc = rt__amount_parse(gpus, "num_gpus", out);
+    if (rc == 0 && *out > RT__UNIT && *out % RT__UNIT)
+        rc = rt__error(RT_EINVAL, "GPU quantities above 1 must be whole numbers; "
+                                  "%g is invalid", gpus);
+    return rc;
+}
+
+/* Custom resources, neuron cores (whole, never with GPUs) and the
+ * accelerator type, which is a custom resource too. */
+static int resolve_items(const rt_opts *o, request *r)
+{
+    int rc = rt__items_parse(o->resources, "resources", r->items, &r->nitems);
+    if (rc == 0)
+        rc = rt__items_whole(r->items, r->nitems, RT__NEURON, "resources");
+    int neuron = rt__items_find(r->items, r->nitems, RT__NEURON);
+    if (rc == 0 && neuron >= 0 && r->items[neuron].amount > 0 && r->res.gpu > 0)
+        rc = rt__error(RT_EINVAL, "a request cannot have both GPUs and "
+                                  RT__NEURON "; ask for one kind of accelerator");
+    if (rc == 0 && o->accelerator_type) {
+        char name[RT__NAME_LEN + 32];
+        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", o->accelerator_type);
+        rc = *o->accelerator_type
+                 ? rt__items_add(r->items, &r->nitems, name, RT__ACCEL_AMOUNT,
+                                 "accelerator_type")
+                 : rt__error(RT_EINVAL, "accelerator_type is empty; use NULL for any");
+    }
+    return rc;
+}
+
 static int resolve_opts(const rt_opts *o, request *r)
 {
     rt_opts dflt = RT_OPTS_INIT;
@@ -136,12 +169,17 @@ static int resolve_opts(const rt_opts *o, request *r)
     memset(&r->res, 0, sizeof r->res);
     int rc = rt__amount_parse(cpus, "num_cpus", &r->res.cpu);
     if (rc == 0)
-        rc = resolve_count(o->max_calls, zeroed, 0, "max_calls", &r->max_calls);
+        rc = resolve_gpus(o->num_gpus, &r->res.gpu);
+    /* GPU tasks get a fresh worker each, so GPU memory a task leaks dies
+     * with its process. */
+    if (rc == 0)
+        rc = resolve_count(o->max_calls, zeroed, r->res.gpu > 0 ? 1 : 0,
+                           "max_calls", &r->max_calls);
     if (rc == 0)
         rc = resolve_count(o->max_retries, zeroed, DEFAULT_MAX_RETRIES,
                            "max_retries", &r->max_retries);
     if (rc == 0)
-        rc = rt__items_parse(o->resources, "resources", r->items, &r->nitems);
+        rc = resolve_items(o, r);
     if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
     return rc;

@@ -21,7 +21,9 @@ typedef enum rt__msg_type {
                              fds: socket, out, err */
     RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
-    RT__MSG_EXITED        /* fork server -> app: id = pid, word = wait status */
+    RT__MSG_EXITED,       /* fork server -> app: id = pid, word = wait status */
+    RT__MSG_DEVICES       /* app -> worker: payload = "GPU ids\nneuron ids",
+                             word = 1 when the node has neuron cores */
 } rt__msg_type;
 
 typedef struct rt__hdr {

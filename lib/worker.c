@@ -2,6 +2,7 @@
 #include "worker.h"
 
 #include "error.h"
+#include "instance.h"
 #include "shm.h"
 #include "wire.h"
 
@@ -45,6 +46,129 @@ static _Noreturn void leave(void)
     fflush(stdout);
     fflush(stderr);
     _exit(0); /* not exit(): atexit handlers belong to the application */
+}
+
+/* The environment a task starts with: the one the worker was forked
+ * with, plus the variables that name its lease's devices.  A task may
+ * change its environment (setenv, unsetenv, putenv); the next task gets
+ * this one back, so nothing leaks from task to task. */
+static struct {
+    char **base;      /* copies of the worker's first environment */
+    char **seen;      /* environ's entries right after the last reset */
+    size_t nseen;
+    char *devices;    /* the last DEVICES payload: "GPU ids\nneuron ids" */
+    int has_neuron;   /* the node has neuron cores: set their variable */
+    const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] neuron cores */
+    size_t nids[2];
+    char *ids_buf;    /* what ids point into */
+} env;
+
+extern char **environ;
+
+static size_t env_count(char **e)
+{
+    size_t n = 0;
+    while (e && e[n])
+        n++;
+    return n;
+}
+
+static void env_capture(void)
+{
+    size_t n = env_count(environ);
+    env.base = calloc(n + 1, sizeof *env.base);
+    for (size_t i = 0; env.base && i < n; i++)
+        env.base[i] = strdup(environ[i]);
+}
+
+static void env_snapshot(void)
+{
+    free(env.seen);
+    env.nseen = env_count(environ);
+    env.seen = malloc((env.nseen + 1) * sizeof *env.seen);
+    if (env.seen)
+        memcpy(env.seen, environ, env.nseen * sizeof *env.seen);
+}
+
+/* Cheap enough to run after every task: a change to the environment
+ * replaces, adds or removes an entry of environ. */
+static int env_changed(void)
+{
+    if (!env.seen || env_count(environ) != env.nseen)
+        return 1;
+    for (size_t i = 0; i < env.nseen; i++)
+        if (environ[i] != env.seen[i])
+            return 1;
+    return 0;
+}
+
+static void env_reset(void)
+{
+    clearenv();
+    for (size_t i = 0; env.base && env.base[i]; i++)
+        putenv(env.base[i]);
+    const char *devices = env.devices ? env.devices : "\n";
+    const char *nl = strchr(devices, '\n');
+    char *gpus = strndup(devices, (size_t)(nl - devices));
+    /* CUDA numbers devices in PCI bus order, as the runtime does. */
+    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+    setenv("CUDA_VISIBLE_DEVICES", gpus ? gpus : "", 1);
+    if (env.has_neuron)
+        setenv("NEURON_RT_VISIBLE_CORES", nl + 1, 1);
+    free(gpus);
+    env_snapshot();
+}
+
+/* Split "0,1\n2" into the id lists that rt_get_gpu_ids() returns. */
+static void split_ids(void)
+{
+    free(env.ids_buf);
+    env.ids_buf = strdup(env.devices);
+    env.nids[0] = env.nids[1] = 0;
+    int list = 0;
+    for (char *p = env.ids_buf; p && *p; list = 1) {
+        char *end = p + strcspn(p, "\n");
+        int last = *end == '\0';
+        *end = '\0';
+        char *save;
+        for (char *id = strtok_r(p, ",", &save); id; id = strtok_r(NULL, ",", &save))
+            if (env.nids[list] < RT__INSTANCE_MAX)
+                env.ids[list][env.nids[list]++] = id;
+        p = last ? end : end + 1;
+    }
+}
+
+static void set_devices(const rt__hdr *h, const char *payload)
+{
+    free(env.devices);
+    env.devices = strndup(payload, h->len);
+    if (!env.devices)
+        leave();
+    env.has_neuron = h->word != 0;
+    split_ids();
+    env_reset();
+}
+
+RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,
+                                     size_t *n)
+{
+    if (!resource || !ids || !n)
+        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: NULL argument");
+    int list = strcmp(resource, "GPU") == 0 ? 0 : strcmp(resource, RT__NEURON) == 0 ? 1 : -1;
+    if (list < 0)
+        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: %s is not an "
+                                    "accelerator (GPU or " RT__NEURON ")", resource);
+    if (!rt__in_worker)
+        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: only inside a task "
+                                    "or an actor");
+    *ids = env.ids[list];
+    *n = env.nids[list];
+    return 0;
+}
+
+RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)
+{
+    return rt_get_accelerator_ids("GPU", ids, n);
 }
 
 static void result_drop(rt_result *r)
@@ -161,6 +285,8 @@ static void run_task(const rt__hdr *h, const char *payload, const int *fds)
     atomic_store_explicit(&self.slot->running, h->id, memory_order_relaxed);
     int status = fn(arg, (size_t)h->len, &r);
     atomic_store_explicit(&self.slot->running, 0, memory_order_relaxed);
+    if (env_changed())
+        env_reset();
     uint64_t us = (now_ns() - start) / 1000;
     fflush(stdout);
     fflush(stderr);
@@ -195,6 +321,9 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     case RT__MSG_NAME:
         set_name(h, payload);
         break;
+    case RT__MSG_DEVICES:
+        set_devices(h, payload);
+        break;
     default:
         leave(); /* a message a worker never gets: the stream is corrupt */
     }
@@ -203,6 +332,7 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
 {
     self.slot = slot;
+    env_capture();
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);
     close(out);

@@ -153,3 +153,40 @@ int t_submit_inside(const void *arg, size_t len, rt_result *r)
     int rc = rt_remote(t_echo, NULL, arg, len, &ref);
     return set_u64(r, (uint64_t)(int64_t)rc);
 }
+
+/* Sleep for arg ms (if given), then describe what the task was given:
+ * "ids=<rt_get_gpu_ids> cvd=<CUDA_VISIBLE_DEVICES> order=<CUDA_DEVICE_ORDER>
+ * neuron=<NEURON_RT_VISIBLE_CORES>", "-" for an unset variable. */
+int t_devices(const void *arg, size_t len, rt_result *r)
+{
+    if (len == sizeof(uint64_t))
+        sleep_ms((long)*(const uint64_t *)arg);
+    const char *const *ids;
+    size_t n;
+    if (rt_get_gpu_ids(&ids, &n) < 0)
+        return 1;
+    char joined[512] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(joined + strlen(joined), sizeof joined - strlen(joined), "%s%s",
+                 i ? "," : "", ids[i]);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    const char *order = getenv("CUDA_DEVICE_ORDER");
+    const char *neuron = getenv("NEURON_RT_VISIBLE_CORES");
+    char out[1024];
+    int len_out = snprintf(out, sizeof out, "ids=%s cvd=%s order=%s neuron=%s", joined,
+                           cvd ? cvd : "-", order ? order : "-", neuron ? neuron : "-");
+    return rt_result_set(r, out, (size_t)len_out + 1);
+}
+
+/* Report RT_TEST_VAR ("-" when unset), then dirty the environment. */
+int t_dirty_env(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    const char *v = getenv("RT_TEST_VAR");
+    char out[64];
+    snprintf(out, sizeof out, "%s %d", v ? v : "-", (int)getpid());
+    setenv("RT_TEST_VAR", "dirty", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "7", 1);
+    return rt_result_set(r, out, strlen(out) + 1);
+}

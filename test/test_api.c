@@ -106,10 +106,10 @@ START_TEST(bad_resource_lists_are_refused)
     rt_ref ref;
     o.resources = "tpu=1";
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE,
-             "1 tpu but the runtime has no resource of that name");
+             "1 tpu can never be met: the runtime has no resource of that name");
     o.resources = "fpga=3";
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE,
-             "3 fpga but the runtime has 2 in all");
+             "3 fpga can never be met: the runtime has 2 in all");
     o.resources = "fpga=0.00001";
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "precision");
     o.resources = "fpga=NaN";

@@ -52,6 +52,8 @@ int t_checksum(const void *arg, size_t len, rt_result *r);
 int t_print(const void *arg, size_t len, rt_result *r);
 int t_submit_inside(const void *arg, size_t len, rt_result *r);
 int t_span(const void *arg, size_t len, rt_result *r);
+int t_devices(const void *arg, size_t len, rt_result *r);
+int t_dirty_env(const void *arg, size_t len, rt_result *r);
 
 /* The byte pattern of t_big_result() and the checksum of t_checksum(). */
 uint64_t pattern_word(size_t i);
@@ -60,5 +62,6 @@ uint64_t checksum(const void *data, size_t len);
 Suite *api_suite(void);
 Suite *tasks_suite(void);
 Suite *workers_suite(void);
+Suite *resources_suite(void);
 
 #endif

@@ -1,0 +1,91 @@
+/* instance.c - placing GPU and neuron core requests on instances. */
+#include "instance.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_LEN])
+{
+    memset(in, 0, sizeof *in);
+    in->count = count;
+    for (int i = 0; i < count; i++) {
+        in->free[i] = RT__UNIT;
+        if (ids)
+            memcpy(in->id[i], ids[i], RT__ID_LEN);
+        else
+            snprintf(in->id[i], RT__ID_LEN, "%d", i);
+    }
+}
+
+int rt__pick_has(const rt__pick *pick, int i)
+{
+    return (int)(pick->mask[i / 64] >> (i % 64) & 1);
+}
+
+static void pick_add(rt__pick *pick, int i)
+{
+    pick->mask[i / 64] |= 1ULL << (i % 64);
+}
+
+/* The instance a fraction fits best: the smallest leftover wins. */
+static int best_fit(const rt__instances *in, rt__amount amount)
+{
+    int best = -1;
+    for (int i = 0; i < in->count; i++)
+        if (in->free[i] >= amount && (best < 0 || in->free[i] < in->free[best]))
+            best = i;
+    return best;
+}
+
+int rt__instances_pick(const rt__instances *in, rt__amount amount, rt__pick *pick)
+{
+    memset(pick, 0, sizeof *pick);
+    if (amount == 0)
+        return 1;
+    if (amount < RT__UNIT) {
+        int i = best_fit(in, amount);
+        if (i < 0)
+            return 0;
+        pick->each = amount;
+        pick_add(pick, i);
+        return 1;
+    }
+    rt__amount wanted = amount / RT__UNIT;
+    for (int i = 0; i < in->count && wanted > 0; i++)
+        if (in->free[i] == RT__UNIT) {
+            pick_add(pick, i);
+            wanted--;
+        }
+    if (wanted > 0) {
+        memset(pick, 0, sizeof *pick);
+        return 0;
+    }
+    pick->each = RT__UNIT;
+    return 1;
+}
+
+void rt__instances_take(rt__instances *in, const rt__pick *pick)
+{
+    for (int i = 0; pick->each && i < in->count; i++)
+        if (rt__pick_has(pick, i))
+            in->free[i] -= pick->each;
+}
+
+void rt__instances_give(rt__instances *in, const rt__pick *pick)
+{
+    for (int i = 0; pick->each && i < in->count; i++)
+        if (rt__pick_has(pick, i))
+            in->free[i] += pick->each;
+}
+
+size_t rt__pick_format(const rt__pick *pick, const rt__instances *in, char *buf,
+                       size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; pick->each && i < in->count; i++)
+        if (rt__pick_has(pick, i) && len < size)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                                    in->id[i]);
+    return len < size ? len : size - 1;
+}

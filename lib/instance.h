@@ -1,0 +1,54 @@
+/*
+ * instance.h - resources that come in numbered instances: GPUs and
+ * neuron cores.
+ *
+ * Each instance has capacity 1 (RT__UNIT).  A fractional request lands on
+ * one instance, chosen by best fit as Ray does: among those where it fits,
+ * the one it leaves with the least, ties to the lowest index, so one GPU
+ * fills up before the next is touched.  A whole request takes that many
+ * wholly free instances, lowest index first.  What a lease holds is a
+ * pick: a set of instances and the amount taken from each.
+ */
+#ifndef RT_INSTANCE_H
+#define RT_INSTANCE_H
+
+#include "resources.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT__INSTANCE_MAX 256
+#define RT__NEURON "neuron_cores" /* the custom resource placed like GPUs */
+#define RT__ID_LEN 64 /* "3", "GPU-6f1c...", "MIG-..." */
+
+typedef struct rt__instances {
+    int count;
+    rt__amount free[RT__INSTANCE_MAX];
+    char id[RT__INSTANCE_MAX][RT__ID_LEN]; /* what tasks are told */
+} rt__instances;
+
+typedef struct rt__pick {
+    rt__amount each; /* taken from every instance in mask; 0 = none */
+    uint64_t mask[RT__INSTANCE_MAX / 64];
+} rt__pick;
+
+/* What one lease holds on instances. */
+typedef struct rt__grant {
+    rt__pick gpu, neuron;
+} rt__grant;
+
+/* count instances, all free, named "0", "1", ... unless ids is given. */
+void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_LEN]);
+/* Choose where amount goes (a fraction of one, or a whole number).
+ * Returns 1 and fills pick, or 0 when it does not fit now. */
+int rt__instances_pick(const rt__instances *in, rt__amount amount, rt__pick *pick);
+void rt__instances_take(rt__instances *in, const rt__pick *pick);
+void rt__instances_give(rt__instances *in, const rt__pick *pick);
+/* Whether instance i is in the pick. */
+int rt__pick_has(const rt__pick *pick, int i);
+/* Write the picked ids as "0,3" into buf (always terminated); returns the
+ * length.  size must hold RT__INSTANCE_MAX * RT__ID_LEN bytes. */
+size_t rt__pick_format(const rt__pick *pick, const rt__instances *in, char *buf,
+                       size_t size);
+
+#endif
