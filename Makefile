@@ -83,7 +83,8 @@ deps-test:
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
-$(TEST_BIN): $(TEST_SRC) test/tests.h $(STATIC) | deps-test
+# test_placement.c includes internal headers to drive the scheduler.
+$(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) | deps-test
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
@@ -121,9 +122,11 @@ check-valgrind: deps-test
 
 # ---- benchmarks -------------------------------------------------------------
 
-$(BENCH_BIN): bench/bench.c $(STATIC)
+# decide.c includes internal headers to drive the scheduler.
+$(BENCH_BIN): bench/bench.c bench/decide.c $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) bench/bench.c bench/decide.c -o $@ \
+	    $(STATIC) $(LIBS)
 
 bench: $(BENCH_BIN)
 	@mk/need-packages python3

@@ -25,6 +25,8 @@ int fill(const void *arg, size_t len, rt_result *r);
 
 static int small_run;
 
+double decision_ns(size_t pending, size_t decisions); /* decide.c */
+
 /* ---- measuring ------------------------------------------------------------ */
 
 static double now(void)
@@ -420,7 +422,15 @@ int main(void)
     row("rtask, per queued task", per, "bytes", "");
     row("rtask, for 1 000 000 queued tasks", per * 1e6 / 1e6, "MB", "");
     verdict("MB per million / 200 MB", per / 200, 1, 1);
-
     check(rt_shutdown(), "rt_shutdown");
+    printf("\n");
+
+    printf("6. One scheduling decision, 10 000 pending tasks of 12 shapes\n");
+    double dec[REPS];
+    for (int i = 0; i < REPS; i++)
+        dec[i] = decision_ns(10000, scaled(1000000));
+    double decide = median(dec, REPS);
+    row("rtask, class + GPU/neuron instances chosen", decide, "ns", "8 GPUs, 64 CPUs");
+    verdict("decision / 2 us", decide / 2000, 1, 1);
     return 0;
 }

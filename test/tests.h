@@ -63,5 +63,6 @@ Suite *api_suite(void);
 Suite *tasks_suite(void);
 Suite *workers_suite(void);
 Suite *resources_suite(void);
+Suite *placement_suite(void);
 
 #endif
