@@ -101,7 +101,7 @@ MAN_PAGES = $(sort $(wildcard man/man3/*.3 man/man7/*.7))
 check-man:
 	@mk/need-packages groff-base
 	@cd man && for p in $(MAN_PAGES:man/%=%); do \
-	    out=$$(groff -ww -man -z -Tutf8 $$p 2>&1); \
+	    out=$$(groff -t -ww -man -z -Tutf8 $$p 2>&1); \
 	    [ -z "$$out" ] || { echo "man/$$p: $$out"; exit 1; }; \
 	done; echo "man pages: $(words $(MAN_PAGES)) render cleanly"
 

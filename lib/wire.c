@@ -83,11 +83,22 @@ void rt__chan_close(rt__chan *c)
     c->fd = -1;
 }
 
+/* Payloads are padded so that every header, and so every payload, starts
+ * aligned for any type in the peer's buffer: a task reads its argument in
+ * place. */
+_Static_assert(sizeof(rt__hdr) % RT__MSG_ALIGN == 0, "headers keep payloads aligned");
+
+static size_t padded(const rt__hdr *h)
+{
+    size_t n = h->nfds ? 0 : h->len;
+    return (n + RT__MSG_ALIGN - 1) & ~(size_t)(RT__MSG_ALIGN - 1);
+}
+
 int rt__chan_put(rt__chan *c, const rt__hdr *h, const void *payload,
                  const int *fds)
 {
-    size_t n = h->nfds ? 0 : h->len;
-    if (bytes_reserve(&c->out, sizeof *h + n) < 0)
+    size_t n = h->nfds ? 0 : h->len, total = sizeof *h + padded(h);
+    if (bytes_reserve(&c->out, total) < 0)
         goto fail;
     /* A descriptor must reach the peer no later than its header.  The
      * kernel attaches SCM_RIGHTS to the first byte of a send, so flush
@@ -102,10 +113,12 @@ int rt__chan_put(rt__chan *c, const rt__hdr *h, const void *payload,
             goto fail;
         }
     }
-    memcpy(c->out.data + c->out.tail, h, sizeof *h);
+    char *dst = c->out.data + c->out.tail;
+    memcpy(dst, h, sizeof *h);
     if (n)
-        memcpy(c->out.data + c->out.tail + sizeof *h, payload, n);
-    c->out.tail += sizeof *h + n;
+        memcpy(dst + sizeof *h, payload, n);
+    memset(dst + sizeof *h + n, 0, total - sizeof *h - n);
+    c->out.tail += total;
     return 0;
 fail:
     for (uint32_t i = 0; i < h->nfds; i++)
@@ -218,7 +231,7 @@ int rt__chan_next(rt__chan *c, rt__hdr *h, const char **payload, int *fds)
     memcpy(h, c->in.data + c->in.head, sizeof *h);
     if (h->nfds > RT__MSG_MAX_FDS)
         return -1;
-    size_t n = h->nfds ? 0 : h->len;
+    size_t n = padded(h);
     if (avail - sizeof *h < n)
         return 0;
     if (fdq_len(&c->in_fds) < h->nfds)

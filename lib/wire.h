@@ -2,7 +2,8 @@
  * wire.h - the messages between the application, the fork server and the
  * workers, and the buffered stream channel that carries them.
  *
- * Every message is a 32-byte header followed by `len` payload bytes, or,
+ * Every message is a 32-byte header followed by `len` payload bytes
+ * (padded to RT__MSG_ALIGN), or,
  * when descriptors travel with it (SCM_RIGHTS), by no payload: the bytes
  * then live in the first descriptor (a memfd, see shm.h).  One recv or
  * send moves many messages, so a burst of tasks costs one system call.
@@ -35,6 +36,7 @@ typedef struct rt__hdr {
 } rt__hdr;
 
 #define RT__MSG_MAX_FDS 3
+#define RT__MSG_ALIGN 16 /* payloads start aligned for any type */
 
 /* A growable byte buffer consumed from the front. */
 typedef struct rt__bytes {
