@@ -47,7 +47,8 @@ enum {
     RT_ETASK = -9,        /* the task function returned a non-zero status */
     RT_EINFEASIBLE = -10, /* no node could ever satisfy the request */
     RT_ESYS = -11,        /* a system call failed (errno in rt_last_error()) */
-    RT_EINWORKER = -12    /* called from inside a task, where it is not allowed */
+    RT_EINWORKER = -12,   /* called from inside a task, where it is not allowed */
+    RT_EACTORDIED = -13   /* the actor was killed, or died and cannot restart */
 };
 
 /* Timeouts are in milliseconds; RT_FOREVER waits without limit, 0 polls. */
@@ -55,7 +56,8 @@ enum {
 
 /* Special values for counts and amounts in rt_config and rt_opts. */
 #define RT_DETECT (-1.0) /* num_cpus / num_gpus: take what the machine has */
-#define RT_DEFAULT (-1)  /* max_calls / max_retries: the documented default */
+#define RT_DEFAULT (-1)  /* num_cpus, max_calls, max_retries, max_restarts:
+                            the documented default */
 
 /* A handle to a submitted task's result.  It is a plain value: copy it
  * freely.  It stays valid until rt_get() consumes it or rt_release()
@@ -109,13 +111,19 @@ typedef struct rt_config {
  */
 typedef struct rt_opts {
     int init_magic_;    /* set by RT_OPTS_INIT; do not touch */
-    const char *name;   /* name in output prefixes; NULL = function symbol */
-    double num_cpus;    /* CPUs held while the task runs; default 1 */
+    const char *name;   /* name in output prefixes; NULL = function symbol
+                           (for an actor, its class name) */
+    double num_cpus;    /* CPUs held while the task runs; default 1 for a
+                           task, 0 for an actor (as Ray) */
     double num_gpus;    /* GPUs held: a fraction in (0, 1] or a whole
                            number; default 0 */
     int max_calls;      /* calls before a worker retires; 0 = unlimited;
-                           default 1 for GPU tasks, else unlimited */
-    int max_retries;    /* re-runs after a worker death; default 3 */
+                           default 1 for GPU tasks, else unlimited; not
+                           for actors */
+    int max_retries;    /* re-runs after a worker death; default 3; not
+                           for actors, whose calls are never re-run */
+    int max_restarts;   /* actors only: how often a dead actor is started
+                           again; default 0 */
     const char *resources; /* custom resources held while the task runs,
                               "name=amount,..."; NULL = none */
     const char *accelerator_type; /* run only where the GPUs are of this
@@ -124,7 +132,8 @@ typedef struct rt_opts {
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
-    { RT_OPTS_MAGIC_, NULL, 1.0, 0.0, RT_DEFAULT, RT_DEFAULT, NULL, NULL }
+    { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
+      NULL, NULL }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
@@ -212,6 +221,45 @@ RT_EXPORT RT_NODISCARD int rt_result_set(rt_result *result, const void *data,
  * buffers live in shared memory and reach the caller without a copy.
  * Returns NULL when out of memory. */
 RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len);
+
+/*
+ * Actors: a worker process with state, whose resources are held for its
+ * whole life.  The constructor runs in the actor's own process and sets
+ * its state; methods run there one at a time, in the order they were
+ * called, and answer like tasks (read them with rt_get()/rt_wait()); the
+ * destructor, if any, runs when the actor is killed or the runtime shuts
+ * down.  A class is plain data: keep it in static storage or copy it.
+ */
+typedef int (*rt_actor_init_fn)(const void *arg, size_t arg_len, void **state);
+typedef void (*rt_actor_fini_fn)(void *state);
+typedef int (*rt_method)(void *state, const void *arg, size_t arg_len,
+                         rt_result *result);
+
+typedef struct rt_actor_class {
+    const char *name;      /* output prefix "(name pid=N)"; NULL = "actor" */
+    rt_actor_init_fn init; /* required; non-zero return: creation failed */
+    rt_actor_fini_fn fini; /* optional */
+} rt_actor_class;
+
+/* A handle to an actor; a plain value, valid until rt_shutdown(). */
+typedef struct rt_actor {
+    uint64_t id;
+} rt_actor;
+
+/* Create an actor: opts as for a task (num_gpus, num_cpus, resources,
+ * accelerator_type, max_restarts; max_calls does not apply).  Returns at
+ * once; calls made before the actor runs wait for its constructor. */
+RT_EXPORT RT_NODISCARD int rt_actor_create(const rt_actor_class *cls,
+                                           const rt_opts *opts, const void *arg,
+                                           size_t arg_len, rt_actor *actor);
+/* Call method(state, arg) in the actor; *ref is read like a task's. */
+RT_EXPORT RT_NODISCARD int rt_actor_call(rt_actor actor, rt_method method,
+                                         const void *arg, size_t arg_len,
+                                         rt_ref *ref);
+/* Kill an actor: calls not yet sent fail with RT_EACTORDIED, calls sent
+ * finish, the destructor runs, the process ends and its resources are
+ * released.  Killing a dead actor does nothing. */
+RT_EXPORT int rt_actor_kill(rt_actor actor);
 
 /* Inside a task or an actor: the ids of the GPUs it holds, as strings,
  * in CUDA_VISIBLE_DEVICES order ("0", "3", or "GPU-<uuid>" entries when

@@ -24,6 +24,7 @@ RT_EXPORT const char *rt_strerror(int code)
     case RT_EINFEASIBLE: return "request can never be satisfied";
     case RT_ESYS: return "system call failed";
     case RT_EINWORKER: return "not allowed inside a task";
+    case RT_EACTORDIED: return "actor died";
     default: return "unknown error";
     }
 }

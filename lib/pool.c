@@ -1,6 +1,7 @@
 /* pool.c - start, feed, read, retire and forget worker processes. */
 #include "pool.h"
 
+#include "actor.h"
 #include "sched.h"
 
 #include <errno.h>
@@ -196,9 +197,12 @@ void rt__pool_top_up(rt__pool *p)
 }
 
 /* A worker that ran max_calls tasks of any kind cannot serve a class
- * with that limit: it would retire before its first task. */
+ * with that limit: it would retire before its first task.  An actor gets
+ * a process that never ran anything. */
 static int can_serve(const rt__worker *w, const rt__class *cls)
 {
+    if (cls->actor)
+        return w->calls == 0;
     return cls->max_calls == 0 || w->calls < cls->max_calls;
 }
 
@@ -307,9 +311,23 @@ int rt__pool_send_devices(rt__worker *w, const char *payload, size_t len,
     return send_state(w, &w->devices_sent, &h, payload);
 }
 
+static const uint32_t msg_of_kind[] = {
+    [RT__KIND_TASK] = RT__MSG_TASK,
+    [RT__KIND_CREATE] = RT__MSG_CREATE,
+    [RT__KIND_CALL] = RT__MSG_CALL,
+};
+
+/* A constructor goes with the destructor its worker must run at the end. */
+static int send_actor(rt__worker *w, const rt__task *t)
+{
+    rt_actor_fini_fn fini = t->cls->actor->fini;
+    rt__hdr h = {.type = RT__MSG_ACTOR, .word = (uint64_t)(uintptr_t)fini};
+    return rt__chan_put(&w->chan, &h, NULL, NULL);
+}
+
 static int send_task(rt__worker *w, const rt__task *t)
 {
-    rt__hdr h = {.type = RT__MSG_TASK, .id = t->id,
+    rt__hdr h = {.type = msg_of_kind[t->kind], .id = t->id,
                  .word = (uint64_t)(uintptr_t)t->fn, .len = t->arg_len};
     if (t->arg_fd < 0)
         return rt__chan_put(&w->chan, &h, t->tail, NULL);
@@ -324,7 +342,10 @@ static int send_task(rt__worker *w, const rt__task *t)
 
 int rt__pool_send(rt__worker *w, rt__task *t)
 {
-    if (send_name(w, t->name) < 0 || send_task(w, t) < 0)
+    /* An actor's calls keep the name its constructor brought. */
+    if (t->kind != RT__KIND_CALL && send_name(w, t->name) < 0)
+        return -1;
+    if ((t->kind == RT__KIND_CREATE && send_actor(w, t) < 0) || send_task(w, t) < 0)
         return -1;
     t->next = NULL;
     if (w->tail)
@@ -349,14 +370,36 @@ rt__task *rt__pool_pop(rt__worker *w)
     return t;
 }
 
+/* End of file for the worker once all it was sent has gone; the socket
+ * stays open for what it still answers. */
+static void shut_if_stopping(rt__worker *w)
+{
+    if (w->stop_sending && !w->shut && rt__chan_unsent(&w->chan) == 0) {
+        shutdown(w->chan.fd, SHUT_WR);
+        w->shut = 1;
+    }
+}
+
+void rt__pool_stop_sending(rt__worker *w)
+{
+    w->retiring = 1;
+    w->stop_sending = 1;
+    if (w->chan.fd >= 0)
+        shut_if_stopping(w);
+}
+
 void rt__pool_flush(rt__pool *p)
 {
     if (rt__chan_unsent(p->forkserver))
         flush_watched(p, p->forkserver, p->w_forkserver);
-    for (rt__worker *w = p->all; w; w = w->next)
-        if (w->chan.fd >= 0 && rt__chan_unsent(&w->chan) &&
-            flush_watched(p, &w->chan, &w->w_sock) < 0)
+    for (rt__worker *w = p->all; w; w = w->next) {
+        if (w->chan.fd < 0)
+            continue;
+        if (rt__chan_unsent(&w->chan) && flush_watched(p, &w->chan, &w->w_sock) < 0)
             close_socket(p, w); /* it died; the fork server will tell */
+        else
+            shut_if_stopping(w);
+    }
 }
 
 /* ---- input ------------------------------------------------------------- */

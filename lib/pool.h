@@ -51,6 +51,8 @@ typedef struct rt__worker {
     char *name_sent;          /* the NAME last sent, or NULL */
     char *devices_sent;       /* the DEVICES payload last sent, or NULL */
     int retiring;             /* gets no more tasks; exits at end of file */
+    int stop_sending;         /* give it end of file once its output is sent */
+    int shut;                 /* that end of file was given */
     int has_input;            /* bytes arrived since results were taken */
     int gone;                 /* exited, or could not be started */
     size_t slot;              /* its run slot (worker.h) */
@@ -98,6 +100,9 @@ void rt__pool_flush(rt__pool *p);
 void rt__pool_read(rt__pool *p, rt__worker *w);
 /* Relay what an output pipe holds (runs without the lock). */
 void rt__pool_relay(rt__pool *p, rt__watch *w);
+/* Send w what it has queued, then end of file, while still reading its
+ * answers: an actor finishes its calls, runs its destructor and exits. */
+void rt__pool_stop_sending(rt__worker *w);
 /* Kill a worker that broke the protocol; its exit is reported later. */
 void rt__pool_kill(rt__pool *p, rt__worker *w);
 /* The worker a fork server message is about, or NULL. */

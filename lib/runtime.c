@@ -1,6 +1,7 @@
 /* runtime.c - rt_init(), rt_shutdown() and the runtime thread's loop. */
 #include "runtime.h"
 
+#include "actor.h"
 #include "error.h"
 #include "forkserver.h"
 #include "visible.h"
@@ -17,11 +18,13 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EVENTS_PER_WAIT 64
 #define WORKERS_PER_CPU_MAX 8 /* a cap for zero-CPU tasks, which need no CPU */
 #define WORKERS_MIN_MAX 64
+#define ACTOR_GRACE_S 2.0 /* for actors' destructors at rt_shutdown() */
 
 rt__runtime rt__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -186,12 +189,34 @@ static int do_work(void)
             w->has_input = 0;
             rt__sched_results(s, w);
         }
-    rt__sched_run(s);
-    rt__pool_top_up(&rt__rt.pool);
+    rt__actor_reap_kills(s);
+    if (rt__rt.state == RT__RUNNING) {
+        rt__sched_run(s);
+        rt__pool_top_up(&rt__rt.pool);
+    }
     if (s->finished && rt__rt.waiters)
         pthread_cond_broadcast(&rt__rt.changed);
     s->finished = 0;
     return rt__rt.state == RT__RUNNING;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* [L] When stopping, actors get end of file so that their destructors
+ * run; the thread waits for their exits for up to ACTOR_GRACE_S, then the
+ * fork server kills what is left.  Returns 1 while it should wait. */
+static int wait_for_actors(double *deadline)
+{
+    if (forkserver_eof)
+        return 0;
+    if (*deadline == 0)
+        *deadline = now_s() + ACTOR_GRACE_S;
+    return rt__actors_stopping() && now_s() < *deadline;
 }
 
 static void *loop(void *unused)
@@ -199,17 +224,18 @@ static void *loop(void *unused)
     (void)unused;
     struct epoll_event ev[EVENTS_PER_WAIT];
     int n = 0;
+    double deadline = 0;
     for (;;) {
         do_io(ev, n);
         pthread_mutex_lock(&rt__rt.lock);
-        int running = do_work();
+        int running = do_work() || wait_for_actors(&deadline);
         /* From here a submission must wake us: we may be in epoll_wait. */
         rt__rt.loop_asleep = 1;
         pthread_mutex_unlock(&rt__rt.lock);
         if (!running)
             return NULL;
         rt__pool_flush(&rt__rt.pool);
-        n = epoll_wait(rt__rt.epoll_fd, ev, EVENTS_PER_WAIT, -1);
+        n = epoll_wait(rt__rt.epoll_fd, ev, EVENTS_PER_WAIT, deadline ? 50 : -1);
         if (n < 0)
             n = 0; /* EINTR; nothing else can fail on a valid epoll fd */
     }
@@ -504,6 +530,7 @@ RT_EXPORT int rt_shutdown(void)
     rt__rt.in_head = rt__rt.in_tail = NULL;
     rt__sched_absorb(incoming);
     rt__sched_free(&rt__rt.sched);
+    rt__actors_free();
     rt__rt.state = RT__STOPPED;
     rt__rt.was_shut_down = 1;
     let_waiters_leave();

@@ -1,6 +1,7 @@
 /* sched.c - classes, leases, dispatch, results and retries. */
 #include "sched.h"
 
+#include "actor.h"
 #include "pool.h"
 #include "runtime.h"
 #include "shm.h"
@@ -47,6 +48,28 @@ rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
     return c;
 }
 
+rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req,
+                                 struct rt__actor *actor)
+{
+    rt__class *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->req = *req;
+    c->actor = actor;
+    c->next = s->classes;
+    s->classes = c;
+    return c;
+}
+
+void rt__sched_drop_class(rt__sched *s, rt__class *c)
+{
+    rt__class **link = &s->classes;
+    while (*link != c)
+        link = &(*link)->next;
+    *link = c->next;
+    free(c);
+}
+
 static void push_back(rt__class *c, rt__task *t)
 {
     t->next = NULL;
@@ -67,9 +90,11 @@ static void push_front(rt__class *c, rt__task *t)
     c->pending++;
 }
 
-static rt__task *pop_front(rt__class *c)
+rt__task *rt__sched_pop(rt__class *c)
 {
     rt__task *t = c->head;
+    if (!t)
+        return NULL;
     c->head = t->next;
     if (!c->head)
         c->tail = NULL;
@@ -77,7 +102,7 @@ static rt__task *pop_front(rt__class *c)
     return t;
 }
 
-static void finish(rt__sched *s, rt__task *t, int status)
+void rt__sched_finish(rt__sched *s, rt__task *t, int status)
 {
     s->finished += (size_t)rt__task_finish(t, status);
 }
@@ -133,8 +158,11 @@ static void end_lease(rt__sched *s, rt__worker *w)
     rt__pool_unlease(&rt__rt.pool, w, budget_spent(w));
 }
 
+/* A task class wants a lease per task it has; an actor wants its one. */
 static int wants_lease(const rt__class *c)
 {
+    if (c->actor)
+        return c->pending > 0 && c->leases == 0;
     return c->pending > 0 && c->leases < c->pending + c->inflight;
 }
 
@@ -152,11 +180,12 @@ static int held_back(const rt__class *c, const rt__class *blocked)
 }
 
 /* End the leases whose workers have nothing in flight and either nothing
- * more to do or, younger than the blocked class, must make room for it. */
+ * more to do or, younger than the blocked class, must make room for it.
+ * An actor's lease ends only with its process. */
 static void end_idle_leases(rt__sched *s, const rt__class *blocked)
 {
     for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
-        if (w->lease && w->inflight == 0 &&
+        if (w->lease && !w->lease->actor && w->inflight == 0 &&
             (budget_spent(w) || w->lease->pending == 0 || held_back(w->lease, blocked)))
             end_lease(s, w);
 }
@@ -257,9 +286,9 @@ static void feed(rt__sched *s, rt__class *blocked)
         if (!c || c->pending == 0 || held_back(c, blocked) || w->chan.fd < 0)
             continue;
         for (size_t n = share_of(w); n > 0; n--) {
-            rt__task *t = pop_front(c);
+            rt__task *t = rt__sched_pop(c);
             if (rt__pool_send(w, t) < 0) {
-                finish(s, t, RT_ENOMEM);
+                rt__sched_finish(s, t, RT_ENOMEM);
                 continue;
             }
             t->state = RT__TASK_DISPATCHED;
@@ -285,13 +314,30 @@ static void note_run_time(rt__class *c, uint64_t word)
     c->timed = 1;
 }
 
+/* A constructor's answer: only its status matters. */
+static void take_created(rt__sched *s, rt__task *t, const rt__hdr *h,
+                         const int *fds, int pid)
+{
+    if (h->nfds)
+        close(fds[0]);
+    t->task_status = (int)(uint32_t)h->word;
+    int status = h->word & RT__RESULT_SYSFAIL ? RT_ESYS
+                 : t->task_status           ? RT_ETASK
+                                            : RT_OK;
+    rt__actor_created(s, t, status, pid);
+}
+
 static void take_result(rt__sched *s, rt__task *t, const rt__hdr *h,
-                        const char *payload, const int *fds)
+                        const char *payload, const int *fds, int pid)
 {
     note_run_time(t->cls, h->word);
+    if (t->kind == RT__KIND_CREATE) {
+        take_created(s, t, h, fds, pid);
+        return;
+    }
     if (h->word & RT__RESULT_SYSFAIL) {
         t->sys_errno = (int)(h->word & 0xffffffffu);
-        finish(s, t, RT_ESYS);
+        rt__sched_finish(s, t, RT_ESYS);
         return;
     }
     t->task_status = (int)(uint32_t)h->word;
@@ -306,10 +352,10 @@ static void take_result(rt__sched *s, rt__task *t, const rt__hdr *h,
     }
     if (!t->result && h->len) {
         t->result_len = 0;
-        finish(s, t, RT_ENOMEM);
+        rt__sched_finish(s, t, RT_ENOMEM);
         return;
     }
-    finish(s, t, t->task_status ? RT_ETASK : RT_OK);
+    rt__sched_finish(s, t, t->task_status ? RT_ETASK : RT_OK);
 }
 
 void rt__sched_results(rt__sched *s, rt__worker *w)
@@ -328,13 +374,13 @@ void rt__sched_results(rt__sched *s, rt__worker *w)
         }
         rt__pool_pop(w);
         t->cls->inflight--;
-        take_result(s, t, &h, payload, fds);
+        take_result(s, t, &h, payload, fds, w->pid);
     }
     if (more < 0)
         rt__pool_kill(&rt__rt.pool, w);
 }
 
-static void requeue(rt__task *t)
+void rt__sched_requeue(rt__task *t)
 {
     t->state = RT__TASK_QUEUED;
     push_front(t->cls, t);
@@ -345,6 +391,10 @@ static void requeue(rt__task *t)
  * left; the others only lost their results and run again for free. */
 void rt__sched_worker_lost(rt__sched *s, rt__worker *w)
 {
+    if (w->lease && w->lease->actor) {
+        rt__actor_lost(s, w);
+        return;
+    }
     rt__task *blamed = NULL, *rest = NULL; /* rest is reversed */
     for (rt__task *t; (t = rt__pool_pop(w));) {
         t->cls->inflight--;
@@ -357,16 +407,16 @@ void rt__sched_worker_lost(rt__sched *s, rt__worker *w)
     }
     for (rt__task *t = rest, *next; t; t = next) {
         next = t->next;
-        requeue(t);
+        rt__sched_requeue(t);
     }
     if (blamed && blamed->retries_left > 0) {
         blamed->retries_left--;
-        requeue(blamed);
+        rt__sched_requeue(blamed);
     } else if (blamed) {
         blamed->wait_status = w->wait_status;
         blamed->worker_pid = w->pid;
         blamed->sys_errno = w->spawn_errno;
-        finish(s, blamed, RT_EWORKERDIED);
+        rt__sched_finish(s, blamed, RT_EWORKERDIED);
     }
     if (w->lease) {
         rt__sched_give(s, w->lease, &w->grant);
@@ -378,12 +428,12 @@ void rt__sched_free(rt__sched *s)
 {
     for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
         for (rt__task *t; (t = rt__pool_pop(w));)
-            finish(s, t, RT_ESHUTDOWN);
+            rt__sched_finish(s, t, RT_ESHUTDOWN);
     while (s->classes) {
         rt__class *c = s->classes;
         s->classes = c->next;
         while (c->head)
-            finish(s, pop_front(c), RT_ESHUTDOWN);
+            rt__sched_finish(s, rt__sched_pop(c), RT_ESHUTDOWN);
         free(c);
     }
 }

@@ -17,11 +17,13 @@
 #include "task.h"
 
 struct rt__worker;
+struct rt__actor;
 
 typedef struct rt__class {
     struct rt__class *next;
     rt__res req;
     int max_calls;           /* 0 = unlimited */
+    struct rt__actor *actor; /* the actor whose class this is, or NULL */
     rt__task *head, *tail;   /* pending, in submission order */
     size_t pending;
     size_t inflight;         /* sent to workers, result not yet back */
@@ -49,6 +51,17 @@ void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total,
 /* The class of a request (created on first use; kept until shutdown), or
  * NULL when out of memory.  rt_remote() files each task under one. */
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);
+/* An actor's own class: one lease, held until its process ends. */
+rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req,
+                                 struct rt__actor *actor);
+/* Unlink and free a class that has no task and no lease. */
+void rt__sched_drop_class(rt__sched *s, rt__class *c);
+/* A class's first pending task, taken off its queue; NULL when none. */
+rt__task *rt__sched_pop(rt__class *c);
+/* Put a task back at the head of its class's queue. */
+void rt__sched_requeue(rt__task *t);
+/* Record a task's outcome and count it for the waiters. */
+void rt__sched_finish(rt__sched *s, rt__task *t, int status);
 /* Queue tasks that rt_remote() handed over, in their order. */
 void rt__sched_absorb(rt__task *list);
 /* One scheduling decision: the class that gets the next lease and the

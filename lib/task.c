@@ -1,6 +1,7 @@
 /* task.c - rt_remote(), rt_get(), rt_wait(), rt_release() and the table. */
 #include "task.h"
 
+#include "actor.h"
 #include "error.h"
 #include "instance.h"
 #include "runtime.h"
@@ -8,6 +9,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -117,16 +119,6 @@ static int resolve_count(int v, int zeroed, int dflt, const char *what, int *out
     return 0;
 }
 
-/* What the options ask for, checked; names of custom resources are
- * matched with the runtime's under the lock. */
-typedef struct request {
-    rt__res res;
-    int max_calls;
-    int max_retries;
-    int nitems;
-    rt__item items[RT__CUSTOM_MAX];
-} request;
-
 /* A GPU amount is a fraction of one GPU or a whole number of them. */
 static int resolve_gpus(double gpus, rt__amount *out)
 {
@@ -139,7 +131,7 @@ static int resolve_gpus(double gpus, rt__amount *out)
 
 /* Custom resources, neuron cores (whole, never with GPUs) and the
  * accelerator type, which is a custom resource too. */
-static int resolve_items(const rt_opts *o, request *r)
+static int resolve_items(const rt_opts *o, rt__request *r)
 {
     int rc = rt__items_parse(o->resources, "resources", r->items, &r->nitems);
     if (rc == 0)
@@ -159,19 +151,28 @@ static int resolve_items(const rt_opts *o, request *r)
     return rc;
 }
 
-static int resolve_opts(const rt_opts *o, request *r)
+/* Tasks hold 1 CPU by default and actors none, as in Ray: an actor that
+ * mostly waits for calls should not keep a CPU from tasks. */
+static int resolve_cpus(const rt_opts *o, int zeroed, int actor, rt__amount *out)
+{
+    double cpus = o->num_cpus;
+    if (cpus == RT_DEFAULT || (zeroed && cpus == 0))
+        cpus = actor ? 0 : 1;
+    return rt__amount_parse(cpus, "num_cpus", out);
+}
+
+int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
 {
     rt_opts dflt = RT_OPTS_INIT;
     if (!o)
         o = &dflt;
     int zeroed = o->init_magic_ != RT_OPTS_MAGIC_;
-    double cpus = zeroed && o->num_cpus == 0 ? dflt.num_cpus : o->num_cpus;
     memset(&r->res, 0, sizeof r->res);
-    int rc = rt__amount_parse(cpus, "num_cpus", &r->res.cpu);
+    int rc = resolve_cpus(o, zeroed, actor, &r->res.cpu);
     if (rc == 0)
         rc = resolve_gpus(o->num_gpus, &r->res.gpu);
     /* GPU tasks get a fresh worker each, so GPU memory a task leaks dies
-     * with its process. */
+     * with its process.  Actors have a process of their own anyway. */
     if (rc == 0)
         rc = resolve_count(o->max_calls, zeroed, r->res.gpu > 0 ? 1 : 0,
                            "max_calls", &r->max_calls);
@@ -179,52 +180,48 @@ static int resolve_opts(const rt_opts *o, request *r)
         rc = resolve_count(o->max_retries, zeroed, DEFAULT_MAX_RETRIES,
                            "max_retries", &r->max_retries);
     if (rc == 0)
+        rc = resolve_count(o->max_restarts, zeroed, 0, "max_restarts",
+                           &r->max_restarts);
+    if (rc == 0)
         rc = resolve_items(o, r);
     if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
+    if (actor) {
+        r->max_calls = 0;
+        r->max_retries = 0;
+    }
     return rc;
 }
 
-/* [L] File the task under the class of its request, if it can ever run. */
-static int classify(rt__task *t, request *r)
+int rt__request_resources(rt__request *r)
 {
     rt__sched *s = &rt__rt.sched;
     int rc = rt__res_request(&s->names, r->items, r->nitems, &r->res);
-    if (rc == 0)
-        rc = rt__res_feasible(&s->total, &r->res, &s->names);
-    if (rc == 0 && !(t->cls = rt__sched_class(s, &r->res, r->max_calls)))
-        rc = rt__error(RT_ENOMEM, "rt_remote: no memory for a scheduling class");
-    return rc;
+    return rc == 0 ? rt__res_feasible(&s->total, &r->res, &s->names) : rc;
 }
 
 /* ---- submission -------------------------------------------------------- */
 
-/* A record with the argument inline, or in a memfd when it is large. */
-static int new_task(const rt_opts *opts, const void *arg, size_t arg_len,
-                    request *r, rt__task **out)
+int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name,
+                 const void *arg, size_t arg_len, rt__task **out)
 {
     int large = arg_len >= RT__SHM_MIN;
-    const char *name = opts ? opts->name : NULL;
     size_t name_len = name ? strlen(name) + 1 : 0;
     size_t inline_len = large ? 0 : arg_len;
     rt__task *t = malloc(sizeof *t + inline_len + name_len);
     if (!t)
-        return rt__error(RT_ENOMEM, "rt_remote: no memory for the task");
+        return rt__error(RT_ENOMEM, "no memory for the task");
     memset(t, 0, sizeof *t);
+    t->kind = (unsigned char)kind;
+    t->fn = fn;
     t->arg_fd = -1;
     t->arg_len = arg_len;
-    int rc = resolve_opts(opts, r);
-    if (rc < 0) {
-        free(t);
-        return rc;
-    }
-    t->retries_left = r->max_retries;
     if (large) {
         void *dst;
         t->arg_fd = rt__shm_create(arg_len, &dst);
         if (t->arg_fd < 0) {
             free(t);
-            return rt__syserror("rt_remote: shared memory for the argument");
+            return rt__syserror("shared memory for the argument");
         }
         memcpy(dst, arg, arg_len);
         rt__shm_unmap(dst, arg_len);
@@ -239,6 +236,26 @@ static int new_task(const rt_opts *opts, const void *arg, size_t arg_len,
     return 0;
 }
 
+int rt__task_enqueue(rt__task *t)
+{
+    t->seq = rt__rt.sched.next_seq++;
+    t->next = NULL;
+    if (rt__rt.in_tail)
+        rt__rt.in_tail->next = t;
+    else
+        rt__rt.in_head = t;
+    rt__rt.in_tail = t;
+    return rt__need_wake();
+}
+
+int rt__task_submit(rt__task *t, rt_ref *ref)
+{
+    if (rt__table_add(&rt__rt.table, t) < 0)
+        return rt__error(RT_ENOMEM, "no memory for the handle");
+    ref->id = t->id;
+    return rt__task_enqueue(t);
+}
+
 RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
                         size_t arg_len, rt_ref *ref)
 {
@@ -247,32 +264,27 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
     if (!fn || !ref || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_remote: %s is NULL",
                          !fn ? "the function" : !ref ? "ref" : "arg");
-    rt__task *t = NULL;
-    request r;
-    int rc = new_task(opts, arg, arg_len, &r, &t);
+    rt__request r;
+    rt__task *t;
+    int rc = rt__request_resolve(opts, 0, &r);
+    if (rc == 0)
+        rc = rt__task_new(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
+                          arg, arg_len, &t);
     if (rc < 0)
         return rc;
-    t->fn = fn;
+    t->retries_left = r.max_retries;
     pthread_mutex_lock(&rt__rt.lock);
     rc = rt__check_running("rt_remote");
     if (rc == 0)
-        rc = classify(t, &r);
-    if (rc == 0 && rt__table_add(&rt__rt.table, t) < 0)
-        rc = rt__error(RT_ENOMEM, "rt_remote: no memory for the handle");
-    if (rc < 0) {
-        pthread_mutex_unlock(&rt__rt.lock);
-        rt__task_free(t);
-        return rc;
-    }
-    t->seq = rt__rt.sched.next_seq++;
-    if (rt__rt.in_tail)
-        rt__rt.in_tail->next = t;
-    else
-        rt__rt.in_head = t;
-    rt__rt.in_tail = t;
-    ref->id = t->id;
-    int wake = rt__need_wake();
+        rc = rt__request_resources(&r);
+    if (rc == 0 && !(t->cls = rt__sched_class(&rt__rt.sched, &r.res, r.max_calls)))
+        rc = rt__error(RT_ENOMEM, "rt_remote: no memory for a scheduling class");
+    int wake = rc == 0 ? rt__task_submit(t, ref) : 0;
     pthread_mutex_unlock(&rt__rt.lock);
+    if (wake < 0 || rc < 0) {
+        rt__task_free(t);
+        return rc < 0 ? rc : wake;
+    }
     if (wake)
         rt__wake();
     return 0;
@@ -328,6 +340,9 @@ static int explain_failure(const rt__task *t)
                              t->worker_pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
         return rt__error(RT_EWORKERDIED, "the worker (pid %d) exited with status %d",
                          t->worker_pid, WEXITSTATUS(ws));
+    case RT_EACTORDIED:
+        return rt__actor_death_error(t->death, t->name, t->worker_pid, ws,
+                                     t->task_status);
     default:
         return rt__error(t->status, "%s", rt_strerror(t->status));
     }
@@ -354,8 +369,9 @@ RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
         }
     }
     rt__table_drop(&rt__rt.table, ref);
-    pthread_mutex_unlock(&rt__rt.lock);
+    /* Under the lock: a dead actor's name lives until rt_shutdown(). */
     rc = t->status == RT_OK ? 0 : explain_failure(t);
+    pthread_mutex_unlock(&rt__rt.lock);
     if (data) {
         *data = t->result;
         t->result = NULL;

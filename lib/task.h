@@ -26,12 +26,23 @@ typedef enum rt__task_state {
     RT__TASK_DONE        /* [L] result or failure recorded */
 } rt__task_state;
 
+/* What a record asks a worker to run. */
+typedef enum rt__task_kind {
+    RT__KIND_TASK,   /* fn is an rt_fn */
+    RT__KIND_CREATE, /* an actor's constructor: fn is an rt_actor_init_fn */
+    RT__KIND_CALL    /* an actor method: fn is an rt_method */
+} rt__task_kind;
+
+typedef void (*rt__any_fn)(void); /* cast back to the kind's type to call */
+
 typedef struct rt__task {
     struct rt__task *next;
     uint64_t id;
     uint64_t seq;           /* submission order, for fairness between classes */
-    rt_fn fn;
+    rt__any_fn fn;
     struct rt__class *cls;  /* its request and worker-reuse rule */
+    unsigned char kind;     /* rt__task_kind */
+    unsigned char death;    /* [L] why an actor call failed (actor.h) */
     int retries_left;
     int state;              /* [L] rt__task_state */
     int orphan;             /* [L] handle released: free it when done */
@@ -70,6 +81,33 @@ rt__task *rt__table_find(const rt__table *t, rt_ref ref);
 void rt__table_drop(rt__table *t, rt_ref ref);
 /* [L] Free every record and the table. */
 void rt__table_free(rt__table *t);
+
+/* A record of fn(arg) with the argument inline, or in a memfd when it is
+ * large, and name copied (may be NULL).  0 or an error code. */
+int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name,
+                 const void *arg, size_t arg_len, rt__task **out);
+/* [L] Put a record on the incoming list for the runtime thread.  Returns
+ * 1 when the caller must rt__wake() after unlocking. */
+int rt__task_enqueue(rt__task *t);
+/* [L] Give the record a handle and enqueue it; *ref is its handle. */
+int rt__task_submit(rt__task *t, rt_ref *ref);
+
+/* What the options ask for, checked; custom resource names are matched
+ * with the runtime's under the lock by rt__request_resources(). */
+typedef struct rt__request {
+    rt__res res;
+    int max_calls;
+    int max_retries;
+    int max_restarts;
+    int nitems;
+    rt__item items[RT__CUSTOM_MAX];
+} rt__request;
+
+/* Resolve options for a task, or for an actor (other defaults). */
+int rt__request_resolve(const rt_opts *opts, int actor, rt__request *r);
+/* [L] Match the custom resources and check that the request can ever be
+ * met. */
+int rt__request_resources(rt__request *r);
 
 /* Free a record, its argument memfd and its result. */
 void rt__task_free(rt__task *task);

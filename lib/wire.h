@@ -23,8 +23,11 @@ typedef enum rt__msg_type {
     RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
     RT__MSG_EXITED,       /* fork server -> app: id = pid, word = wait status */
-    RT__MSG_DEVICES       /* app -> worker: payload = "GPU ids\nneuron ids",
+    RT__MSG_DEVICES,      /* app -> worker: payload = "GPU ids\nneuron ids",
                              word = 1 when the node has neuron cores */
+    RT__MSG_ACTOR,        /* app -> worker: become an actor; word = destructor */
+    RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
+    RT__MSG_CALL          /* app -> worker: as TASK, word = actor method */
 } rt__msg_type;
 
 typedef struct rt__hdr {

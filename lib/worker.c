@@ -41,8 +41,20 @@ static struct {
     char announced[256]; /* the name the output streams carry now */
 } self;
 
+/* The actor this worker is, if it is one. */
+static struct {
+    void *state;
+    rt_actor_fini_fn fini;
+    int created;
+} actor;
+
+/* Exit: after the actor's destructor, when it was created. */
 static _Noreturn void leave(void)
 {
+    if (actor.created && actor.fini) {
+        actor.created = 0;
+        actor.fini(actor.state);
+    }
     fflush(stdout);
     fflush(stderr);
     _exit(0); /* not exit(): atexit handlers belong to the application */
@@ -212,7 +224,7 @@ RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
     return 0;
 }
 
-static const char *name_of(rt_fn fn)
+static const char *name_of(uint64_t fn)
 {
     if (self.name_given)
         return self.name_given;
@@ -267,6 +279,24 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Call what the message names: a task, an actor's constructor (which
+ * sets the actor's state) or one of its methods. */
+static int invoke(const rt__hdr *h, const void *arg, rt_result *r)
+{
+    switch (h->type) {
+    case RT__MSG_CREATE: {
+        int status = ((rt_actor_init_fn)(uintptr_t)h->word)(arg, (size_t)h->len,
+                                                            &actor.state);
+        actor.created = status == 0;
+        return status;
+    }
+    case RT__MSG_CALL:
+        return ((rt_method)(uintptr_t)h->word)(actor.state, arg, (size_t)h->len, r);
+    default:
+        return ((rt_fn)(uintptr_t)h->word)(arg, (size_t)h->len, r);
+    }
+}
+
 static void run_task(const rt__hdr *h, const char *payload, const int *fds)
 {
     rt_result r = {.fd = -1};
@@ -279,11 +309,10 @@ static void run_task(const rt__hdr *h, const char *payload, const int *fds)
             return;
         }
     }
-    rt_fn fn = (rt_fn)(uintptr_t)h->word;
-    announce(name_of(fn));
+    announce(name_of(h->word));
     uint64_t start = now_ns();
     atomic_store_explicit(&self.slot->running, h->id, memory_order_relaxed);
-    int status = fn(arg, (size_t)h->len, &r);
+    int status = invoke(h, arg, &r);
     atomic_store_explicit(&self.slot->running, 0, memory_order_relaxed);
     if (env_changed())
         env_reset();
@@ -314,9 +343,19 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
 {
     switch (h->type) {
     case RT__MSG_TASK:
+    case RT__MSG_CALL:
         run_task(h, payload, fds);
         if (now_ns() - self.batch_start_ns > FLUSH_AFTER_NS)
             flush_or_leave();
+        break;
+    case RT__MSG_ACTOR:
+        actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
+        break;
+    case RT__MSG_CREATE:
+        run_task(h, payload, fds);
+        flush_or_leave();
+        if (!actor.created)
+            leave(); /* a failed constructor leaves no actor to call */
         break;
     case RT__MSG_NAME:
         set_name(h, payload);

@@ -65,3 +65,31 @@ uint64_t checksum(const void *data, size_t len)
         h = (h ^ p[i]) * 1099511628211u;
     return h;
 }
+
+/* Run fn with stdout and stderr going to one file; return its text. */
+char *capture_output(void (*fn)(void))
+{
+    char path[128];
+    temp_path(path, sizeof path, "out");
+    FILE *f = fopen(path, "w+");
+    ck_assert_ptr_nonnull(f);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2);
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    fn();
+    fflush(stdout);
+    fflush(stderr);
+    dup2(saved_out, 1);
+    dup2(saved_err, 2);
+    close(saved_out);
+    close(saved_err);
+    static char text[4096];
+    rewind(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    unlink(path);
+    return text;
+}

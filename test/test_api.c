@@ -68,7 +68,7 @@ START_TEST(bad_submissions_are_refused)
     ck_fails(rt_remote(t_echo, NULL, NULL, 5, &ref), RT_EINVAL, "arg");
     o.num_cpus = NAN;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "num_cpus");
-    o.num_cpus = -1;
+    o.num_cpus = -2; /* -1 is RT_DEFAULT */
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "negative");
     o.num_cpus = 0.00001;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL,
@@ -222,12 +222,15 @@ START_TEST(initialisers_agree_with_their_macros)
     ck_assert(c2.num_cpus == RT_DETECT && c2.num_gpus == RT_DETECT);
     ck_assert_int_eq(c2.num_workers, RT_DEFAULT);
     ck_assert_ptr_null(c2.resources);
+    ck_assert_ptr_null(c2.accelerator_type);
     ck_assert_int_eq(o2.init_magic_, o1.init_magic_);
-    ck_assert(o2.num_cpus == 1.0);
+    ck_assert(o2.num_cpus == RT_DEFAULT && o2.num_gpus == 0);
     ck_assert_int_eq(o2.max_calls, RT_DEFAULT);
     ck_assert_int_eq(o2.max_retries, RT_DEFAULT);
+    ck_assert_int_eq(o2.max_restarts, RT_DEFAULT);
     ck_assert_ptr_null(o2.name);
     ck_assert_ptr_null(o2.resources);
+    ck_assert_ptr_null(o2.accelerator_type);
 }
 END_TEST
 

@@ -34,6 +34,9 @@ void start_runtime(void);
 int count_fds(void);
 /* A fresh path under /tmp for a test's files; removed by the caller. */
 void temp_path(char *buf, size_t len, const char *what);
+/* Run fn with stdout and stderr going to one file; return its text
+ * (static storage, 4 KiB at most). */
+char *capture_output(void (*fn)(void));
 /* Submit fn(arg) with opts and return its result as a uint64_t. */
 uint64_t call_u64(rt_fn fn, const rt_opts *opts, const void *arg, size_t len);
 
@@ -64,5 +67,6 @@ Suite *tasks_suite(void);
 Suite *workers_suite(void);
 Suite *resources_suite(void);
 Suite *placement_suite(void);
+Suite *actors_suite(void);
 
 #endif

@@ -1,0 +1,425 @@
+/* test_actors.c - actors: state, order, GPUs held for life, death,
+ * restarts, kills and destructors. */
+#include "tests.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- a counter actor: state is a number, methods read and bump it ---- */
+
+typedef struct counter {
+    uint64_t value;
+    char fini_path[128]; /* the destructor writes "fini <value>" here */
+} counter;
+
+int counter_init(const void *arg, size_t len, void **state);
+void counter_fini(void *state);
+int counter_next(void *state, const void *arg, size_t len, rt_result *r);
+int counter_pid(void *state, const void *arg, size_t len, rt_result *r);
+int counter_sleep(void *state, const void *arg, size_t len, rt_result *r);
+int actor_devices(void *state, const void *arg, size_t len, rt_result *r);
+int failing_init(const void *arg, size_t len, void **state);
+
+/* arg: an optional path for the destructor's note. */
+int counter_init(const void *arg, size_t len, void **state)
+{
+    counter *c = calloc(1, sizeof *c);
+    if (!c)
+        return 1;
+    if (len && len < sizeof c->fini_path)
+        memcpy(c->fini_path, arg, len);
+    *state = c;
+    return 0;
+}
+
+void counter_fini(void *state)
+{
+    counter *c = state;
+    if (c->fini_path[0]) {
+        FILE *f = fopen(c->fini_path, "w");
+        if (f) {
+            fprintf(f, "fini %llu", (unsigned long long)c->value);
+            fclose(f);
+        }
+    }
+    free(c);
+}
+
+int counter_next(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    counter *c = state;
+    c->value++;
+    return rt_result_set(r, &c->value, sizeof c->value);
+}
+
+int counter_pid(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    (void)arg;
+    (void)len;
+    uint64_t pid = (uint64_t)getpid();
+    return rt_result_set(r, &pid, sizeof pid);
+}
+
+int counter_sleep(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    (void)len;
+    (void)r;
+    uint64_t ms = *(const uint64_t *)arg;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+/* As the reference's ping: print the ids and CUDA_VISIBLE_DEVICES, and
+ * return them too. */
+int actor_devices(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    return t_devices(arg, len, r);
+}
+
+int failing_init(const void *arg, size_t len, void **state)
+{
+    (void)arg;
+    (void)len;
+    (void)state;
+    return 7;
+}
+
+static const rt_actor_class counter_class = {"Counter", counter_init, counter_fini};
+
+static uint64_t call_actor_u64(rt_actor a, rt_method m)
+{
+    rt_ref ref;
+    uint64_t *v;
+    ck_ok(rt_actor_call(a, m, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&v, NULL, 60000));
+    uint64_t out = *v;
+    rt_free(v);
+    return out;
+}
+
+static char *call_actor_str(rt_actor a, rt_method m)
+{
+    rt_ref ref;
+    char *s;
+    ck_ok(rt_actor_call(a, m, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
+    return s;
+}
+
+static void init_gpus(double cpus, double gpus)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = cpus;
+    c.num_gpus = gpus;
+    c.num_workers = 2;
+    ck_ok(rt_init_config(&c));
+}
+
+/* ---- the reference's examples ------------------------------------------- */
+
+int use_gpu(const void *arg, size_t len, rt_result *r);
+
+static int print_devices(void)
+{
+    const char *const *ids;
+    size_t n;
+    if (rt_get_gpu_ids(&ids, &n) < 0)
+        return 1;
+    printf("rt_get_gpu_ids(): [%s]\n", n ? ids[0] : "");
+    printf("CUDA_VISIBLE_DEVICES: %s\n", getenv("CUDA_VISIBLE_DEVICES"));
+    return 0;
+}
+
+int use_gpu(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    (void)r;
+    return print_devices();
+}
+
+int gpu_actor_ping(void *state, const void *arg, size_t len, rt_result *r);
+int gpu_actor_ping(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    return use_gpu(arg, len, r) || counter_pid(state, arg, len, r);
+}
+
+static uint64_t gpu_actor_pid, use_gpu_pid;
+
+/* ray.init(num_gpus=2); an actor with 1 GPU pings; then a task with 1 GPU. */
+static void reference_gpu_actor(void)
+{
+    init_gpus(2, 2);
+    rt_actor_class cls = {"GPUActor", counter_init, counter_fini};
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 1;
+    rt_actor actor;
+    ck_ok(rt_actor_create(&cls, &o, NULL, 0, &actor));
+    gpu_actor_pid = call_actor_u64(actor, gpu_actor_ping);
+    rt_ref ref;
+    ck_ok(rt_remote(use_gpu, &o, NULL, 0, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    use_gpu_pid = 0;
+    ck_ok(rt_shutdown());
+}
+
+START_TEST(reference_gpu_actor_then_task)
+{
+    const char *text = capture_output(reference_gpu_actor);
+    char want[512];
+    snprintf(want, sizeof want,
+             "(GPUActor pid=%d) rt_get_gpu_ids(): [0]\n"
+             "(GPUActor pid=%d) CUDA_VISIBLE_DEVICES: 0\n",
+             (int)gpu_actor_pid, (int)gpu_actor_pid);
+    ck_assert_msg(strstr(text, want), "no \"%s\" in:\n%s", want, text);
+    const char *task = strstr(text, "(use_gpu pid=");
+    ck_assert_msg(task, "no use_gpu line in:\n%s", text);
+    int pid;
+    ck_assert_int_eq(sscanf(task, "(use_gpu pid=%d)", &pid), 1);
+    snprintf(want, sizeof want,
+             "(use_gpu pid=%d) rt_get_gpu_ids(): [1]\n"
+             "(use_gpu pid=%d) CUDA_VISIBLE_DEVICES: 1\n", pid, pid);
+    ck_assert_msg(strstr(text, want), "no \"%s\" in:\n%s", want, text);
+    ck_assert_int_ne(pid, (int)gpu_actor_pid);
+}
+END_TEST
+
+/* ray.init(num_gpus=3); three 0.5-GPU actors pack: [0], [0], [1]. */
+START_TEST(fractional_actors_pack)
+{
+    init_gpus(3, 3);
+    rt_actor_class cls = {"FractionalGPUActor", counter_init, NULL};
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 0.5;
+    rt_actor actors[3];
+    for (int i = 0; i < 3; i++)
+        ck_ok(rt_actor_create(&cls, &o, NULL, 0, &actors[i]));
+    const char *want[] = {"ids=0 cvd=0", "ids=0 cvd=0", "ids=1 cvd=1"};
+    for (int i = 0; i < 3; i++) {
+        char *seen = call_actor_str(actors[i], actor_devices);
+        ck_assert_msg(strncmp(seen, want[i], strlen(want[i])) == 0,
+                      "actor %d saw \"%s\"", i, seen);
+        rt_free(seen);
+    }
+    /* The ids never change for the actor's life. */
+    char *again = call_actor_str(actors[2], actor_devices);
+    ck_assert_msg(strncmp(again, "ids=1 cvd=1", 11) == 0, "then saw \"%s\"", again);
+    rt_free(again);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* ---- order, state, limits ----------------------------------------------- */
+
+START_TEST(ten_thousand_calls_run_in_order)
+{
+    init_gpus(2, 0);
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, NULL, NULL, 0, &a));
+    size_t n = scaled(10000);
+    rt_ref *refs = malloc(n * sizeof *refs);
+    for (size_t i = 0; i < n; i++)
+        ck_ok(rt_actor_call(a, counter_next, NULL, 0, &refs[i]));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *v;
+        ck_ok(rt_get(refs[i], (void **)&v, NULL, 60000));
+        if (*v != i + 1)
+            ck_abort_msg("call %zu returned %llu", i, (unsigned long long)*v);
+        rt_free(v);
+    }
+    free(refs);
+    /* max_calls does not apply to actors: one process throughout. */
+    rt_opts o = RT_OPTS_INIT;
+    o.max_calls = 1;
+    rt_actor b;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &b));
+    uint64_t pid = call_actor_u64(b, counter_pid);
+    ck_assert_uint_eq(call_actor_u64(b, counter_pid), pid);
+    ck_assert_uint_eq(call_actor_u64(b, counter_next), 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(infeasible_or_bad_actors_are_refused)
+{
+    init_gpus(2, 2);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 3;
+    rt_actor a;
+    ck_fails(rt_actor_create(&counter_class, &o, NULL, 0, &a), RT_EINFEASIBLE,
+             "a request for 3 GPU can never be met: the runtime has 2 in all");
+    o.num_gpus = 1.5;
+    ck_fails(rt_actor_create(&counter_class, &o, NULL, 0, &a), RT_EINVAL,
+             "GPU quantities above 1 must be whole numbers");
+    rt_actor_class no_init = {"X", NULL, NULL};
+    ck_fails(rt_actor_create(&no_init, NULL, NULL, 0, &a), RT_EINVAL, "init");
+    rt_actor forged = {12345};
+    rt_ref ref;
+    ck_fails(rt_actor_call(forged, counter_next, NULL, 0, &ref), RT_EBADREF, "unknown");
+    ck_fails(rt_actor_kill(forged), RT_EBADREF, "unknown");
+    /* A constructor that fails kills the actor; its calls say why. */
+    rt_actor_class bad = {"Broken", failing_init, NULL};
+    ck_ok(rt_actor_create(&bad, NULL, NULL, 0, &a));
+    ck_ok(rt_actor_call(a, counter_next, NULL, 0, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EACTORDIED,
+             "the actor Broken is dead: its constructor returned 7");
+    ck_fails(rt_actor_call(a, counter_next, NULL, 0, &ref), RT_EACTORDIED,
+             "constructor returned 7");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* ---- death, restarts, kills ------------------------------------------------ */
+
+START_TEST(sigkilled_actor_fails_its_calls)
+{
+    init_gpus(2, 0);
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, NULL, NULL, 0, &a));
+    uint64_t pid = call_actor_u64(a, counter_pid);
+    uint64_t ms = 5000;
+    rt_ref slow, queued;
+    ck_ok(rt_actor_call(a, counter_sleep, &ms, sizeof ms, &slow));
+    ck_ok(rt_actor_call(a, counter_next, NULL, 0, &queued));
+    usleep(200000);
+    kill((pid_t)pid, SIGKILL);
+    char want[128];
+    snprintf(want, sizeof want, "the actor Counter (pid %d) died: killed by signal 9",
+             (int)pid);
+    ck_fails(rt_get(slow, NULL, NULL, 60000), RT_EACTORDIED, want);
+    ck_fails(rt_get(queued, NULL, NULL, 60000), RT_EACTORDIED, want);
+    rt_ref later;
+    ck_fails(rt_actor_call(a, counter_next, NULL, 0, &later), RT_EACTORDIED, want);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(max_restarts_runs_the_constructor_again)
+{
+    init_gpus(2, 0);
+    rt_opts o = RT_OPTS_INIT;
+    o.max_restarts = 1;
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    ck_assert_uint_eq(call_actor_u64(a, counter_next), 1);
+    ck_assert_uint_eq(call_actor_u64(a, counter_next), 2);
+    uint64_t pid = call_actor_u64(a, counter_pid);
+    kill((pid_t)pid, SIGKILL);
+    /* Calls made after the death go to the restarted actor, whose state
+     * its constructor made anew. */
+    uint64_t pid2 = 0;
+    for (int tries = 0; tries < 100 && (pid2 == 0 || pid2 == pid); tries++) {
+        rt_ref ref;
+        uint64_t *v;
+        ck_ok(rt_actor_call(a, counter_pid, NULL, 0, &ref));
+        if (rt_get(ref, (void **)&v, NULL, 60000) == 0) {
+            pid2 = *v;
+            rt_free(v);
+        }
+    }
+    ck_assert_uint_ne(pid2, pid);
+    ck_assert_uint_eq(call_actor_u64(a, counter_next), 1);
+    kill((pid_t)pid2, SIGKILL);
+    /* No restart left: it is dead. */
+    rt_ref ref;
+    int rc = 0;
+    for (int tries = 0; tries < 100 && rc == 0; tries++) {
+        rc = rt_actor_call(a, counter_next, NULL, 0, &ref);
+        if (rc == 0)
+            rc = rt_get(ref, NULL, NULL, 60000);
+    }
+    ck_fails(rc, RT_EACTORDIED, "killed by signal 9");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+static char fini_path[128];
+
+static int file_says(const char *path, const char *want)
+{
+    char got[64] = "";
+    for (int i = 0; i < 200; i++) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            size_t n = fread(got, 1, sizeof got - 1, f);
+            got[n] = '\0';
+            fclose(f);
+            if (strcmp(got, want) == 0)
+                return 1;
+        }
+        usleep(10000);
+    }
+    return 0;
+}
+
+/* Killing runs the destructor, ends the process and gives the GPU back:
+ * an actor waiting for it starts, and calls made meanwhile wait. */
+START_TEST(kill_runs_the_destructor_and_frees_the_gpu)
+{
+    init_gpus(2, 1);
+    temp_path(fini_path, sizeof fini_path, "fini");
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 1;
+    rt_actor first, second;
+    ck_ok(rt_actor_create(&counter_class, &o, fini_path, strlen(fini_path), &first));
+    ck_assert_uint_eq(call_actor_u64(first, counter_next), 1);
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &second));
+    rt_ref waiting;
+    ck_ok(rt_actor_call(second, actor_devices, NULL, 0, &waiting));
+    ck_fails(rt_get(waiting, NULL, NULL, 300), RT_ETIMEDOUT, "timed out");
+    ck_ok(rt_actor_kill(first));
+    ck_ok(rt_actor_kill(first)); /* twice is fine */
+    char *seen;
+    ck_ok(rt_get(waiting, (void **)&seen, NULL, 60000));
+    ck_assert_str_eq(seen, "ids=0 cvd=0 order=PCI_BUS_ID neuron=-");
+    rt_free(seen);
+    ck_assert_msg(file_says(fini_path, "fini 1"), "the destructor did not run");
+    unlink(fini_path);
+    rt_ref ref;
+    ck_fails(rt_actor_call(first, counter_next, NULL, 0, &ref), RT_EACTORDIED,
+             "the actor Counter was killed");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(shutdown_runs_destructors)
+{
+    init_gpus(2, 0);
+    temp_path(fini_path, sizeof fini_path, "fini");
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, NULL, fini_path, strlen(fini_path), &a));
+    ck_assert_uint_eq(call_actor_u64(a, counter_next), 1);
+    ck_assert_uint_eq(call_actor_u64(a, counter_next), 2);
+    ck_ok(rt_shutdown());
+    ck_assert_msg(file_says(fini_path, "fini 2"), "the destructor did not run");
+    unlink(fini_path);
+}
+END_TEST
+
+Suite *actors_suite(void)
+{
+    Suite *s = suite_create("actors");
+    TCase *tc = tcase_create("actors");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, reference_gpu_actor_then_task);
+    tcase_add_test(tc, fractional_actors_pack);
+    tcase_add_test(tc, ten_thousand_calls_run_in_order);
+    tcase_add_test(tc, infeasible_or_bad_actors_are_refused);
+    tcase_add_test(tc, sigkilled_actor_fails_its_calls);
+    tcase_add_test(tc, max_restarts_runs_the_constructor_again);
+    tcase_add_test(tc, kill_runs_the_destructor_and_frees_the_gpu);
+    tcase_add_test(tc, shutdown_runs_destructors);
+    suite_add_tcase(s, tc);
+    return s;
+}
