@@ -22,6 +22,8 @@
 int noop(const void *arg, size_t len, rt_result *r);
 int sleep_ms(const void *arg, size_t len, rt_result *r);
 int fill(const void *arg, size_t len, rt_result *r);
+int actor_init(const void *arg, size_t len, void **state);
+int actor_noop(void *state, const void *arg, size_t len, rt_result *r);
 
 static int small_run;
 
@@ -71,6 +73,23 @@ static size_t scaled(size_t n)
 }
 
 /* ---- the tasks ------------------------------------------------------------ */
+
+int actor_init(const void *arg, size_t len, void **state)
+{
+    (void)arg;
+    (void)len;
+    *state = NULL;
+    return 0;
+}
+
+int actor_noop(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    (void)arg;
+    (void)len;
+    (void)r;
+    return 0;
+}
 
 int noop(const void *arg, size_t len, rt_result *r)
 {
@@ -227,6 +246,32 @@ static double noop_sync(size_t n)
     return now() - start;
 }
 
+static rt_actor bench_actor;
+
+static double actor_pipelined(size_t n)
+{
+    rt_ref *refs = malloc(n * sizeof *refs);
+    double start = now();
+    for (size_t i = 0; i < n; i++)
+        check(rt_actor_call(bench_actor, actor_noop, NULL, 0, &refs[i]), "rt_actor_call");
+    for (size_t i = 0; i < n; i++)
+        check(rt_get(refs[i], NULL, NULL, RT_FOREVER), "rt_get");
+    double t = now() - start;
+    free(refs);
+    return t;
+}
+
+static double actor_sync(size_t n)
+{
+    double start = now();
+    for (size_t i = 0; i < n; i++) {
+        rt_ref ref;
+        check(rt_actor_call(bench_actor, actor_noop, NULL, 0, &ref), "rt_actor_call");
+        check(rt_get(ref, NULL, NULL, RT_FOREVER), "rt_get");
+    }
+    return now() - start;
+}
+
 static double noop_fresh_worker(size_t n)
 {
     rt_opts o = RT_OPTS_INIT;
@@ -377,6 +422,21 @@ int main(void)
         "us", "submit().result()");
     row("raw: pipe round trip between 2 processes", raw_rt, "us", "64 bytes");
     verdict("rtask / pipe round trip", rt_sync / raw_rt, 1.5, 1);
+    printf("\n");
+
+    printf("2b. Actor method calls (one actor, no-op method)\n");
+    static const rt_actor_class cls = {"BenchActor", actor_init, NULL};
+    check(rt_actor_create(&cls, NULL, NULL, 0, &bench_actor), "rt_actor_create");
+    actor_pipelined(10000); /* warm up */
+    double actor_rate = 1 / median_per(actor_pipelined, scaled(500000), REPS);
+    double actor_us = median_per(actor_sync, scaled(20000), REPS) * 1e6;
+    row("rtask, pipelined calls", actor_rate, "calls/s", "one actor: one process");
+    row("rtask tasks, pipelined (section 1)", rt_rate, "tasks/s", "2 workers");
+    row("rtask, one synchronous call", actor_us, "us", "");
+    row("rtask task, synchronous (section 2)", rt_sync, "us", "");
+    row("raw: pipe round trip between 2 processes", raw_rt, "us", "");
+    verdict("sync call / pipe round trip", actor_us / raw_rt, 1.5, 1);
+    check(rt_actor_kill(bench_actor), "rt_actor_kill");
     printf("\n");
 
     printf("3. max_calls = 1: a fresh worker per task\n");
