@@ -15,6 +15,12 @@ CFLAGS   ?= $(OPT)
 ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -Iinclude -pthread
 LIBS      = -pthread -lm -ldl
 
+# hwloc finds devices where it is installed; without it, PCI sysfs does.
+HWLOC_CFLAGS := $(shell pkg-config --cflags hwloc 2>/dev/null && echo -DRT_HAVE_HWLOC)
+HWLOC_LIBS   := $(shell pkg-config --libs hwloc 2>/dev/null)
+ALL_CFLAGS += $(HWLOC_CFLAGS)
+LIBS      += $(HWLOC_LIBS)
+
 VERSION   = 0.1.0
 SONAME    = librtask.so.0
 
@@ -73,7 +79,7 @@ run-examples: examples
 # ---- dependencies -----------------------------------------------------------
 
 deps:
-	@mk/need-packages build-essential
+	@mk/need-packages build-essential pkg-config libhwloc-dev
 
 deps-test:
 	@mk/need-packages build-essential pkg-config check libsubunit-dev

@@ -51,12 +51,13 @@ double decision_ns(size_t pending, size_t decisions)
 {
     rt__item items[RT__CUSTOM_MAX];
     int n;
-    rt__names names;
+    static rt__node node;
     rt__res total = {.cpu = 64 * RT__UNIT, .gpu = 8 * RT__UNIT};
     rt__items_parse("fpga=4,neuron_cores=8", "bench", items, &n);
-    rt__names_define(&names, items, n, &total);
+    rt__names_define(&node.names, items, n, &total);
+    node.total = total;
     static rt__sched s;
-    rt__sched_init(&s, &names, &total, NULL);
+    rt__sched_init(&s, &node);
 
     rt__task *list = NULL, **tasks = malloc(pending * sizeof *tasks);
     for (size_t i = pending; i-- > 0;) {

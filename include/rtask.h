@@ -96,11 +96,18 @@ typedef struct rt_config {
                               NULL = none */
     const char *accelerator_type; /* the GPUs' type (RT_ACCEL_H100...);
                                      NULL = the detected one */
+    const char *sysfs_root; /* where detection reads sys/ and proc/; NULL =
+                               $RTASK_SYSFS_ROOT, else "/" */
+    int bind_cpus;      /* bind a worker that holds GPUs to the CPUs near
+                           them; RT_DEFAULT = yes, 0 = no */
+    int other_gpus;     /* count AMD and Intel GPUs as GPUs too; default
+                           0: only NVIDIA's */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
-    { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL }
+    { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
+      RT_DEFAULT, 0 }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set

@@ -10,7 +10,7 @@ void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_L
     in->count = count;
     for (int i = 0; i < count; i++) {
         in->free[i] = RT__UNIT;
-        if (ids)
+        if (ids && ids[i][0])
             memcpy(in->id[i], ids[i], RT__ID_LEN);
         else
             snprintf(in->id[i], RT__ID_LEN, "%d", i);

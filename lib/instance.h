@@ -37,7 +37,8 @@ typedef struct rt__grant {
     rt__pick gpu, neuron;
 } rt__grant;
 
-/* count instances, all free, named "0", "1", ... unless ids is given. */
+/* count instances, all free, named by ids; an instance without an id (or
+ * when ids is NULL) is named by its index: "0", "1", ... */
 void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_LEN]);
 /* Choose where amount goes (a fraction of one, or a whole number).
  * Returns 1 and fills pick, or 0 when it does not fit now. */

@@ -4,13 +4,11 @@
 #include "actor.h"
 #include "error.h"
 #include "forkserver.h"
-#include "visible.h"
+#include "node.h"
 #include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +20,6 @@
 #include <unistd.h>
 
 #define EVENTS_PER_WAIT 64
-#define WORKERS_PER_CPU_MAX 8 /* a cap for zero-CPU tasks, which need no CPU */
-#define WORKERS_MIN_MAX 64
 #define ACTOR_GRACE_S 2.0 /* for actors' destructors at rt_shutdown() */
 
 rt__runtime rt__rt = {
@@ -249,119 +245,6 @@ RT_EXPORT void rt_config_init(rt_config *config)
     *config = init;
 }
 
-typedef struct settings {
-    rt__names names;
-    rt__res total;
-    size_t workers;
-    size_t max_workers;
-    int ids_listed;  /* gpu_ids come from CUDA_VISIBLE_DEVICES */
-    char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];
-} settings;
-
-static int online_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-/* The GPUs CUDA_VISIBLE_DEVICES lists, if it is set: -1 when it is not. */
-static int visible_gpus(settings *out)
-{
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    if (!cvd)
-        return -1;
-    const char *bad;
-    int n = rt__visible_parse(cvd, out->gpu_ids, RT__INSTANCE_MAX, &bad);
-    if (bad)
-        rt__warn("CUDA_VISIBLE_DEVICES=\"%s\": \"%.*s\" is not a GPU id, so only "
-                 "the %d entries before it count, as in CUDA", cvd,
-                 (int)strcspn(bad, ","), bad, n);
-    out->ids_listed = 1;
-    return n;
-}
-
-/* How many GPUs, and their ids.  An explicit count is logical (it may
- * exceed the machine's), but not CUDA_VISIBLE_DEVICES's list. */
-static int resolve_gpus(double gpus, int detect, settings *out)
-{
-    int listed = visible_gpus(out);
-    if (detect) {
-        int found = 0; /* device detection finds none */
-        gpus = listed >= 0 && listed < found ? listed : found;
-    }
-    if (isnan(gpus) || gpus < 0 || gpus != floor(gpus) || gpus > RT__INSTANCE_MAX)
-        return rt__error(RT_EINVAL, "rt_init: num_gpus must be RT_DETECT or a "
-                                    "whole number from 0 to %d, not %g",
-                         RT__INSTANCE_MAX, gpus);
-    if (listed >= 0 && gpus > listed)
-        return rt__error(RT_EINVAL, "rt_init: num_gpus is %g but "
-                                    "CUDA_VISIBLE_DEVICES=\"%s\" lists %d GPU%s",
-                         gpus, getenv("CUDA_VISIBLE_DEVICES"), listed,
-                         listed == 1 ? "" : "s");
-    out->total.gpu = (rt__amount)gpus * RT__UNIT;
-    return 0;
-}
-
-/* Custom resources, neuron cores among them, and the node's accelerator
- * type, which is the custom resource "accelerator_type:T" = 1. */
-static int resolve_resources(const rt_config *c, settings *out)
-{
-    rt__item items[RT__CUSTOM_MAX];
-    int n;
-    const char *what = "rt_init: resources";
-    int rc = rt__items_parse(c->resources, what, items, &n);
-    if (rc == 0)
-        rc = rt__items_whole(items, n, RT__NEURON, what);
-    int neuron = rt__items_find(items, n, RT__NEURON);
-    if (rc == 0 && neuron >= 0 && items[neuron].amount > RT__INSTANCE_MAX * RT__UNIT)
-        rc = rt__error(RT_EINVAL, "%s: at most %d " RT__NEURON, what, RT__INSTANCE_MAX);
-    if (rc == 0 && c->accelerator_type) {
-        char name[RT__NAME_LEN + 32];
-        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", c->accelerator_type);
-        rc = rt__items_add(items, &n, name, RT__UNIT, "rt_init: accelerator_type");
-    }
-    if (rc == 0)
-        rt__names_define(&out->names, items, n, &out->total);
-    return rc;
-}
-
-/* Check the configuration and fill in its defaults. */
-static int resolve_config(const rt_config *c, settings *out)
-{
-    rt_config dflt = RT_CONFIG_INIT;
-    if (!c)
-        c = &dflt;
-    int zeroed = c->init_magic_ != RT_CONFIG_MAGIC_;
-    double cpus = c->num_cpus;
-    int workers = c->num_workers;
-    if (cpus == RT_DETECT || (zeroed && cpus == 0))
-        cpus = online_cpus();
-    memset(out, 0, sizeof *out);
-    int rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
-    if (rc == 0)
-        rc = resolve_gpus(c->num_gpus, c->num_gpus == RT_DETECT ||
-                                           (zeroed && c->num_gpus == 0), out);
-    if (rc == 0)
-        rc = resolve_resources(c, out);
-    if (rc < 0)
-        return rc;
-    if (workers == RT_DEFAULT || (zeroed && workers == 0))
-        workers = (int)ceil(cpus);
-    if (workers < 0)
-        return rt__error(RT_EINVAL, "rt_init: num_workers must be RT_DEFAULT or "
-                                    ">= 0; %d is invalid", workers);
-    out->workers = (size_t)workers;
-    out->max_workers = (size_t)ceil(cpus) * WORKERS_PER_CPU_MAX;
-    if (out->max_workers < WORKERS_MIN_MAX)
-        out->max_workers = WORKERS_MIN_MAX;
-    if (out->max_workers < out->workers)
-        out->max_workers = out->workers;
-    return 0;
-}
-
 static int watch(int fd, rt__watch *w, rt__watch_kind kind)
 {
     *w = (rt__watch){.kind = kind, .fd = fd};
@@ -402,7 +285,7 @@ static void stop_forkserver(void)
 
 /* Fork the server first, while this process has nothing else of ours
  * open, then the descriptors the runtime thread waits on. */
-static int start_processes(const settings *set)
+static int start_processes(const rt__node *set)
 {
     int ctl;
     run_slots_len = set->max_workers * sizeof *run_slots;
@@ -434,8 +317,7 @@ static int start_processes(const settings *set)
         free_everything();
         return rc;
     }
-    rt__sched_init(&rt__rt.sched, &set->names, &set->total,
-                   set->ids_listed ? (const char(*)[RT__ID_LEN])set->gpu_ids : NULL);
+    rt__sched_init(&rt__rt.sched, set);
     rt__pool_top_up(&rt__rt.pool);
     return 0;
 }
@@ -458,8 +340,8 @@ RT_EXPORT int rt_init_config(const rt_config *config)
 {
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_init: not available inside a task");
-    settings set;
-    int rc = resolve_config(config, &set);
+    rt__node set;
+    int rc = rt__node_resolve(config, &set);
     if (rc < 0)
         return rc;
     pthread_once(&cond_once, init_cond);

@@ -19,18 +19,20 @@
 #define WINDOW_MAX 1024
 #define PIPELINE_US 2000.0
 
-void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total,
-                    const char (*gpu_ids)[RT__ID_LEN])
+void rt__sched_init(rt__sched *s, const rt__node *node)
 {
     memset(s, 0, sizeof *s);
-    s->names = *names;
-    s->total = *total;
-    s->free = *total;
-    rt__instances_init(&s->gpus, (int)(total->gpu / RT__UNIT), gpu_ids);
-    s->neuron_index = rt__names_find(names, RT__NEURON);
+    s->names = node->names;
+    s->total = node->total;
+    s->free = node->total;
+    s->bind_cpus = node->bind_cpus;
+    memcpy(s->gpu_cpus, node->gpu_cpus, sizeof s->gpu_cpus);
+    rt__instances_init(&s->gpus, (int)(node->total.gpu / RT__UNIT),
+                       (const char(*)[RT__ID_LEN])node->gpu_ids);
+    s->neuron_index = rt__names_find(&node->names, RT__NEURON);
     if (s->neuron_index >= 0)
         rt__instances_init(&s->neuron,
-                           (int)(total->custom[s->neuron_index] / RT__UNIT), NULL);
+                           (int)(node->total.custom[s->neuron_index] / RT__UNIT), NULL);
 }
 
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
@@ -208,14 +210,38 @@ rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
     return best && older(best, s->blocked) ? best : NULL;
 }
 
-/* Describe the lease's instances to its worker: "GPU ids\nneuron ids". */
+/* The CPUs near the lease's GPUs, as one list ("" when unknown, or when
+ * binding is off), appended to buf. */
+static size_t format_cpus(const rt__sched *s, const rt__pick *gpu, char *buf,
+                          size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; s->bind_cpus && gpu->each && i < s->gpus.count; i++) {
+        if (!rt__pick_has(gpu, i))
+            continue;
+        if (!s->gpu_cpus[i][0]) {
+            buf[0] = '\0'; /* one unknown: do not bind at all */
+            return 0;
+        }
+        if (len < size)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                                    s->gpu_cpus[i]);
+    }
+    return len < size ? len : 0;
+}
+
+/* Describe the lease's instances to its worker:
+ * "GPU ids\nneuron ids\nCPUs to bind to". */
 static int send_devices(rt__sched *s, rt__worker *w)
 {
-    char buf[2 * RT__INSTANCE_MAX * RT__ID_LEN + 2];
-    size_t half = sizeof buf / 2;
-    size_t len = rt__pick_format(&w->grant.gpu, &s->gpus, buf, half);
+    static char buf[3 * RT__INSTANCE_MAX * RT__CPUS_LEN];
+    size_t third = sizeof buf / 3;
+    size_t len = rt__pick_format(&w->grant.gpu, &s->gpus, buf, third);
     buf[len++] = '\n';
-    len += rt__pick_format(&w->grant.neuron, &s->neuron, buf + len, half);
+    len += rt__pick_format(&w->grant.neuron, &s->neuron, buf + len, third);
+    buf[len++] = '\n';
+    len += format_cpus(s, &w->grant.gpu, buf + len, third);
     return rt__pool_send_devices(w, buf, len, s->neuron_index >= 0);
 }
 

@@ -13,6 +13,7 @@
 #define RT_SCHED_H
 
 #include "instance.h"
+#include "node.h"
 #include "resources.h"
 #include "task.h"
 
@@ -40,14 +41,15 @@ typedef struct rt__sched {
     rt__instances gpus;      /* GPU instances and their ids */
     rt__instances neuron;    /* neuron core instances, if any */
     int neuron_index;        /* of "neuron_cores" in names, or -1 */
+    int bind_cpus;           /* tell workers the CPUs near their GPUs */
+    char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
     rt__class *blocked;      /* set by rt__sched_decide() */
     uint64_t next_seq;       /* [L] */
     size_t finished;         /* tasks finished since the last look */
 } rt__sched;
 
-/* gpu_ids names the total->gpu / RT__UNIT GPUs; NULL means "0", "1"... */
-void rt__sched_init(rt__sched *s, const rt__names *names, const rt__res *total,
-                    const char (*gpu_ids)[RT__ID_LEN]);
+/* Schedule on what node offers: its names, totals, GPU ids and CPUs. */
+void rt__sched_init(rt__sched *s, const rt__node *node);
 /* The class of a request (created on first use; kept until shutdown), or
  * NULL when out of memory.  rt_remote() files each task under one. */
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);

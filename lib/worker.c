@@ -1,12 +1,14 @@
 /* worker.c - run tasks in a worker process and send their results back. */
 #include "worker.h"
 
+#include "detect.h"
 #include "error.h"
 #include "instance.h"
 #include "shm.h"
 #include "wire.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <errno.h>
 #include <stdint.h>
@@ -73,6 +75,7 @@ static struct {
     const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] neuron cores */
     size_t nids[2];
     char *ids_buf;    /* what ids point into */
+    cpu_set_t first_cpus; /* the worker's CPUs before any binding */
 } env;
 
 extern char **environ;
@@ -87,6 +90,7 @@ static size_t env_count(char **e)
 
 static void env_capture(void)
 {
+    sched_getaffinity(0, sizeof env.first_cpus, &env.first_cpus);
     size_t n = env_count(environ);
     env.base = calloc(n + 1, sizeof *env.base);
     for (size_t i = 0; env.base && i < n; i++)
@@ -114,40 +118,62 @@ static int env_changed(void)
     return 0;
 }
 
+/* Line k (0-based) of the DEVICES payload, copied; "" when absent. */
+static char *devices_line(int k)
+{
+    const char *p = env.devices ? env.devices : "";
+    for (; k > 0 && *p; k--)
+        p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n');
+    return strndup(p, strcspn(p, "\n"));
+}
+
 static void env_reset(void)
 {
     clearenv();
     for (size_t i = 0; env.base && env.base[i]; i++)
         putenv(env.base[i]);
-    const char *devices = env.devices ? env.devices : "\n";
-    const char *nl = strchr(devices, '\n');
-    char *gpus = strndup(devices, (size_t)(nl - devices));
+    char *gpus = devices_line(0), *cores = devices_line(1);
     /* CUDA numbers devices in PCI bus order, as the runtime does. */
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
     setenv("CUDA_VISIBLE_DEVICES", gpus ? gpus : "", 1);
     if (env.has_neuron)
-        setenv("NEURON_RT_VISIBLE_CORES", nl + 1, 1);
+        setenv("NEURON_RT_VISIBLE_CORES", cores ? cores : "", 1);
     free(gpus);
+    free(cores);
     env_snapshot();
 }
 
-/* Split "0,1\n2" into the id lists that rt_get_gpu_ids() returns. */
+/* Split the first two lines, "0,1\n2", into the id lists that
+ * rt_get_gpu_ids() returns. */
 static void split_ids(void)
 {
     free(env.ids_buf);
     env.ids_buf = strdup(env.devices);
     env.nids[0] = env.nids[1] = 0;
-    int list = 0;
-    for (char *p = env.ids_buf; p && *p; list = 1) {
+    char *p = env.ids_buf;
+    for (int list = 0; p && list < 2; list++) {
         char *end = p + strcspn(p, "\n");
-        int last = *end == '\0';
+        char *next = *end ? end + 1 : end;
         *end = '\0';
         char *save;
         for (char *id = strtok_r(p, ",", &save); id; id = strtok_r(NULL, ",", &save))
             if (env.nids[list] < RT__INSTANCE_MAX)
                 env.ids[list][env.nids[list]++] = id;
-        p = last ? end : end + 1;
+        p = next;
     }
+}
+
+/* A lease with GPUs binds the worker to the CPUs near them (the third
+ * line); any other lease gives it back the CPUs it started with. */
+static void bind_cpus(void)
+{
+    char *list = devices_line(2);
+    cpu_set_t set;
+    if (list && *list && rt__cpulist_parse(list, &set) == 0)
+        sched_setaffinity(0, sizeof set, &set);
+    else
+        sched_setaffinity(0, sizeof env.first_cpus, &env.first_cpus);
+    free(list);
 }
 
 static void set_devices(const rt__hdr *h, const char *payload)
@@ -159,6 +185,7 @@ static void set_devices(const rt__hdr *h, const char *payload)
     env.has_neuron = h->word != 0;
     split_ids();
     env_reset();
+    bind_cpus();
 }
 
 RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,

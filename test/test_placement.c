@@ -153,12 +153,13 @@ START_TEST(random_requests_never_overcommit)
     srand(12345);
     rt__item items[RT__CUSTOM_MAX];
     int n;
-    rt__names names;
+    static rt__node node;
     rt__res total = {.cpu = 8 * RT__UNIT, .gpu = 4 * RT__UNIT};
     ck_ok(rt__items_parse("fpga=2,neuron_cores=4", "test", items, &n));
-    rt__names_define(&names, items, n, &total);
+    rt__names_define(&node.names, items, n, &total);
+    node.total = total;
     static rt__sched s;
-    rt__sched_init(&s, &names, &total, NULL);
+    rt__sched_init(&s, &node);
     rt__class *classes[CLASSES];
     for (int i = 0; i < CLASSES; i++) {
         rt__res req = random_request(&s);

@@ -1,0 +1,442 @@
+/* detect.c - find accelerators through hwloc or PCI sysfs. */
+#include "detect.h"
+
+#include "error.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef RT_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+#define VENDOR_NVIDIA 0x10de
+#define VENDOR_AMD 0x1002
+#define VENDOR_INTEL 0x8086
+#define VENDOR_AMAZON 0x1d0f
+#define PCI_IDS_DEFAULT "/usr/share/misc/pci.ids"
+
+/* ---- small file helpers -------------------------------------------------- */
+
+/* Read a small file under root into buf, without the trailing newline;
+ * 0 on success, -1 when it is missing or empty. */
+static int read_text(const char *root, const char *path, char *buf, size_t size)
+{
+    char full[512];
+    snprintf(full, sizeof full, "%s/%s", root, path);
+    FILE *f = fopen(full, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    return n ? 0 : -1;
+}
+
+/* A hex or decimal number from a sysfs file; -1 when missing or garbage. */
+static long read_number(const char *root, const char *path, int base)
+{
+    char text[64], *end;
+    if (read_text(root, path, text, sizeof text) < 0)
+        return -1;
+    long v = strtol(text, &end, base);
+    return end == text || *end ? -1 : v;
+}
+
+int rt__cpulist_parse(const char *list, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    const char *p = list;
+    while (*p) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p || lo < 0)
+            return -1;
+        if (*end == '-') {
+            p = end + 1;
+            hi = strtol(p, &end, 10);
+            if (end == p || hi < lo)
+                return -1;
+        }
+        for (long c = lo; c <= hi && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, set);
+        if (*end && *end != ',')
+            return -1;
+        p = *end ? end + 1 : end;
+    }
+    return CPU_COUNT(set) ? 0 : -1;
+}
+
+/* ---- which devices count ------------------------------------------------- */
+
+static int is_display(unsigned cls)
+{
+    unsigned base = cls >> 8, sub = cls & 0xff;
+    return (base == 0x03 && (sub == 0x00 || sub == 0x02 || sub == 0x80)) ||
+           base == 0x12;
+}
+
+/* NVIDIA's GPUs are VGA or 3D controllers; its audio, bridge and NVSwitch
+ * functions share the vendor id and are not GPUs.  AMD and Intel GPUs are
+ * reported as other GPUs.  Neuron devices are found in their own tree. */
+static int classify(rt__device *d)
+{
+    unsigned base = d->pci_class >> 8, sub = d->pci_class & 0xff;
+    if (d->vendor == VENDOR_NVIDIA && base == 0x03 && (sub == 0x00 || sub == 0x02))
+        d->kind = RT__DEV_GPU;
+    else if ((d->vendor == VENDOR_AMD || d->vendor == VENDOR_INTEL) &&
+             is_display(d->pci_class))
+        d->kind = RT__DEV_OTHER_GPU;
+    else
+        return 0;
+    return 1;
+}
+
+/* ---- names and types ------------------------------------------------------ */
+
+/* Ray's rule: skip the first word, take the run of capitals and digits
+ * that starts the next ("NVIDIA H100 80GB HBM3" -> "H100"). */
+static void ray_rule(const char *name, char *type, size_t size)
+{
+    const char *p = name + strcspn(name, " \t");
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = 0;
+    while (n + 1 < size && (isupper((unsigned char)p[n]) || isdigit((unsigned char)p[n])))
+        n++;
+    memcpy(type, p, n);
+    type[n] = '\0';
+}
+
+/* pci.ids names the chip, then the product in brackets: "GH100 [H100 SXM5
+ * 80GB]", "GV100GL [Tesla V100 SXM2 16GB]".  The product's first word is
+ * the type, after a "Tesla" or "NVIDIA" that Ray's rule would skip. */
+static void bracket_rule(const char *name, char *type, size_t size)
+{
+    const char *open = strchr(name, '[');
+    char product[96];
+    snprintf(product, sizeof product, "%s", open + 1);
+    product[strcspn(product, "]")] = '\0';
+    if (strncmp(product, "Tesla ", 6) == 0 || strncmp(product, "NVIDIA ", 7) == 0) {
+        ray_rule(product, type, size);
+        return;
+    }
+    size_t n = 0;
+    while (n + 1 < size && (isupper((unsigned char)product[n]) ||
+                            isdigit((unsigned char)product[n])))
+        n++;
+    memcpy(type, product, n);
+    type[n] = '\0';
+}
+
+void rt__accelerator_type(const char *model, char *type, size_t size)
+{
+    type[0] = '\0';
+    if (strchr(model, '['))
+        bracket_rule(model, type, size);
+    else if (strchr(model, ' '))
+        ray_rule(model, type, size);
+}
+
+/* Data-centre GPUs that Debian's pci.ids (2023) does not name yet. */
+static const struct {
+    unsigned device;
+    const char *type;
+} newer_than_pci_ids[] = {
+    {0x2321, "H100"}, {0x2335, "H200"}, {0x26b9, "L40S"}, {0x2342, "GH200"},
+};
+
+static const char *type_by_id(unsigned vendor, unsigned device)
+{
+    for (size_t i = 0; vendor == VENDOR_NVIDIA &&
+                       i < sizeof newer_than_pci_ids / sizeof *newer_than_pci_ids; i++)
+        if (newer_than_pci_ids[i].device == device)
+            return newer_than_pci_ids[i].type;
+    return "";
+}
+
+/* The device's name in pci.ids: the "\tdddd  name" line under the vendor. */
+static void pci_ids_name(const char *db, unsigned vendor, unsigned device, char *out,
+                         size_t size)
+{
+    FILE *f = fopen(db, "r");
+    if (!f)
+        return;
+    char line[512];
+    int in_vendor = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        unsigned id;
+        if (line[0] != '\t' && line[0] != '#' && sscanf(line, "%4x", &id) == 1)
+            in_vendor = id == vendor;
+        else if (in_vendor && line[0] == '\t' && line[1] != '\t' &&
+                 sscanf(line + 1, "%4x", &id) == 1 && id == device) {
+            snprintf(out, size, "%s", line + 1 + 4 + strspn(line + 5, " "));
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* What the NVIDIA driver says of a GPU: its model and UUID. */
+static void driver_info(const char *root, rt__device *d)
+{
+    char path[128], text[2048];
+    snprintf(path, sizeof path, "proc/driver/nvidia/gpus/%s/information", d->bus_id);
+    char full[512];
+    snprintf(full, sizeof full, "%s/%s", root, path);
+    FILE *f = fopen(full, "r");
+    if (!f)
+        return;
+    while (fgets(text, sizeof text, f)) {
+        char *colon = strchr(text, ':');
+        if (!colon)
+            continue;
+        char *value = colon + 1 + strspn(colon + 1, " \t");
+        value[strcspn(value, "\n")] = '\0';
+        if (strncmp(text, "Model:", 6) == 0)
+            snprintf(d->model, sizeof d->model, "%s", value);
+        else if (strncmp(text, "GPU UUID:", 9) == 0)
+            snprintf(d->uuid, sizeof d->uuid, "%s", value);
+    }
+    fclose(f);
+}
+
+static void name_device(const char *root, const char *db, rt__device *d)
+{
+    if (d->vendor == VENDOR_NVIDIA)
+        driver_info(root, d);
+    if (!d->model[0])
+        pci_ids_name(db, d->vendor, d->device, d->model, sizeof d->model);
+    rt__accelerator_type(d->model, d->type, sizeof d->type);
+    if (!d->type[0])
+        snprintf(d->type, sizeof d->type, "%s", type_by_id(d->vendor, d->device));
+}
+
+/* ---- the sysfs path -------------------------------------------------------- */
+
+/* Bus ids look like 0000:3b:00.0; anything else in the directory is not a
+ * PCI function. */
+static int is_bus_id(const char *s)
+{
+    unsigned dom, bus, dev, fn;
+    char end;
+    return strlen(s) == 12 && sscanf(s, "%4x:%2x:%2x.%1x%c", &dom, &bus, &dev, &fn,
+                                     &end) == 4;
+}
+
+static int read_pci_function(const char *root, const char *bus_id, rt__device *d)
+{
+    char path[256];
+    long v[3];
+    const char *file[3] = {"vendor", "device", "class"};
+    memset(d, 0, sizeof *d);
+    snprintf(d->bus_id, sizeof d->bus_id, "%s", bus_id);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "sys/bus/pci/devices/%s/%s", bus_id, file[i]);
+        if ((v[i] = read_number(root, path, 16)) < 0) {
+            rt__warn("%s/%s: missing or not a number; device skipped", root, path);
+            return -1;
+        }
+    }
+    d->vendor = (unsigned)v[0];
+    d->device = (unsigned)v[1];
+    d->pci_class = (unsigned)v[2] >> 8; /* without the programming interface */
+    snprintf(path, sizeof path, "sys/bus/pci/devices/%s/numa_node", bus_id);
+    long node = read_number(root, path, 10);
+    d->numa_node = node >= 0 ? (int)node : -1;
+    snprintf(path, sizeof path, "sys/bus/pci/devices/%s/local_cpulist", bus_id);
+    cpu_set_t set;
+    if (read_text(root, path, d->cpus, sizeof d->cpus) == 0 &&
+        rt__cpulist_parse(d->cpus, &set) < 0) {
+        rt__warn("%s/%s: \"%s\" is not a CPU list; ignored", root, path, d->cpus);
+        d->cpus[0] = '\0';
+    }
+    return 0;
+}
+
+static void add_device(rt__machine *m, const rt__device *d)
+{
+    if (m->count < RT__DEVICE_MAX)
+        m->dev[m->count++] = *d;
+}
+
+static void read_sysfs(const char *root, rt__machine *m)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/bus/pci/devices", root);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return;
+    for (struct dirent *e; (e = readdir(dir));) {
+        rt__device d;
+        if (is_bus_id(e->d_name) && read_pci_function(root, e->d_name, &d) == 0 &&
+            classify(&d))
+            add_device(m, &d);
+    }
+    closedir(dir);
+    m->source = "sysfs";
+}
+
+/* ---- the hwloc path -------------------------------------------------------- */
+
+#ifdef RT_HAVE_HWLOC
+static void locality(hwloc_topology_t t, hwloc_obj_t o, rt__device *d)
+{
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t, o);
+    d->numa_node = -1;
+    if (!anc)
+        return;
+    if (anc->cpuset)
+        hwloc_bitmap_list_snprintf(d->cpus, sizeof d->cpus, anc->cpuset);
+    if (anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1)
+        d->numa_node = hwloc_bitmap_first(anc->nodeset);
+}
+
+static int read_hwloc(const char *xml, rt__machine *m)
+{
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) < 0)
+        return -1;
+    hwloc_topology_set_type_filter(t, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if ((xml && hwloc_topology_set_xml(t, xml) < 0) || hwloc_topology_load(t) < 0) {
+        rt__warn("hwloc could not load %s; trying PCI sysfs", xml ? xml : "the topology");
+        hwloc_topology_destroy(t);
+        return -1;
+    }
+    int seen = 0;
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o)); seen++) {
+        rt__device d = {0};
+        struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
+        snprintf(d.bus_id, sizeof d.bus_id, "%04x:%02x:%02x.%01x", a->domain, a->bus,
+                 a->dev, a->func);
+        d.vendor = a->vendor_id;
+        d.device = a->device_id;
+        d.pci_class = a->class_id;
+        const char *name = hwloc_obj_get_info_by_name(o, "PCIDevice");
+        if (name)
+            snprintf(d.model, sizeof d.model, "%s", name);
+        locality(t, o, &d);
+        if (classify(&d))
+            add_device(m, &d);
+    }
+    hwloc_topology_destroy(t);
+    m->source = xml ? "hwloc XML" : "hwloc";
+    return seen ? 0 : -1; /* no PCI device at all: hwloc saw no I/O */
+}
+#endif
+
+/* ---- Neuron ----------------------------------------------------------------- */
+
+static void read_neuron(const char *root, rt__machine *m)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/devices/virtual/neuron_device", root);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return;
+    for (struct dirent *e; (e = readdir(dir));) {
+        if (strncmp(e->d_name, "neuron", 6) != 0 || !isdigit((unsigned char)e->d_name[6]))
+            continue;
+        char file[512];
+        snprintf(file, sizeof file, "sys/devices/virtual/neuron_device/%.64s/core_count",
+                 e->d_name);
+        long cores = read_number(root, file, 10);
+        if (cores <= 0 || cores > 1024) {
+            rt__warn("%s/%s: missing or not a core count; device skipped", root, file);
+            continue;
+        }
+        rt__device d = {.kind = RT__DEV_NEURON, .numa_node = -1, .cores = (int)cores};
+        snprintf(d.bus_id, sizeof d.bus_id, "%.15s", e->d_name);
+        snprintf(d.type, sizeof d.type, "aws-neuron-core");
+        snprintf(file, sizeof file,
+                 "sys/devices/virtual/neuron_device/%.64s/info/architecture/device_name",
+                 e->d_name);
+        read_text(root, file, d.model, sizeof d.model);
+        d.vendor = VENDOR_AMAZON;
+        add_device(m, &d);
+    }
+    closedir(dir);
+}
+
+/* ---- putting it together ---------------------------------------------------- */
+
+static int by_kind_then_bus(const void *a, const void *b)
+{
+    const rt__device *x = a, *y = b;
+    if (x->kind != y->kind)
+        return (int)x->kind - (int)y->kind;
+    /* neuron10 after neuron9 */
+    size_t lx = strlen(x->bus_id), ly = strlen(y->bus_id);
+    return lx != ly ? (lx > ly) - (lx < ly) : strcmp(x->bus_id, y->bus_id);
+}
+
+void rt__detect(const rt__detect_opts *opts, rt__machine *m)
+{
+    const char *root = opts && opts->root ? opts->root : getenv("RTASK_SYSFS_ROOT");
+    const char *xml = opts && opts->hwloc_xml ? opts->hwloc_xml : getenv("RTASK_HWLOC_XML");
+    const char *db = opts && opts->pci_ids ? opts->pci_ids : getenv("RTASK_PCI_IDS");
+    if (!root || !*root)
+        root = "/";
+    if (!db)
+        db = PCI_IDS_DEFAULT;
+    memset(m, 0, sizeof *m);
+    m->source = "sysfs";
+    /* hwloc cannot read another root: a fake tree is read by the sysfs path. */
+    int use_hwloc = !(opts && opts->no_hwloc) && (xml || strcmp(root, "/") == 0);
+#ifdef RT_HAVE_HWLOC
+    if (!use_hwloc || read_hwloc(xml, m) < 0) {
+        m->count = 0;
+        read_sysfs(root, m);
+    }
+#else
+    (void)use_hwloc;
+    read_sysfs(root, m);
+#endif
+    for (int i = 0; i < m->count; i++)
+        name_device(root, db, &m->dev[i]);
+    read_neuron(root, m);
+    qsort(m->dev, (size_t)m->count, sizeof *m->dev, by_kind_then_bus);
+}
+
+int rt__machine_count(const rt__machine *m, rt__dev_kind kind)
+{
+    int n = 0;
+    for (int i = 0; i < m->count; i++)
+        n += m->dev[i].kind == kind;
+    return n;
+}
+
+int rt__machine_neuron_cores(const rt__machine *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->count; i++)
+        n += m->dev[i].kind == RT__DEV_NEURON ? m->dev[i].cores : 0;
+    return n;
+}
+
+const rt__device *rt__machine_nth(const rt__machine *m, rt__dev_kind kind, int i)
+{
+    for (int k = 0; k < m->count; k++)
+        if (m->dev[k].kind == kind && i-- == 0)
+            return &m->dev[k];
+    return NULL;
+}
+
+void rt__device_describe(const rt__device *d, int index, char *buf, size_t size)
+{
+    static const char *kind[] = {"GPU", "other GPU", "Neuron"};
+    char numa[16] = "-";
+    if (d->numa_node >= 0)
+        snprintf(numa, sizeof numa, "%d", d->numa_node);
+    int n = snprintf(buf, size, "%s %d: %s %04x:%04x \"%s\" type %s numa %s cpus %s",
+                     kind[d->kind], index, d->bus_id, d->vendor, d->device,
+                     d->model[0] ? d->model : "?", d->type[0] ? d->type : "?", numa,
+                     d->cpus[0] ? d->cpus : "-");
+    if (d->kind == RT__DEV_NEURON && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " cores %d", d->cores);
+}

@@ -1,0 +1,70 @@
+/*
+ * detect.h - the machine's accelerators: NVIDIA GPUs, other vendors' GPUs
+ * and AWS Neuron devices, with model, accelerator type and locality.
+ *
+ * Two paths give the same answer: hwloc (its PCI objects and their
+ * non-I/O ancestors' cpusets), and a reader of PCI sysfs for machines
+ * without hwloc.  Both read under a root that tests point at fake trees
+ * (sysfs) or files (an hwloc XML topology).  Nothing here fails: what
+ * cannot be read is skipped with a warning, never made up.
+ */
+#ifndef RT_DETECT_H
+#define RT_DETECT_H
+
+#include <sched.h>
+#include <stddef.h>
+
+#define RT__DEVICE_MAX 64
+#define RT__CPUS_LEN 128
+
+typedef enum rt__dev_kind {
+    RT__DEV_GPU,       /* an NVIDIA GPU: the GPU resource */
+    RT__DEV_OTHER_GPU, /* AMD or Intel: reported, counted only on request */
+    RT__DEV_NEURON     /* an AWS Neuron device: neuron_cores */
+} rt__dev_kind;
+
+typedef struct rt__device {
+    rt__dev_kind kind;
+    char bus_id[16];          /* "0000:3b:00.0" */
+    unsigned vendor, device;  /* PCI ids */
+    unsigned pci_class;       /* base and sub class: 0x0302 */
+    char model[96];           /* driver, hwloc or pci.ids name; may be "" */
+    char type[32];            /* accelerator type ("V100"); may be "" */
+    char uuid[48];            /* "GPU-..." where the driver says */
+    int numa_node;            /* -1: unknown or none */
+    char cpus[RT__CPUS_LEN];  /* local CPUs as a list ("0-19"); may be "" */
+    int cores;                /* neuron cores of a Neuron device */
+} rt__device;
+
+typedef struct rt__machine {
+    const char *source;       /* "hwloc", "hwloc XML", "sysfs" */
+    int count;
+    rt__device dev[RT__DEVICE_MAX]; /* PCI bus order */
+} rt__machine;
+
+typedef struct rt__detect_opts {
+    const char *root;       /* sysfs/procfs root; "/" = this machine */
+    const char *hwloc_xml;  /* an hwloc topology to read instead; or NULL */
+    const char *pci_ids;    /* the PCI id database; NULL = the system's */
+    int no_hwloc;           /* read PCI sysfs even where hwloc could */
+} rt__detect_opts;
+
+/* Fill m.  The root comes from opts, else $RTASK_SYSFS_ROOT, else "/";
+ * the XML from opts, else $RTASK_HWLOC_XML. */
+void rt__detect(const rt__detect_opts *opts, rt__machine *m);
+/* The accelerator type of a model name, by Ray's rule ("Tesla
+ * V100-SXM2-16GB" -> "V100") or, for pci.ids names ("GV100GL [Tesla V100
+ * SXM2 16GB]"), by the part in brackets.  "" when none. */
+void rt__accelerator_type(const char *model, char *type, size_t size);
+/* Devices of a kind, and neuron cores in all. */
+int rt__machine_count(const rt__machine *m, rt__dev_kind kind);
+int rt__machine_neuron_cores(const rt__machine *m);
+/* The i-th device of a kind, or NULL. */
+const rt__device *rt__machine_nth(const rt__machine *m, rt__dev_kind kind, int i);
+/* Parse a CPU list ("0-19,40-59") into set; -1 when it is not one or
+ * names no CPU this kernel can bind to. */
+int rt__cpulist_parse(const char *list, cpu_set_t *set);
+/* One line per device, as rtask-info prints it. */
+void rt__device_describe(const rt__device *d, int index, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,193 @@
+/* node.c - check rt_init()'s configuration and complete it with what
+ * device detection finds. */
+#include "node.h"
+
+#include "error.h"
+#include "visible.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WORKERS_PER_CPU_MAX 8 /* a cap for zero-CPU tasks, which need no CPU */
+#define WORKERS_MIN_MAX 64
+
+static int online_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* The GPUs CUDA_VISIBLE_DEVICES lists, if it is set: -1 when it is not. */
+static int visible_gpus(rt__node *out)
+{
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    if (!cvd)
+        return -1;
+    const char *bad;
+    int n = rt__visible_parse(cvd, out->gpu_ids, RT__INSTANCE_MAX, &bad);
+    if (bad)
+        rt__warn("CUDA_VISIBLE_DEVICES=\"%s\": \"%.*s\" is not a GPU id, so only "
+                 "the %d entries before it count, as in CUDA", cvd,
+                 (int)strcspn(bad, ","), bad, n);
+    return n;
+}
+
+/* The detected GPU an id names: an index, or a GPU-<uuid> (prefix). */
+static int counts_as_gpu(const rt__node *node, const rt__device *d)
+{
+    return d->kind == RT__DEV_GPU || (node->other_gpus && d->kind == RT__DEV_OTHER_GPU);
+}
+
+/* The detected GPU an id names: an index (in bus order, NVIDIA's first),
+ * or a GPU-<uuid> or a prefix of one. */
+static const rt__device *gpu_named(const rt__node *node, const char *id)
+{
+    const rt__machine *m = &node->machine;
+    int uuid = strncmp(id, "GPU-", 4) == 0;
+    char *end;
+    long k = uuid ? -1 : strtol(id, &end, 10);
+    for (int i = 0; i < m->count; i++) {
+        const rt__device *d = &m->dev[i];
+        if (!counts_as_gpu(node, d))
+            continue;
+        if (uuid ? d->uuid[0] && strncmp(d->uuid, id, strlen(id)) == 0 : k-- == 0)
+            return d;
+    }
+    return NULL;
+}
+
+/* Ids and locality of the n GPUs offered. */
+static void name_gpus(rt__node *node, int n, int listed)
+{
+    for (int i = 0; i < n; i++) {
+        if (listed < 0)
+            snprintf(node->gpu_ids[i], RT__ID_LEN, "%d", i);
+        const rt__device *d = gpu_named(node, node->gpu_ids[i]);
+        snprintf(node->gpu_cpus[i], RT__CPUS_LEN, "%s", d ? d->cpus : "");
+    }
+}
+
+/* How many GPUs, and their ids.  An explicit count is logical (it may
+ * exceed the machine's), but not CUDA_VISIBLE_DEVICES's list. */
+static int resolve_gpus(const rt_config *c, int detect, rt__node *out)
+{
+    double gpus = c->num_gpus;
+    int listed = visible_gpus(out);
+    int found = rt__machine_count(&out->machine, RT__DEV_GPU);
+    if (c->other_gpus)
+        found += rt__machine_count(&out->machine, RT__DEV_OTHER_GPU);
+    if (detect)
+        gpus = listed >= 0 && listed < found ? listed : found;
+    if (isnan(gpus) || gpus < 0 || gpus != floor(gpus) || gpus > RT__INSTANCE_MAX)
+        return rt__error(RT_EINVAL, "rt_init: num_gpus must be RT_DETECT or a "
+                                    "whole number from 0 to %d, not %g",
+                         RT__INSTANCE_MAX, gpus);
+    if (listed >= 0 && gpus > listed)
+        return rt__error(RT_EINVAL, "rt_init: num_gpus is %g but "
+                                    "CUDA_VISIBLE_DEVICES=\"%s\" lists %d GPU%s",
+                         gpus, getenv("CUDA_VISIBLE_DEVICES"), listed,
+                         listed == 1 ? "" : "s");
+    out->total.gpu = (rt__amount)gpus * RT__UNIT;
+    name_gpus(out, (int)gpus, listed);
+    return 0;
+}
+
+/* The node's type: the one given, else its first GPU's, else Neuron's. */
+static const char *node_type(const rt_config *c, const rt__node *node)
+{
+    if (c->accelerator_type)
+        return c->accelerator_type;
+    const rt__device *gpu = rt__machine_nth(&node->machine, RT__DEV_GPU, 0);
+    if (node->total.gpu > 0 && gpu && gpu->type[0])
+        return gpu->type;
+    const rt__device *neuron = rt__machine_nth(&node->machine, RT__DEV_NEURON, 0);
+    return neuron ? neuron->type : NULL;
+}
+
+/* Custom resources, neuron cores among them (detected ones unless given),
+ * and the node's accelerator type: the custom resource
+ * "accelerator_type:T" = 1. */
+static int resolve_resources(const rt_config *c, rt__node *out)
+{
+    rt__item items[RT__CUSTOM_MAX];
+    int n;
+    const char *what = "rt_init: resources";
+    int rc = rt__items_parse(c->resources, what, items, &n);
+    if (rc == 0)
+        rc = rt__items_whole(items, n, RT__NEURON, what);
+    int neuron = rt__items_find(items, n, RT__NEURON);
+    int cores = rt__machine_neuron_cores(&out->machine);
+    if (rc == 0 && neuron < 0 && cores > 0)
+        rc = rt__items_add(items, &n, RT__NEURON, (rt__amount)cores * RT__UNIT, what);
+    neuron = rt__items_find(items, n, RT__NEURON);
+    if (rc == 0 && neuron >= 0 && items[neuron].amount > RT__INSTANCE_MAX * RT__UNIT)
+        rc = rt__error(RT_EINVAL, "%s: at most %d " RT__NEURON, what, RT__INSTANCE_MAX);
+    const char *type = node_type(c, out);
+    if (rc == 0 && type) {
+        char name[RT__NAME_LEN + 32];
+        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", type);
+        rc = rt__items_add(items, &n, name, RT__UNIT, "rt_init: accelerator_type");
+    }
+    if (rc == 0)
+        rt__names_define(&out->names, items, n, &out->total);
+    return rc;
+}
+
+static int resolve_workers(int workers, int zeroed, double cpus, rt__node *out)
+{
+    if (workers == RT_DEFAULT || (zeroed && workers == 0))
+        workers = (int)ceil(cpus);
+    if (workers < 0)
+        return rt__error(RT_EINVAL, "rt_init: num_workers must be RT_DEFAULT or "
+                                    ">= 0; %d is invalid", workers);
+    out->workers = (size_t)workers;
+    out->max_workers = (size_t)ceil(cpus) * WORKERS_PER_CPU_MAX;
+    if (out->max_workers < WORKERS_MIN_MAX)
+        out->max_workers = WORKERS_MIN_MAX;
+    if (out->max_workers < out->workers)
+        out->max_workers = out->workers;
+    return 0;
+}
+
+int rt__node_resolve(const rt_config *c, rt__node *out)
+{
+    rt_config dflt = RT_CONFIG_INIT;
+    if (!c)
+        c = &dflt;
+    int zeroed = c->init_magic_ != RT_CONFIG_MAGIC_;
+    double cpus = c->num_cpus;
+    if (cpus == RT_DETECT || (zeroed && cpus == 0))
+        cpus = online_cpus();
+    memset(out, 0, sizeof *out);
+    rt__detect_opts detect = {.root = c->sysfs_root};
+    rt__detect(&detect, &out->machine);
+    out->other_gpus = c->other_gpus != 0;
+    out->bind_cpus = c->bind_cpus == RT_DEFAULT || (zeroed && c->bind_cpus == 0)
+                         ? 1 : c->bind_cpus != 0;
+    int rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
+    if (rc == 0)
+        rc = resolve_gpus(c, c->num_gpus == RT_DETECT || (zeroed && c->num_gpus == 0),
+                          out);
+    if (rc == 0)
+        rc = resolve_resources(c, out);
+    if (rc == 0)
+        rc = resolve_workers(c->num_workers, zeroed, cpus, out);
+    return rc;
+}
+
+void rt__node_describe(const rt__node *node, char *buf, size_t size)
+{
+    size_t len = (size_t)snprintf(buf, size, "CPU=%g GPU=%g",
+                                  (double)node->total.cpu / RT__UNIT,
+                                  (double)node->total.gpu / RT__UNIT);
+    for (int i = 0; i < node->names.count && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, " %s=%g", node->names.name[i],
+                                (double)node->total.custom[i] / RT__UNIT);
+}
