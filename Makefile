@@ -39,6 +39,7 @@ EXAMPLES    = $(EXAMPLE_SRC:examples/%.c=$(B)/examples/%)
 TEST_SRC    = $(sort $(wildcard test/*.c))
 TEST_BIN    = $(B)/test/rtask-tests
 BENCH_BIN   = $(B)/bench/rtask-bench
+INFO_BIN    = $(B)/tools/rtask-info
 
 # Tasks are named after their function through dladdr(), which needs the
 # program's symbols in its dynamic table: link programs with -rdynamic.
@@ -47,7 +48,7 @@ PROG_LDFLAGS = -rdynamic
 .PHONY: all lib examples run-examples check check-man check-asan check-valgrind \
         bench deps deps-test clean
 
-all: lib examples
+all: lib examples $(INFO_BIN)
 
 lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED))
 
@@ -67,6 +68,11 @@ $(SHARED): $(LIB_OBJ)
 
 examples: $(EXAMPLES)
 
+# rtask-info includes internal headers to resolve the node as rt_init() does.
+$(INFO_BIN): tools/rtask-info.c $(LIB_HDR) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LIBS)
+
 $(B)/examples/%: examples/%.c $(STATIC) include/rtask.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
@@ -82,7 +88,7 @@ deps:
 	@mk/need-packages build-essential pkg-config libhwloc-dev
 
 deps-test:
-	@mk/need-packages build-essential pkg-config check libsubunit-dev
+	@mk/need-packages build-essential pkg-config check libsubunit-dev python3
 
 # ---- tests ------------------------------------------------------------------
 
@@ -96,8 +102,13 @@ $(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) | deps-test
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
 check: deps-test check-man
-	$(MAKE) B=build $(TEST_BIN) examples
+	$(MAKE) B=build $(TEST_BIN) examples $(INFO_BIN)
 	build/test/rtask-tests
+	build/tools/rtask-info --root test/fake/v100x4 --pci-ids test/fake/pci.ids \
+	    --json | python3 -m json.tool > /dev/null
+	build/tools/rtask-info --root test/fake/h100x8 --pci-ids test/fake/pci.ids \
+	    | sed 's/CPU=[0-9.]*/CPU=N/' | diff -u test/fake/h100x8.info - \
+	    && echo "rtask-info: output as expected"
 	@for e in $(EXAMPLES); do \
 	    $$e > /dev/null || { echo "example failed: $$e"; exit 1; }; \
 	done; echo "examples: all ran"

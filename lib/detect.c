@@ -206,13 +206,29 @@ static void driver_info(const char *root, rt__device *d)
     fclose(f);
 }
 
+/* Ray names AMD types after the product, dashed: "AMD-Instinct-MI210". */
+static void amd_type(const char *model, char *type, size_t size)
+{
+    const char *open = strchr(model, '[');
+    if (!open)
+        return;
+    snprintf(type, size, "AMD-%s", open + 1);
+    type[strcspn(type, "]")] = '\0';
+    for (char *p = type; *p; p++)
+        if (*p == ' ')
+            *p = '-';
+}
+
 static void name_device(const char *root, const char *db, rt__device *d)
 {
     if (d->vendor == VENDOR_NVIDIA)
         driver_info(root, d);
     if (!d->model[0])
         pci_ids_name(db, d->vendor, d->device, d->model, sizeof d->model);
-    rt__accelerator_type(d->model, d->type, sizeof d->type);
+    if (d->vendor == VENDOR_AMD)
+        amd_type(d->model, d->type, sizeof d->type);
+    else if (d->vendor == VENDOR_NVIDIA)
+        rt__accelerator_type(d->model, d->type, sizeof d->type);
     if (!d->type[0])
         snprintf(d->type, sizeof d->type, "%s", type_by_id(d->vendor, d->device));
 }

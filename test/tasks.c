@@ -2,6 +2,7 @@
 #include "tests.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,5 +189,20 @@ int t_dirty_env(const void *arg, size_t len, rt_result *r)
     snprintf(out, sizeof out, "%s %d", v ? v : "-", (int)getpid());
     setenv("RT_TEST_VAR", "dirty", 1);
     setenv("CUDA_VISIBLE_DEVICES", "7", 1);
+    return rt_result_set(r, out, strlen(out) + 1);
+}
+
+/* The CPUs the worker may run on, as a list ("0-1"). */
+int t_affinity(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof set, &set);
+    char out[256] = "";
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            snprintf(out + strlen(out), sizeof out - strlen(out), "%s%d",
+                     out[0] ? "," : "", c);
     return rt_result_set(r, out, strlen(out) + 1);
 }

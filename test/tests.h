@@ -57,6 +57,7 @@ int t_submit_inside(const void *arg, size_t len, rt_result *r);
 int t_span(const void *arg, size_t len, rt_result *r);
 int t_devices(const void *arg, size_t len, rt_result *r);
 int t_dirty_env(const void *arg, size_t len, rt_result *r);
+int t_affinity(const void *arg, size_t len, rt_result *r);
 
 /* The byte pattern of t_big_result() and the checksum of t_checksum(). */
 uint64_t pattern_word(size_t i);
@@ -68,5 +69,6 @@ Suite *workers_suite(void);
 Suite *resources_suite(void);
 Suite *placement_suite(void);
 Suite *actors_suite(void);
+Suite *detect_suite(void);
 
 #endif

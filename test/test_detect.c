@@ -1,0 +1,279 @@
+/*
+ * test_detect.c - device detection on fake machines (test/fake/): the
+ * exact devices, types and localities each path finds, that both paths
+ * agree, and what rt_init() offers from them.
+ */
+#include "tests.h"
+
+#include "../lib/detect.h" /* internal: detection is checked directly */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE "test/fake/"
+
+/* Everything detection found, one line per device. */
+static const char *detected(const char *tree, const char *xml, int no_hwloc)
+{
+    static char text[8192];
+    rt__detect_opts o = {.root = tree, .hwloc_xml = xml, .pci_ids = FAKE "pci.ids",
+                         .no_hwloc = no_hwloc};
+    static rt__machine m;
+    rt__detect(&o, &m);
+    size_t len = 0;
+    text[0] = '\0';
+    for (int i = 0; i < m.count; i++) {
+        char line[512];
+        rt__device_describe(&m.dev[i], i, line, sizeof line);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s\n", line);
+    }
+    return text;
+}
+
+START_TEST(no_gpu)
+{
+    ck_assert_str_eq(detected(FAKE "none", NULL, 0), "");
+}
+END_TEST
+
+START_TEST(four_v100_on_one_socket)
+{
+    const char *want =
+        "GPU 0: 0000:3b:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
+        "GPU 1: 0000:5e:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
+        "GPU 2: 0000:86:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
+        "GPU 3: 0000:af:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n";
+    ck_assert_str_eq(detected(FAKE "v100x4", NULL, 0), want);
+    /* hwloc, fed the same machine as an XML topology, agrees. */
+    ck_assert_str_eq(detected(FAKE "v100x4", FAKE "v100x4.xml", 0), want);
+}
+END_TEST
+
+START_TEST(eight_h100_over_two_numa_nodes)
+{
+    const char *text = detected(FAKE "h100x8", NULL, 0);
+    char want[2048] = "";
+    const char *bus[] = {"18", "2a", "3a", "5d", "9b", "ab", "ba", "db"};
+    for (int i = 0; i < 8; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want),
+                 "GPU %d: 0000:%s:00.0 10de:2330 \"GH100 [H100 SXM5 80GB]\" type H100 "
+                 "numa %d cpus %s\n", i, bus[i], i / 4,
+                 i < 4 ? "0-47,96-143" : "48-95,144-191");
+    /* The four NVSwitches share NVIDIA's vendor id and are not GPUs. */
+    ck_assert_str_eq(text, want);
+}
+END_TEST
+
+START_TEST(nvidia_and_amd)
+{
+    ck_assert_str_eq(detected(FAKE "mixed", NULL, 0),
+                     "GPU 0: 0000:17:00.0 10de:20b2 \"NVIDIA A100-SXM4-80GB\" type A100 "
+                     "numa 0 cpus 0-31\n"
+                     "GPU 1: 0000:31:00.0 10de:20b2 \"NVIDIA A100-SXM4-80GB\" type A100 "
+                     "numa 0 cpus 0-31\n"
+                     "other GPU 2: 0000:c1:00.0 1002:740f \"Aldebaran/MI200 [Instinct "
+                     "MI210]\" type AMD-Instinct-MI210 numa 1 cpus 32-63\n"
+                     "other GPU 3: 0000:e1:00.0 1002:740f \"Aldebaran/MI200 [Instinct "
+                     "MI210]\" type AMD-Instinct-MI210 numa 1 cpus 32-63\n");
+}
+END_TEST
+
+START_TEST(neuron_devices)
+{
+    ck_assert_str_eq(detected(FAKE "neuron", NULL, 0),
+                     "Neuron 0: neuron0 1d0f:0000 \"Trainium\" type aws-neuron-core "
+                     "numa - cpus - cores 2\n"
+                     "Neuron 1: neuron1 1d0f:0000 \"Trainium\" type aws-neuron-core "
+                     "numa - cpus - cores 2\n");
+}
+END_TEST
+
+/* Garbage files: devices skipped, never made up; bad locality dropped. */
+START_TEST(broken_entries)
+{
+    ck_assert_str_eq(detected(FAKE "broken", NULL, 0),
+                     "GPU 0: 0000:03:00.0 10de:1db4 \"GV100GL [Tesla V100 PCIe 16GB]\" "
+                     "type V100 numa - cpus -\n");
+    ck_assert_str_eq(detected(FAKE "does-not-exist", NULL, 0), "");
+    ck_assert_str_eq(detected("/", FAKE "not-a-file.xml", 0),
+                     detected("/", NULL, 1)); /* hwloc fails: sysfs takes over */
+}
+END_TEST
+
+/* On this machine, whatever it has, hwloc and sysfs find the same. */
+START_TEST(both_paths_agree_here)
+{
+    char *with_hwloc = strdup(detected("/", NULL, 0));
+    ck_assert_str_eq(with_hwloc, detected("/", NULL, 1));
+    free(with_hwloc);
+}
+END_TEST
+
+START_TEST(model_names_give_types)
+{
+    const char *cases[][2] = {
+        {"Tesla V100-SXM2-16GB", "V100"},      {"NVIDIA A100-SXM4-80GB", "A100"},
+        {"NVIDIA H100 80GB HBM3", "H100"},     {"Tesla P100-SXM2-16GB", "P100"},
+        {"Tesla T4", "T4"},                    {"NVIDIA A10G", "A10G"},
+        {"NVIDIA L4", "L4"},                   {"NVIDIA L40S", "L40S"},
+        {"NVIDIA H200", "H200"},               {"Tesla K80", "K80"},
+        {"Tesla P4", "P4"},                    {"NVIDIA H20", "H20"},
+        {"GV100GL [Tesla V100 SXM2 16GB]", "V100"}, {"GH100 [H100 SXM5 80GB]", "H100"},
+        {"TU104GL [Tesla T4]", "T4"},          {"GA102GL [A10G]", "A10G"},
+        {"AD104GL [L4]", "L4"},                {"GA100 [A100 SXM4 40GB]", "A100"},
+        {"GH100", ""},                         {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char type[32];
+        rt__accelerator_type(cases[i][0], type, sizeof type);
+        ck_assert_msg(strcmp(type, cases[i][1]) == 0, "\"%s\" gave \"%s\", want \"%s\"",
+                      cases[i][0], type, cases[i][1]);
+    }
+}
+END_TEST
+
+/* ---- what rt_init() offers -------------------------------------------------- */
+
+static void init_on(const char *tree, double gpus, int bind, int other)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_workers = 1;
+    c.num_gpus = gpus;
+    c.sysfs_root = tree;
+    c.bind_cpus = bind;
+    c.other_gpus = other;
+    setenv("RTASK_PCI_IDS", FAKE "pci.ids", 1);
+    ck_ok(rt_init_config(&c));
+}
+
+static char *run_str(rt_fn fn, double gpus, const char *accel)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = gpus;
+    o.accelerator_type = accel;
+    rt_ref ref;
+    char *s;
+    ck_ok(rt_remote(fn, &o, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
+    return s;
+}
+
+START_TEST(rt_init_detects_gpus_and_type)
+{
+    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, 0);
+    char *s = run_str(t_devices, 4, RT_ACCEL_NVIDIA_TESLA_V100);
+    ck_assert_str_eq(s, "ids=0,1,2,3 cvd=0,1,2,3 order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 5;
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "has 4 in all");
+    o.num_gpus = 1;
+    o.accelerator_type = RT_ACCEL_NVIDIA_H100;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "this node has V100");
+    ck_ok(rt_shutdown());
+
+    init_on(FAKE "none", RT_DETECT, RT_DEFAULT, 0);
+    o.accelerator_type = NULL;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "has 0 in all");
+    ck_ok(rt_shutdown());
+
+    init_on(FAKE "mixed", RT_DETECT, RT_DEFAULT, 0);
+    o.num_gpus = 3;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "has 2 in all");
+    ck_ok(rt_shutdown());
+    init_on(FAKE "mixed", RT_DETECT, RT_DEFAULT, 1); /* AMD's count too */
+    o.num_gpus = 4;
+    ck_ok(rt_remote(t_echo, &o, NULL, 0, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(cuda_visible_devices_restricts_detected_gpus)
+{
+    setenv("CUDA_VISIBLE_DEVICES", "1,3", 1);
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, 0);
+    char *s = run_str(t_devices, 2, NULL);
+    ck_assert_str_eq(s, "ids=1,3 cvd=1,3 order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    ck_ok(rt_shutdown());
+    setenv("CUDA_VISIBLE_DEVICES", "MIG-5d3b4a7e-91c2-4f6e-b1a8-2e7c9d0f3a11", 1);
+    init_on(FAKE "a100-mig", RT_DETECT, RT_DEFAULT, 0);
+    s = run_str(t_devices, 1, RT_ACCEL_NVIDIA_A100);
+    ck_assert_str_eq(s, "ids=MIG-5d3b4a7e-91c2-4f6e-b1a8-2e7c9d0f3a11 "
+                        "cvd=MIG-5d3b4a7e-91c2-4f6e-b1a8-2e7c9d0f3a11 "
+                        "order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    ck_ok(rt_shutdown());
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, 0);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 1;
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "has 0 in all");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* The A100 of a100-mig is local to CPU 1: a worker that holds it is bound
+ * there; without binding, or without a GPU, it has every CPU. */
+START_TEST(gpu_workers_are_bound_to_local_cpus)
+{
+    init_on(FAKE "a100-mig", RT_DETECT, RT_DEFAULT, 0);
+    char *all = run_str(t_affinity, 0, NULL);
+    char *bound = run_str(t_affinity, 1, NULL);
+    ck_assert_str_eq(bound, "1");
+    ck_assert_str_ne(all, "1");
+    rt_free(bound);
+    ck_ok(rt_shutdown());
+    init_on(FAKE "a100-mig", RT_DETECT, 0, 0);
+    bound = run_str(t_affinity, 1, NULL);
+    ck_assert_str_eq(bound, all);
+    rt_free(bound);
+    rt_free(all);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(neuron_cores_are_detected)
+{
+    init_on(FAKE "neuron", RT_DETECT, RT_DEFAULT, 0);
+    rt_opts o = RT_OPTS_INIT;
+    o.resources = "neuron_cores=4";
+    o.accelerator_type = RT_ACCEL_AWS_NEURON_CORE;
+    rt_ref ref;
+    char *s;
+    ck_ok(rt_remote(t_devices, &o, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
+    ck_assert_str_eq(s, "ids= cvd= order=PCI_BUS_ID neuron=0,1,2,3");
+    rt_free(s);
+    o.resources = "neuron_cores=5";
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE,
+             "5 neuron_cores can never be met: the runtime has 4 in all");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+Suite *detect_suite(void)
+{
+    Suite *s = suite_create("detect");
+    TCase *tc = tcase_create("fake machines");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, no_gpu);
+    tcase_add_test(tc, four_v100_on_one_socket);
+    tcase_add_test(tc, eight_h100_over_two_numa_nodes);
+    tcase_add_test(tc, nvidia_and_amd);
+    tcase_add_test(tc, neuron_devices);
+    tcase_add_test(tc, broken_entries);
+    tcase_add_test(tc, both_paths_agree_here);
+    tcase_add_test(tc, model_names_give_types);
+    tcase_add_test(tc, rt_init_detects_gpus_and_type);
+    tcase_add_test(tc, cuda_visible_devices_restricts_detected_gpus);
+    tcase_add_test(tc, gpu_workers_are_bound_to_local_cpus);
+    tcase_add_test(tc, neuron_cores_are_detected);
+    suite_add_tcase(s, tc);
+    return s;
+}

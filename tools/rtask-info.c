@@ -1,0 +1,127 @@
+/*
+ * rtask-info - print the devices rtask detects and the resources rt_init()
+ * would offer, like `nvidia-smi -L` next to `ray status`.
+ *
+ *   rtask-info [--root DIR] [--xml FILE] [--pci-ids FILE] [--json]
+ */
+#include <rtask.h>
+
+#include "../lib/node.h" /* internal: the same resolution as rt_init() */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rtask-info [--root DIR] [--xml FILE] [--pci-ids FILE] [--json]\n"
+               "  --root DIR      read sys/ and proc/ under DIR (default /)\n"
+               "  --xml FILE      read an hwloc XML topology instead of the machine\n"
+               "  --pci-ids FILE  the PCI id database (default "
+               "/usr/share/misc/pci.ids)\n"
+               "  --json          print JSON\n");
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", *s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static const char *kind_name[] = {"GPU", "other GPU", "Neuron"};
+
+static void print_json(const rt__node *node)
+{
+    const rt__machine *m = &node->machine;
+    printf("{\n  \"source\": ");
+    json_string(m->source);
+    printf(",\n  \"devices\": [");
+    for (int i = 0; i < m->count; i++) {
+        const rt__device *d = &m->dev[i];
+        printf("%s\n    {\"kind\": \"%s\", \"bus_id\": ", i ? "," : "", kind_name[d->kind]);
+        json_string(d->bus_id);
+        printf(", \"vendor\": \"%04x\", \"device\": \"%04x\", \"model\": ", d->vendor,
+               d->device);
+        json_string(d->model);
+        printf(", \"type\": ");
+        json_string(d->type);
+        printf(", \"numa_node\": %d, \"cpus\": ", d->numa_node);
+        json_string(d->cpus);
+        printf(", \"cores\": %d}", d->cores);
+    }
+    printf("\n  ],\n  \"resources\": {\"CPU\": %g, \"GPU\": %g",
+           (double)node->total.cpu / RT__UNIT, (double)node->total.gpu / RT__UNIT);
+    for (int i = 0; i < node->names.count; i++) {
+        printf(", ");
+        json_string(node->names.name[i]);
+        printf(": %g", (double)node->total.custom[i] / RT__UNIT);
+    }
+    printf("},\n  \"gpu_ids\": [");
+    for (int i = 0; i < (int)(node->total.gpu / RT__UNIT); i++) {
+        printf("%s", i ? ", " : "");
+        json_string(node->gpu_ids[i]);
+    }
+    printf("],\n  \"bind_cpus\": %s\n}\n", node->bind_cpus ? "true" : "false");
+}
+
+static void print_text(const rt__node *node)
+{
+    const rt__machine *m = &node->machine;
+    printf("Devices (found by %s):\n", m->source);
+    if (m->count == 0)
+        printf("  none\n");
+    for (int i = 0; i < m->count; i++) {
+        char line[512];
+        rt__device_describe(&m->dev[i], i, line, sizeof line);
+        printf("  %s\n", line);
+    }
+    char totals[2048];
+    rt__node_describe(node, totals, sizeof totals);
+    printf("Resources rt_init() would offer:\n  %s\n", totals);
+    int gpus = (int)(node->total.gpu / RT__UNIT);
+    for (int i = 0; i < gpus; i++)
+        printf("  GPU id %s: local CPUs %s\n", node->gpu_ids[i],
+               node->gpu_cpus[i][0] ? node->gpu_cpus[i] : "unknown (not bound)");
+}
+
+int main(int argc, char **argv)
+{
+    rt_config c = RT_CONFIG_INIT;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(arg, "--root") == 0 && val) {
+            c.sysfs_root = val;
+            i++;
+        } else if (strcmp(arg, "--xml") == 0 && val) {
+            setenv("RTASK_HWLOC_XML", val, 1);
+            i++;
+        } else if (strcmp(arg, "--pci-ids") == 0 && val) {
+            setenv("RTASK_PCI_IDS", val, 1);
+            i++;
+        } else {
+            usage(strcmp(arg, "--help") == 0 ? stdout : stderr);
+            return strcmp(arg, "--help") == 0 ? 0 : 2;
+        }
+    }
+    static rt__node node;
+    if (rt__node_resolve(&c, &node) < 0) {
+        fprintf(stderr, "rtask-info: %s\n", rt_last_error());
+        return 1;
+    }
+    if (json)
+        print_json(&node);
+    else
+        print_text(&node);
+    return 0;
+}
