@@ -46,7 +46,7 @@ INFO_BIN    = $(B)/tools/rtask-info
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: all lib examples run-examples check check-man check-asan check-valgrind \
-        bench deps deps-test clean
+        check-install install uninstall bench deps deps-test clean
 
 all: lib examples $(INFO_BIN)
 
@@ -109,12 +109,13 @@ check: deps-test check-man
 	build/tools/rtask-info --root test/fake/h100x8 --pci-ids test/fake/pci.ids \
 	    | sed 's/CPU=[0-9.]*/CPU=N/' | diff -u test/fake/h100x8.info - \
 	    && echo "rtask-info: output as expected"
+	$(MAKE) --no-print-directory check-install
 	@for e in $(EXAMPLES); do \
 	    $$e > /dev/null || { echo "example failed: $$e"; exit 1; }; \
 	done; echo "examples: all ran"
 
 # Every page must render without a single warning.
-MAN_PAGES = $(sort $(wildcard man/man3/*.3 man/man7/*.7))
+MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7))
 check-man:
 	@mk/need-packages groff-base
 	@cd man && for p in $(MAN_PAGES:man/%=%); do \
@@ -123,9 +124,13 @@ check-man:
 	done; echo "man pages: $(words $(MAN_PAGES)) render cleanly"
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# hwloc's PCI plugin (libpciaccess) leaks a little on every topology load,
+# from a module that is unloaded before the leak check: not ours to fix.
+NO_HWLOC_PCI = HWLOC_PLUGINS_BLACKLIST=hwloc_pci
 check-asan: deps-test
 	$(MAKE) B=build-asan OPT="-O1 -g $(SAN)" LIBS="$(LIBS) $(SAN)" build-asan/test/rtask-tests
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(NO_HWLOC_PCI) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/test/rtask-tests
 
 # Check runs each test in a forked child, and the runtime forks the fork
@@ -133,7 +138,7 @@ check-asan: deps-test
 check-valgrind: deps-test
 	@mk/need-packages valgrind
 	$(MAKE) B=build $(TEST_BIN)
-	CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
+	$(NO_HWLOC_PCI) CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    build/test/rtask-tests
 
@@ -148,6 +153,50 @@ $(BENCH_BIN): bench/bench.c bench/decide.c $(LIB_HDR) $(STATIC)
 bench: $(BENCH_BIN)
 	@mk/need-packages python3
 	$(BENCH_BIN)
+
+# ---- installation -------------------------------------------------------------
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+D = $(DESTDIR)$(PREFIX)
+INSTALLED_MAN = $(MAN_PAGES:man/%=%)
+
+build/rtask.pc: rtask.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@HWLOC_LIBS@|$(HWLOC_LIBS)|' $< > $@
+
+install: all build/rtask.pc
+	install -d $(D)/include $(D)/lib/pkgconfig $(D)/bin $(D)/share/man/man1 \
+	    $(D)/share/man/man3 $(D)/share/man/man7
+	install -m 644 include/rtask.h $(D)/include/
+	install -m 644 lib/librtask.a $(D)/lib/
+	install -m 755 $(SHARED) $(D)/lib/
+	ln -sf librtask.so.$(VERSION) $(D)/lib/$(SONAME)
+	ln -sf $(SONAME) $(D)/lib/librtask.so
+	install -m 644 build/rtask.pc $(D)/lib/pkgconfig/
+	install -m 755 $(INFO_BIN) $(D)/bin/
+	for p in $(INSTALLED_MAN); do install -m 644 man/$$p $(D)/share/man/$$p; done
+
+uninstall:
+	rm -f $(D)/include/rtask.h $(D)/lib/librtask.a $(D)/lib/librtask.so* \
+	    $(D)/lib/pkgconfig/rtask.pc $(D)/bin/rtask-info
+	for p in $(INSTALLED_MAN); do rm -f $(D)/share/man/$$p; done
+
+# Install into a temporary prefix, build an example with pkg-config alone,
+# run it, uninstall, and check that nothing is left.
+check-install:
+	@rm -rf build/prefix && mkdir -p build/prefix
+	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/build/prefix > /dev/null
+	PKG_CONFIG_PATH=build/prefix/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	    $(CC) -rdynamic examples/hello.c -o build/prefix/hello \
+	    $$(pkg-config --cflags --libs rtask) && \
+	    LD_LIBRARY_PATH=build/prefix/lib build/prefix/hello > /dev/null
+	$(MAKE) --no-print-directory uninstall PREFIX=$(CURDIR)/build/prefix > /dev/null
+	rm -f build/prefix/hello
+	@test -z "$$(find build/prefix -type f -o -type l)" || \
+	    { echo "uninstall left:"; find build/prefix -type f -o -type l; exit 1; }
+	@echo "install: pkg-config build ran; uninstall left nothing"
 
 clean:
 	rm -rf build build-asan lib/librtask.a lib/librtask.so*

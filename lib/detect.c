@@ -251,9 +251,9 @@ static int read_pci_function(const char *root, const char *bus_id, rt__device *d
     long v[3];
     const char *file[3] = {"vendor", "device", "class"};
     memset(d, 0, sizeof *d);
-    snprintf(d->bus_id, sizeof d->bus_id, "%s", bus_id);
+    snprintf(d->bus_id, sizeof d->bus_id, "%.12s", bus_id); /* is_bus_id() checked */
     for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "sys/bus/pci/devices/%s/%s", bus_id, file[i]);
+        snprintf(path, sizeof path, "sys/bus/pci/devices/%s/%s", d->bus_id, file[i]);
         if ((v[i] = read_number(root, path, 16)) < 0) {
             rt__warn("%s/%s: missing or not a number; device skipped", root, path);
             return -1;
@@ -262,10 +262,10 @@ static int read_pci_function(const char *root, const char *bus_id, rt__device *d
     d->vendor = (unsigned)v[0];
     d->device = (unsigned)v[1];
     d->pci_class = (unsigned)v[2] >> 8; /* without the programming interface */
-    snprintf(path, sizeof path, "sys/bus/pci/devices/%s/numa_node", bus_id);
+    snprintf(path, sizeof path, "sys/bus/pci/devices/%s/numa_node", d->bus_id);
     long node = read_number(root, path, 10);
     d->numa_node = node >= 0 ? (int)node : -1;
-    snprintf(path, sizeof path, "sys/bus/pci/devices/%s/local_cpulist", bus_id);
+    snprintf(path, sizeof path, "sys/bus/pci/devices/%s/local_cpulist", d->bus_id);
     cpu_set_t set;
     if (read_text(root, path, d->cpus, sizeof d->cpus) == 0 &&
         rt__cpulist_parse(d->cpus, &set) < 0) {
