@@ -217,12 +217,26 @@ static double memcpy_once(size_t size)
 
 /* ---- rtask figures --------------------------------------------------------- */
 
-static double submit_all_get_all(size_t n, const rt_opts *o)
+/* One submission: a no-op task with options, or a no-op actor call. */
+typedef int (*submit_fn)(const void *with, rt_ref *ref);
+
+static int submit_task(const void *opts, rt_ref *ref)
+{
+    return rt_remote(noop, opts, NULL, 0, ref);
+}
+
+static int submit_call(const void *actor, rt_ref *ref)
+{
+    return rt_actor_call(*(const rt_actor *)actor, actor_noop, NULL, 0, ref);
+}
+
+/* Submit n, then collect n: the pipelined figure. */
+static double submit_all_get_all(size_t n, submit_fn submit, const void *with)
 {
     rt_ref *refs = malloc(n * sizeof *refs);
     double start = now();
     for (size_t i = 0; i < n; i++)
-        check(rt_remote(noop, o, NULL, 0, &refs[i]), "rt_remote");
+        check(submit(with, &refs[i]), "submit");
     for (size_t i = 0; i < n; i++)
         check(rt_get(refs[i], NULL, NULL, RT_FOREVER), "rt_get");
     double took = now() - start;
@@ -230,53 +244,45 @@ static double submit_all_get_all(size_t n, const rt_opts *o)
     return took;
 }
 
-static double noop_pipelined(size_t n)
-{
-    return submit_all_get_all(n, NULL);
-}
-
-static double noop_sync(size_t n)
+/* Submit and collect one at a time: the synchronous figure. */
+static double one_at_a_time(size_t n, submit_fn submit, const void *with)
 {
     double start = now();
     for (size_t i = 0; i < n; i++) {
         rt_ref ref;
-        check(rt_remote(noop, NULL, NULL, 0, &ref), "rt_remote");
+        check(submit(with, &ref), "submit");
         check(rt_get(ref, NULL, NULL, RT_FOREVER), "rt_get");
     }
     return now() - start;
+}
+
+static double noop_pipelined(size_t n)
+{
+    return submit_all_get_all(n, submit_task, NULL);
+}
+
+static double noop_sync(size_t n)
+{
+    return one_at_a_time(n, submit_task, NULL);
 }
 
 static rt_actor bench_actor;
 
 static double actor_pipelined(size_t n)
 {
-    rt_ref *refs = malloc(n * sizeof *refs);
-    double start = now();
-    for (size_t i = 0; i < n; i++)
-        check(rt_actor_call(bench_actor, actor_noop, NULL, 0, &refs[i]), "rt_actor_call");
-    for (size_t i = 0; i < n; i++)
-        check(rt_get(refs[i], NULL, NULL, RT_FOREVER), "rt_get");
-    double t = now() - start;
-    free(refs);
-    return t;
+    return submit_all_get_all(n, submit_call, &bench_actor);
 }
 
 static double actor_sync(size_t n)
 {
-    double start = now();
-    for (size_t i = 0; i < n; i++) {
-        rt_ref ref;
-        check(rt_actor_call(bench_actor, actor_noop, NULL, 0, &ref), "rt_actor_call");
-        check(rt_get(ref, NULL, NULL, RT_FOREVER), "rt_get");
-    }
-    return now() - start;
+    return one_at_a_time(n, submit_call, &bench_actor);
 }
 
 static double noop_fresh_worker(size_t n)
 {
     rt_opts o = RT_OPTS_INIT;
     o.max_calls = 1;
-    return submit_all_get_all(n, &o);
+    return submit_all_get_all(n, submit_task, &o);
 }
 
 /* Touch size bytes so that they count in the application's RSS. */
