@@ -73,14 +73,13 @@ $(INFO_BIN): tools/rtask-info.c $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
-$(B)/examples/%: examples/%.c $(STATIC) include/rtask.h
+$(B)/examples/%: examples/%.c examples/example.h $(STATIC) include/rtask.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
+# Each command line is shown before what it printed.
 run-examples: examples
-	@for e in $(EXAMPLES); do \
-	    echo "== $$e"; $$e || { echo "FAILED: $$e"; exit 1; }; echo; \
-	done
+	@mk/examples run $(B)/examples
 
 # ---- dependencies -----------------------------------------------------------
 
@@ -110,9 +109,7 @@ check: deps-test check-man
 	    | sed 's/CPU=[0-9.]*/CPU=N/' | diff -u test/fake/h100x8.info - \
 	    && echo "rtask-info: output as expected"
 	$(MAKE) --no-print-directory check-install
-	@for e in $(EXAMPLES); do \
-	    $$e > /dev/null || { echo "example failed: $$e"; exit 1; }; \
-	done; echo "examples: all ran"
+	@mk/examples check build/examples
 
 # Every page must render without a single warning.
 MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7))

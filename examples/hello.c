@@ -2,11 +2,7 @@
  *
  * Each task gets an int as its argument bytes and hands back its square;
  * what a task prints reaches our stdout prefixed with "(square pid=N) ". */
-#include <rtask.h>
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
+#include "example.h"
 
 int square(const void *arg, size_t len, rt_result *result);
 
@@ -19,29 +15,19 @@ int square(const void *arg, size_t len, rt_result *result)
     return rt_result_set(result, &y, sizeof y);
 }
 
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "%s: %s (%s)\n", what, rt_strerror(rc), rt_last_error());
-    exit(1);
-}
-
 int main(void)
 {
-    int rc = rt_init(0); /* first thing: no GPUs, one worker per CPU */
-    if (rc < 0)
-        die("rt_init", rc);
+    check(rt_init(0), "rt_init"); /* first thing: no GPUs, one worker per CPU */
 
     enum { N = 8 };
     rt_ref refs[N];
     for (int i = 0; i < N; i++)
-        if ((rc = rt_remote(square, NULL, &i, sizeof i, &refs[i])) < 0)
-            die("rt_remote", rc);
+        check(rt_remote(square, NULL, &i, sizeof i, &refs[i]), "rt_remote");
 
     int sum = 0;
     for (int i = 0; i < N; i++) {
         int *y;
-        if ((rc = rt_get(refs[i], (void **)&y, NULL, RT_FOREVER)) < 0)
-            die("rt_get", rc);
+        check(rt_get(refs[i], (void **)&y, NULL, RT_FOREVER), "rt_get");
         sum += *y;
         rt_free(y);
     }

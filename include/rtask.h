@@ -244,7 +244,8 @@ typedef int (*rt_method)(void *state, const void *arg, size_t arg_len,
 
 typedef struct rt_actor_class {
     const char *name;      /* output prefix "(name pid=N)"; NULL = "actor" */
-    rt_actor_init_fn init; /* required; non-zero return: creation failed */
+    rt_actor_init_fn init; /* sets the state; non-zero return: creation
+                              failed; NULL = no constructor, state NULL */
     rt_actor_fini_fn fini; /* optional */
 } rt_actor_class;
 

@@ -59,10 +59,9 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
 {
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_actor_create: not inside a task");
-    if (!cls || !cls->init || !actor || (!arg && arg_len))
+    if (!cls || !actor || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_create: %s is NULL",
-                         !cls ? "the class" : !cls->init ? "the class's init"
-                         : !actor ? "actor" : "arg");
+                         !cls ? "the class" : !actor ? "actor" : "arg");
     const char *name = opts && opts->name ? opts->name
                        : cls->name       ? cls->name
                                          : DEFAULT_NAME;

@@ -312,8 +312,9 @@ static int invoke(const rt__hdr *h, const void *arg, rt_result *r)
 {
     switch (h->type) {
     case RT__MSG_CREATE: {
-        int status = ((rt_actor_init_fn)(uintptr_t)h->word)(arg, (size_t)h->len,
-                                                            &actor.state);
+        /* A class without a constructor has a NULL state. */
+        rt_actor_init_fn init = (rt_actor_init_fn)(uintptr_t)h->word;
+        int status = init ? init(arg, (size_t)h->len, &actor.state) : 0;
         actor.created = status == 0;
         return status;
     }

@@ -262,8 +262,7 @@ START_TEST(infeasible_or_bad_actors_are_refused)
     o.num_gpus = 1.5;
     ck_fails(rt_actor_create(&counter_class, &o, NULL, 0, &a), RT_EINVAL,
              "GPU quantities above 1 must be whole numbers");
-    rt_actor_class no_init = {"X", NULL, NULL};
-    ck_fails(rt_actor_create(&no_init, NULL, NULL, 0, &a), RT_EINVAL, "init");
+    ck_fails(rt_actor_create(NULL, NULL, NULL, 0, &a), RT_EINVAL, "the class is NULL");
     rt_actor forged = {12345};
     rt_ref ref;
     ck_fails(rt_actor_call(forged, counter_next, NULL, 0, &ref), RT_EBADREF, "unknown");
@@ -276,6 +275,28 @@ START_TEST(infeasible_or_bad_actors_are_refused)
              "the actor Broken is dead: its constructor returned 7");
     ck_fails(rt_actor_call(a, counter_next, NULL, 0, &ref), RT_EACTORDIED,
              "constructor returned 7");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+int state_address(void *state, const void *arg, size_t len, rt_result *r);
+int state_address(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    uint64_t address = (uint64_t)(uintptr_t)state;
+    return rt_result_set(r, &address, sizeof address);
+}
+
+/* Like a Python class without __init__: no constructor, a NULL state. */
+START_TEST(an_actor_needs_no_constructor)
+{
+    init_gpus(2, 0);
+    rt_actor_class plain = {"Plain", NULL, NULL};
+    rt_actor a;
+    ck_ok(rt_actor_create(&plain, NULL, NULL, 0, &a));
+    ck_assert_uint_eq(call_actor_u64(a, state_address), 0);
+    ck_assert_uint_eq(call_actor_u64(a, counter_pid), call_actor_u64(a, counter_pid));
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -416,6 +437,7 @@ Suite *actors_suite(void)
     tcase_add_test(tc, fractional_actors_pack);
     tcase_add_test(tc, ten_thousand_calls_run_in_order);
     tcase_add_test(tc, infeasible_or_bad_actors_are_refused);
+    tcase_add_test(tc, an_actor_needs_no_constructor);
     tcase_add_test(tc, sigkilled_actor_fails_its_calls);
     tcase_add_test(tc, max_restarts_runs_the_constructor_again);
     tcase_add_test(tc, kill_runs_the_destructor_and_frees_the_gpu);
