@@ -138,7 +138,7 @@ check-valgrind: deps-test
 	$(MAKE) B=build $(TEST_BIN)
 	$(NO_HWLOC_PCI) HWLOC_COMPONENTS=-x86 CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
 	    --leak-check=full --errors-for-leak-kinds=definite \
-	    build/test/rtask-tests
+	    --suppressions=test/valgrind.supp build/test/rtask-tests
 
 # ---- benchmarks -------------------------------------------------------------
 
