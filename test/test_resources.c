@@ -44,17 +44,25 @@ static void free_all(int n, char **seen)
         rt_free(seen[i]);
 }
 
+/* Two overlapping tasks with these options see first, then second. */
+static void two_tasks_see(const rt_opts *o, const char *first, const char *second)
+{
+    char *seen[2];
+    devices_of(2, o, 300, seen);
+    ck_assert_str_eq(seen[0], first);
+    ck_assert_str_eq(seen[1], second);
+    free_all(2, seen);
+}
+
 /* The reference's first example as tasks: with 2 GPUs, a task that holds
  * one while the next starts makes the next get the other. */
 START_TEST(two_gpu_tasks_get_gpu_0_then_1)
 {
     init_node(2, 2, NULL, NULL);
     rt_opts o = gpu_opts(1);
-    char *seen[2];
-    devices_of(2, &o, 300, seen);
-    ck_assert_str_eq(seen[0], "ids=0 cvd=0 order=PCI_BUS_ID neuron=-");
-    ck_assert_str_eq(seen[1], "ids=1 cvd=1 order=PCI_BUS_ID neuron=-");
-    free_all(2, seen);
+    two_tasks_see(&o, "ids=0 cvd=0 order=PCI_BUS_ID neuron=-",
+                  "ids=1 cvd=1 order=PCI_BUS_ID neuron=-");
+    char *seen[1];
     o.num_gpus = 2;
     devices_of(1, &o, 0, seen);
     ck_assert_str_eq(seen[0], "ids=0,1 cvd=0,1 order=PCI_BUS_ID neuron=-");
@@ -164,11 +172,8 @@ START_TEST(cuda_visible_devices_before_init_renames_gpus)
     ck_fails(rt_init_config(&c), RT_EINVAL, "CUDA_VISIBLE_DEVICES=\"1,3\" lists 2 GPUs");
     init_node(2, 2, NULL, NULL);
     rt_opts o = gpu_opts(1);
-    char *seen[2];
-    devices_of(2, &o, 300, seen);
-    ck_assert_str_eq(seen[0], "ids=1 cvd=1 order=PCI_BUS_ID neuron=-");
-    ck_assert_str_eq(seen[1], "ids=3 cvd=3 order=PCI_BUS_ID neuron=-");
-    free_all(2, seen);
+    two_tasks_see(&o, "ids=1 cvd=1 order=PCI_BUS_ID neuron=-",
+                  "ids=3 cvd=3 order=PCI_BUS_ID neuron=-");
     ck_ok(rt_shutdown());
 
     /* UUIDs pass through; the first invalid entry ends the list. */
@@ -177,6 +182,7 @@ START_TEST(cuda_visible_devices_before_init_renames_gpus)
     ck_fails(rt_init_config(&c), RT_EINVAL, "lists 2 GPUs");
     init_node(2, 2, NULL, NULL);
     o.num_gpus = 2;
+    char *seen[1];
     devices_of(1, &o, 0, seen);
     ck_assert_str_eq(seen[0], "ids=GPU-8d2c41a7-0b7e,MIG-1f3a/1/0 "
                               "cvd=GPU-8d2c41a7-0b7e,MIG-1f3a/1/0 order=PCI_BUS_ID "
@@ -265,11 +271,9 @@ START_TEST(neuron_cores_are_placed_like_gpus)
     init_node(2, 1, "neuron_cores=4", NULL);
     rt_opts o = RT_OPTS_INIT;
     o.resources = "neuron_cores=2";
-    char *seen[2];
-    devices_of(2, &o, 300, seen);
-    ck_assert_str_eq(seen[0], "ids= cvd= order=PCI_BUS_ID neuron=0,1");
-    ck_assert_str_eq(seen[1], "ids= cvd= order=PCI_BUS_ID neuron=2,3");
-    free_all(2, seen);
+    two_tasks_see(&o, "ids= cvd= order=PCI_BUS_ID neuron=0,1",
+                  "ids= cvd= order=PCI_BUS_ID neuron=2,3");
+    char *seen[1];
     rt_opts plain = RT_OPTS_INIT;
     devices_of(1, &plain, 0, seen);
     ck_assert_str_eq(seen[0], "ids= cvd= order=PCI_BUS_ID neuron=");
