@@ -99,7 +99,7 @@ static int take_slot(rt__pool *p, size_t *slot)
     for (size_t i = 0; i < p->max; i++)
         if (!p->slot_used[i]) {
             p->slot_used[i] = 1;
-            atomic_store(&p->slots[i].running, 0);
+            memset(&p->slots[i], 0, sizeof p->slots[i]);
             *slot = i;
             return 0;
         }
@@ -438,10 +438,19 @@ rt__worker *rt__pool_find_pid(rt__pool *p, pid_t pid)
     return NULL;
 }
 
+uint64_t rt__pool_busy_us(const rt__pool *p, const rt__worker *w, uint64_t now_ns)
+{
+    const rt__run_slot *slot = &p->slots[w->slot];
+    if (!atomic_load(&slot->running))
+        return 0;
+    uint64_t since = atomic_load(&slot->since_ns);
+    return now_ns > since ? (now_ns - since) / 1000 : 0;
+}
+
 void rt__pool_drain(rt__pool *p, rt__worker *w)
 {
-    w->died_in = w->spawn_errno ? (w->head ? w->head->id : 0)
-                                : atomic_load(&p->slots[w->slot].running);
+    w->started = atomic_load(&p->slots[w->slot].started);
+    w->lost = (int)atomic_load(&p->slots[w->slot].lost);
     /* A process the worker forked may hold its socket open: read what is
      * there now and stop, rather than wait for an end of file. */
     while (w->chan.fd >= 0 && rt__chan_fill(&w->chan) > 0)

@@ -56,7 +56,8 @@ typedef struct rt__worker {
     int has_input;            /* bytes arrived since results were taken */
     int gone;                 /* exited, or could not be started */
     size_t slot;              /* its run slot (worker.h) */
-    uint64_t died_in;         /* the task it was running when it died, or 0 */
+    uint64_t started;         /* tasks it started in its life (its run slot) */
+    int lost;                 /* it left because its socket failed */
     int wait_status;          /* how it exited (waitpid status) */
     int spawn_errno;          /* why the fork server could not fork it */
 } rt__worker;
@@ -108,6 +109,8 @@ void rt__pool_kill(rt__pool *p, rt__worker *w);
 /* The worker a fork server message is about, or NULL. */
 rt__worker *rt__pool_find_key(rt__pool *p, uint64_t key);
 rt__worker *rt__pool_find_pid(rt__pool *p, pid_t pid);
+/* How long w's current task has run, in microseconds; 0 between tasks. */
+uint64_t rt__pool_busy_us(const rt__pool *p, const rt__worker *w, uint64_t now_ns);
 /* Read what a gone worker left in its socket and pipes. */
 void rt__pool_drain(rt__pool *p, rt__worker *w);
 /* Unlink and free a gone worker whose tasks were dealt with. */

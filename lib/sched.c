@@ -18,6 +18,11 @@
  * another worker idles.  Until a class has a measurement it gets one. */
 #define WINDOW_MAX 1024
 #define PIPELINE_US 2000.0
+/* A worker whose task has run this much longer than its class's tasks
+ * usually do gets nothing more queued behind it: other workers take the
+ * class's tasks while it finishes. */
+#define STALL_FACTOR 4.0
+#define STALL_SLACK_US 50.0
 
 void rt__sched_init(rt__sched *s, const rt__node *node)
 {
@@ -38,7 +43,7 @@ void rt__sched_init(rt__sched *s, const rt__node *node)
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
 {
     for (rt__class *c = s->classes; c; c = c->next)
-        if (c->max_calls == max_calls && rt__res_equal(&c->req, req))
+        if (!c->actor && c->max_calls == max_calls && rt__res_equal(&c->req, req))
             return c;
     rt__class *c = calloc(1, sizeof *c);
     if (!c)
@@ -288,9 +293,18 @@ static size_t window_of(const rt__class *c)
     return w ? w : 1;
 }
 
-static size_t share_of(const rt__worker *w)
+static int stalled(const rt__worker *w, uint64_t now_ns)
 {
     const rt__class *c = w->lease;
+    double limit = STALL_FACTOR * (c->timed ? c->run_us : 0) + STALL_SLACK_US;
+    return (double)rt__pool_busy_us(&rt__rt.pool, w, now_ns) > limit;
+}
+
+static size_t share_of(const rt__worker *w, uint64_t now_ns)
+{
+    const rt__class *c = w->lease;
+    if (w->inflight && stalled(w, now_ns))
+        return 0;
     size_t fair = (c->pending + c->inflight + c->leases - 1) / c->leases;
     size_t window = window_of(c);
     size_t limit = fair < window ? fair : window;
@@ -307,11 +321,12 @@ static size_t share_of(const rt__worker *w)
 
 static void feed(rt__sched *s, rt__class *blocked)
 {
+    uint64_t now = rt__now_ns();
     for (rt__worker *w = rt__rt.pool.all; w; w = w->next) {
         rt__class *c = w->lease;
         if (!c || c->pending == 0 || held_back(c, blocked) || w->chan.fd < 0)
             continue;
-        for (size_t n = share_of(w); n > 0; n--) {
+        for (size_t n = share_of(w, now); n > 0; n--) {
             rt__task *t = rt__sched_pop(c);
             if (rt__pool_send(w, t) < 0) {
                 rt__sched_finish(s, t, RT_ENOMEM);
@@ -412,37 +427,56 @@ void rt__sched_requeue(rt__task *t)
     push_front(t->cls, t);
 }
 
-/* Put a lost worker's tasks back, first in line and in their order.  The
- * one it was running when it died spends a retry, or fails when none is
- * left; the others only lost their results and run again for free. */
+/* How many of w's tasks in flight had started when it died: they run in
+ * the order sent, and those answered are no longer in flight. */
+static size_t started_in_flight(const rt__worker *w)
+{
+    if (w->spawn_errno)
+        return w->inflight ? 1 : 0; /* the first one fails: nothing can run it */
+    uint64_t answered = (uint64_t)w->calls - w->inflight;
+    uint64_t started = w->started > answered ? w->started - answered : 0;
+    return started < w->inflight ? (size_t)started : w->inflight;
+}
+
+/* A task that started in a lost worker: its effects may have happened,
+ * so it runs again only while it has retries. */
+static void spend_retry(rt__sched *s, rt__task *t, const rt__worker *w)
+{
+    if (t->retries_left > 0) {
+        t->retries_left--;
+        rt__sched_requeue(t);
+        return;
+    }
+    t->wait_status = w->wait_status;
+    t->worker_pid = w->pid;
+    t->sys_errno = w->spawn_errno;
+    t->lost = (unsigned char)w->lost;
+    rt__sched_finish(s, t, RT_EWORKERDIED);
+}
+
+/* A lost worker's tasks that started spend a retry; the others never ran
+ * and go back first in line, in their order, for free. */
 void rt__sched_worker_lost(rt__sched *s, rt__worker *w)
 {
     if (w->lease && w->lease->actor) {
         rt__actor_lost(s, w);
         return;
     }
-    rt__task *blamed = NULL, *rest = NULL; /* rest is reversed */
-    for (rt__task *t; (t = rt__pool_pop(w));) {
+    size_t started = started_in_flight(w);
+    rt__task *spent = NULL, *unsent = NULL; /* both reversed */
+    for (rt__task *t; (t = rt__pool_pop(w)); started -= started > 0) {
         t->cls->inflight--;
-        if (t->id == w->died_in) {
-            blamed = t;
-        } else {
-            t->next = rest;
-            rest = t;
-        }
+        rt__task **list = started ? &spent : &unsent;
+        t->next = *list;
+        *list = t;
     }
-    for (rt__task *t = rest, *next; t; t = next) {
+    for (rt__task *t = unsent, *next; t; t = next) {
         next = t->next;
         rt__sched_requeue(t);
     }
-    if (blamed && blamed->retries_left > 0) {
-        blamed->retries_left--;
-        rt__sched_requeue(blamed);
-    } else if (blamed) {
-        blamed->wait_status = w->wait_status;
-        blamed->worker_pid = w->pid;
-        blamed->sys_errno = w->spawn_errno;
-        rt__sched_finish(s, blamed, RT_EWORKERDIED);
+    for (rt__task *t = spent, *next; t; t = next) {
+        next = t->next;
+        spend_retry(s, t, w);
     }
     if (w->lease) {
         rt__sched_give(s, w->lease, &w->grant);

@@ -334,6 +334,10 @@ static int explain_failure(const rt__task *t)
         if (t->sys_errno)
             return rt__error(RT_EWORKERDIED, "no worker could be started: %s",
                              strerror(t->sys_errno));
+        if (t->lost)
+            return rt__error(RT_EWORKERDIED, "the worker (pid %d) lost its connection "
+                             "to the runtime (did the task close its descriptors?)",
+                             t->worker_pid);
         if (WIFSIGNALED(ws))
             return rt__error(RT_EWORKERDIED,
                              "the worker (pid %d) was killed by signal %d (%s)",

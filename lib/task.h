@@ -43,6 +43,7 @@ typedef struct rt__task {
     struct rt__class *cls;  /* its request and worker-reuse rule */
     unsigned char kind;     /* rt__task_kind */
     unsigned char death;    /* [L] why an actor call failed (actor.h) */
+    unsigned char lost;     /* [L] its worker lost its socket */
     int retries_left;
     int state;              /* [L] rt__task_state */
     int orphan;             /* [L] handle released: free it when done */

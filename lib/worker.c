@@ -8,13 +8,17 @@
 #include "wire.h"
 
 #include <dlfcn.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,19 +33,30 @@ struct rt_result {
 };
 
 /* Results wait in the channel while the batch of tasks that came with
- * them runs, and go out when the batch ends or when a task ends more than
- * this after the batch began.  So a long task holds back the results of
- * the short ones of its batch that ran before it; the scheduler keeps that
- * rare by giving a worker about 2 ms of work at a time (sched.c). */
-#define FLUSH_AFTER_NS 50000
+ * them runs, and go out when the batch ends, so that a burst of no-op tasks
+ * costs one send.  A task that runs longer than FLUSH_AFTER_NS must not
+ * hold back the results of the tasks before it: a helper thread, the
+ * flusher, sends them then (see flusher()). */
+#define FLUSH_AFTER_NS 100000
 
 static struct {
     rt__chan chan;
     rt__run_slot *slot;
-    uint64_t batch_start_ns;
     char *name_given;    /* from the last NAME message; NULL = symbol */
     char announced[256]; /* the name the output streams carry now */
 } self;
+
+/* The flusher thread.  It is started with the first batch of more than
+ * one task, so a worker that runs one task per batch (a fresh GPU worker,
+ * a synchronous caller) never has it.  The main thread holds `lock` while
+ * it changes the channel's output; the flusher only flushes it. */
+static struct {
+    pthread_mutex_t lock;
+    _Atomic uint32_t busy;    /* futex: 1 while a batch runs */
+    _Atomic uint32_t task_no; /* futex: counts the tasks run */
+    _Atomic int parked;       /* the flusher waits for task_no to change */
+    int started;
+} flush = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The actor this worker is, if it is one. */
 static struct {
@@ -60,6 +75,14 @@ static _Noreturn void leave(void)
     fflush(stdout);
     fflush(stderr);
     _exit(0); /* not exit(): atexit handlers belong to the application */
+}
+
+/* The socket failed: a task closed or broke it.  Say so in the run slot,
+ * so that the runtime blames the task and explains the failure. */
+static _Noreturn void leave_lost(void)
+{
+    atomic_store(&self.slot->lost, 1);
+    leave();
 }
 
 /* The environment a task starts with: the one the worker was forked
@@ -285,25 +308,95 @@ static void announce(const char *name)
 static void send_result(uint64_t id, uint64_t word, rt_result *r)
 {
     rt__hdr h = {.type = RT__MSG_RESULT, .id = id, .word = word, .len = r->len};
-    if (r->fd >= 0) {
-        int fd = r->fd;
+    int fd = r->fd, rc;
+    if (fd >= 0) {
         h.nfds = 1;
         r->fd = -1; /* the channel owns it now */
         rt__shm_unmap(r->data, r->len);
         r->data = NULL;
-        if (rt__chan_put(&self.chan, &h, NULL, &fd) < 0)
-            leave();
-    } else if (rt__chan_put(&self.chan, &h, r->data, NULL) < 0) {
-        leave();
     }
+    pthread_mutex_lock(&flush.lock);
+    rc = rt__chan_put(&self.chan, &h, fd >= 0 ? NULL : r->data, fd >= 0 ? &fd : NULL);
+    pthread_mutex_unlock(&flush.lock);
+    if (rc < 0)
+        leave();
     result_drop(r);
 }
 
-static uint64_t now_ns(void)
+uint64_t rt__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val,
+                  const struct timespec *timeout)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
+}
+
+/* Every FLUSH_AFTER_NS of a batch, look at the running task: once it has
+ * run that long, send the results that wait, then sleep until the next
+ * task, so that a long task costs the flusher one wake-up. */
+static void *flusher(void *unused)
+{
+    (void)unused;
+    const struct timespec tick = {0, FLUSH_AFTER_NS};
+    for (;;) {
+        if (!atomic_load(&flush.busy)) {
+            futex(&flush.busy, FUTEX_WAIT_PRIVATE, 0, NULL);
+            continue;
+        }
+        nanosleep(&tick, NULL);
+        uint32_t no = atomic_load(&flush.task_no);
+        if (!atomic_load(&self.slot->running) ||
+            rt__now_ns() - atomic_load(&self.slot->since_ns) < FLUSH_AFTER_NS)
+            continue;
+        pthread_mutex_lock(&flush.lock);
+        if (rt__chan_unsent(&self.chan))
+            (void)rt__chan_flush(&self.chan); /* a failure is the main thread's to see */
+        pthread_mutex_unlock(&flush.lock);
+        atomic_store(&flush.parked, 1);
+        if (atomic_load(&flush.task_no) == no)
+            futex(&flush.task_no, FUTEX_WAIT_PRIVATE, no, NULL);
+        atomic_store(&flush.parked, 0);
+    }
+    return NULL;
+}
+
+static void start_flusher(void)
+{
+    pthread_attr_t attr;
+    pthread_t thread;
+    sigset_t all, old;
+    flush.started = 1;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* Signals are the task's: the flusher takes none. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (pthread_create(&thread, &attr, flusher, NULL) != 0)
+        flush.started = 0; /* results then wait for the batch's end */
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+/* A batch begins or ends: the flusher works only while one runs. */
+static void set_busy(uint32_t busy)
+{
+    atomic_store(&flush.busy, busy);
+    if (busy && flush.started)
+        futex(&flush.busy, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* A task ended: wake the flusher if it sleeps until then. */
+static void task_ended(void)
+{
+    atomic_fetch_add(&flush.task_no, 1);
+    if (atomic_load(&flush.parked))
+        futex(&flush.task_no, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* Call what the message names: a task, an actor's constructor (which
@@ -338,13 +431,16 @@ static void run_task(const rt__hdr *h, const char *payload, const int *fds)
         }
     }
     announce(name_of(h->word));
-    uint64_t start = now_ns();
-    atomic_store_explicit(&self.slot->running, h->id, memory_order_relaxed);
+    uint64_t start = rt__now_ns();
+    atomic_store(&self.slot->since_ns, start);
+    atomic_store(&self.slot->running, h->id);
+    atomic_fetch_add(&self.slot->started, 1);
     int status = invoke(h, arg, &r);
-    atomic_store_explicit(&self.slot->running, 0, memory_order_relaxed);
+    atomic_store(&self.slot->running, 0);
+    task_ended();
     if (env_changed())
         env_reset();
-    uint64_t us = (now_ns() - start) / 1000;
+    uint64_t us = (rt__now_ns() - start) / 1000;
     fflush(stdout);
     fflush(stderr);
     if (h->nfds)
@@ -356,9 +452,11 @@ static void run_task(const rt__hdr *h, const char *payload, const int *fds)
 
 static void flush_or_leave(void)
 {
-    if (rt__chan_flush(&self.chan) < 0)
-        leave();
-    self.batch_start_ns = now_ns();
+    pthread_mutex_lock(&flush.lock);
+    int rc = rt__chan_flush(&self.chan);
+    pthread_mutex_unlock(&flush.lock);
+    if (rc < 0)
+        leave_lost();
 }
 
 static void set_name(const rt__hdr *h, const char *payload)
@@ -373,8 +471,6 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     case RT__MSG_TASK:
     case RT__MSG_CALL:
         run_task(h, payload, fds);
-        if (now_ns() - self.batch_start_ns > FLUSH_AFTER_NS)
-            flush_or_leave();
         break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
@@ -408,17 +504,25 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
     setvbuf(stdout, NULL, _IOLBF, 0);
     rt__chan_init(&self.chan, sock);
     for (;;) {
-        if (rt__chan_fill(&self.chan) <= 0)
+        long got = rt__chan_fill(&self.chan);
+        if (got == 0)
             leave(); /* end of file: retired, or the application is gone */
-        self.batch_start_ns = now_ns();
+        if (got < 0)
+            leave_lost();
+        set_busy(1);
         rt__hdr h;
         const char *payload;
         int fds[RT__MSG_MAX_FDS];
-        int more;
-        while ((more = rt__chan_next(&self.chan, &h, &payload, fds)) > 0)
+        int more, tasks = 0;
+        while ((more = rt__chan_next(&self.chan, &h, &payload, fds)) > 0) {
+            int is_task = h.type == RT__MSG_TASK || h.type == RT__MSG_CALL;
+            if (is_task && ++tasks == 2 && !flush.started)
+                start_flusher();
             handle(&h, payload, fds);
+        }
         if (more < 0)
             leave();
         flush_or_leave();
+        set_busy(0);
     }
 }

@@ -29,14 +29,26 @@ extern int rt__in_worker;
 #define RT__RESULT_TIME_MAX ((1ULL << 31) - 1)
 
 /* One per worker, in memory shared by the application, the fork server
- * and every worker (mapped before the fork server is forked).  A worker
- * writes there the id of the task it is running, 0 between tasks, so that
- * when it dies the runtime knows which task to blame.  The others lose
- * only their unsent results, and run again without spending a retry. */
+ * and every worker (mapped before the fork server is forked).  The worker
+ * counts there the tasks it started and writes the id of the one it runs
+ * (0 between tasks) and when it began.  When the worker dies, the runtime
+ * knows from the count which of the tasks it sent had started: those spend
+ * a retry, whether they finished or not, since their effects may have
+ * happened; the others never ran and are sent again for free.  The start
+ * time tells the scheduler that a task runs long, so that it queues no more
+ * work behind it. */
 typedef struct rt__run_slot {
-    _Atomic uint64_t running;
-    char pad[56]; /* a cache line each */
+    _Atomic uint64_t running;  /* id of the running task, 0 between tasks */
+    _Atomic uint64_t started;  /* tasks started in the worker's life */
+    _Atomic uint64_t since_ns; /* CLOCK_MONOTONIC start of the running task */
+    _Atomic uint32_t lost;     /* the worker lost its socket and left */
+    char pad[36];              /* a cache line each */
 } rt__run_slot;
+
+_Static_assert(sizeof(rt__run_slot) == 64, "one cache line per slot");
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t rt__now_ns(void);
 
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot);
 

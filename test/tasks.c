@@ -206,3 +206,38 @@ int t_affinity(const void *arg, size_t len, rt_result *r)
                      out[0] ? "," : "", c);
     return rt_result_set(r, out, strlen(out) + 1);
 }
+
+/* Sleep for arg ms (0: a no-op, no system call); the result is the
+ * worker's pid. */
+int t_nap(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    uint64_t ms = *(const uint64_t *)arg;
+    if (ms)
+        sleep_ms((long)ms);
+    return set_u64(r, (uint64_t)getpid());
+}
+
+/* Append the record's id to its file; die right after when told to. */
+int t_log(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    const log_record *rec = arg;
+    int fd = open(rec->path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0 && write(fd, &rec->id, sizeof rec->id) == sizeof rec->id)
+        close(fd);
+    if (rec->die)
+        raise(SIGKILL);
+    return set_u64(r, rec->id);
+}
+
+/* Close every descriptor, as daemonising code does, and return. */
+int t_close_all(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    (void)r;
+    for (int fd = 0; fd < 1024; fd++)
+        close(fd);
+    return 0;
+}

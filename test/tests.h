@@ -58,6 +58,17 @@ int t_span(const void *arg, size_t len, rt_result *r);
 int t_devices(const void *arg, size_t len, rt_result *r);
 int t_dirty_env(const void *arg, size_t len, rt_result *r);
 int t_affinity(const void *arg, size_t len, rt_result *r);
+int t_nap(const void *arg, size_t len, rt_result *r);
+int t_log(const void *arg, size_t len, rt_result *r);
+int t_close_all(const void *arg, size_t len, rt_result *r);
+
+/* The argument of t_log(): append id to the file at path, then die if
+ * die is set. */
+typedef struct log_record {
+    char path[112];
+    uint64_t id;
+    uint64_t die;
+} log_record;
 
 /* The byte pattern of t_big_result() and the checksum of t_checksum(). */
 uint64_t pattern_word(size_t i);
@@ -70,5 +81,6 @@ Suite *resources_suite(void);
 Suite *placement_suite(void);
 Suite *actors_suite(void);
 Suite *detect_suite(void);
+Suite *core_suite(void);
 
 #endif
