@@ -9,7 +9,7 @@
  * back whenever nothing fits, its task queued again at the end as a new
  * submission, so that every shape keeps competing.
  */
-#include "../lib/sched.h" /* internal: drives the scheduler directly */
+#include "../lib/scheduler.h" /* internal: drives the scheduler directly */
 
 #include <stdlib.h>
 #include <time.h>
@@ -51,23 +51,20 @@ double decision_ns(size_t pending, size_t decisions)
 {
     rt__item items[RT__CUSTOM_MAX];
     int n;
-    static rt__node node;
+    rt__names names;
     rt__res total = {.cpu = 64 * RT__UNIT, .gpu = 8 * RT__UNIT};
     rt__items_parse("fpga=4,neuron_cores=8", "bench", items, &n);
-    rt__names_define(&node.names, items, n, &total);
-    node.total = total;
+    rt__names_define(&names, items, n, &total);
     static rt__sched s;
-    rt__sched_init(&s, &node);
+    rt__sched_init(&s, &names);
+    rt__sched_add_node(&s, &total, 8, NULL, NULL, 0);
 
-    rt__task *list = NULL, **tasks = malloc(pending * sizeof *tasks);
-    for (size_t i = pending; i-- > 0;) {
+    rt__task **tasks = malloc(pending * sizeof *tasks);
+    for (size_t i = 0; i < pending; i++) {
         tasks[i] = calloc(1, sizeof **tasks);
-        tasks[i]->cls = class_of(&s, &shapes[i % NSHAPES]);
         tasks[i]->seq = i;
-        tasks[i]->next = list;
-        list = tasks[i];
+        rt__sched_push(&s, class_of(&s, &shapes[i % NSHAPES]), tasks[i]);
     }
-    rt__sched_absorb(list);
 
     static struct held {
         rt__class *c;
@@ -82,24 +79,26 @@ double decision_ns(size_t pending, size_t decisions)
         rt__class *c = rt__sched_decide(&s, &g);
         if (c && count < RING) {
             rt__sched_take(&s, c, &g);
-            rt__task *t = c->head;
-            c->head = t->next;
-            if (!c->head)
-                c->tail = NULL;
-            c->pending--;
+            rt__task *t = rt__sched_pop(&s, c);
+            c->inflight++;
             ring[(head + count++) % RING] = (struct held){c, g, t};
         } else if (count) {
             struct held *h = &ring[head];
             rt__sched_give(&s, h->c, &h->g);
+            h->c->inflight--;
             h->t->seq = seq++;
-            h->t->next = NULL;
-            rt__sched_absorb(h->t);
+            rt__sched_push(&s, h->c, h->t);
             head = (head + 1) % RING;
             count--;
         }
     }
     double elapsed = seconds() - start;
-    rt__sched_free(&s);
+    for (; count; count--, head = (head + 1) % RING) {
+        rt__sched_give(&s, ring[head].c, &ring[head].g);
+        ring[head].c->inflight--;
+    }
+    rt__tasks orphans = {0};
+    rt__sched_free(&s, &orphans);
     for (size_t i = 0; i < pending; i++)
         free(tasks[i]);
     free(tasks);

@@ -1,62 +1,64 @@
 /*
- * actor.h - actors: a worker process with state, and resources held for
- * its life.
+ * actor.h - the actor record, shared by the public calls (actor.c) and
+ * the runtime thread (dispatch.c).
  *
- * An actor is a scheduling class of its own with one lease.  Its first
- * task is the constructor (RT__KIND_CREATE), then come its method calls
- * (RT__KIND_CALL), which the lease's single worker runs one at a time in
- * order.  The lease never ends while the actor lives; it ends when the
- * process exits, killed or dead, and then the resources go back.  A dead
- * actor with restarts left gets its constructor queued again, ahead of
- * the calls that wait.  Records live until rt_shutdown() [L].
+ * An actor is a scheduling class of its own with one lease, held while
+ * its process lives.  Its constructor is a task record it keeps, sent
+ * first and again on a restart; its method calls are tasks filed under
+ * its class.  Application threads find it through the actor table, under
+ * the lock; they read only what is fixed at creation and the fields
+ * marked [L].  Everything else is the runtime thread's.
+ *
+ * When the actor will run no more and nothing refers to it, the runtime
+ * thread replaces it in the table with its epitaph (the error text that
+ * calls to it get from then on) and frees the record, so dead actors cost
+ * a few bytes, until their slot is reused.
  */
 #ifndef RT_ACTOR_H
 #define RT_ACTOR_H
 
-#include "sched.h"
+#include "rtask.h"
+#include "scheduler.h"
 #include "task.h"
 
-struct rt__worker;
+#include <stdint.h>
 
-/* Why an actor's calls fail (rt__task.death). */
+/* What the actor table holds: a live actor or an epitaph, told apart by
+ * their first field. */
+typedef struct rt__epitaph {
+    uint32_t dead; /* 1 */
+    char text[];
+} rt__epitaph;
+
+/* Why an actor will run no more. */
 typedef enum rt__death {
     RT__DEATH_NONE,
-    RT__DEATH_KILLED,   /* rt_actor_kill() */
-    RT__DEATH_CRASHED,  /* its process died; no restart left */
-    RT__DEATH_CTOR      /* its constructor returned non-zero */
+    RT__DEATH_KILLED,  /* rt_actor_kill() */
+    RT__DEATH_CRASHED, /* its process died; no restart left */
+    RT__DEATH_CTOR     /* its constructor returned non-zero */
 } rt__death;
 
 typedef struct rt__actor {
-    struct rt__actor *next;
-    uint64_t id;
-    rt__class *cls;          /* its own class: request, calls, lease */
-    rt__task *create;        /* the constructor call, kept for restarts */
-    rt_actor_fini_fn fini;
+    uint32_t dead;               /* 0: a live actor (see rt__epitaph) */
+    uint64_t handle;             /* fixed: its rt_actor id */
+    rt_actor_fini_fn fini;       /* fixed */
+    int kill_requested;          /* [L] rt_actor_kill() was called */
+    int declared_dead;           /* [L] it will run no more: calls fail with epitaph */
+    struct rt__actor *next_kill; /* [L] on the runtime's list of kills */
+    struct rt__actor *next_declared; /* on the dispatcher's list to declare */
+    struct rt__actor *next, *prev; /* the runtime thread's list of actors */
+    rt__class *cls;              /* its class; NULL once discarded */
+    rt__task *create;            /* the constructor's record */
     int restarts_left;
-    int kill_requested;      /* rt_actor_kill() was called */
-    int killed;              /* the runtime thread acted on it */
-    rt__death death;         /* RT__DEATH_NONE while it may run */
-    int pid;                 /* of its process, once it ran */
-    int wait_status;         /* how its process ended */
-    int ctor_status;         /* what a failed constructor returned */
-    char name[];
+    int killed;                  /* the kill was acted on */
+    rt__death death;             /* RT__DEATH_NONE while it may run */
+    int pid;                     /* of its last process */
+    int wait_status;             /* how that process ended */
+    int ctor_status;             /* what a failed constructor returned */
+    int buried;                  /* on the dispatcher's list to publish */
+    char *epitaph;               /* the error text its calls get, once dead */
+    rt__epitaph *tombstone;      /* a copy for the table, once dead */
+    char name[];                 /* fixed */
 } rt__actor;
-
-/* The runtime thread's hooks, under the lock. */
-/* The constructor answered: the actor lives, or is dead for good. */
-void rt__actor_created(rt__sched *s, rt__task *create, int status, int pid);
-/* The actor's process is gone: fail what it held, restart or bury it. */
-void rt__actor_lost(rt__sched *s, struct rt__worker *w);
-/* Act on rt_actor_kill() calls. */
-void rt__actor_reap_kills(rt__sched *s);
-/* rt_shutdown(): stop sending to actors so their destructors run; 1 while
- * an actor's process is still there. */
-int rt__actors_stopping(void);
-/* Free every record. */
-void rt__actors_free(void);
-
-/* The error and message of a call that failed because its actor died. */
-int rt__actor_death_error(rt__death death, const char *name, int pid,
-                          int wait_status, int ctor_status);
 
 #endif

@@ -11,11 +11,12 @@
 #ifndef RT_DETECT_H
 #define RT_DETECT_H
 
+#include "instance.h"
+
 #include <sched.h>
 #include <stddef.h>
 
 #define RT__DEVICE_MAX 64
-#define RT__CPUS_LEN 128
 
 typedef enum rt__dev_kind {
     RT__DEV_GPU,       /* an NVIDIA GPU: the GPU resource */

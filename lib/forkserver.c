@@ -1,7 +1,8 @@
 /* forkserver.c - fork workers on request, reap them, report their exits. */
 #include "forkserver.h"
 
-#include "wire.h"
+#include "alloc.h"
+#include "proto.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -15,12 +16,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+typedef struct child {
+    pid_t pid;
+    uint64_t key; /* the runtime's name for the worker: its run slot */
+} child;
+
 typedef struct server {
     rt__chan ctl;
     rt__run_slot *slots;
     size_t nslots;
     int sigfd;
-    pid_t *child;
+    child *child;
     size_t nchild, cap;
 } server;
 
@@ -34,24 +40,24 @@ static void reset_signals(void)
 static _Noreturn void kill_all_and_exit(server *sv)
 {
     for (size_t i = 0; i < sv->nchild; i++)
-        kill(sv->child[i], SIGKILL);
+        kill(sv->child[i].pid, SIGKILL);
     for (size_t i = 0; i < sv->nchild; i++)
-        waitpid(sv->child[i], NULL, 0);
+        waitpid(sv->child[i].pid, NULL, 0);
     _exit(0);
 }
 
 static void send_or_die(server *sv, uint32_t type, uint64_t id, uint64_t word)
 {
-    rt__hdr h = {.type = type, .id = id, .word = word};
-    if (rt__chan_put(&sv->ctl, &h, NULL, NULL) < 0 || rt__chan_flush(&sv->ctl) < 0)
+    if (rt__proto_send_notice(&sv->ctl, type, id, word) < 0 ||
+        rt__chan_flush(&sv->ctl) < 0)
         kill_all_and_exit(sv); /* the application is gone or shutting down */
 }
 
-static void track(server *sv, pid_t pid)
+static void track(server *sv, pid_t pid, uint64_t key)
 {
     if (sv->nchild == sv->cap) {
         size_t cap = sv->cap ? sv->cap * 2 : 16;
-        pid_t *p = realloc(sv->child, cap * sizeof *p);
+        child *p = rt__realloc(sv->child, cap * sizeof *p);
         if (!p) {
             kill(pid, SIGKILL); /* untracked, it could outlive the runtime */
             return;
@@ -59,16 +65,19 @@ static void track(server *sv, pid_t pid)
         sv->child = p;
         sv->cap = cap;
     }
-    sv->child[sv->nchild++] = pid;
+    sv->child[sv->nchild++] = (child){pid, key};
 }
 
-static void untrack(server *sv, pid_t pid)
+/* The key of a child that exited, forgetting it; -1 when unknown. */
+static int64_t untrack(server *sv, pid_t pid)
 {
     for (size_t i = 0; i < sv->nchild; i++)
-        if (sv->child[i] == pid) {
+        if (sv->child[i].pid == pid) {
+            uint64_t key = sv->child[i].key;
             sv->child[i] = sv->child[--sv->nchild];
-            return;
+            return (int64_t)key;
         }
+    return -1;
 }
 
 static void spawn(server *sv, uint64_t key, uint64_t slot, const int *fds)
@@ -99,7 +108,7 @@ static void spawn(server *sv, uint64_t key, uint64_t slot, const int *fds)
         send_or_die(sv, RT__MSG_SPAWN_FAILED, key, (uint64_t)errno);
         return;
     }
-    track(sv, pid);
+    track(sv, pid, key);
     send_or_die(sv, RT__MSG_SPAWNED, key, (uint64_t)pid);
 }
 
@@ -111,8 +120,9 @@ static void reap(server *sv)
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        untrack(sv, pid);
-        send_or_die(sv, RT__MSG_EXITED, (uint64_t)pid, (uint64_t)status);
+        int64_t key = untrack(sv, pid);
+        if (key >= 0)
+            send_or_die(sv, RT__MSG_EXITED, (uint64_t)key, (uint64_t)status);
     }
 }
 
@@ -182,6 +192,7 @@ pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots)
     if (pid == 0) {
         close(sv[0]);
         rt__in_worker = 1;
+        rt__alloc_forked();
         /* When rt_init() runs on the main thread, also die with it; from
          * another thread PDEATHSIG would fire when that thread ends, so
          * there the end-of-file on the socket is the only signal. */

@@ -20,6 +20,7 @@
 #define RT__INSTANCE_MAX 256
 #define RT__NEURON "neuron_cores" /* the custom resource placed like GPUs */
 #define RT__ID_LEN 64 /* "3", "GPU-6f1c...", "MIG-..." */
+#define RT__CPUS_LEN 128 /* a CPU list near an instance, "0-19,40-59" */
 
 typedef struct rt__instances {
     int count;
@@ -31,11 +32,6 @@ typedef struct rt__pick {
     rt__amount each; /* taken from every instance in mask; 0 = none */
     uint64_t mask[RT__INSTANCE_MAX / 64];
 } rt__pick;
-
-/* What one lease holds on instances. */
-typedef struct rt__grant {
-    rt__pick gpu, neuron;
-} rt__grant;
 
 /* count instances, all free, named by ids; an instance without an id (or
  * when ids is NULL) is named by its index: "0", "1", ... */

@@ -1,38 +1,81 @@
 /*
- * node.h - what this node offers: the configuration of rt_init() checked
- * and completed by device detection.
+ * node.h - the node interface: what the dispatcher asks of a node, and
+ * what a node tells it.
  *
- * CPUs, GPUs (with their ids and the CPUs near each), custom resources,
- * neuron cores and the accelerator type, as rt_init() will offer them,
- * and the pool sizes.  rtask-info prints the same without starting
- * anything.
+ * A node is one machine's part of the runtime: its workers and its
+ * devices.  The scheduler counts a node's resources and instances; the
+ * dispatcher then asks the node for a worker for each lease, tells the
+ * worker the lease's devices, sends it tasks and releases it; the node
+ * answers through its events: a task's answer, a worker lost, the node
+ * itself gone.  Operations are plain function pointers, as libuv's
+ * watchers are, so that the layers above never switch over kinds of node.
+ *
+ * The local node (local.h) is the implementation for this machine: a fork
+ * server and worker processes.  A node on another machine implements the
+ * same operations over MPI, and neither the scheduler nor the dispatcher
+ * changes for it.  Everything here runs on the runtime thread.
  */
 #ifndef RT_NODE_H
 #define RT_NODE_H
 
-#include "detect.h"
-#include "instance.h"
-#include "resources.h"
-#include "rtask.h"
+#include "proto.h"
+#include "task.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
-typedef struct rt__node {
-    rt__names names;
-    rt__res total;
-    size_t workers;
-    size_t max_workers;
-    int bind_cpus;                /* bind workers to their GPUs' CPUs */
-    int other_gpus;               /* AMD and Intel GPUs count as GPUs */
-    char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];   /* "" = its index */
-    char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* "" = unknown */
-    rt__machine machine;          /* what detection found */
-} rt__node;
+typedef struct rt__node rt__node;
+typedef struct rt__worker rt__worker; /* a node's worker: opaque above */
 
-/* Check the configuration (NULL = defaults) and complete it.  0, or
- * RT_EINVAL with a message. */
-int rt__node_resolve(const rt_config *config, rt__node *node);
-/* The resource totals, "CPU=2 GPU=4 accelerator_type:V100=1 ...". */
-void rt__node_describe(const rt__node *node, char *buf, size_t size);
+/* A worker that is gone, and what it leaves behind. */
+typedef struct rt__loss {
+    int pid;
+    int wait_status;  /* how it exited (waitpid status) */
+    int spawn_errno;  /* why it could not be started, or 0 */
+    int lost_channel; /* it left because its socket failed */
+    size_t started;   /* of its tasks in flight, how many had started */
+} rt__loss;
+
+/* What a node tells the dispatcher; owner is what the dispatcher gave
+ * when it leased the worker (its lease), or NULL for an idle worker. */
+typedef struct rt__node_events {
+    void *ctx;
+    /* The worker answered its oldest task in flight.  The result's
+     * descriptor, if any, is the callee's. */
+    void (*answered)(void *ctx, void *owner, const rt__result_msg *r);
+    /* The worker is gone; its tasks in flight will never be answered. */
+    void (*lost)(void *ctx, void *owner, const rt__loss *loss);
+    /* The node itself is gone: no worker of it runs any more. */
+    void (*failed)(void *ctx, const char *why);
+} rt__node_events;
+
+typedef struct rt__node_ops {
+    /* A worker for a lease: a process that never ran a task when fresh,
+     * else one that ran fewer than max_calls (0: no limit); *calls gets
+     * how many it ran.  NULL when none can be had now. */
+    rt__worker *(*lease)(rt__node *n, int fresh, int max_calls, void *owner,
+                         size_t *calls);
+    /* Tell w its lease's devices (it gets them before its next task). */
+    int (*devices)(rt__node *n, rt__worker *w, const rt__devices *d);
+    /* Queue t for w; a constructor goes with the destructor fini.  0 or
+     * -1 when out of memory. */
+    int (*send)(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini);
+    /* The lease is over: keep w for another one, or retire it. */
+    void (*release)(rt__node *n, rt__worker *w, int retire);
+    /* Send w what it has, then end of file: an actor finishes its calls,
+     * runs its destructor and exits; its loss is reported then. */
+    void (*stop)(rt__node *n, rt__worker *w);
+    /* Kill w (it broke the protocol); its loss is reported later. */
+    void (*kill)(rt__node *n, rt__worker *w);
+    /* How long w's current task has run, in microseconds; 0 between. */
+    uint64_t (*busy_us)(rt__node *n, rt__worker *w, uint64_t now_ns);
+    /* Send what is queued, start spare workers, forget gone ones. */
+    void (*flush)(rt__node *n);
+} rt__node_ops;
+
+struct rt__node {
+    const rt__node_ops *ops;
+    rt__node_events ev;
+};
 
 #endif

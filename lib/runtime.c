@@ -1,40 +1,26 @@
 /* runtime.c - rt_init(), rt_shutdown() and the runtime thread's loop. */
 #include "runtime.h"
 
-#include "actor.h"
+#include "alloc.h"
 #include "error.h"
-#include "forkserver.h"
-#include "node.h"
+#include "offer.h"
 #include "worker.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
+#include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
-#define EVENTS_PER_WAIT 64
-#define ACTOR_GRACE_S 2.0 /* for actors' destructors at rt_shutdown() */
+#define ACTOR_GRACE_NS 2000000000ull /* for actors' destructors at rt_shutdown() */
+#define STOPPING_POLL_MS 50
 
 rt__runtime rt__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .wake_fd = -1,
-    .epoll_fd = -1,
+    .lifecycle = PTHREAD_MUTEX_INITIALIZER,
+    .actors = {.fifo = 1},
 };
 
-/* End of file from the fork server means it died (killed by someone):
- * no worker can be started any more, and every worker died with it.
- * Written by the runtime thread, read under the lock once it stopped. */
-static int forkserver_died;
-
-/* rt_init() and rt_shutdown() run one at a time. */
-static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t cond_once = PTHREAD_ONCE_INIT;
 
 /* Timeouts are measured on CLOCK_MONOTONIC, which the clock cannot step. */
@@ -47,7 +33,7 @@ static void init_cond(void)
     pthread_condattr_destroy(&attr);
 }
 
-int rt__need_wake(void)
+static int need_wake(void)
 {
     if (!rt__rt.loop_asleep)
         return 0;
@@ -57,9 +43,31 @@ int rt__need_wake(void)
 
 void rt__wake(void)
 {
-    uint64_t one = 1;
-    if (write(rt__rt.wake_fd, &one, sizeof one) < 0)
-        return; /* the counter is full: the thread is awake anyway */
+    rt__loop_wake(&rt__rt.loop);
+}
+
+int rt__submit(rt__task *t)
+{
+    t->seq = rt__rt.next_seq++;
+    rt__tasks_push(&rt__rt.incoming, t);
+    return need_wake();
+}
+
+int rt__submit_ref(rt__task *t, rt_ref *ref)
+{
+    void *old;
+    if (rt__table_add(&rt__rt.tasks, t, &t->id, &old) < 0)
+        return rt__error(RT_ENOMEM, "no memory for the handle");
+    ref->id = t->id;
+    return rt__submit(t);
+}
+
+int rt__submit_kill(rt__actor *a)
+{
+    a->kill_requested = 1;
+    a->next_kill = rt__rt.kills;
+    rt__rt.kills = a;
+    return need_wake();
 }
 
 int rt__check_running(const char *call)
@@ -69,171 +77,131 @@ int rt__check_running(const char *call)
     if (rt__rt.state == RT__RUNNING)
         return 0;
     if (rt__rt.state == RT__STOPPING)
-        return rt__error(RT_ESHUTDOWN, "%s: the runtime is stopping%s", call,
-                         forkserver_died ? " (its fork server died)" : "");
+        return rt__error(RT_ESHUTDOWN, "%s: the runtime is stopping%s%s%s", call,
+                         rt__rt.stop_reason ? " (" : "",
+                         rt__rt.stop_reason ? rt__rt.stop_reason : "",
+                         rt__rt.stop_reason ? ")" : "");
     if (rt__rt.was_shut_down)
         return rt__error(RT_ESHUTDOWN, "%s: the runtime was shut down", call);
     return rt__error(RT_ENOTINIT, "%s: call rt_init() first", call);
 }
 
+/* ---- the exchange, under the lock --------------------------------------- */
+
+/* What the runtime thread takes and gives in one exchange. */
+typedef struct exchange {
+    rt__tasks incoming;    /* taken: submitted tasks */
+    rt__actor *kills;      /* taken: kills asked for */
+    rt__actor *published;  /* given: dead actors, now only epitaphs */
+    rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
+} exchange;
+
+/* [L] Publish finished tasks: rt_get() may take them from now on. */
+static int publish_tasks(rt__tasks *done, rt__tasks *orphans)
+{
+    int published = done->count > 0;
+    for (rt__task *t; (t = rt__tasks_pop(done));) {
+        t->state = RT__TASK_DONE;
+        if (t->orphan)
+            rt__tasks_push(orphans, t);
+    }
+    return published;
+}
+
+/* [L] Replace dead actors in the table by their epitaphs, once nothing
+ * refers to them; before that, declare them dead. */
+static rt__actor *publish_actors(rt__dispatch *d)
+{
+    for (rt__actor *a = d->declared; a; a = a->next_declared)
+        a->declared_dead = 1;
+    d->declared = NULL;
+    rt__actor *list = d->buried;
+    for (rt__actor *a = list; a; a = a->next_kill) {
+        rt__table_retire(&rt__rt.actors, a->handle, a->tombstone);
+        a->tombstone = NULL; /* the table's now */
+    }
+    d->buried = NULL;
+    return list;
+}
+
+static void exchange_locked(exchange *x)
+{
+    rt__dispatch *d = &rt__rt.dispatch;
+    x->incoming = rt__rt.incoming;
+    rt__rt.incoming = (rt__tasks){0};
+    x->kills = rt__rt.kills;
+    rt__rt.kills = NULL;
+    x->published = publish_actors(d);
+    int changed = publish_tasks(&d->done, &x->orphans);
+    if (d->failed && rt__rt.state == RT__RUNNING) {
+        rt__rt.state = RT__STOPPING;
+        rt__rt.stop_reason = d->failed;
+        changed = 1;
+    }
+    if (changed && rt__rt.waiters)
+        pthread_cond_broadcast(&rt__rt.changed);
+}
+
 /* ---- the runtime thread ------------------------------------------------ */
 
-/* Handle what the fork server said: a worker runs, could not start, or
- * exited.  A worker that leaves with tasks or a lease is a lost worker. */
-static void forkserver_said(const rt__hdr *h)
+static void free_tasks(rt__tasks *q)
 {
-    rt__pool *p = &rt__rt.pool;
-    rt__worker *w;
-    switch (h->type) {
-    case RT__MSG_SPAWNED:
-        if ((w = rt__pool_find_key(p, h->id)))
-            w->pid = (pid_t)h->word;
-        p->spawn_failing = 0;
-        return;
-    case RT__MSG_SPAWN_FAILED:
-        if (!(w = rt__pool_find_key(p, h->id)))
-            return;
-        w->spawn_errno = (int)h->word;
-        p->spawn_failing = 1;
-        break;
-    case RT__MSG_EXITED:
-        if (!(w = rt__pool_find_pid(p, (pid_t)h->id)))
-            return;
-        w->wait_status = (int)h->word;
-        break;
-    default:
-        return;
-    }
-    w->gone = 1;
-    rt__pool_drain(p, w);
-    rt__sched_results(&rt__rt.sched, w);
-    if (w->inflight || w->lease)
-        rt__sched_worker_lost(&rt__rt.sched, w);
-    rt__pool_remove(p, w);
+    for (rt__task *t; (t = rt__tasks_pop(q));)
+        rt__task_free(t);
 }
 
-static void read_forkserver(void)
+/* Take what the application threads left, act on it, publish what is
+ * done; returns the state the runtime was in. */
+static rt__state exchange_and_act(void)
 {
-    rt__hdr h;
-    const char *payload;
-    int fds[RT__MSG_MAX_FDS];
-    int more;
-    while ((more = rt__chan_next(&rt__rt.forkserver, &h, &payload, fds)) > 0)
-        forkserver_said(&h);
+    rt__dispatch *d = &rt__rt.dispatch;
+    exchange x = {0};
+    pthread_mutex_lock(&rt__rt.lock);
+    exchange_locked(&x);
+    rt__state state = rt__rt.state;
+    /* From here a submission must wake us: we may be in epoll_wait. */
+    rt__rt.loop_asleep = 1;
+    pthread_mutex_unlock(&rt__rt.lock);
+    free_tasks(&x.orphans);
+    rt__dispatch_absorb(d, &x.incoming);
+    for (rt__actor *a = x.kills, *next; a; a = next) {
+        next = a->next_kill;
+        rt__dispatch_kill(d, a);
+    }
+    rt__dispatch_free_actors(d, x.published); /* after absorb: no call refers to them */
+    return state;
 }
 
-static int forkserver_eof; /* the thread's own view, copied under the lock */
-
-static void read_forkserver_socket(void)
-{
-    long got = rt__chan_fill(&rt__rt.forkserver);
-    if (got == 0 || (got < 0 && errno != EAGAIN)) {
-        forkserver_eof = 1;
-        epoll_ctl(rt__rt.epoll_fd, EPOLL_CTL_DEL, rt__rt.forkserver.fd, NULL);
-    }
-}
-
-/* The system-call half of an iteration: runs without the lock. */
-static void do_io(struct epoll_event *ev, int n)
-{
-    /* Output first: a task's lines are in its pipe before its result is in
-     * the socket, so relaying them first keeps them ahead of rt_get(). */
-    for (int i = 0; i < n; i++) {
-        rt__watch *w = ev[i].data.ptr;
-        if (w->kind == RT__WATCH_OUTPUT && w->fd >= 0)
-            rt__pool_relay(&rt__rt.pool, w);
-    }
-    for (int i = 0; i < n; i++) {
-        rt__watch *w = ev[i].data.ptr;
-        uint64_t count;
-        switch (w->kind) {
-        case RT__WATCH_WAKE:
-            if (read(rt__rt.wake_fd, &count, sizeof count) < 0)
-                break; /* already read: nothing to do */
-            break;
-        case RT__WATCH_FORKSERVER:
-            if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-                read_forkserver_socket();
-            break;
-        case RT__WATCH_SOCKET:
-            if (w->fd >= 0 && (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-                rt__pool_read(&rt__rt.pool, w->worker);
-            break;
-        case RT__WATCH_OUTPUT:
-            break;
-        }
-    }
-}
-
-/* The bookkeeping half: runs under the lock.  Returns 0 once stopping. */
-static int do_work(void)
-{
-    rt__sched *s = &rt__rt.sched;
-    rt__task *incoming = rt__rt.in_head;
-    rt__rt.in_head = rt__rt.in_tail = NULL;
-    rt__sched_absorb(incoming);
-    if (forkserver_eof) {
-        forkserver_died = 1;
-        rt__rt.state = RT__STOPPING;
-        rt__sched_free(s); /* fails every task with RT_ESHUTDOWN */
-        pthread_cond_broadcast(&rt__rt.changed);
-        return 0;
-    }
-    read_forkserver();
-    for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
-        if (w->has_input) {
-            w->has_input = 0;
-            rt__sched_results(s, w);
-        }
-    rt__actor_reap_kills(s);
-    if (rt__rt.state == RT__RUNNING) {
-        rt__sched_run(s);
-        rt__pool_top_up(&rt__rt.pool);
-    }
-    if (s->finished && rt__rt.waiters)
-        pthread_cond_broadcast(&rt__rt.changed);
-    s->finished = 0;
-    return rt__rt.state == RT__RUNNING;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* [L] When stopping, actors get end of file so that their destructors
- * run; the thread waits for their exits for up to ACTOR_GRACE_S, then the
+/* When stopping, actors get end of file so that their destructors run;
+ * the thread waits for their exits for up to ACTOR_GRACE_NS, then the
  * fork server kills what is left.  Returns 1 while it should wait. */
-static int wait_for_actors(double *deadline)
+static int wait_for_actors(uint64_t *deadline)
 {
-    if (forkserver_eof)
+    rt__dispatch *d = &rt__rt.dispatch;
+    if (d->failed)
         return 0;
     if (*deadline == 0)
-        *deadline = now_s() + ACTOR_GRACE_S;
-    return rt__actors_stopping() && now_s() < *deadline;
+        *deadline = rt__now_ns() + ACTOR_GRACE_NS;
+    return rt__dispatch_stop_actors(d) > 0 && rt__now_ns() < *deadline;
 }
 
 static void *loop(void *unused)
 {
+    rt__dispatch *d = &rt__rt.dispatch;
+    uint64_t deadline = 0;
     (void)unused;
-    struct epoll_event ev[EVENTS_PER_WAIT];
-    int n = 0;
-    double deadline = 0;
     for (;;) {
-        do_io(ev, n);
-        pthread_mutex_lock(&rt__rt.lock);
-        int running = do_work() || wait_for_actors(&deadline);
-        /* From here a submission must wake us: we may be in epoll_wait. */
-        rt__rt.loop_asleep = 1;
-        pthread_mutex_unlock(&rt__rt.lock);
-        if (!running)
+        rt__state state = exchange_and_act();
+        if (state == RT__RUNNING) {
+            rt__dispatch_run(d);
+        } else if (wait_for_actors(&deadline)) {
+            rt__dispatch_flush(d);
+        } else {
             return NULL;
-        rt__pool_flush(&rt__rt.pool);
-        n = epoll_wait(rt__rt.epoll_fd, ev, EVENTS_PER_WAIT, deadline ? 50 : -1);
-        if (n < 0)
-            n = 0; /* EINTR; nothing else can fail on a valid epoll fd */
+        }
+        int busy = d->done.count || d->buried || d->declared;
+        rt__loop_run_once(&rt__rt.loop, busy ? 0 : state == RT__RUNNING ? -1
+                                                                       : STOPPING_POLL_MS);
     }
 }
 
@@ -245,81 +213,55 @@ RT_EXPORT void rt_config_init(rt_config *config)
     *config = init;
 }
 
-static int watch(int fd, rt__watch *w, rt__watch_kind kind)
+/* Every worker costs three descriptors here, so, as servers do, take the
+ * soft limit up to the hard one: thousands of actors need it. */
+static void raise_descriptor_limit(void)
 {
-    *w = (rt__watch){.kind = kind, .fd = fd};
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = w};
-    return epoll_ctl(rt__rt.epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 }
 
-static rt__run_slot *run_slots;
-static size_t run_slots_len;
-
-static void close_fd(int *fd)
+static int start_scheduler(const rt__offer *set)
 {
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
-}
-
-static void free_everything(void)
-{
-    rt__pool_free(&rt__rt.pool);
-    if (run_slots)
-        munmap(run_slots, run_slots_len);
-    run_slots = NULL;
-    close_fd(&rt__rt.epoll_fd);
-    close_fd(&rt__rt.wake_fd);
-}
-
-/* Kill and reap the fork server: closing its socket is enough, it kills
- * and reaps every worker before it exits. */
-static void stop_forkserver(void)
-{
-    rt__chan_close(&rt__rt.forkserver);
-    if (rt__rt.forkserver_pid > 0)
-        while (waitpid(rt__rt.forkserver_pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-    rt__rt.forkserver_pid = 0;
+    rt__dispatch *d = &rt__rt.dispatch;
+    memset(d, 0, sizeof *d);
+    if (rt__sched_init(&d->sched, &set->names) < 0 ||
+        rt__sched_add_node(&d->sched, &set->total, (int)(set->total.gpu / RT__UNIT),
+                           (const char(*)[RT__ID_LEN])set->gpu_ids,
+                           (const char(*)[RT__CPUS_LEN])set->gpu_cpus,
+                           set->bind_cpus) < 0) {
+        rt__tasks none = {0};
+        rt__sched_free(&d->sched, &none);
+        return rt__error(RT_ENOMEM, "rt_init: no memory for the scheduler");
+    }
+    d->node[0] = rt__local_node(rt__rt.local);
+    return 0;
 }
 
 /* Fork the server first, while this process has nothing else of ours
  * open, then the descriptors the runtime thread waits on. */
-static int start_processes(const rt__node *set)
+static int start_node(const rt__offer *set)
 {
-    int ctl;
-    run_slots_len = set->max_workers * sizeof *run_slots;
-    run_slots = mmap(NULL, run_slots_len, PROT_READ | PROT_WRITE,
-                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (run_slots == MAP_FAILED) {
-        run_slots = NULL;
-        return rt__syserror("rt_init: mmap");
-    }
-    rt__rt.forkserver_pid = rt__forkserver_start(&ctl, run_slots, set->max_workers);
-    if (rt__rt.forkserver_pid < 0) {
-        rt__rt.forkserver_pid = 0;
-        int rc = rt__syserror("rt_init: fork");
-        free_everything();
+    rt__node_events ev = rt__dispatch_events(&rt__rt.dispatch);
+    int rc = rt__local_start(&rt__rt.local, &ev, set->workers, set->max_workers);
+    if (rc < 0)
+        return rc;
+    if (rt__loop_init(&rt__rt.loop) < 0 ||
+        rt__local_attach(rt__rt.local, &rt__rt.loop) < 0) {
+        rc = rt__syserror("rt_init: setting up the runtime thread");
+        rt__local_stop(rt__rt.local);
+        rt__loop_close(&rt__rt.loop);
         return rc;
     }
-    rt__chan_init(&rt__rt.forkserver, ctl);
-    fcntl(ctl, F_SETFL, fcntl(ctl, F_GETFL) | O_NONBLOCK);
-    rt__rt.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    rt__rt.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (rt__rt.epoll_fd < 0 || rt__rt.wake_fd < 0 ||
-        watch(rt__rt.wake_fd, &rt__rt.w_wake, RT__WATCH_WAKE) < 0 ||
-        watch(ctl, &rt__rt.w_forkserver, RT__WATCH_FORKSERVER) < 0 ||
-        rt__pool_init(&rt__rt.pool, rt__rt.epoll_fd, &rt__rt.forkserver,
-                      &rt__rt.w_forkserver, set->workers, set->max_workers,
-                      run_slots) < 0) {
-        int rc = rt__syserror("rt_init: setting up the runtime thread");
-        stop_forkserver();
-        free_everything();
-        return rc;
+    rc = start_scheduler(set);
+    if (rc < 0) {
+        rt__local_stop(rt__rt.local);
+        rt__loop_close(&rt__rt.loop);
     }
-    rt__sched_init(&rt__rt.sched, set);
-    rt__pool_top_up(&rt__rt.pool);
-    return 0;
+    return rc;
 }
 
 /* The runtime thread takes no signal: they belong to the application. */
@@ -335,35 +277,47 @@ static int start_thread(void)
     return 0;
 }
 
+/* Undo start_node() when the thread could not start. */
+static void stop_node(void)
+{
+    rt__local_stop(rt__rt.local);
+    rt__rt.local = NULL;
+    rt__dispatch_free(&rt__rt.dispatch, "the runtime was shut down");
+    rt__loop_close(&rt__rt.loop);
+}
+
+static int start(const rt__offer *set)
+{
+    raise_descriptor_limit();
+    int rc = start_node(set);
+    if (rc < 0)
+        return rc;
+    rt__rt.state = RT__RUNNING; /* before the thread, which checks it */
+    rt__rt.was_shut_down = 0;
+    rt__rt.stop_reason = NULL;
+    rt__rt.loop_asleep = 0;
+    if ((rc = start_thread()) < 0) {
+        rt__rt.state = RT__STOPPED;
+        stop_node();
+    }
+    return rc;
+}
 
 RT_EXPORT int rt_init_config(const rt_config *config)
 {
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_init: not available inside a task");
-    rt__node set;
-    int rc = rt__node_resolve(config, &set);
+    rt__offer set;
+    int rc = rt__offer_resolve(config, &set);
     if (rc < 0)
         return rc;
     pthread_once(&cond_once, init_cond);
-    pthread_mutex_lock(&lifecycle_lock);
-    if (rt__rt.state != RT__STOPPED) {
-        pthread_mutex_unlock(&lifecycle_lock);
-        return rt__error(RT_EALREADY, "rt_init: the runtime is already running");
-    }
-    rc = start_processes(&set);
-    if (rc == 0) {
-        rt__rt.state = RT__RUNNING; /* before the thread, which checks it */
-        rt__rt.was_shut_down = 0;
-        rt__rt.loop_asleep = 0;
-        forkserver_died = forkserver_eof = 0;
-        if ((rc = start_thread()) < 0) {
-            rt__rt.state = RT__STOPPED;
-            rt__sched_free(&rt__rt.sched);
-            stop_forkserver();
-            free_everything();
-        }
-    }
-    pthread_mutex_unlock(&lifecycle_lock);
+    pthread_mutex_lock(&rt__rt.lifecycle);
+    if (rt__rt.state != RT__STOPPED)
+        rc = rt__error(RT_EALREADY, "rt_init: the runtime is already running");
+    else
+        rc = start(&set);
+    pthread_mutex_unlock(&rt__rt.lifecycle);
     return rc;
 }
 
@@ -374,7 +328,7 @@ RT_EXPORT int rt_init(double num_gpus)
     return rt_init_config(&c);
 }
 
-/* ---- rt_shutdown --------------------------------------------------------- */
+/* ---- rt_shutdown ---------------------------------------------------------- */
 
 /* [L] Let threads blocked in rt_get()/rt_wait() see the end and leave
  * before the records they look at are freed. */
@@ -385,41 +339,65 @@ static void let_waiters_leave(void)
         pthread_cond_wait(&rt__rt.changed, &rt__rt.lock);
 }
 
+static void free_task_item(void *item)
+{
+    rt__task_free(item);
+}
+
+/* Actors are freed by the dispatcher; the table owns only epitaphs. */
+static void free_epitaph(void *item)
+{
+    if (((rt__epitaph *)item)->dead)
+        rt__free(item);
+}
+
+/* The thread has stopped: fail what is left, publish it, then free the
+ * tables once no caller can look at them. */
+static void finish_shutdown(void)
+{
+    rt__dispatch *d = &rt__rt.dispatch;
+    exchange x = {0};
+    rt__local_stop(rt__rt.local); /* reap first: the output they left is complete */
+    rt__rt.local = NULL;
+    /* No call gets past rt__check_running() now: the tables are ours. */
+    pthread_mutex_lock(&rt__rt.lock);
+    rt__tasks incoming = rt__rt.incoming;
+    rt__table actors = rt__rt.actors;
+    rt__rt.incoming = (rt__tasks){0};
+    rt__rt.actors = (rt__table){.fifo = 1};
+    rt__rt.kills = NULL;
+    pthread_mutex_unlock(&rt__rt.lock);
+    rt__table_free(&actors, free_epitaph); /* before the actors it tells apart */
+    rt__dispatch_absorb(d, &incoming);
+    rt__dispatch_free(d, "the runtime was shut down");
+    pthread_mutex_lock(&rt__rt.lock);
+    exchange_locked(&x);
+    rt__rt.state = RT__STOPPED;
+    rt__rt.was_shut_down = 1;
+    let_waiters_leave();
+    rt__table tasks = rt__rt.tasks;
+    rt__rt.tasks = (rt__table){0};
+    pthread_mutex_unlock(&rt__rt.lock);
+    free_tasks(&x.orphans);
+    rt__table_free(&tasks, free_task_item);
+    rt__loop_close(&rt__rt.loop);
+}
+
 RT_EXPORT int rt_shutdown(void)
 {
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_shutdown: not available inside a task");
-    pthread_mutex_lock(&lifecycle_lock);
+    pthread_mutex_lock(&rt__rt.lifecycle);
     pthread_mutex_lock(&rt__rt.lock);
-    if (rt__rt.state == RT__STOPPED) {
-        pthread_mutex_unlock(&rt__rt.lock);
-        pthread_mutex_unlock(&lifecycle_lock);
-        return 0;
+    rt__state state = rt__rt.state;
+    if (state != RT__STOPPED)
+        rt__rt.state = RT__STOPPING;
+    pthread_mutex_unlock(&rt__rt.lock);
+    if (state != RT__STOPPED) {
+        rt__wake();
+        pthread_join(rt__rt.thread, NULL);
+        finish_shutdown();
     }
-    rt__rt.state = RT__STOPPING;
-    pthread_mutex_unlock(&rt__rt.lock);
-    rt__wake();
-    pthread_join(rt__rt.thread, NULL);
-
-    /* The thread is gone: what it owned is ours now.  Reap the processes
-     * first, so that the output they left is complete when we relay it. */
-    stop_forkserver();
-    for (rt__worker *w = rt__rt.pool.all; w; w = w->next)
-        rt__pool_drain(&rt__rt.pool, w);
-
-    pthread_mutex_lock(&rt__rt.lock);
-    rt__task *incoming = rt__rt.in_head;
-    rt__rt.in_head = rt__rt.in_tail = NULL;
-    rt__sched_absorb(incoming);
-    rt__sched_free(&rt__rt.sched);
-    rt__actors_free();
-    rt__rt.state = RT__STOPPED;
-    rt__rt.was_shut_down = 1;
-    let_waiters_leave();
-    rt__table_free(&rt__rt.table);
-    pthread_mutex_unlock(&rt__rt.lock);
-
-    free_everything();
-    pthread_mutex_unlock(&lifecycle_lock);
+    pthread_mutex_unlock(&rt__rt.lifecycle);
     return 0;
 }

@@ -1,13 +1,16 @@
 /*
- * task.h - task records and the handle table.
+ * task.h - the task record, and the one queue of records every layer uses.
  *
- * A task record lives from rt_remote() until its result is taken.  It is
- * reachable through the handle table (slot index + generation, so stale
- * handles are refused) and, while the runtime thread works on it, through
- * exactly one queue: the incoming list, a class's pending queue or a
- * worker's in-flight list (the `next` link).  Fields marked [L] are read
- * or written under rt__rt.lock; the others belong to the runtime thread
- * once the record is on the incoming list.
+ * A record lives from rt_remote() (or an actor call) until its result is
+ * taken.  Application threads reach it through the handle table, under the
+ * runtime's lock; the runtime thread reaches it through exactly one queue
+ * at a time (the incoming queue, a class's pending queue, a lease's queue
+ * in flight, or the queue of finished records) by the `next` link.
+ *
+ * Who writes what: the submitter fills the record before it is queued;
+ * from then on the runtime thread alone writes it, until it publishes the
+ * outcome under the lock (state becomes RT__TASK_DONE).  Fields marked [L]
+ * are read or written under the lock only.
  */
 #ifndef RT_TASK_H
 #define RT_TASK_H
@@ -18,12 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rt__class;
-
 typedef enum rt__task_state {
-    RT__TASK_QUEUED,     /* incoming or pending in its class */
-    RT__TASK_DISPATCHED, /* sent to a worker */
-    RT__TASK_DONE        /* [L] result or failure recorded */
+    RT__TASK_QUEUED, /* submitted: the runtime thread owns it */
+    RT__TASK_DONE    /* [L] the outcome is published */
 } rt__task_state;
 
 /* What a record asks a worker to run. */
@@ -35,85 +35,68 @@ typedef enum rt__task_kind {
 
 typedef void (*rt__any_fn)(void); /* cast back to the kind's type to call */
 
+struct rt__class;
+struct rt__actor;
+
+/* One custom resource of a request: its index in the node's names. */
+typedef struct rt__need {
+    int64_t index;
+    rt__amount amount;
+} rt__need;
+
 typedef struct rt__task {
     struct rt__task *next;
-    uint64_t id;
-    uint64_t seq;           /* submission order, for fairness between classes */
+    uint64_t id;             /* its handle */
+    uint64_t seq;            /* submission order, for fairness between classes */
     rt__any_fn fn;
-    struct rt__class *cls;  /* its request and worker-reuse rule */
-    unsigned char kind;     /* rt__task_kind */
-    unsigned char death;    /* [L] why an actor call failed (actor.h) */
-    unsigned char lost;     /* [L] its worker lost its socket */
+    struct rt__class *cls;   /* runtime thread: the class it is filed under */
+    struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
+    rt__amount cpu, gpu;     /* its request; custom needs are in tail */
+    int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
-    int state;              /* [L] rt__task_state */
-    int orphan;             /* [L] handle released: free it when done */
-    int status;             /* [L] RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
-    int task_status;        /* [L] what the function returned */
-    int wait_status;        /* [L] how the worker died (waitpid status) */
-    int sys_errno;          /* [L] the errno of an RT_ESYS failure */
-    int worker_pid;         /* [L] the worker that died, for messages */
-    void *result;           /* [L] rt_free()-able bytes, or NULL */
-    size_t result_len;      /* [L] */
-    int arg_fd;             /* memfd holding the argument, or -1 */
+    unsigned char kind;      /* rt__task_kind */
+    unsigned char nneeds;    /* rt__need entries at the start of tail */
+    unsigned char state;     /* [L] rt__task_state */
+    unsigned char orphan;    /* [L] handle released: free it when done */
+    int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
+    int task_status;         /* what the function returned */
+    char *error;             /* the message rt_get() gives, or NULL */
+    void *result;            /* rt_free()-able bytes, or NULL */
+    size_t result_len;
+    int arg_fd;              /* memfd holding the argument, or -1 */
     size_t arg_len;
-    char *name;             /* points into tail, or NULL */
-    char tail[];            /* inline argument bytes, then the name */
+    char *name;              /* points into tail, or NULL */
+    _Alignas(16) char tail[]; /* needs, inline argument bytes, the name */
 } rt__task;
 
-typedef struct rt__slot {
-    rt__task *task;
-    uint32_t gen;
-    uint32_t next_free;
-} rt__slot;
+/* A FIFO of records through their `next` links. */
+typedef struct rt__tasks {
+    rt__task *head, *tail;
+    size_t count;
+} rt__tasks;
 
-/* [L] The handle table. */
-typedef struct rt__table {
-    rt__slot *slot;
-    uint32_t cap;
-    uint32_t free_head; /* index + 1 of the first free slot; 0 = none */
-    uint32_t used;      /* slots ever handed out (the rest are fresh) */
-} rt__table;
+void rt__tasks_push(rt__tasks *q, rt__task *t);
+void rt__tasks_push_front(rt__tasks *q, rt__task *t);
+/* The first record, taken off the queue; NULL when empty. */
+rt__task *rt__tasks_pop(rt__tasks *q);
+/* Move every record of from to the end of q. */
+void rt__tasks_append(rt__tasks *q, rt__tasks *from);
 
-/* [L] Give the task a handle; returns 0 or RT_ENOMEM. */
-int rt__table_add(rt__table *t, rt__task *task);
-/* [L] The task behind a handle, or NULL when unknown or consumed. */
-rt__task *rt__table_find(const rt__table *t, rt_ref ref);
-/* [L] Invalidate a handle (the record itself is not freed). */
-void rt__table_drop(rt__table *t, rt_ref ref);
-/* [L] Free every record and the table. */
-void rt__table_free(rt__table *t);
-
-/* A record of fn(arg) with the argument inline, or in a memfd when it is
- * large, and name copied (may be NULL).  0 or an error code. */
-int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name,
+/* A record of fn(arg): the argument inline, or in a memfd when large; the
+ * name (may be NULL) copied; room for nneeds custom needs, which the
+ * request writes (request.h).  0 or an error code with a message. */
+int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
                  const void *arg, size_t arg_len, rt__task **out);
-/* [L] Put a record on the incoming list for the runtime thread.  Returns
- * 1 when the caller must rt__wake() after unlocking. */
-int rt__task_enqueue(rt__task *t);
-/* [L] Give the record a handle and enqueue it; *ref is its handle. */
-int rt__task_submit(rt__task *t, rt_ref *ref);
-
-/* What the options ask for, checked; custom resource names are matched
- * with the runtime's under the lock by rt__request_resources(). */
-typedef struct rt__request {
-    rt__res res;
-    int max_calls;
-    int max_retries;
-    int max_restarts;
-    int nitems;
-    rt__item items[RT__CUSTOM_MAX];
-} rt__request;
-
-/* Resolve options for a task, or for an actor (other defaults). */
-int rt__request_resolve(const rt_opts *opts, int actor, rt__request *r);
-/* [L] Match the custom resources and check that the request can ever be
- * met. */
-int rt__request_resources(rt__request *r);
-
-/* Free a record, its argument memfd and its result. */
+/* The inline argument bytes, or NULL when they are in arg_fd. */
+const void *rt__task_arg(const rt__task *t);
+/* The custom needs the record carries. */
+const rt__need *rt__task_needs(const rt__task *t);
+/* The record's whole request. */
+void rt__task_request(const rt__task *t, rt__res *req);
+/* Record a failure and the message rt_get() will give (printf format). */
+void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Free a record, its argument memfd, its message and its result. */
 void rt__task_free(rt__task *task);
-/* [L] Record the outcome; frees an orphan.  Returns 1 when a waiter may
- * care (the task was not an orphan). */
-int rt__task_finish(rt__task *task, int status);
 
 #endif

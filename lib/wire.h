@@ -1,6 +1,7 @@
 /*
- * wire.h - the messages between the application, the fork server and the
- * workers, and the buffered stream channel that carries them.
+ * wire.h - the buffered stream channel that carries messages between the
+ * application, the fork server and the workers (what each message means
+ * is proto.h's).
  *
  * Every message is a 32-byte header followed by `len` payload bytes
  * (padded to RT__MSG_ALIGN), or,
@@ -14,24 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum rt__msg_type {
-    RT__MSG_TASK = 1,     /* app -> worker: id, word = function, payload = argument */
-    RT__MSG_NAME,         /* app -> worker: payload = name for output prefixes */
-    RT__MSG_RESULT,       /* worker -> app: id, word = task status, payload = result */
-    RT__MSG_SPAWN,        /* app -> fork server: id = worker key, word = run slot;
-                             fds: socket, out, err */
-    RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
-    RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
-    RT__MSG_EXITED,       /* fork server -> app: id = pid, word = wait status */
-    RT__MSG_DEVICES,      /* app -> worker: payload = "GPU ids\nneuron ids",
-                             word = 1 when the node has neuron cores */
-    RT__MSG_ACTOR,        /* app -> worker: become an actor; word = destructor */
-    RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
-    RT__MSG_CALL          /* app -> worker: as TASK, word = actor method */
-} rt__msg_type;
-
 typedef struct rt__hdr {
-    uint32_t type;  /* rt__msg_type */
+    uint32_t type;  /* rt__msg_type (proto.h) */
     uint32_t nfds;  /* descriptors that travel with this message (0..3) */
     uint64_t id;
     uint64_t word;

@@ -5,7 +5,8 @@
 #include "error.h"
 #include "instance.h"
 #include "shm.h"
-#include "wire.h"
+#include "alloc.h"
+#include "proto.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -93,8 +94,8 @@ static struct {
     char **base;      /* copies of the worker's first environment */
     char **seen;      /* environ's entries right after the last reset */
     size_t nseen;
-    char *devices;    /* the last DEVICES payload: "GPU ids\nneuron ids" */
-    int has_neuron;   /* the node has neuron cores: set their variable */
+    rt__devices dev;  /* the lease's devices, from the last DEVICES */
+    char *dev_mem;    /* what dev points into */
     const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] neuron cores */
     size_t nids[2];
     char *ids_buf;    /* what ids point into */
@@ -141,71 +142,57 @@ static int env_changed(void)
     return 0;
 }
 
-/* Line k (0-based) of the DEVICES payload, copied; "" when absent. */
-static char *devices_line(int k)
-{
-    const char *p = env.devices ? env.devices : "";
-    for (; k > 0 && *p; k--)
-        p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n');
-    return strndup(p, strcspn(p, "\n"));
-}
-
 static void env_reset(void)
 {
     clearenv();
     for (size_t i = 0; env.base && env.base[i]; i++)
         putenv(env.base[i]);
-    char *gpus = devices_line(0), *cores = devices_line(1);
     /* CUDA numbers devices in PCI bus order, as the runtime does. */
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-    setenv("CUDA_VISIBLE_DEVICES", gpus ? gpus : "", 1);
-    if (env.has_neuron)
-        setenv("NEURON_RT_VISIBLE_CORES", cores ? cores : "", 1);
-    free(gpus);
-    free(cores);
+    setenv("CUDA_VISIBLE_DEVICES", env.dev.gpus ? env.dev.gpus : "", 1);
+    if (env.dev.has_neuron)
+        setenv("NEURON_RT_VISIBLE_CORES", env.dev.neuron, 1);
     env_snapshot();
 }
 
-/* Split the first two lines, "0,1\n2", into the id lists that
- * rt_get_gpu_ids() returns. */
+/* Split "0,1" and "2" into the id lists that rt_get_gpu_ids() and
+ * rt_get_accelerator_ids() return. */
 static void split_ids(void)
 {
-    free(env.ids_buf);
-    env.ids_buf = strdup(env.devices);
+    const char *lists[2] = {env.dev.gpus, env.dev.neuron};
+    size_t a = strlen(lists[0]), b = strlen(lists[1]);
+    rt__free(env.ids_buf);
+    env.ids_buf = rt__malloc(a + b + 2);
     env.nids[0] = env.nids[1] = 0;
-    char *p = env.ids_buf;
-    for (int list = 0; p && list < 2; list++) {
-        char *end = p + strcspn(p, "\n");
-        char *next = *end ? end + 1 : end;
-        *end = '\0';
+    if (!env.ids_buf)
+        leave();
+    memcpy(env.ids_buf, lists[0], a + 1);
+    memcpy(env.ids_buf + a + 1, lists[1], b + 1);
+    char *p[2] = {env.ids_buf, env.ids_buf + a + 1};
+    for (int list = 0; list < 2; list++) {
         char *save;
-        for (char *id = strtok_r(p, ",", &save); id; id = strtok_r(NULL, ",", &save))
+        for (char *id = strtok_r(p[list], ",", &save); id; id = strtok_r(NULL, ",", &save))
             if (env.nids[list] < RT__INSTANCE_MAX)
                 env.ids[list][env.nids[list]++] = id;
-        p = next;
     }
 }
 
-/* A lease with GPUs binds the worker to the CPUs near them (the third
- * line); any other lease gives it back the CPUs it started with. */
+/* A lease with GPUs binds the worker to the CPUs near them; any other
+ * lease gives it back the CPUs it started with. */
 static void bind_cpus(void)
 {
-    char *list = devices_line(2);
     cpu_set_t set;
-    if (list && *list && rt__cpulist_parse(list, &set) == 0)
+    if (*env.dev.cpus && rt__cpulist_parse(env.dev.cpus, &set) == 0)
         sched_setaffinity(0, sizeof set, &set);
     else
         sched_setaffinity(0, sizeof env.first_cpus, &env.first_cpus);
-    free(list);
 }
 
 static void set_devices(const rt__hdr *h, const char *payload)
 {
-    free(env.devices);
-    env.devices = strndup(payload, h->len);
-    if (!env.devices)
+    rt__free(env.dev_mem);
+    if (rt__proto_read_devices(h, payload, &env.dev, &env.dev_mem) < 0)
         leave();
-    env.has_neuron = h->word != 0;
     split_ids();
     env_reset();
     bind_cpus();
@@ -305,18 +292,20 @@ static void announce(const char *name)
         return; /* nobody reads our output any more; the task can still run */
 }
 
-static void send_result(uint64_t id, uint64_t word, rt_result *r)
+/* Queue the answer to task id; large bytes go as the memfd they are in. */
+static void send_result(rt__result_msg *m, rt_result *r)
 {
-    rt__hdr h = {.type = RT__MSG_RESULT, .id = id, .word = word, .len = r->len};
-    int fd = r->fd, rc;
-    if (fd >= 0) {
-        h.nfds = 1;
+    m->data = r->data;
+    m->len = r->len;
+    m->fd = r->fd;
+    if (r->fd >= 0) {
         r->fd = -1; /* the channel owns it now */
         rt__shm_unmap(r->data, r->len);
         r->data = NULL;
+        m->data = NULL;
     }
     pthread_mutex_lock(&flush.lock);
-    rc = rt__chan_put(&self.chan, &h, fd >= 0 ? NULL : r->data, fd >= 0 ? &fd : NULL);
+    int rc = rt__proto_send_result(&self.chan, m);
     pthread_mutex_unlock(&flush.lock);
     if (rc < 0)
         leave();
@@ -401,53 +390,53 @@ static void task_ended(void)
 
 /* Call what the message names: a task, an actor's constructor (which
  * sets the actor's state) or one of its methods. */
-static int invoke(const rt__hdr *h, const void *arg, rt_result *r)
+static int invoke(const rt__task_msg *m, const void *arg, rt_result *r)
 {
-    switch (h->type) {
+    switch (m->type) {
     case RT__MSG_CREATE: {
         /* A class without a constructor has a NULL state. */
-        rt_actor_init_fn init = (rt_actor_init_fn)(uintptr_t)h->word;
-        int status = init ? init(arg, (size_t)h->len, &actor.state) : 0;
+        rt_actor_init_fn init = (rt_actor_init_fn)(uintptr_t)m->fn;
+        int status = init ? init(arg, m->len, &actor.state) : 0;
         actor.created = status == 0;
         return status;
     }
     case RT__MSG_CALL:
-        return ((rt_method)(uintptr_t)h->word)(actor.state, arg, (size_t)h->len, r);
+        return ((rt_method)(uintptr_t)m->fn)(actor.state, arg, m->len, r);
     default:
-        return ((rt_fn)(uintptr_t)h->word)(arg, (size_t)h->len, r);
+        return ((rt_fn)(uintptr_t)m->fn)(arg, m->len, r);
     }
 }
 
-static void run_task(const rt__hdr *h, const char *payload, const int *fds)
+static void run_task(const rt__task_msg *m)
 {
     rt_result r = {.fd = -1};
-    const void *arg = payload;
-    if (h->nfds) {
-        arg = rt__shm_map(fds[0], h->len, 0);
-        close(fds[0]);
+    rt__result_msg answer = {.id = m->id};
+    const void *arg = m->arg;
+    if (m->arg_fd >= 0) {
+        arg = rt__shm_map(m->arg_fd, m->len, 0);
+        close(m->arg_fd);
         if (!arg) {
-            send_result(h->id, RT__RESULT_SYSFAIL | (uint32_t)errno, &r);
+            answer.sys_errno = errno;
+            send_result(&answer, &r);
             return;
         }
     }
-    announce(name_of(h->word));
+    announce(name_of(m->fn));
     uint64_t start = rt__now_ns();
     atomic_store(&self.slot->since_ns, start);
-    atomic_store(&self.slot->running, h->id);
+    atomic_store(&self.slot->running, m->id);
     atomic_fetch_add(&self.slot->started, 1);
-    int status = invoke(h, arg, &r);
+    answer.status = invoke(m, arg, &r);
     atomic_store(&self.slot->running, 0);
     task_ended();
     if (env_changed())
         env_reset();
-    uint64_t us = (rt__now_ns() - start) / 1000;
+    answer.run_us = (rt__now_ns() - start) / 1000;
     fflush(stdout);
     fflush(stderr);
-    if (h->nfds)
-        rt__shm_unmap((void *)arg, h->len);
-    if (us > RT__RESULT_TIME_MAX)
-        us = RT__RESULT_TIME_MAX;
-    send_result(h->id, (uint32_t)status | us << RT__RESULT_TIME_SHIFT, &r);
+    if (m->arg_fd >= 0)
+        rt__shm_unmap((void *)arg, m->len);
+    send_result(&answer, &r);
 }
 
 static void flush_or_leave(void)
@@ -461,8 +450,21 @@ static void flush_or_leave(void)
 
 static void set_name(const rt__hdr *h, const char *payload)
 {
-    free(self.name_given);
-    self.name_given = h->len ? strndup(payload, h->len) : NULL;
+    rt__free(self.name_given);
+    self.name_given = h->len ? rt__strndup(payload, (size_t)h->len) : NULL;
+}
+
+static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
+{
+    rt__task_msg m;
+    if (rt__proto_read_task(h, payload, fds, &m) < 0)
+        leave(); /* the stream is corrupt */
+    run_task(&m);
+    if (m.type != RT__MSG_CREATE)
+        return;
+    flush_or_leave();
+    if (!actor.created)
+        leave(); /* a failed constructor leaves no actor to call */
 }
 
 static void handle(const rt__hdr *h, const char *payload, const int *fds)
@@ -470,16 +472,11 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     switch (h->type) {
     case RT__MSG_TASK:
     case RT__MSG_CALL:
-        run_task(h, payload, fds);
+    case RT__MSG_CREATE:
+        handle_task(h, payload, fds);
         break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
-        break;
-    case RT__MSG_CREATE:
-        run_task(h, payload, fds);
-        flush_or_leave();
-        if (!actor.created)
-            leave(); /* a failed constructor leaves no actor to call */
         break;
     case RT__MSG_NAME:
         set_name(h, payload);
@@ -495,6 +492,7 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
 {
     self.slot = slot;
+    rt__alloc_forked();
     env_capture();
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);

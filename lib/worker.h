@@ -20,14 +20,6 @@ extern int rt__in_worker;
 #define RT__NAME_MARK "\0rtask:"
 #define RT__NAME_MARK_LEN 7
 
-/* The word of a RESULT message: the task's status in the low 32 bits, or
- * an errno when RT__RESULT_SYSFAIL says the runtime failed, not the task;
- * above RT__RESULT_TIME_SHIFT, the task's run time in microseconds, which
- * tells the scheduler how deep to pipeline (sched.c). */
-#define RT__RESULT_SYSFAIL (1ULL << 32)
-#define RT__RESULT_TIME_SHIFT 33
-#define RT__RESULT_TIME_MAX ((1ULL << 31) - 1)
-
 /* One per worker, in memory shared by the application, the fork server
  * and every worker (mapped before the fork server is forked).  The worker
  * counts there the tasks it started and writes the id of the one it runs

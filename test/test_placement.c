@@ -5,7 +5,7 @@
  */
 #include "tests.h"
 
-#include "../lib/sched.h" /* internal: this test drives the scheduler */
+#include "../lib/scheduler.h" /* internal: this test drives the scheduler */
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,23 +22,18 @@ typedef struct held {
     rt__task *t;
 } held;
 
-static rt__task *start_one(rt__class *c)
+static rt__task *start_one(rt__sched *s, rt__class *c)
 {
-    rt__task *t = c->head;
-    c->head = t->next;
-    if (!c->head)
-        c->tail = NULL;
-    c->pending--;
+    rt__task *t = rt__sched_pop(s, c);
     c->inflight++;
     return t;
 }
 
-static void finish_one(rt__task *t, uint64_t seq)
+static void finish_one(rt__sched *s, rt__task *t, uint64_t seq)
 {
     t->cls->inflight--;
     t->seq = seq;
-    t->next = NULL;
-    rt__sched_absorb(t);
+    rt__sched_push(s, t->cls, t);
 }
 
 static rt__amount pick_of(const rt__amount *choices, size_t n)
@@ -85,8 +80,9 @@ static const char *check_instances(const rt__instances *in, const held *h, int n
 }
 
 /* Nothing is over-committed and every amount is accounted for. */
-static const char *check_invariants(const rt__sched *s, const held *h, int nheld)
+static const char *check_invariants(const rt__sched *sched, const held *h, int nheld)
 {
+    const rt__sched_node *s = sched->node[0];
     rt__res used = {0};
     for (int k = 0; k < nheld; k++)
         rt__res_give(&used, &h[k].c->req);
@@ -94,7 +90,7 @@ static const char *check_invariants(const rt__sched *s, const held *h, int nheld
         return "CPUs or GPUs over-committed";
     if (s->free.cpu + used.cpu != s->total.cpu || s->free.gpu + used.gpu != s->total.gpu)
         return "CPU or GPU amounts do not add up";
-    for (int i = 0; i < s->names.count; i++)
+    for (int i = 0; i < sched->names.count; i++)
         if (s->free.custom[i] < 0 ||
             s->free.custom[i] + used.custom[i] != s->total.custom[i])
             return "a custom resource is over-committed or does not add up";
@@ -136,12 +132,9 @@ static rt__task *fake_tasks(rt__sched *s, rt__class **classes, size_t per_class)
     rt__task *all = calloc(CLASSES * per_class, sizeof *all);
     ck_assert_ptr_nonnull(all);
     for (size_t i = 0; i < CLASSES * per_class; i++) {
-        all[i].cls = classes[i % CLASSES];
         all[i].seq = i;
-        all[i].next = i + 1 < CLASSES * per_class ? &all[i + 1] : NULL;
+        rt__sched_push(s, classes[i % CLASSES], &all[i]);
     }
-    rt__sched_absorb(all);
-    (void)s;
     return all;
 }
 
@@ -153,13 +146,14 @@ START_TEST(random_requests_never_overcommit)
     srand(12345);
     rt__item items[RT__CUSTOM_MAX];
     int n;
-    static rt__node node;
+    rt__names names;
     rt__res total = {.cpu = 8 * RT__UNIT, .gpu = 4 * RT__UNIT};
     ck_ok(rt__items_parse("fpga=2,neuron_cores=4", "test", items, &n));
-    rt__names_define(&node.names, items, n, &total);
-    node.total = total;
+    rt__names_define(&names, items, n, &total);
     static rt__sched s;
-    rt__sched_init(&s, &node);
+    ck_assert_int_eq(rt__sched_init(&s, &names), 0);
+    ck_assert_int_eq(rt__sched_add_node(&s, &total, 4, NULL, NULL, 0), 0);
+    const rt__sched_node *node = s.node[0];
     rt__class *classes[CLASSES];
     for (int i = 0; i < CLASSES; i++) {
         rt__res req = random_request(&s);
@@ -175,16 +169,16 @@ START_TEST(random_requests_never_overcommit)
         rt__class *c = rand() % 2 ? rt__sched_decide(&s, &g) : NULL;
         const char *err = NULL;
         if (c && nheld < HELD_MAX) {
-            err = check_pick(&s.gpus, c->req.gpu, &g.gpu);
+            err = check_pick(&node->gpus, c->req.gpu, &g.gpu);
             if (!err)
-                err = check_pick(&s.neuron, c->req.custom[s.neuron_index], &g.neuron);
+                err = check_pick(&node->neuron, c->req.custom[s.neuron_index], &g.neuron);
             rt__sched_take(&s, c, &g);
-            h[nheld++] = (held){c, g, start_one(c)};
+            h[nheld++] = (held){c, g, start_one(&s, c)};
             granted[c == classes[0] ? 0 : 1]++;
         } else if (nheld) {
             int k = rand() % nheld;
             rt__sched_give(&s, h[k].c, &h[k].g);
-            finish_one(h[k].t, next_seq++);
+            finish_one(&s, h[k].t, next_seq++);
             h[k] = h[--nheld];
         }
         if (!err)
@@ -196,7 +190,13 @@ START_TEST(random_requests_never_overcommit)
     ck_assert_int_gt(granted[0] + granted[1], (int)steps / 10);
     ck_assert_int_gt(granted[0], 0);
     ck_assert_int_lt(granted[0], (granted[0] + granted[1]) / 4);
-    rt__sched_free(&s);
+    for (int k = 0; k < nheld; k++) { /* give back so the classes can go */
+        rt__sched_give(&s, h[k].c, &h[k].g);
+        h[k].c->inflight--;
+    }
+    rt__tasks orphans = {0};
+    rt__sched_free(&s, &orphans);
+    ck_assert_uint_eq(orphans.count, CLASSES * 100 - (size_t)nheld);
     free(tasks);
 }
 END_TEST

@@ -6,7 +6,7 @@
  */
 #include <rtask.h>
 
-#include "../lib/node.h" /* internal: the same resolution as rt_init() */
+#include "../lib/offer.h" /* internal: the same resolution as rt_init() */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +38,7 @@ static void json_string(const char *s)
 
 static const char *kind_name[] = {"GPU", "other GPU", "Neuron"};
 
-static void print_json(const rt__node *node)
+static void print_json(const rt__offer *node)
 {
     const rt__machine *m = &node->machine;
     printf("{\n  \"source\": ");
@@ -72,7 +72,7 @@ static void print_json(const rt__node *node)
     printf("],\n  \"bind_cpus\": %s\n}\n", node->bind_cpus ? "true" : "false");
 }
 
-static void print_text(const rt__node *node)
+static void print_text(const rt__offer *node)
 {
     const rt__machine *m = &node->machine;
     printf("Devices (found by %s):\n", m->source);
@@ -84,7 +84,7 @@ static void print_text(const rt__node *node)
         printf("  %s\n", line);
     }
     char totals[2048];
-    rt__node_describe(node, totals, sizeof totals);
+    rt__offer_describe(node, totals, sizeof totals);
     printf("Resources rt_init() would offer:\n  %s\n", totals);
     int gpus = (int)(node->total.gpu / RT__UNIT);
     for (int i = 0; i < gpus; i++)
@@ -114,8 +114,8 @@ int main(int argc, char **argv)
             return strcmp(arg, "--help") == 0 ? 0 : 2;
         }
     }
-    static rt__node node;
-    if (rt__node_resolve(&c, &node) < 0) {
+    static rt__offer node;
+    if (rt__offer_resolve(&c, &node) < 0) {
         fprintf(stderr, "rtask-info: %s\n", rt_last_error());
         return 1;
     }

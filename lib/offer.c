@@ -1,6 +1,6 @@
-/* node.c - check rt_init()'s configuration and complete it with what
+/* offer.c - check rt_init()'s configuration and complete it with what
  * device detection finds. */
-#include "node.h"
+#include "offer.h"
 
 #include "error.h"
 #include "visible.h"
@@ -25,7 +25,7 @@ static int online_cpus(void)
 }
 
 /* The GPUs CUDA_VISIBLE_DEVICES lists, if it is set: -1 when it is not. */
-static int visible_gpus(rt__node *out)
+static int visible_gpus(rt__offer *out)
 {
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     if (!cvd)
@@ -40,14 +40,14 @@ static int visible_gpus(rt__node *out)
 }
 
 /* The detected GPU an id names: an index, or a GPU-<uuid> (prefix). */
-static int counts_as_gpu(const rt__node *node, const rt__device *d)
+static int counts_as_gpu(const rt__offer *node, const rt__device *d)
 {
     return d->kind == RT__DEV_GPU || (node->other_gpus && d->kind == RT__DEV_OTHER_GPU);
 }
 
 /* The detected GPU an id names: an index (in bus order, NVIDIA's first),
  * or a GPU-<uuid> or a prefix of one. */
-static const rt__device *gpu_named(const rt__node *node, const char *id)
+static const rt__device *gpu_named(const rt__offer *node, const char *id)
 {
     const rt__machine *m = &node->machine;
     int uuid = strncmp(id, "GPU-", 4) == 0;
@@ -64,7 +64,7 @@ static const rt__device *gpu_named(const rt__node *node, const char *id)
 }
 
 /* Ids and locality of the n GPUs offered. */
-static void name_gpus(rt__node *node, int n, int listed)
+static void name_gpus(rt__offer *node, int n, int listed)
 {
     for (int i = 0; i < n; i++) {
         if (listed < 0)
@@ -76,7 +76,7 @@ static void name_gpus(rt__node *node, int n, int listed)
 
 /* How many GPUs, and their ids.  An explicit count is logical (it may
  * exceed the machine's), but not CUDA_VISIBLE_DEVICES's list. */
-static int resolve_gpus(const rt_config *c, int detect, rt__node *out)
+static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
 {
     double gpus = c->num_gpus;
     int listed = visible_gpus(out);
@@ -100,7 +100,7 @@ static int resolve_gpus(const rt_config *c, int detect, rt__node *out)
 }
 
 /* The node's type: the one given, else its first GPU's, else Neuron's. */
-static const char *node_type(const rt_config *c, const rt__node *node)
+static const char *node_type(const rt_config *c, const rt__offer *node)
 {
     if (c->accelerator_type)
         return c->accelerator_type;
@@ -114,7 +114,7 @@ static const char *node_type(const rt_config *c, const rt__node *node)
 /* Custom resources, neuron cores among them (detected ones unless given),
  * and the node's accelerator type: the custom resource
  * "accelerator_type:T" = 1. */
-static int resolve_resources(const rt_config *c, rt__node *out)
+static int resolve_resources(const rt_config *c, rt__offer *out)
 {
     rt__item items[RT__CUSTOM_MAX];
     int n;
@@ -140,7 +140,7 @@ static int resolve_resources(const rt_config *c, rt__node *out)
     return rc;
 }
 
-static int resolve_workers(int workers, int zeroed, double cpus, rt__node *out)
+static int resolve_workers(int workers, int zeroed, double cpus, rt__offer *out)
 {
     if (workers == RT_DEFAULT || (zeroed && workers == 0))
         workers = (int)ceil(cpus);
@@ -156,7 +156,7 @@ static int resolve_workers(int workers, int zeroed, double cpus, rt__node *out)
     return 0;
 }
 
-int rt__node_resolve(const rt_config *c, rt__node *out)
+int rt__offer_resolve(const rt_config *c, rt__offer *out)
 {
     rt_config dflt = RT_CONFIG_INIT;
     if (!c)
@@ -182,7 +182,7 @@ int rt__node_resolve(const rt_config *c, rt__node *out)
     return rc;
 }
 
-void rt__node_describe(const rt__node *node, char *buf, size_t size)
+void rt__offer_describe(const rt__offer *node, char *buf, size_t size)
 {
     size_t len = (size_t)snprintf(buf, size, "CPU=%g GPU=%g",
                                   (double)node->total.cpu / RT__UNIT,

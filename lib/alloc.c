@@ -1,0 +1,68 @@
+/* alloc.c - the one allocation function, and the switch tests use. */
+#include "alloc.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Atomic uint64_t made;    /* allocations since the last look */
+static _Atomic uint64_t fail_at; /* made's value that fails; 0 = none */
+
+void *rt__realloc(void *p, size_t size)
+{
+    if (size == 0) {
+        free(p);
+        return NULL;
+    }
+    uint64_t n = atomic_fetch_add_explicit(&made, 1, memory_order_relaxed) + 1;
+    if (n == atomic_load_explicit(&fail_at, memory_order_relaxed))
+        return NULL;
+    return realloc(p, size);
+}
+
+void *rt__malloc(size_t size)
+{
+    return rt__realloc(NULL, size ? size : 1);
+}
+
+void *rt__calloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = rt__malloc(n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+char *rt__strndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    char *p = rt__malloc(len + 1);
+    if (p) {
+        memcpy(p, s, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
+char *rt__strdup(const char *s)
+{
+    return rt__strndup(s, SIZE_MAX);
+}
+
+void rt__free(void *p)
+{
+    free(p);
+}
+
+uint64_t rt__alloc_fail_at(uint64_t n)
+{
+    atomic_store(&fail_at, n);
+    return atomic_exchange(&made, 0);
+}
+
+void rt__alloc_forked(void)
+{
+    atomic_store(&fail_at, 0);
+}

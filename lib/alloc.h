@@ -1,0 +1,28 @@
+/*
+ * alloc.h - every allocation of the runtime goes through rt__realloc(), as
+ * every allocation of Lua goes through luaM_realloc_, so that a test can
+ * make the n-th one fail and check that each call still ends in success or
+ * a clean error, never a crash or a leak.
+ */
+#ifndef RT_ALLOC_H
+#define RT_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* realloc(), or a failure when the test switch says so; size 0 frees. */
+void *rt__realloc(void *p, size_t size);
+void *rt__malloc(size_t size);
+void *rt__calloc(size_t n, size_t size);
+char *rt__strdup(const char *s);
+char *rt__strndup(const char *s, size_t n);
+void rt__free(void *p);
+
+/* Tests: make the n-th allocation from now on fail, and every later one
+ * succeed (0: none fails).  Returns how many allocations were made since
+ * the previous call.  Forked processes (fork server, workers) never fail. */
+uint64_t rt__alloc_fail_at(uint64_t n);
+/* In a process just forked: no allocation fails here. */
+void rt__alloc_forked(void);
+
+#endif

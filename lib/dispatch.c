@@ -1,0 +1,492 @@
+/* dispatch.c - leases, sends, answers, losses, and the lives of actors. */
+#include "dispatch.h"
+
+#include "alloc.h"
+#include "shm.h"
+#include "worker.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static rt__node *node_of(const rt__dispatch *d, const rt__lease *l)
+{
+    return d->node[l->grant.node];
+}
+
+static void finish(rt__dispatch *d, rt__task *t, int status)
+{
+    t->status = status;
+    rt__tasks_push(&d->done, t);
+}
+
+/* ---- leases ------------------------------------------------------------- */
+
+/* The lease is over; its worker goes back to its node, which keeps it for
+ * another lease unless it spent its max_calls. */
+static void end_lease(rt__dispatch *d, rt__lease *l)
+{
+    node_of(d, l)->ops->release(node_of(d, l), l->worker, l->budget == 0);
+    rt__sched_unlease(&d->sched, l);
+}
+
+static int tell_devices(rt__dispatch *d, rt__lease *l)
+{
+    static char gpus[RT__INSTANCE_MAX * RT__ID_LEN], neuron[sizeof gpus],
+        cpus[sizeof gpus];
+    rt__sched_describe(&d->sched, &l->grant, gpus, neuron, cpus);
+    rt__devices dev = {gpus, neuron, cpus, d->sched.neuron_index >= 0};
+    return node_of(d, l)->ops->devices(node_of(d, l), l->worker, &dev);
+}
+
+/* A lease of c on g, with a worker of the node g names.  0 when it could
+ * not be had now (the next round tries again). */
+static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
+{
+    rt__node *n = d->node[g->node];
+    rt__lease *l = rt__sched_lease(&d->sched, c, g, NULL, SIZE_MAX);
+    size_t calls;
+    if (!l)
+        return 0;
+    l->worker = n->ops->lease(n, c->owner != NULL, c->max_calls, l, &calls);
+    if (!l->worker) {
+        rt__sched_unlease(&d->sched, l);
+        return 0;
+    }
+    if (c->max_calls > 0)
+        l->budget = calls < (size_t)c->max_calls ? (size_t)c->max_calls - calls : 0;
+    if (c->owner)
+        d->running_actors++;
+    if (tell_devices(d, l) < 0) {
+        end_lease(d, l); /* out of memory; the next round tries again */
+        return 0;
+    }
+    return 1;
+}
+
+/* Grant leases, one decision at a time.  When a class is blocked, the
+ * leases of younger classes that sit idle between tasks are ended once to
+ * make room for it. */
+static void grant_leases(rt__dispatch *d)
+{
+    int reclaimed = 0;
+    for (;;) {
+        rt__grant g;
+        rt__class *c = rt__sched_decide(&d->sched, &g);
+        if (!c && d->sched.blocked && !reclaimed) {
+            for (rt__lease *l; (l = rt__sched_reclaimable(&d->sched));)
+                end_lease(d, l);
+            reclaimed = 1;
+            continue;
+        }
+        if (!c || !grant(d, c, &g))
+            return;
+    }
+}
+
+/* ---- sending -------------------------------------------------------------- */
+
+static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
+{
+    rt__node *n = node_of(d, l);
+    uint64_t fini = t->kind == RT__KIND_CREATE
+                        ? (uint64_t)(uintptr_t)t->actor->fini : 0;
+    if (n->ops->send(n, l->worker, t, fini) < 0) {
+        rt__task_fail(t, RT_ENOMEM, "no memory to send the task");
+        if (t->kind == RT__KIND_CREATE)
+            rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
+        else
+            finish(d, t, RT_ENOMEM);
+        return;
+    }
+    rt__sched_sent(l, t, now);
+}
+
+/* Give each lease of c its share, and end those left with nothing. */
+static void feed_class(rt__dispatch *d, rt__class *c, uint64_t now)
+{
+    for (rt__lease *l = c->first, *next; l; l = next) {
+        next = l->next;
+        rt__node *n = node_of(d, l);
+        size_t share = rt__sched_share(l, n->ops->busy_us(n, l->worker, now), now);
+        for (rt__task *t; share > 0 && (t = rt__sched_pop(&d->sched, c)); share--)
+            send_task(d, l, t, now);
+        if (rt__sched_lease_idle(l))
+            end_lease(d, l); /* may free c when it was its last lease */
+        if (!next)
+            return;
+    }
+}
+
+static void feed(rt__dispatch *d)
+{
+    uint64_t now = rt__now_ns();
+    for (rt__class *c = rt__sched_waiting(&d->sched), *next; c; c = next) {
+        next = c->wnext;
+        if (rt__sched_may_feed(&d->sched, c))
+            feed_class(d, c, now);
+    }
+}
+
+void rt__dispatch_flush(rt__dispatch *d)
+{
+    for (int i = 0; i < d->sched.nnodes; i++)
+        d->node[i]->ops->flush(d->node[i]);
+}
+
+void rt__dispatch_run(rt__dispatch *d)
+{
+    grant_leases(d);
+    feed(d);
+    rt__dispatch_flush(d);
+}
+
+/* ---- actors --------------------------------------------------------------- */
+
+static void compose_epitaph(rt__actor *a)
+{
+    char text[320];
+    int ws = a->wait_status;
+    switch (a->death) {
+    case RT__DEATH_KILLED:
+        snprintf(text, sizeof text, "the actor %s was killed", a->name);
+        break;
+    case RT__DEATH_CTOR:
+        snprintf(text, sizeof text, "the actor %s is dead: its constructor returned %d",
+                 a->name, a->ctor_status);
+        break;
+    default:
+        if (WIFSIGNALED(ws))
+            snprintf(text, sizeof text, "the actor %s (pid %d) died: killed by "
+                     "signal %d (%s)", a->name, a->pid, WTERMSIG(ws),
+                     strsignal(WTERMSIG(ws)));
+        else
+            snprintf(text, sizeof text, "the actor %s (pid %d) died: it exited "
+                     "with status %d", a->name, a->pid, WEXITSTATUS(ws));
+    }
+    size_t len = strlen(text) + 1;
+    rt__free(a->epitaph);
+    rt__free(a->tombstone);
+    a->epitaph = rt__strdup(text);
+    a->tombstone = rt__malloc(sizeof *a->tombstone + len);
+    if (a->tombstone) {
+        a->tombstone->dead = 1;
+        memcpy(a->tombstone->text, text, len);
+    }
+}
+
+/* A call fails because its actor died: it gets a copy of the epitaph. */
+static void fail_call(rt__dispatch *d, rt__task *t, rt__actor *a)
+{
+    rt__task_fail(t, RT_EACTORDIED, "%s", a->epitaph ? a->epitaph : "the actor died");
+    finish(d, t, RT_EACTORDIED);
+}
+
+static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
+{
+    for (rt__task *t; a->cls && (t = rt__sched_pop(&d->sched, a->cls));)
+        if (t != a->create)
+            fail_call(d, t, a);
+}
+
+/* From the next exchange on, calls to the actor fail at once. */
+static void set_death(rt__dispatch *d, rt__actor *a, rt__death death)
+{
+    if (a->death)
+        return;
+    a->death = death;
+    compose_epitaph(a);
+    a->next_declared = d->declared;
+    d->declared = a;
+}
+
+/* The actor will run no more: fail what waits, forget its class once no
+ * process holds it, and hand it to the runtime to publish. */
+static void bury(rt__dispatch *d, rt__actor *a)
+{
+    fail_pending_calls(d, a);
+    if (a->cls && a->cls->leases == 0) {
+        rt__tasks none = {0};
+        rt__sched_discard(&d->sched, a->cls, &none);
+        a->cls = NULL;
+    }
+    if (!a->cls && !a->buried) {
+        a->buried = 1;
+        a->next_kill = d->buried; /* next_kill links the buried list too */
+        d->buried = a;
+    }
+}
+
+static void constructed(rt__dispatch *d, rt__task *create, const rt__result_msg *r)
+{
+    rt__actor *a = create->actor;
+    if (r->fd >= 0)
+        close(r->fd);
+    if ((r->sys_errno == 0 && r->status == 0) || a->killed)
+        return;
+    /* The worker leaves after a failed constructor; its exit ends the
+     * lease, and calls already sent to it fail then. */
+    a->ctor_status = r->sys_errno ? RT_ESYS : r->status;
+    set_death(d, a, RT__DEATH_CTOR);
+    fail_pending_calls(d, a);
+}
+
+void rt__dispatch_kill(rt__dispatch *d, rt__actor *a)
+{
+    if (a->killed)
+        return;
+    a->killed = 1;
+    set_death(d, a, RT__DEATH_KILLED);
+    rt__lease *l = a->cls ? a->cls->first : NULL;
+    if (l)
+        node_of(d, l)->ops->stop(node_of(d, l), l->worker);
+    bury(d, a);
+}
+
+/* The actor's process is gone.  Calls it held are not run again: their
+ * effects may have happened.  It restarts while it has restarts left. */
+static void actor_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
+{
+    rt__actor *a = l->cls->owner;
+    a->pid = loss->pid;
+    a->wait_status = loss->wait_status;
+    int restart = !a->killed && !a->death && a->restarts_left > 0;
+    if (!restart)
+        set_death(d, a, RT__DEATH_CRASHED);
+    for (rt__task *t; (t = rt__sched_recall(l));)
+        if (t != a->create)
+            fail_call(d, t, a);
+    rt__sched_unlease(&d->sched, l);
+    d->running_actors--;
+    if (restart) {
+        a->restarts_left--;
+        rt__sched_push_front(&d->sched, a->cls, a->create);
+    } else {
+        bury(d, a);
+    }
+}
+
+static void forget_actor(rt__dispatch *d, rt__actor *a)
+{
+    if (a->prev)
+        a->prev->next = a->next;
+    else
+        d->actors = a->next;
+    if (a->next)
+        a->next->prev = a->prev;
+    rt__task_free(a->create);
+    rt__free(a->epitaph);
+    rt__free(a->tombstone);
+    rt__free(a);
+}
+
+void rt__dispatch_free_actors(rt__dispatch *d, rt__actor *published)
+{
+    while (published) {
+        rt__actor *a = published;
+        published = a->next_kill;
+        forget_actor(d, a);
+    }
+}
+
+/* ---- absorbing submissions ---------------------------------------------- */
+
+/* A new actor's constructor: the actor gets its class, and joins the list
+ * the runtime thread keeps. */
+static void absorb_create(rt__dispatch *d, rt__task *t)
+{
+    rt__actor *a = t->actor;
+    rt__res req;
+    rt__task_request(t, &req);
+    a->create = t;
+    a->next = d->actors;
+    if (d->actors)
+        d->actors->prev = a;
+    d->actors = a;
+    a->cls = rt__sched_actor_class(&d->sched, &req, a);
+    if (!a->cls) {
+        a->ctor_status = RT_ENOMEM;
+        set_death(d, a, RT__DEATH_CTOR);
+        bury(d, a);
+        return;
+    }
+    rt__sched_push(&d->sched, a->cls, t);
+}
+
+static void absorb_one(rt__dispatch *d, rt__task *t)
+{
+    if (t->kind == RT__KIND_CREATE) {
+        absorb_create(d, t);
+        return;
+    }
+    if (t->kind == RT__KIND_CALL) {
+        rt__actor *a = t->actor;
+        if (a->death || !a->cls)
+            fail_call(d, t, a);
+        else
+            rt__sched_push(&d->sched, a->cls, t);
+        return;
+    }
+    rt__res req;
+    rt__task_request(t, &req);
+    rt__class *c = rt__sched_class(&d->sched, &req, t->max_calls);
+    if (!c) {
+        rt__task_fail(t, RT_ENOMEM, "no memory for a scheduling class");
+        finish(d, t, RT_ENOMEM);
+        return;
+    }
+    rt__sched_push(&d->sched, c, t);
+}
+
+void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
+{
+    for (rt__task *t; (t = rt__tasks_pop(incoming));)
+        absorb_one(d, t);
+}
+
+/* ---- what nodes report ---------------------------------------------------- */
+
+static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
+{
+    if (r->sys_errno) {
+        if (r->fd >= 0)
+            close(r->fd);
+        rt__task_fail(t, RT_ESYS, "the worker could not run the task: %s",
+                      strerror(r->sys_errno));
+        finish(d, t, RT_ESYS);
+        return;
+    }
+    t->task_status = r->status;
+    t->result_len = r->len;
+    if (r->fd >= 0) {
+        t->result = rt__shm_map(r->fd, r->len, 1);
+        close(r->fd);
+    } else if (r->len) {
+        t->result = rt__buf_alloc(r->len);
+        if (t->result)
+            memcpy(t->result, r->data, r->len);
+    }
+    if (!t->result && r->len) {
+        t->result_len = 0;
+        rt__task_fail(t, RT_ENOMEM, "no memory for the task's %zu-byte result", r->len);
+        finish(d, t, RT_ENOMEM);
+        return;
+    }
+    if (t->task_status)
+        rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
+    finish(d, t, t->task_status ? RT_ETASK : RT_OK);
+}
+
+static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
+{
+    rt__dispatch *d = ctx;
+    rt__lease *l = owner;
+    rt__task *t = l->inflight.head;
+    if (!t || t->id != r->id) { /* not what this worker was asked */
+        if (r->fd >= 0)
+            close(r->fd);
+        node_of(d, l)->ops->kill(node_of(d, l), l->worker);
+        return;
+    }
+    rt__sched_answered(l, r->run_us, rt__now_ns());
+    if (t->kind == RT__KIND_CREATE)
+        constructed(d, t, r);
+    else
+        take_result(d, t, r);
+    if (rt__sched_lease_idle(l))
+        end_lease(d, l);
+}
+
+/* Why a task that started in a lost worker failed. */
+static void explain_loss(rt__task *t, const rt__loss *loss)
+{
+    int ws = loss->wait_status;
+    if (loss->spawn_errno)
+        rt__task_fail(t, RT_EWORKERDIED, "no worker could be started: %s",
+                      strerror(loss->spawn_errno));
+    else if (loss->lost_channel)
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) lost its connection "
+                      "to the runtime (did the task close its descriptors?)", loss->pid);
+    else if (WIFSIGNALED(ws))
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) was killed by signal "
+                      "%d (%s)", loss->pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    else
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) exited with status %d",
+                      loss->pid, WEXITSTATUS(ws));
+}
+
+/* Tasks that started spend a retry, and go back first in line while they
+ * have one; the others never ran and go back after them, in their order,
+ * for free. */
+static void on_lost(void *ctx, void *owner, const rt__loss *loss)
+{
+    rt__dispatch *d = ctx;
+    rt__lease *l = owner;
+    if (l->cls->owner) {
+        actor_lost(d, l, loss);
+        return;
+    }
+    rt__tasks retried = {0}, unstarted = {0};
+    size_t started = loss->started;
+    for (rt__task *t; (t = rt__sched_recall(l)); started -= started > 0) {
+        if (!started) {
+            rt__tasks_push(&unstarted, t);
+        } else if (t->retries_left > 0) {
+            t->retries_left--;
+            rt__tasks_push(&retried, t);
+        } else {
+            explain_loss(t, loss);
+            finish(d, t, RT_EWORKERDIED);
+        }
+    }
+    rt__tasks_append(&retried, &unstarted);
+    rt__sched_requeue(&d->sched, l->cls, &retried);
+    rt__sched_unlease(&d->sched, l); /* after the requeue, which keeps the class */
+}
+
+static void on_failed(void *ctx, const char *why)
+{
+    rt__dispatch *d = ctx;
+    d->failed = why;
+}
+
+rt__node_events rt__dispatch_events(rt__dispatch *d)
+{
+    return (rt__node_events){d, on_answered, on_lost, on_failed};
+}
+
+/* ---- the end -------------------------------------------------------------- */
+
+size_t rt__dispatch_stop_actors(rt__dispatch *d)
+{
+    for (rt__actor *a = d->actors; a; a = a->next) {
+        rt__lease *l = a->cls ? a->cls->first : NULL;
+        if (l)
+            node_of(d, l)->ops->stop(node_of(d, l), l->worker);
+    }
+    return d->running_actors;
+}
+
+void rt__dispatch_free(rt__dispatch *d, const char *why)
+{
+    rt__tasks orphans = {0};
+    for (rt__actor *a = d->actors; a; a = a->next)
+        if (a->cls) {
+            rt__sched_discard(&d->sched, a->cls, &orphans);
+            a->cls = NULL;
+        }
+    rt__sched_free(&d->sched, &orphans);
+    for (rt__task *t; (t = rt__tasks_pop(&orphans));) {
+        if (t->kind == RT__KIND_CREATE)
+            continue; /* the actor's own record, freed with it */
+        rt__task_fail(t, RT_ESHUTDOWN, "%s", why);
+        finish(d, t, RT_ESHUTDOWN);
+    }
+    while (d->actors)
+        forget_actor(d, d->actors);
+    d->buried = d->declared = NULL;
+    d->running_actors = 0;
+}

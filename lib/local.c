@@ -1,0 +1,751 @@
+/* local.c - the local node: start, feed, read, retire and forget workers. */
+#include "local.h"
+
+#include "alloc.h"
+#include "error.h"
+#include "forkserver.h"
+#include "output.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Run slots are mapped before the fork server is forked, so the mapping
+ * cannot grow later: map room for this many workers.  Pages are touched
+ * only as workers use them. */
+#define SLOTS_MAX 65536
+
+#define OWNER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+struct rt__worker {
+    rt__worker *next, *prev;   /* in the node's list of workers */
+    rt__worker *inext, *iprev; /* in the idle list */
+    rt__worker *dnext;         /* in the list of workers with output to send */
+    rt__local *node;
+    uint32_t slot;             /* its run slot; also its key with the fork server */
+    pid_t pid;                 /* 0 until the fork server says */
+    rt__chan chan;             /* fd -1 once closed; input may remain */
+    rt__relay out, err;
+    rt__watch w_sock, w_out, w_err;
+    void *owner;               /* the dispatcher's lease, NULL while idle */
+    size_t calls;              /* tasks sent to it in its life */
+    size_t answered;           /* answers it gave */
+    char *name_sent;           /* the NAME last sent, or NULL */
+    char *devices_sent;        /* the devices last sent, or NULL */
+    unsigned idle : 1, dirty : 1, retiring : 1, stop_sending : 1, shut : 1,
+        gone : 1, actor : 1;
+    int wait_status;           /* how it exited */
+    int spawn_errno;           /* why the fork server could not fork it */
+};
+
+struct rt__local {
+    rt__node node;             /* ops and events: what the dispatcher sees */
+    rt__loop *loop;
+    pid_t forkserver_pid;
+    rt__chan forkserver;
+    rt__watch w_forkserver;
+    int failed;                /* the fork server is gone */
+    rt__run_slot *slots;
+    uint32_t *free_slots;      /* a stack of unused slot numbers */
+    size_t nfree;
+    rt__worker **by_slot;
+    rt__worker *all, *idle, *dirty, *graveyard;
+    size_t nidle, task_workers;
+    size_t target_idle, max;
+    int spawn_failing;         /* the last spawn failed: no idle top-ups */
+};
+
+/* ---- lists ----------------------------------------------------------------- */
+
+static void idle_add(rt__local *l, rt__worker *w)
+{
+    w->idle = 1;
+    w->iprev = NULL;
+    w->inext = l->idle;
+    if (l->idle)
+        l->idle->iprev = w;
+    l->idle = w;
+    l->nidle++;
+}
+
+static void idle_remove(rt__local *l, rt__worker *w)
+{
+    if (!w->idle)
+        return;
+    if (w->iprev)
+        w->iprev->inext = w->inext;
+    else
+        l->idle = w->inext;
+    if (w->inext)
+        w->inext->iprev = w->iprev;
+    w->idle = 0;
+    l->nidle--;
+}
+
+static void mark_dirty(rt__worker *w)
+{
+    if (w->dirty)
+        return;
+    w->dirty = 1;
+    w->dnext = w->node->dirty;
+    w->node->dirty = w;
+}
+
+/* ---- sockets and output ------------------------------------------------- */
+
+/* No more tasks: closing our end of the socket makes the worker exit. */
+static void close_socket(rt__worker *w)
+{
+    rt__loop_remove(w->node->loop, &w->w_sock);
+    if (w->chan.fd >= 0)
+        close(w->chan.fd);
+    w->chan.fd = -1;
+}
+
+static void relay(rt__local *l, rt__watch *wt, rt__relay *r)
+{
+    long got;
+    while ((got = rt__relay_read(r)) > 0)
+        ;
+    if (got == 0 || errno != EAGAIN)
+        rt__loop_remove(l->loop, wt); /* closed when the worker is freed */
+}
+
+static void on_stdout(rt__watch *wt, uint32_t events)
+{
+    rt__worker *w = OWNER_OF(wt, rt__worker, w_out);
+    (void)events;
+    relay(w->node, wt, &w->out);
+}
+
+static void on_stderr(rt__watch *wt, uint32_t events)
+{
+    rt__worker *w = OWNER_OF(wt, rt__worker, w_err);
+    (void)events;
+    relay(w->node, wt, &w->err);
+}
+
+/* A task's lines are in its pipes before its answer is in the socket:
+ * relaying them first keeps them ahead of rt_get(). */
+static void relay_output(rt__worker *w)
+{
+    if (w->w_out.fd >= 0)
+        relay(w->node, &w->w_out, &w->out);
+    if (w->w_err.fd >= 0)
+        relay(w->node, &w->w_err, &w->err);
+}
+
+static void kill_worker(rt__worker *w)
+{
+    if (w->pid > 0)
+        kill(w->pid, SIGKILL);
+    close_socket(w);
+}
+
+/* Hand every complete answer to the dispatcher.  A message that is not
+ * an answer to a task it was sent breaks the protocol: the worker is
+ * killed, and its loss reported when it has exited. */
+static void take_answers(rt__worker *w)
+{
+    const rt__node_events *ev = &w->node->node.ev;
+    rt__hdr h;
+    const char *payload;
+    int fds[RT__MSG_MAX_FDS], more = 0;
+    while (w->chan.fd >= 0 && (more = rt__chan_next(&w->chan, &h, &payload, fds)) > 0) {
+        rt__result_msg r;
+        if (rt__proto_read_result(&h, payload, fds, &r) < 0) {
+            more = -1; /* its descriptors are closed */
+            break;
+        }
+        if (!w->owner || w->answered == w->calls) {
+            if (r.fd >= 0)
+                close(r.fd);
+            more = -1;
+            break;
+        }
+        w->answered++;
+        ev->answered(ev->ctx, w->owner, &r);
+    }
+    if (more < 0)
+        kill_worker(w);
+}
+
+static void flush_worker(rt__worker *w);
+
+static void on_socket(rt__watch *wt, uint32_t events)
+{
+    rt__worker *w = OWNER_OF(wt, rt__worker, w_sock);
+    if (events & EPOLLOUT)
+        flush_worker(w);
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || w->chan.fd < 0)
+        return;
+    relay_output(w);
+    long got = rt__chan_fill(&w->chan);
+    if (got > 0)
+        take_answers(w);
+    else if (got == 0 || errno != EAGAIN)
+        close_socket(w); /* its exit is reported by the fork server */
+}
+
+/* ---- starting workers ------------------------------------------------------ */
+
+static int nonblocking(int fd)
+{
+    return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* Our ends of the worker's socket and pipes in mine[], its ends in theirs[]. */
+static int make_endpoints(int mine[3], int theirs[3])
+{
+    int sv[2], out[2], err[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) < 0)
+        goto close_sv;
+    if (pipe2(err, O_CLOEXEC) < 0)
+        goto close_out;
+    int ours[3] = {sv[0], out[0], err[0]}, given[3] = {sv[1], out[1], err[1]};
+    for (int i = 0; i < 3; i++) {
+        mine[i] = ours[i];
+        theirs[i] = given[i];
+        nonblocking(mine[i]);
+    }
+    return 0;
+close_out:
+    close(out[0]);
+    close(out[1]);
+close_sv:
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
+}
+
+static void worker_free(rt__worker *w)
+{
+    rt__local *l = w->node;
+    l->free_slots[l->nfree++] = w->slot;
+    l->by_slot[w->slot] = NULL;
+    rt__chan_close(&w->chan);
+    rt__relay_close(&w->out);
+    rt__relay_close(&w->err);
+    rt__free(w->name_sent);
+    rt__free(w->devices_sent);
+    rt__free(w);
+}
+
+static int watch_worker(rt__local *l, rt__worker *w)
+{
+    if (rt__loop_add(l->loop, &w->w_sock, w->chan.fd, EPOLLIN, on_socket) < 0)
+        return -1;
+    if (rt__loop_add(l->loop, &w->w_out, w->out.fd, EPOLLIN, on_stdout) < 0 ||
+        rt__loop_add(l->loop, &w->w_err, w->err.fd, EPOLLIN, on_stderr) < 0) {
+        rt__loop_remove(l->loop, &w->w_sock);
+        rt__loop_remove(l->loop, &w->w_out);
+        return -1;
+    }
+    return 0;
+}
+
+static rt__worker *new_worker(rt__local *l, int mine[3])
+{
+    rt__worker *w = rt__calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->node = l;
+    w->slot = l->free_slots[--l->nfree];
+    memset(&l->slots[w->slot], 0, sizeof l->slots[w->slot]);
+    l->by_slot[w->slot] = w;
+    w->w_sock.fd = w->w_out.fd = w->w_err.fd = -1;
+    rt__chan_init(&w->chan, mine[0]);
+    rt__relay_init(&w->out, mine[1], stdout);
+    rt__relay_init(&w->err, mine[2], stderr);
+    return w;
+}
+
+/* Ask the fork server for a worker.  It is usable at once: what is sent
+ * to it waits in its socket until the process runs. */
+static rt__worker *start_worker(rt__local *l)
+{
+    int mine[3], theirs[3];
+    if (l->failed || l->nfree == 0 || make_endpoints(mine, theirs) < 0)
+        return NULL;
+    rt__worker *w = new_worker(l, mine);
+    if (!w) {
+        for (int i = 0; i < 3; i++) {
+            close(mine[i]);
+            close(theirs[i]);
+        }
+        return NULL;
+    }
+    if (watch_worker(l, w) < 0) {
+        for (int i = 0; i < 3; i++)
+            close(theirs[i]);
+        worker_free(w);
+        return NULL;
+    }
+    if (rt__proto_send_spawn(&l->forkserver, w->slot, w->slot, theirs) < 0) {
+        rt__loop_remove(l->loop, &w->w_sock);
+        rt__loop_remove(l->loop, &w->w_out);
+        rt__loop_remove(l->loop, &w->w_err);
+        worker_free(w);
+        return NULL;
+    }
+    w->next = l->all;
+    if (l->all)
+        l->all->prev = w;
+    l->all = w;
+    return w;
+}
+
+static void top_up(rt__local *l)
+{
+    while (!l->spawn_failing && l->nidle < l->target_idle &&
+           l->task_workers < l->max) {
+        rt__worker *w = start_worker(l);
+        if (!w)
+            return;
+        l->task_workers++;
+        idle_add(l, w);
+    }
+}
+
+/* ---- the node's operations -------------------------------------------- */
+
+/* Prefer a worker that runs already, and among those the one that ran the
+ * most: it was used last, its caches are warm. */
+static int better(const rt__worker *w, const rt__worker *than)
+{
+    if (!than || (w->pid && !than->pid))
+        return 1;
+    return (w->pid != 0) == (than->pid != 0) && w->calls > than->calls;
+}
+
+static int can_serve(const rt__worker *w, int fresh, int max_calls)
+{
+    if (fresh)
+        return w->calls == 0;
+    return max_calls == 0 || w->calls < (size_t)max_calls;
+}
+
+static void retire(rt__worker *w)
+{
+    rt__local *l = w->node;
+    idle_remove(l, w);
+    w->retiring = 1;
+    close_socket(w);
+}
+
+static rt__worker *find_idle(rt__local *l, int fresh, int max_calls)
+{
+    rt__worker *found = NULL, *unfit = NULL;
+    for (rt__worker *w = l->idle; w; w = w->inext) {
+        if (!can_serve(w, fresh, max_calls))
+            unfit = w;
+        else if (better(w, found))
+            found = w;
+    }
+    /* Make room: the pool keeps its size, and a worker takes the retired
+     * one's place once it has exited. */
+    if (!found && unfit && l->task_workers >= l->max)
+        retire(unfit);
+    return found;
+}
+
+/* An actor's process is its own: it is started for the actor, never
+ * taken from the pool of task workers, and not counted against max. */
+static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
+                            size_t *calls)
+{
+    rt__local *l = (rt__local *)n;
+    rt__worker *w = fresh ? NULL : find_idle(l, fresh, max_calls);
+    if (w) {
+        idle_remove(l, w);
+    } else {
+        if (!fresh && l->task_workers >= l->max)
+            return NULL;
+        if (!(w = start_worker(l)))
+            return NULL;
+        if (fresh)
+            w->actor = 1;
+        else
+            l->task_workers++;
+    }
+    w->owner = owner;
+    *calls = w->calls;
+    return w;
+}
+
+/* Send a message that sets worker state (its name, its devices) unless
+ * the worker already has that state; *sent remembers what it has. */
+static int same_state(const char *sent, const char *now)
+{
+    return sent && strcmp(sent, now) == 0;
+}
+
+static int remember(char **sent, const char *now)
+{
+    char *copy = rt__strdup(now);
+    if (!copy)
+        return -1;
+    rt__free(*sent);
+    *sent = copy;
+    return 0;
+}
+
+static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
+{
+    (void)n;
+    size_t len = strlen(d->gpus) + strlen(d->neuron) + strlen(d->cpus) + 8;
+    char *key = rt__malloc(len);
+    if (!key)
+        return -1;
+    snprintf(key, len, "%s\n%s\n%s\n%d", d->gpus, d->neuron, d->cpus, d->has_neuron);
+    int rc = 0;
+    if (!same_state(w->devices_sent, key)) {
+        rc = rt__proto_send_devices(&w->chan, d);
+        if (rc == 0) {
+            rt__free(w->devices_sent);
+            w->devices_sent = key;
+            key = NULL;
+            mark_dirty(w);
+        }
+    }
+    rt__free(key);
+    return rc;
+}
+
+/* Workers name their output after the function unless a task gives a
+ * name (an empty NAME means the function).  An actor's calls keep the
+ * name its constructor brought. */
+static int send_name(rt__worker *w, const rt__task *t)
+{
+    const char *name = t->name ? t->name : "";
+    if (t->kind == RT__KIND_CALL || same_state(w->name_sent, name))
+        return 0;
+    if (remember(&w->name_sent, name) < 0 || rt__proto_send_name(&w->chan, name) < 0)
+        return -1;
+    return 0;
+}
+
+static const uint32_t msg_of_kind[] = {
+    [RT__KIND_TASK] = RT__MSG_TASK,
+    [RT__KIND_CREATE] = RT__MSG_CREATE,
+    [RT__KIND_CALL] = RT__MSG_CALL,
+};
+
+static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
+{
+    (void)n;
+    rt__task_msg m = {.type = msg_of_kind[t->kind], .id = t->id,
+                      .fn = (uint64_t)(uintptr_t)t->fn, .arg = rt__task_arg(t),
+                      .len = t->arg_len, .arg_fd = t->arg_fd};
+    if (send_name(w, t) < 0 ||
+        (t->kind == RT__KIND_CREATE && rt__proto_send_actor(&w->chan, fini) < 0) ||
+        rt__proto_send_task(&w->chan, &m) < 0)
+        return -1;
+    w->calls++;
+    mark_dirty(w);
+    return 0;
+}
+
+static void op_release(rt__node *n, rt__worker *w, int retire_it)
+{
+    rt__local *l = (rt__local *)n;
+    w->owner = NULL;
+    if (retire_it || w->actor || w->chan.fd < 0) {
+        retire(w);
+    } else {
+        idle_add(l, w);
+    }
+}
+
+/* End of file for the worker once all it was sent has gone; the socket
+ * stays open for what it still answers. */
+static void shut_if_stopping(rt__worker *w)
+{
+    if (w->stop_sending && !w->shut && w->chan.fd >= 0 && rt__chan_unsent(&w->chan) == 0) {
+        shutdown(w->chan.fd, SHUT_WR);
+        w->shut = 1;
+    }
+}
+
+static void op_stop(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    w->retiring = 1;
+    w->stop_sending = 1;
+    shut_if_stopping(w);
+}
+
+static void op_kill(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    kill_worker(w);
+}
+
+static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
+{
+    const rt__run_slot *slot = &((rt__local *)n)->slots[w->slot];
+    if (!atomic_load(&slot->running))
+        return 0;
+    uint64_t since = atomic_load(&slot->since_ns);
+    return now_ns > since ? (now_ns - since) / 1000 : 0;
+}
+
+/* Send what w has queued; ask epoll for EPOLLOUT only while its socket is
+ * full, so that an idle loop is not woken by writable sockets. */
+static void flush_worker(rt__worker *w)
+{
+    if (w->chan.fd < 0)
+        return;
+    int rc = rt__chan_flush(&w->chan);
+    if (rc < 0) {
+        close_socket(w); /* it died; the fork server will tell */
+        return;
+    }
+    rt__loop_modify(w->node->loop, &w->w_sock, EPOLLIN | (rc == 1 ? EPOLLOUT : 0));
+    shut_if_stopping(w);
+}
+
+static void flush_forkserver(rt__local *l)
+{
+    if (l->failed || rt__chan_unsent(&l->forkserver) == 0)
+        return;
+    int rc = rt__chan_flush(&l->forkserver);
+    rt__loop_modify(l->loop, &l->w_forkserver, EPOLLIN | (rc == 1 ? EPOLLOUT : 0));
+}
+
+static void bury_graveyard(rt__local *l)
+{
+    while (l->graveyard) {
+        rt__worker *w = l->graveyard;
+        l->graveyard = w->next;
+        worker_free(w);
+    }
+}
+
+static void op_flush(rt__node *n)
+{
+    rt__local *l = (rt__local *)n;
+    bury_graveyard(l); /* no callback of this round can reach them now */
+    top_up(l);
+    while (l->dirty) {
+        rt__worker *w = l->dirty;
+        l->dirty = w->dnext;
+        w->dirty = 0;
+        flush_worker(w);
+    }
+    flush_forkserver(l);
+}
+
+static const rt__node_ops local_ops = {
+    .lease = op_lease,
+    .devices = op_devices,
+    .send = op_send,
+    .release = op_release,
+    .stop = op_stop,
+    .kill = op_kill,
+    .busy_us = op_busy_us,
+    .flush = op_flush,
+};
+
+/* ---- what the fork server says ------------------------------------------- */
+
+static void unlink_worker(rt__local *l, rt__worker *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        l->all = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    idle_remove(l, w);
+    if (w->dirty) {
+        rt__worker **link = &l->dirty;
+        while (*link != w)
+            link = &(*link)->dnext;
+        *link = w->dnext;
+        w->dirty = 0;
+    }
+}
+
+/* How many of the tasks w had in flight had started: they run in the
+ * order sent, and the answered ones are no longer in flight. */
+static size_t started_in_flight(const rt__worker *w, uint64_t started)
+{
+    size_t inflight = w->calls - w->answered;
+    if (w->spawn_errno)
+        return inflight ? 1 : 0; /* the first fails: nothing can run it */
+    uint64_t n = started > w->answered ? started - w->answered : 0;
+    return n < inflight ? (size_t)n : inflight;
+}
+
+/* Read what the worker left in its socket and pipes, and tell the
+ * dispatcher; the record is freed after this round of callbacks. */
+static void worker_gone(rt__local *l, rt__worker *w)
+{
+    const rt__run_slot *slot = &l->slots[w->slot];
+    w->gone = 1;
+    relay_output(w);
+    /* A process the worker forked may hold its socket open: read what is
+     * there now and stop, rather than wait for an end of file. */
+    while (w->chan.fd >= 0 && rt__chan_fill(&w->chan) > 0)
+        ;
+    take_answers(w);
+    close_socket(w);
+    rt__loop_remove(l->loop, &w->w_out);
+    rt__loop_remove(l->loop, &w->w_err);
+    rt__relay_close(&w->out);
+    rt__relay_close(&w->err);
+    unlink_worker(l, w);
+    if (!w->actor)
+        l->task_workers--;
+    rt__loss loss = {.pid = w->pid, .wait_status = w->wait_status,
+                     .spawn_errno = w->spawn_errno,
+                     .lost_channel = (int)atomic_load(&slot->lost),
+                     .started = started_in_flight(w, atomic_load(&slot->started))};
+    w->next = l->graveyard;
+    l->graveyard = w;
+    if (w->owner)
+        l->node.ev.lost(l->node.ev.ctx, w->owner, &loss);
+}
+
+static void notice(rt__local *l, const rt__hdr *h)
+{
+    rt__worker *w = h->id < SLOTS_MAX ? l->by_slot[h->id] : NULL;
+    if (!w || w->gone)
+        return;
+    switch (h->type) {
+    case RT__MSG_SPAWNED:
+        w->pid = (pid_t)h->word;
+        l->spawn_failing = 0;
+        return;
+    case RT__MSG_SPAWN_FAILED:
+        w->spawn_errno = (int)h->word;
+        l->spawn_failing = 1;
+        break;
+    case RT__MSG_EXITED:
+        w->wait_status = (int)h->word;
+        break;
+    default:
+        return;
+    }
+    worker_gone(l, w);
+}
+
+static void on_forkserver(rt__watch *wt, uint32_t events)
+{
+    rt__local *l = OWNER_OF(wt, rt__local, w_forkserver);
+    if (events & EPOLLOUT)
+        flush_forkserver(l);
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return;
+    long got = rt__chan_fill(&l->forkserver);
+    if (got == 0 || (got < 0 && errno != EAGAIN)) {
+        /* It died (killed by someone): every worker died with it. */
+        rt__loop_remove(l->loop, wt);
+        l->failed = 1;
+        l->node.ev.failed(l->node.ev.ctx, "its fork server died");
+        return;
+    }
+    rt__hdr h;
+    const char *payload;
+    int fds[RT__MSG_MAX_FDS];
+    while (rt__chan_next(&l->forkserver, &h, &payload, fds) > 0)
+        notice(l, &h);
+}
+
+/* ---- start and stop -------------------------------------------------------- */
+
+static int alloc_books(rt__local *l)
+{
+    l->free_slots = rt__calloc(SLOTS_MAX, sizeof *l->free_slots);
+    l->by_slot = rt__calloc(SLOTS_MAX, sizeof *l->by_slot);
+    if (!l->free_slots || !l->by_slot)
+        return -1;
+    for (size_t i = 0; i < SLOTS_MAX; i++)
+        l->free_slots[i] = (uint32_t)(SLOTS_MAX - 1 - i);
+    l->nfree = SLOTS_MAX;
+    return 0;
+}
+
+static void free_books(rt__local *l)
+{
+    if (l->slots)
+        munmap(l->slots, SLOTS_MAX * sizeof *l->slots);
+    rt__free(l->free_slots);
+    rt__free(l->by_slot);
+    rt__free(l);
+}
+
+int rt__local_start(rt__local **out, const rt__node_events *ev, size_t target_idle,
+                    size_t max)
+{
+    rt__local *l = rt__calloc(1, sizeof *l);
+    if (!l || alloc_books(l) < 0) {
+        if (l)
+            free_books(l);
+        return rt__error(RT_ENOMEM, "rt_init: no memory for the worker pool");
+    }
+    l->node.ops = &local_ops;
+    l->node.ev = *ev;
+    l->target_idle = target_idle;
+    l->max = max;
+    l->w_forkserver.fd = -1;
+    l->slots = mmap(NULL, SLOTS_MAX * sizeof *l->slots, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (l->slots == MAP_FAILED) {
+        l->slots = NULL;
+        free_books(l);
+        return rt__syserror("rt_init: mmap");
+    }
+    int ctl;
+    l->forkserver_pid = rt__forkserver_start(&ctl, l->slots, SLOTS_MAX);
+    if (l->forkserver_pid < 0) {
+        int rc = rt__syserror("rt_init: fork");
+        free_books(l);
+        return rc;
+    }
+    rt__chan_init(&l->forkserver, ctl);
+    nonblocking(ctl);
+    *out = l;
+    return 0;
+}
+
+int rt__local_attach(rt__local *l, rt__loop *loop)
+{
+    l->loop = loop;
+    if (rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, on_forkserver) < 0)
+        return -1;
+    top_up(l);
+    return 0;
+}
+
+rt__node *rt__local_node(rt__local *l)
+{
+    return &l->node;
+}
+
+void rt__local_stop(rt__local *l)
+{
+    rt__chan_close(&l->forkserver);
+    while (waitpid(l->forkserver_pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    bury_graveyard(l);
+    while (l->all) {
+        rt__worker *w = l->all;
+        l->all = w->next;
+        worker_free(w); /* relays the output the worker left */
+    }
+    free_books(l);
+}

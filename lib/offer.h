@@ -1,0 +1,38 @@
+/*
+ * offer.h - what this machine offers as a node: the configuration of rt_init() checked
+ * and completed by device detection.
+ *
+ * CPUs, GPUs (with their ids and the CPUs near each), custom resources,
+ * neuron cores and the accelerator type, as rt_init() will offer them,
+ * and the pool sizes.  rtask-info prints the same without starting
+ * anything.
+ */
+#ifndef RT_OFFER_H
+#define RT_OFFER_H
+
+#include "detect.h"
+#include "instance.h"
+#include "resources.h"
+#include "rtask.h"
+
+#include <stddef.h>
+
+typedef struct rt__offer {
+    rt__names names;
+    rt__res total;
+    size_t workers;
+    size_t max_workers;
+    int bind_cpus;                /* bind workers to their GPUs' CPUs */
+    int other_gpus;               /* AMD and Intel GPUs count as GPUs */
+    char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];   /* "" = its index */
+    char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* "" = unknown */
+    rt__machine machine;          /* what detection found */
+} rt__offer;
+
+/* Check the configuration (NULL = defaults) and complete it.  0, or
+ * RT_EINVAL with a message. */
+int rt__offer_resolve(const rt_config *config, rt__offer *node);
+/* The resource totals, "CPU=2 GPU=4 accelerator_type:V100=1 ...". */
+void rt__offer_describe(const rt__offer *node, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * proto.h - every message between the runtime, the fork server and the
+ * workers: its type, what its fields mean, and its encoding and decoding,
+ * in this one place (both sides include it).
+ *
+ * A message is a wire header (wire.h) whose id and word carry the fields
+ * below, and a payload or, for large bytes, a memfd.
+ */
+#ifndef RT_PROTO_H
+#define RT_PROTO_H
+
+#include "wire.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rt__msg_type {
+    RT__MSG_TASK = 1,     /* app -> worker: id, word = function, payload = argument */
+    RT__MSG_NAME,         /* app -> worker: payload = name for output prefixes */
+    RT__MSG_RESULT,       /* worker -> app: id, word = status and run time,
+                             payload = result */
+    RT__MSG_SPAWN,        /* app -> fork server: id = worker key, word = run slot;
+                             fds: socket, stdout, stderr */
+    RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
+    RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
+    RT__MSG_EXITED,       /* fork server -> app: id = worker key, word = wait status */
+    RT__MSG_DEVICES,      /* app -> worker: payload = three lines (rt__devices),
+                             word = 1 when the node has neuron cores */
+    RT__MSG_ACTOR,        /* app -> worker: become an actor; word = destructor */
+    RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
+    RT__MSG_CALL,         /* app -> worker: as TASK, word = actor method */
+    RT__MSG_TYPES
+} rt__msg_type;
+
+/* The name of a message type, for logs and errors ("RESULT"). */
+const char *rt__msg_name(uint32_t type);
+
+/* A task for a worker: TASK, CREATE or CALL. */
+typedef struct rt__task_msg {
+    uint32_t type;
+    uint64_t id;
+    uint64_t fn;       /* the function's address in the worker's image */
+    const void *arg;   /* inline argument bytes, or NULL with arg_fd */
+    size_t len;
+    int arg_fd;        /* a memfd holding the argument, or -1; not consumed */
+} rt__task_msg;
+
+/* A task's answer.  When sys_errno is set the worker could not run the
+ * task (it could not map its argument); status is what the function
+ * returned; run_us how long it ran. */
+typedef struct rt__result_msg {
+    uint64_t id;
+    int status;
+    int sys_errno;
+    uint64_t run_us;
+    const void *data;  /* inline result bytes, or NULL with fd */
+    size_t len;
+    int fd;            /* a memfd holding the result, or -1 */
+} rt__result_msg;
+
+/* The devices of a lease: ids for CUDA_VISIBLE_DEVICES and
+ * NEURON_RT_VISIBLE_CORES ("0,3"), and the CPUs to bind to ("" = any). */
+typedef struct rt__devices {
+    const char *gpus, *neuron, *cpus;
+    int has_neuron;    /* the node has neuron cores: set their variable */
+} rt__devices;
+
+/* Sending: 0, or -1 when out of memory.  Descriptors given are the
+ * channel's from then on (closed once sent), except arg_fd. */
+int rt__proto_send_task(rt__chan *c, const rt__task_msg *m);
+int rt__proto_send_name(rt__chan *c, const char *name);
+int rt__proto_send_devices(rt__chan *c, const rt__devices *d);
+int rt__proto_send_actor(rt__chan *c, uint64_t fini);
+int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
+int rt__proto_send_spawn(rt__chan *c, uint64_t key, uint64_t slot, int fds[3]);
+/* SPAWNED, SPAWN_FAILED or EXITED. */
+int rt__proto_send_notice(rt__chan *c, uint32_t type, uint64_t id, uint64_t word);
+
+/* Receiving: check a message taken with rt__chan_next() and decode it.
+ * 0, or -1 when it breaks the protocol (its descriptors are then closed). */
+int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
+                        rt__task_msg *m);
+int rt__proto_read_result(const rt__hdr *h, const char *payload, const int *fds,
+                          rt__result_msg *r);
+/* The three lines of DEVICES, copied into *copy (the caller frees it). */
+int rt__proto_read_devices(const rt__hdr *h, const char *payload,
+                           rt__devices *d, char **copy);
+
+#endif

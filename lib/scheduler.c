@@ -1,0 +1,474 @@
+/* scheduler.c - classes, placement, leases and shares: decisions only. */
+#include "scheduler.h"
+
+#include "alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Tasks in flight per worker.  A worker gets about PIPELINE_US of work
+ * at a time, judged from its class's recent run times: thousands of no-op
+ * tasks, so that it never waits for the runtime thread, but one long task
+ * at a time, so that a short task is not stuck behind a long one while
+ * another worker idles.  Until a class has a measurement it gets one. */
+#define WINDOW_MAX 1024
+#define PIPELINE_US 2000.0
+/* A worker whose task has run this much longer than its class's tasks
+ * usually do gets nothing more queued behind it: other workers take the
+ * class's tasks while it finishes. */
+#define STALL_FACTOR 4.0
+#define STALL_SLACK_US 50.0
+
+int rt__sched_init(rt__sched *s, const rt__names *names)
+{
+    memset(s, 0, sizeof *s);
+    s->names = *names;
+    s->neuron_index = rt__names_find(names, RT__NEURON);
+    s->nbuckets = 64;
+    s->bucket = rt__calloc(s->nbuckets, sizeof *s->bucket);
+    return s->bucket ? 0 : -1;
+}
+
+int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
+                       const char (*gpu_ids)[RT__ID_LEN],
+                       const char (*gpu_cpus)[RT__CPUS_LEN], int bind_cpus)
+{
+    if (s->nnodes == RT__NODES_MAX)
+        return -1;
+    rt__sched_node *n = rt__calloc(1, sizeof *n);
+    if (!n)
+        return -1;
+    n->total = n->free = *total;
+    n->bind_cpus = bind_cpus;
+    rt__instances_init(&n->gpus, ngpus, gpu_ids);
+    if (gpu_cpus)
+        memcpy(n->gpu_cpus, gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
+    if (s->neuron_index >= 0)
+        rt__instances_init(&n->neuron, (int)(total->custom[s->neuron_index] / RT__UNIT),
+                           NULL);
+    s->node[s->nnodes++] = n;
+    return 0;
+}
+
+static rt__amount neuron_of(const rt__sched *s, const rt__res *req)
+{
+    return s->neuron_index >= 0 ? req->custom[s->neuron_index] : 0;
+}
+
+int rt__sched_feasible(const rt__sched *s, const rt__res *req)
+{
+    int rc = RT_EINFEASIBLE;
+    for (int i = 0; i < s->nnodes && rc < 0; i++)
+        rc = rt__res_feasible(&s->node[i]->total, req, &s->names);
+    return rc;
+}
+
+/* ---- classes ------------------------------------------------------------ */
+
+static uint64_t hash_of(const rt__res *req, int max_calls)
+{
+    const unsigned char *p = (const unsigned char *)req;
+    uint64_t h = 1469598103934665603u ^ (uint64_t)(unsigned)max_calls;
+    for (size_t i = 0; i < sizeof *req; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+/* Keep chains short as classes come and go; a failed resize only makes
+ * lookups longer. */
+static void rehash(rt__sched *s)
+{
+    size_t n = s->nbuckets * 2;
+    rt__class **b = rt__calloc(n, sizeof *b);
+    if (!b)
+        return;
+    for (size_t i = 0; i < s->nbuckets; i++)
+        for (rt__class *c = s->bucket[i], *next; c; c = next) {
+            next = c->hnext;
+            c->hnext = b[c->hash & (n - 1)];
+            b[c->hash & (n - 1)] = c;
+        }
+    rt__free(s->bucket);
+    s->bucket = b;
+    s->nbuckets = n;
+}
+
+static rt__class *new_class(const rt__res *req, int max_calls, void *owner)
+{
+    rt__class *c = rt__calloc(1, sizeof *c);
+    if (c) {
+        c->req = *req;
+        c->max_calls = max_calls;
+        c->owner = owner;
+    }
+    return c;
+}
+
+rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
+{
+    uint64_t h = hash_of(req, max_calls);
+    for (rt__class *c = s->bucket[h & (s->nbuckets - 1)]; c; c = c->hnext)
+        if (c->hash == h && c->max_calls == max_calls && rt__res_equal(&c->req, req))
+            return c;
+    rt__class *c = new_class(req, max_calls, NULL);
+    if (!c)
+        return NULL;
+    c->hash = h;
+    if (++s->nclasses > s->nbuckets)
+        rehash(s);
+    rt__class **head = &s->bucket[h & (s->nbuckets - 1)];
+    c->hnext = *head;
+    *head = c;
+    return c;
+}
+
+rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req, void *owner)
+{
+    (void)s; /* an actor's class is found through its actor, never by request */
+    return new_class(req, 0, owner);
+}
+
+static void unhash(rt__sched *s, rt__class *c)
+{
+    rt__class **link = &s->bucket[c->hash & (s->nbuckets - 1)];
+    while (*link != c)
+        link = &(*link)->hnext;
+    *link = c->hnext;
+    s->nclasses--;
+}
+
+int rt__sched_release_class(rt__sched *s, rt__class *c)
+{
+    if (c->pending.count || c->leases || c->inflight)
+        return 0;
+    if (!c->owner)
+        unhash(s, c);
+    if (s->blocked == c)
+        s->blocked = NULL;
+    rt__free(c);
+    return 1;
+}
+
+/* ---- queues --------------------------------------------------------------- */
+
+static void start_waiting(rt__sched *s, rt__class *c)
+{
+    c->wprev = NULL;
+    c->wnext = s->waiting;
+    if (s->waiting)
+        s->waiting->wprev = c;
+    s->waiting = c;
+}
+
+static void stop_waiting(rt__sched *s, rt__class *c)
+{
+    if (c->wprev)
+        c->wprev->wnext = c->wnext;
+    else
+        s->waiting = c->wnext;
+    if (c->wnext)
+        c->wnext->wprev = c->wprev;
+    c->wnext = c->wprev = NULL;
+}
+
+void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
+{
+    if (c->pending.count == 0)
+        start_waiting(s, c);
+    t->cls = c;
+    rt__tasks_push(&c->pending, t);
+}
+
+void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t)
+{
+    if (c->pending.count == 0)
+        start_waiting(s, c);
+    t->cls = c;
+    rt__tasks_push_front(&c->pending, t);
+}
+
+void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q)
+{
+    if (!q->count)
+        return;
+    if (c->pending.count == 0)
+        start_waiting(s, c);
+    for (rt__task *t = q->head; t; t = t->next)
+        t->cls = c;
+    rt__tasks_append(q, &c->pending);
+    c->pending = *q;
+    *q = (rt__tasks){0};
+}
+
+rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
+{
+    rt__task *t = rt__tasks_pop(&c->pending);
+    if (t && c->pending.count == 0)
+        stop_waiting(s, c);
+    return t;
+}
+
+rt__class *rt__sched_waiting(const rt__sched *s)
+{
+    return s->waiting;
+}
+
+/* ---- decisions ------------------------------------------------------------ */
+
+/* Whether c's request fits what one node has free now, and where: nodes
+ * are tried in order, so the first node fills before the next. */
+static int fits(const rt__sched *s, const rt__class *c, rt__grant *g)
+{
+    for (int i = 0; i < s->nnodes; i++) {
+        const rt__sched_node *n = s->node[i];
+        if (rt__res_fits(&n->free, &c->req) &&
+            rt__instances_pick(&n->gpus, c->req.gpu, &g->gpu) &&
+            rt__instances_pick(&n->neuron, neuron_of(s, &c->req), &g->neuron)) {
+            g->node = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A task class wants a lease per task it has; an actor wants its one. */
+static int wants_lease(const rt__class *c)
+{
+    if (c->owner)
+        return c->leases == 0;
+    return c->leases < c->pending.count + c->inflight;
+}
+
+/* Whether a (with pending tasks) has an older pending task than b; any
+ * class is older than no class. */
+static int older(const rt__class *a, const rt__class *b)
+{
+    return !b || a->pending.head->seq < b->pending.head->seq;
+}
+
+int rt__sched_may_feed(const rt__sched *s, const rt__class *c)
+{
+    return !s->blocked || c == s->blocked || older(c, s->blocked);
+}
+
+rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
+{
+    rt__class *best = NULL;
+    rt__grant candidate;
+    s->blocked = NULL;
+    for (rt__class *c = s->waiting; c; c = c->wnext) {
+        if (!wants_lease(c) || !(older(c, best) && older(c, s->blocked)))
+            continue;
+        if (fits(s, c, &candidate)) {
+            best = c;
+            *g = candidate;
+        } else if (c->leases == 0) {
+            s->blocked = c;
+        }
+    }
+    return best && older(best, s->blocked) ? best : NULL;
+}
+
+void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
+{
+    rt__sched_node *n = s->node[g->node];
+    rt__res_take(&n->free, &c->req);
+    rt__instances_take(&n->gpus, &g->gpu);
+    rt__instances_take(&n->neuron, &g->neuron);
+    c->leases++;
+}
+
+void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
+{
+    rt__sched_node *n = s->node[g->node];
+    rt__res_give(&n->free, &c->req);
+    rt__instances_give(&n->gpus, &g->gpu);
+    rt__instances_give(&n->neuron, &g->neuron);
+    c->leases--;
+}
+
+/* ---- leases ---------------------------------------------------------------- */
+
+rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g,
+                           void *worker, size_t budget)
+{
+    rt__lease *l = rt__calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->cls = c;
+    l->grant = *g;
+    l->worker = worker;
+    l->budget = budget;
+    l->prev = c->last;
+    if (c->last)
+        c->last->next = l;
+    else
+        c->first = l;
+    c->last = l;
+    rt__sched_take(s, c, g);
+    return l;
+}
+
+void rt__sched_unlease(rt__sched *s, rt__lease *l)
+{
+    rt__class *c = l->cls;
+    rt__sched_give(s, c, &l->grant);
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        c->first = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    else
+        c->last = l->prev;
+    rt__free(l);
+    if (!c->owner)
+        rt__sched_release_class(s, c);
+}
+
+int rt__sched_lease_idle(const rt__lease *l)
+{
+    return !l->cls->owner && l->inflight.count == 0 &&
+           (l->cls->pending.count == 0 || l->budget == 0);
+}
+
+rt__lease *rt__sched_reclaimable(const rt__sched *s)
+{
+    for (const rt__class *c = s->waiting; c; c = c->wnext) {
+        if (c->owner || rt__sched_may_feed(s, c))
+            continue;
+        for (rt__lease *l = c->first; l; l = l->next)
+            if (l->inflight.count == 0)
+                return l;
+    }
+    return NULL;
+}
+
+/* ---- shares ---------------------------------------------------------------- */
+
+static size_t window_of(const rt__class *c)
+{
+    if (!c->timed)
+        return 1;
+    if (c->run_us * WINDOW_MAX <= PIPELINE_US)
+        return WINDOW_MAX;
+    size_t w = (size_t)(PIPELINE_US / c->run_us);
+    return w ? w : 1;
+}
+
+/* A worker with work in flight whose task runs long, or that is quiet
+ * for long (it may not have started its task yet), is stalled. */
+static int stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
+{
+    const rt__class *c = l->cls;
+    double limit = STALL_FACTOR * (c->timed ? c->run_us : 0) + STALL_SLACK_US;
+    double quiet_us = now_ns > l->quiet_since_ns
+                          ? (double)(now_ns - l->quiet_since_ns) / 1000.0 : 0;
+    return l->inflight.count && ((double)busy_us > limit || quiet_us > limit);
+}
+
+size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
+{
+    const rt__class *c = l->cls;
+    if (stalled(l, busy_us, now_ns))
+        return 0;
+    size_t fair = (c->pending.count + c->inflight + c->leases - 1) / c->leases;
+    size_t window = window_of(c);
+    size_t limit = fair < window ? fair : window;
+    size_t share = l->inflight.count < limit ? limit - l->inflight.count : 0;
+    if (share > c->pending.count)
+        share = c->pending.count;
+    return share < l->budget ? share : l->budget;
+}
+
+void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns)
+{
+    if (l->inflight.count == 0)
+        l->quiet_since_ns = now_ns;
+    rt__tasks_push(&l->inflight, t);
+    l->cls->inflight++;
+    if (l->budget != SIZE_MAX)
+        l->budget--;
+}
+
+rt__task *rt__sched_recall(rt__lease *l)
+{
+    rt__task *t = rt__tasks_pop(&l->inflight);
+    if (t)
+        l->cls->inflight--;
+    return t;
+}
+
+rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns)
+{
+    rt__task *t = rt__sched_recall(l);
+    if (!t)
+        return NULL;
+    l->quiet_since_ns = now_ns;
+    rt__class *c = l->cls;
+    c->run_us = c->timed ? 0.75 * c->run_us + 0.25 * (double)run_us : (double)run_us;
+    c->timed = 1;
+    return t;
+}
+
+/* ---- descriptions and the end ------------------------------------------- */
+
+/* The CPUs near the lease's GPUs, as one list ("" when any is unknown). */
+static void format_cpus(const rt__sched_node *n, const rt__pick *gpu, char *buf,
+                        size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; n->bind_cpus && gpu->each && i < n->gpus.count; i++) {
+        if (!rt__pick_has(gpu, i))
+            continue;
+        if (!n->gpu_cpus[i][0] || len >= size) {
+            buf[0] = '\0';
+            return;
+        }
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                                n->gpu_cpus[i]);
+    }
+    if (len >= size)
+        buf[0] = '\0';
+}
+
+void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
+                        char *neuron, char *cpus)
+{
+    const rt__sched_node *n = s->node[g->node];
+    size_t size = RT__INSTANCE_MAX * RT__ID_LEN;
+    rt__pick_format(&g->gpu, &n->gpus, gpus, size);
+    rt__pick_format(&g->neuron, &n->neuron, neuron, size);
+    format_cpus(n, &g->gpu, cpus, size);
+}
+
+void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
+{
+    if (c->pending.count)
+        stop_waiting(s, c);
+    if (!c->owner)
+        unhash(s, c);
+    if (s->blocked == c)
+        s->blocked = NULL;
+    for (rt__lease *l = c->first, *next; l; l = next) {
+        next = l->next;
+        rt__tasks_append(orphans, &l->inflight);
+        rt__free(l);
+    }
+    rt__tasks_append(orphans, &c->pending);
+    rt__free(c);
+}
+
+void rt__sched_free(rt__sched *s, rt__tasks *orphans)
+{
+    while (s->waiting)
+        rt__sched_discard(s, s->waiting, orphans);
+    for (size_t i = 0; s->bucket && i < s->nbuckets; i++)
+        while (s->bucket[i])
+            rt__sched_discard(s, s->bucket[i], orphans);
+    for (int i = 0; i < s->nnodes; i++)
+        rt__free(s->node[i]);
+    rt__free(s->bucket);
+    memset(s, 0, sizeof *s);
+}

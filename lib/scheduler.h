@@ -1,0 +1,171 @@
+/*
+ * scheduler.h - classes, resources, placement and leases: decisions only.
+ *
+ * Tasks with the same request and worker-reuse rule form a class; an
+ * actor is a class of its own.  A class gets leases: its request taken
+ * from one node's free resources and instances, and a worker of that node
+ * bound to it; the class then pipelines its tasks to the lease's worker
+ * without asking again.  The scheduler makes every decision (which class
+ * gets the next lease, on which node and instances, how many tasks each
+ * lease gets now, when a lease ends) and keeps the books; it makes no
+ * system call, knows no wire and no global state, and calls nobody: the
+ * dispatcher (dispatch.h) carries its decisions out on the nodes.
+ *
+ * Records are bounded: a class with no pending task and no lease is freed;
+ * a lease is freed when it ends.
+ *
+ * Plain data the dispatcher reads: rt__lease.worker, .cls and .inflight;
+ * rt__class.owner; rt__grant.
+ */
+#ifndef RT_SCHEDULER_H
+#define RT_SCHEDULER_H
+
+#include "instance.h"
+#include "resources.h"
+#include "task.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT__NODES_MAX 64
+
+/* What a lease holds: a node and instances on it. */
+typedef struct rt__grant {
+    int node;
+    rt__pick gpu, neuron;
+} rt__grant;
+
+typedef struct rt__lease rt__lease;
+
+typedef struct rt__class {
+    struct rt__class *hnext;            /* hash chain (task classes only) */
+    struct rt__class *wnext, *wprev;    /* on the list of classes with tasks */
+    uint64_t hash;
+    rt__res req;
+    int max_calls;                      /* 0 = unlimited */
+    void *owner;                        /* the actor of an actor's class, or NULL */
+    rt__tasks pending;                  /* in submission order */
+    size_t inflight;                    /* sent, not answered */
+    size_t leases;
+    rt__lease *first, *last;            /* its leases, in the order granted */
+    double run_us;                      /* recent run time (moving average) */
+    int timed;                          /* run_us holds a measurement */
+} rt__class;
+
+struct rt__lease {
+    rt__lease *next, *prev;             /* in its class's list */
+    rt__class *cls;
+    rt__grant grant;
+    void *worker;                       /* the node's worker, opaque here */
+    rt__tasks inflight;                 /* sent, in order */
+    size_t budget;                      /* tasks it may still be sent */
+    uint64_t quiet_since_ns;            /* its last answer, or when it got work */
+};
+
+/* What one node offers, as the scheduler counts it. */
+typedef struct rt__sched_node {
+    rt__res total, free;
+    rt__instances gpus, neuron;
+    int bind_cpus;                      /* tell workers the CPUs near their GPUs */
+    char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
+} rt__sched_node;
+
+typedef struct rt__sched {
+    rt__names names;                    /* every node's custom resources */
+    int neuron_index;                   /* of "neuron_cores" in names, or -1 */
+    int nnodes;
+    rt__sched_node *node[RT__NODES_MAX];
+    rt__class **bucket;                 /* task classes by request */
+    size_t nbuckets, nclasses;
+    rt__class *waiting;                 /* classes with pending tasks */
+    rt__class *blocked;                 /* set by rt__sched_decide() */
+} rt__sched;
+
+/* Start with no node.  0, or -1 when out of memory. */
+int rt__sched_init(rt__sched *s, const rt__names *names);
+/* Add a node; its index is the next one.  0, or -1 when out of memory
+ * or when there are RT__NODES_MAX already. */
+int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
+                       const char (*gpu_ids)[RT__ID_LEN],
+                       const char (*gpu_cpus)[RT__CPUS_LEN], int bind_cpus);
+/* Free a class and its leases at once, giving nothing back; the tasks
+ * they hold are moved to *orphans for the caller to fail. */
+void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans);
+/* Free everything; the tasks held are moved to *orphans.  Actors'
+ * classes without pending tasks are reached only through their actors:
+ * discard them first. */
+void rt__sched_free(rt__sched *s, rt__tasks *orphans);
+
+/* 0 when some node could ever meet req; otherwise RT_EINFEASIBLE with a
+ * message naming the resource. */
+int rt__sched_feasible(const rt__sched *s, const rt__res *req);
+
+/* The class of a task request, made on first use; NULL without memory. */
+rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);
+/* A class of its own for an actor (owner); NULL without memory. */
+rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req, void *owner);
+/* Queue a task at the end, or first in line (a task sent back). */
+void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t);
+void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t);
+/* The class's first pending task, taken off its queue; NULL when none. */
+rt__task *rt__sched_pop(rt__sched *s, rt__class *c);
+/* Free c if it has no task and no lease; returns 1 when it did. */
+int rt__sched_release_class(rt__sched *s, rt__class *c);
+
+/* One decision: the class that gets the next lease and where, or NULL
+ * when none can go now.  Classes are looked at oldest pending task first.
+ * A class that holds no lease and fits nowhere blocks every younger class
+ * (it is left in s->blocked), so that a large request is never starved by
+ * a stream of smaller ones. */
+rt__class *rt__sched_decide(rt__sched *s, rt__grant *g);
+/* Take what g names for a lease of c, or give it back. */
+void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g);
+void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g);
+
+/* A lease of c on grant g, served by worker, which may be sent budget
+ * more tasks (SIZE_MAX: no limit).  Takes the resources; NULL without
+ * memory (nothing taken). */
+rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g,
+                           void *worker, size_t budget);
+/* End a lease: its resources go back and the record is freed; its class
+ * is freed too when that leaves it empty.  The lease holds no task. */
+void rt__sched_unlease(rt__sched *s, rt__lease *l);
+/* Whether a lease with nothing in flight should end now: its class has
+ * nothing for it, or its worker's budget is spent. */
+int rt__sched_lease_idle(const rt__lease *l);
+/* A lease that should end to make room for the blocked class: it sits
+ * idle between tasks of a younger class.  NULL when none. */
+rt__lease *rt__sched_reclaimable(const rt__sched *s);
+
+/* Classes with pending tasks: start with rt__sched_waiting(), go on
+ * with c->wnext (plain data; read it before taking c's last task, which
+ * takes c off the list). */
+rt__class *rt__sched_waiting(const rt__sched *s);
+/* Whether c's leases may get tasks now: classes younger than the blocked
+ * class get none, so that they drain and their resources go to it. */
+int rt__sched_may_feed(const rt__sched *s, const rt__class *c);
+/* How many tasks lease l should get at now_ns; busy_us is how long its
+ * worker's current task has run (0 between tasks).  Each worker gets about
+ * 2 ms of its class's work at a time, the class's tasks spread evenly over
+ * its leases, and a worker whose task runs long, or that has not answered
+ * for longer than its class's tasks take, gets nothing more queued behind
+ * it: other workers take the class's tasks meanwhile. */
+size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
+/* l's worker was sent t at now_ns: t joins its tasks in flight. */
+void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
+/* The oldest task in flight on l, answered at now_ns after running for
+ * run_us: taken off; NULL when none. */
+rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns);
+/* The oldest task in flight on l, taken back unanswered (its worker was
+ * lost); NULL when none. */
+rt__task *rt__sched_recall(rt__lease *l);
+/* Put tasks back first in line in c, in their order. */
+void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q);
+
+/* The ids of what g holds, "0,3" (GPUs) and "1" (neuron cores), and the
+ * CPUs near its GPUs ("" when unknown or when binding is off), each
+ * written into a buffer of RT__INSTANCE_MAX * RT__ID_LEN bytes. */
+void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
+                        char *neuron, char *cpus);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * table.h - handles: a slot index and a generation in one 64-bit id.
+ *
+ * A handle stays valid until its slot is dropped; the slot's generation
+ * then changes, so a stale handle is refused rather than taken for the
+ * slot's next item.  Lookup is O(1).  Task handles reuse the slot freed
+ * last (warm in the cache); actor handles reuse the one freed first, so
+ * that a dead actor's handle is recognised as long as possible.
+ */
+#ifndef RT_TABLE_H
+#define RT_TABLE_H
+
+#include <stdint.h>
+
+typedef struct rt__slot {
+    void *item;
+    uint32_t gen;
+    uint32_t next_free; /* index + 1 of the next free slot; 0 = none */
+} rt__slot;
+
+typedef struct rt__table {
+    rt__slot *slot;
+    uint32_t cap;
+    uint32_t used;      /* slots ever handed out (the rest are fresh) */
+    uint32_t free_head; /* index + 1; 0 = none */
+    uint32_t free_tail;
+    int fifo;           /* reuse the oldest free slot first */
+} rt__table;
+
+/* Give item a handle in *id.  *old gets what the reused slot still held
+ * (see rt__table_retire), or NULL.  0, or -1 when out of memory. */
+int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old);
+/* The item behind a handle, or NULL when unknown or dropped. */
+void *rt__table_find(const rt__table *t, uint64_t id);
+/* Invalidate a handle; its slot may be reused. */
+void rt__table_drop(rt__table *t, uint64_t id);
+/* Free the slot for reuse but keep answering the handle with item until
+ * then (a dead actor's epitaph). */
+void rt__table_retire(rt__table *t, uint64_t id, void *item);
+/* Call free_item on every item still held, then free the table. */
+void rt__table_free(rt__table *t, void (*free_item)(void *));
+
+#endif
