@@ -5,6 +5,7 @@
 #include "shm.h"
 #include "worker.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,10 +50,14 @@ static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
     rt__node *n = d->node[g->node];
     rt__lease *l = rt__sched_lease(&d->sched, c, g, NULL, SIZE_MAX);
     size_t calls;
-    if (!l)
+    if (!l) {
+        d->retry_soon = 1;
         return 0;
+    }
+    errno = 0;
     l->worker = n->ops->lease(n, c->owner != NULL, c->max_calls, l, &calls);
     if (!l->worker) {
+        d->retry_soon |= errno != EAGAIN;
         rt__sched_unlease(&d->sched, l);
         return 0;
     }
@@ -61,7 +66,8 @@ static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
     if (c->owner)
         d->running_actors++;
     if (tell_devices(d, l) < 0) {
-        end_lease(d, l); /* out of memory; the next round tries again */
+        end_lease(d, l); /* out of memory */
+        d->retry_soon = 1;
         return 0;
     }
     return 1;
@@ -96,9 +102,10 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
                         ? (uint64_t)(uintptr_t)t->actor->fini : 0;
     if (n->ops->send(n, l->worker, t, fini) < 0) {
         rt__task_fail(t, RT_ENOMEM, "no memory to send the task");
-        if (t->kind == RT__KIND_CREATE)
+        if (t->kind == RT__KIND_CREATE) {
             rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
-        else
+            d->retry_soon = 1;
+        } else
             finish(d, t, RT_ENOMEM);
         return;
     }
@@ -139,6 +146,7 @@ void rt__dispatch_flush(rt__dispatch *d)
 
 void rt__dispatch_run(rt__dispatch *d)
 {
+    d->retry_soon = 0;
     grant_leases(d);
     feed(d);
     rt__dispatch_flush(d);

@@ -31,6 +31,8 @@ typedef struct rt__dispatch {
     rt__actor *actors;             /* every actor record */
     size_t running_actors;         /* actor processes that may still run */
     const char *failed;            /* why a node failed, or NULL */
+    int retry_soon;                /* a lease failed for lack of memory or
+                                      descriptors: run again soon */
 } rt__dispatch;
 
 /* The events a node reports to d. */

@@ -117,7 +117,7 @@ static void relay(rt__local *l, rt__watch *wt, rt__relay *r)
     long got;
     while ((got = rt__relay_read(r)) > 0)
         ;
-    if (got == 0 || errno != EAGAIN)
+    if (got == 0 || (errno != EAGAIN && errno != ENOMEM))
         rt__loop_remove(l->loop, wt); /* closed when the worker is freed */
 }
 
@@ -193,7 +193,7 @@ static void on_socket(rt__watch *wt, uint32_t events)
     long got = rt__chan_fill(&w->chan);
     if (got > 0)
         take_answers(w);
-    else if (got == 0 || errno != EAGAIN)
+    else if (got == 0 || (errno != EAGAIN && errno != ENOMEM))
         close_socket(w); /* its exit is reported by the fork server */
 }
 
@@ -277,10 +277,15 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
 static rt__worker *start_worker(rt__local *l)
 {
     int mine[3], theirs[3];
-    if (l->failed || l->nfree == 0 || make_endpoints(mine, theirs) < 0)
+    if (l->failed || l->nfree == 0) {
+        errno = EAGAIN;
+        return NULL;
+    }
+    if (make_endpoints(mine, theirs) < 0)
         return NULL;
     rt__worker *w = new_worker(l, mine);
     if (!w) {
+        errno = ENOMEM;
         for (int i = 0; i < 3; i++) {
             close(mine[i]);
             close(theirs[i]);
@@ -371,10 +376,15 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
     if (w) {
         idle_remove(l, w);
     } else {
-        if (!fresh && l->task_workers >= l->max)
+        if (!fresh && l->task_workers >= l->max) {
+            errno = EAGAIN;
             return NULL;
-        if (!(w = start_worker(l)))
+        }
+        if (!(w = start_worker(l))) {
+            if (errno == EAGAIN || errno == 0)
+                errno = ENOMEM;
             return NULL;
+        }
         if (fresh)
             w->actor = 1;
         else
@@ -651,7 +661,9 @@ static void on_forkserver(rt__watch *wt, uint32_t events)
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
         return;
     long got = rt__chan_fill(&l->forkserver);
-    if (got == 0 || (got < 0 && errno != EAGAIN)) {
+    if (got < 0 && (errno == EAGAIN || errno == ENOMEM))
+        return; /* without memory, epoll calls again: it is level-triggered */
+    if (got <= 0) {
         /* It died (killed by someone): every worker died with it. */
         rt__loop_remove(l->loop, wt);
         l->failed = 1;

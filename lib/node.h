@@ -52,7 +52,9 @@ typedef struct rt__node_events {
 typedef struct rt__node_ops {
     /* A worker for a lease: a process that never ran a task when fresh,
      * else one that ran fewer than max_calls (0: no limit); *calls gets
-     * how many it ran.  NULL when none can be had now. */
+     * how many it ran.  NULL when none can be had now: errno EAGAIN when
+     * all are busy (one will be free later), another errno when starting
+     * one failed (worth trying again soon). */
     rt__worker *(*lease)(rt__node *n, int fresh, int max_calls, void *owner,
                          size_t *calls);
     /* Tell w its lease's devices (it gets them before its next task). */

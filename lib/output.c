@@ -1,6 +1,7 @@
 /* output.c - line relay from worker pipes, with name and pid prefixes. */
 #include "output.h"
 
+#include "alloc.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -74,7 +75,7 @@ long rt__relay_read(rt__relay *r)
 {
     if (r->cap - r->len < 4096) {
         size_t cap = r->cap ? r->cap * 2 : 8192;
-        char *p = realloc(r->buf, cap);
+        char *p = rt__realloc(r->buf, cap);
         if (!p) {
             errno = ENOMEM;
             return -1;
@@ -101,7 +102,7 @@ void rt__relay_close(rt__relay *r)
         relay_line(r, r->buf, r->len);
     fflush(r->to);
     close(r->fd);
-    free(r->buf);
+    rt__free(r->buf);
     r->fd = -1;
     r->buf = NULL;
     r->len = r->cap = 0;

@@ -1,4 +1,5 @@
 /* remote.c - rt_remote(), rt_get(), rt_wait() and rt_release(). */
+#include "alloc.h"
 #include "error.h"
 #include "request.h"
 #include "runtime.h"
@@ -152,11 +153,11 @@ RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
                          !n_ready ? "n_ready is NULL"
                          : num_ready > n ? "num_ready is larger than n"
                                          : "refs is NULL");
-    unsigned char *ready = malloc(n + 1);
-    rt_ref *scratch = malloc((n + 1) * sizeof *scratch);
+    unsigned char *ready = rt__malloc(n + 1);
+    rt_ref *scratch = rt__malloc((n + 1) * sizeof *scratch);
     if (!ready || !scratch) {
-        free(ready);
-        free(scratch);
+        rt__free(ready);
+        rt__free(scratch);
         return rt__error(RT_ENOMEM, "rt_wait: no memory for %zu handles", n);
     }
     struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
@@ -177,8 +178,8 @@ RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
         partition(refs, n, ready, scratch);
         *n_ready = (size_t)count;
     }
-    free(ready);
-    free(scratch);
+    rt__free(ready);
+    rt__free(scratch);
     return count < 0 ? (int)count : 0;
 }
 

@@ -14,6 +14,7 @@
 
 #define ACTOR_GRACE_NS 2000000000ull /* for actors' destructors at rt_shutdown() */
 #define STOPPING_POLL_MS 50
+#define RETRY_MS 10 /* after a lease failed for lack of memory */
 
 rt__runtime rt__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -200,8 +201,11 @@ static void *loop(void *unused)
             return NULL;
         }
         int busy = d->done.count || d->buried || d->declared;
-        rt__loop_run_once(&rt__rt.loop, busy ? 0 : state == RT__RUNNING ? -1
-                                                                       : STOPPING_POLL_MS);
+        int timeout = busy ? 0
+                      : state != RT__RUNNING ? STOPPING_POLL_MS
+                      : d->retry_soon      ? RETRY_MS
+                                           : -1;
+        rt__loop_run_once(&rt__rt.loop, timeout);
     }
 }
 

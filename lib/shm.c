@@ -1,6 +1,7 @@
 /* shm.c - heap and memfd buffers that rt_free() releases. */
 #include "shm.h"
 
+#include "alloc.h"
 #include "rtask.h"
 
 #include <stdint.h>
@@ -27,7 +28,7 @@ static void *hdr_to_data(void *base, uint64_t map_len)
 
 void *rt__buf_alloc(size_t len)
 {
-    void *base = malloc(RT__BUF_HDR + len);
+    void *base = rt__malloc(RT__BUF_HDR + len);
     return base ? hdr_to_data(base, 0) : NULL;
 }
 
@@ -70,5 +71,5 @@ RT_EXPORT void rt_free(void *data)
     if (h->map_len)
         munmap(h, h->map_len);
     else
-        free(h);
+        rt__free(h);
 }

@@ -1,6 +1,8 @@
 /* wire.c - the buffered channel that carries messages and descriptors. */
 #include "wire.h"
 
+#include "alloc.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,7 @@ static int bytes_reserve(rt__bytes *b, size_t extra)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap - b->tail < extra)
         cap *= 2;
-    char *p = realloc(b->data, cap);
+    char *p = rt__realloc(b->data, cap);
     if (!p)
         return -1;
     b->data = p;
@@ -41,7 +43,7 @@ static int fdq_push(rt__fdq *q, int fd)
             q->head = 0;
         } else {
             size_t cap = q->cap ? q->cap * 2 : 8;
-            int *p = realloc(q->fd, cap * sizeof(int));
+            int *p = rt__realloc(q->fd, cap * sizeof(int));
             if (!p)
                 return -1;
             q->fd = p;
@@ -61,7 +63,7 @@ static void fdq_close_all(rt__fdq *q)
 {
     while (q->head < q->tail)
         close(q->fd[q->head++]);
-    free(q->fd);
+    rt__free(q->fd);
     memset(q, 0, sizeof *q);
 }
 
@@ -77,8 +79,8 @@ void rt__chan_close(rt__chan *c)
         close(c->fd);
     fdq_close_all(&c->in_fds);
     fdq_close_all(&c->out_fds);
-    free(c->in.data);
-    free(c->out.data);
+    rt__free(c->in.data);
+    rt__free(c->out.data);
     memset(c, 0, sizeof *c);
     c->fd = -1;
 }
@@ -229,7 +231,8 @@ int rt__chan_next(rt__chan *c, rt__hdr *h, const char **payload, int *fds)
     if (avail < sizeof *h)
         return 0;
     memcpy(h, c->in.data + c->in.head, sizeof *h);
-    if (h->nfds > RT__MSG_MAX_FDS)
+    /* Checked before any arithmetic on them. */
+    if (h->nfds > RT__MSG_MAX_FDS || (!h->nfds && h->len > RT__MSG_MAX_INLINE))
         return -1;
     size_t n = padded(h);
     if (avail - sizeof *h < n)

@@ -25,6 +25,9 @@ typedef struct rt__hdr {
 
 #define RT__MSG_MAX_FDS 3
 #define RT__MSG_ALIGN 16 /* payloads start aligned for any type */
+/* The largest payload that travels inline; larger bytes go in a memfd.
+ * A header that announces more breaks the protocol. */
+#define RT__MSG_MAX_INLINE ((uint64_t)1 << 20)
 
 /* A growable byte buffer consumed from the front. */
 typedef struct rt__bytes {
@@ -64,7 +67,9 @@ int rt__chan_flush(rt__chan *c);
 long rt__chan_fill(rt__chan *c);
 /* Take the next complete message: 1 and the header, payload (valid until
  * the next fill) and its descriptors (now the caller's); 0 when none is
- * complete; -1 when the stream is corrupt. */
+ * complete; -1 when the stream is corrupt: more than RT__MSG_MAX_FDS
+ * descriptors, an inline payload over RT__MSG_MAX_INLINE, or descriptors
+ * announced that did not arrive before the header. */
 int rt__chan_next(rt__chan *c, rt__hdr *h, const char **payload, int *fds);
 /* Bytes of output not yet sent. */
 size_t rt__chan_unsent(const rt__chan *c);

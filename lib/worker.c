@@ -116,16 +116,16 @@ static void env_capture(void)
 {
     sched_getaffinity(0, sizeof env.first_cpus, &env.first_cpus);
     size_t n = env_count(environ);
-    env.base = calloc(n + 1, sizeof *env.base);
+    env.base = rt__calloc(n + 1, sizeof *env.base);
     for (size_t i = 0; env.base && i < n; i++)
-        env.base[i] = strdup(environ[i]);
+        env.base[i] = rt__strdup(environ[i]);
 }
 
 static void env_snapshot(void)
 {
-    free(env.seen);
+    rt__free(env.seen);
     env.nseen = env_count(environ);
-    env.seen = malloc((env.nseen + 1) * sizeof *env.seen);
+    env.seen = rt__malloc((env.nseen + 1) * sizeof *env.seen);
     if (env.seen)
         memcpy(env.seen, environ, env.nseen * sizeof *env.seen);
 }

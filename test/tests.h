@@ -82,5 +82,7 @@ Suite *placement_suite(void);
 Suite *actors_suite(void);
 Suite *detect_suite(void);
 Suite *core_suite(void);
+Suite *wire_suite(void);
+Suite *alloc_suite(void);
 
 #endif

@@ -1,0 +1,140 @@
+/*
+ * test_alloc.c - out of memory at every step, as Lua and SQLite test it:
+ * a small program runs once with the n-th allocation of the application
+ * failing, for every n over its run.  Each run must end in success or a
+ * clean error code, never a crash or a hang; ASan and valgrind runs of
+ * the suite add "never a leak".
+ */
+#include "tests.h"
+
+#include "../lib/alloc.h" /* internal: the allocation switch */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int ctor_ok(const void *arg, size_t len, void **state)
+{
+    (void)arg;
+    (void)len;
+    *state = NULL;
+    return 0;
+}
+
+static int method_echo(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    return rt_result_set(r, arg, len);
+}
+
+/* A clean outcome: success or one of the documented errors, never a
+ * time-out (that would be a hang). */
+static void check_clean(int rc, const char *what)
+{
+    ck_assert_msg(rc == 0 || rc == RT_ENOMEM || rc == RT_ESYS ||
+                      rc == RT_EWORKERDIED || rc == RT_EACTORDIED,
+                  "%s = %d (%s)", what, rc, rt_last_error());
+}
+
+/* Submit fn(x) and check its doubled answer when it succeeds. */
+static void one_task(uint64_t x, size_t big)
+{
+    rt_ref ref;
+    char *arg = big ? calloc(1, big) : NULL;
+    if (arg)
+        memcpy(arg, &x, sizeof x);
+    int rc = rt_remote(t_double, NULL, arg ? arg : (void *)&x, big ? big : sizeof x, &ref);
+    free(arg);
+    check_clean(rc, "rt_remote");
+    if (rc < 0)
+        return;
+    uint64_t *v = NULL;
+    rc = rt_get(ref, (void **)&v, NULL, 20000);
+    check_clean(rc, "rt_get");
+    if (rc == 0)
+        ck_assert_uint_eq(*v, 2 * x);
+    rt_free(v);
+}
+
+static void one_actor(void)
+{
+    static const rt_actor_class echo = {"Echo", ctor_ok, NULL};
+    rt_actor a;
+    rt_ref ref;
+    int rc = rt_actor_create(&echo, NULL, NULL, 0, &a);
+    check_clean(rc, "rt_actor_create");
+    if (rc < 0)
+        return;
+    rc = rt_actor_call(a, method_echo, "hi", 3, &ref);
+    check_clean(rc, "rt_actor_call");
+    if (rc == 0) {
+        char *v = NULL;
+        rc = rt_get(ref, (void **)&v, NULL, 20000);
+        check_clean(rc, "rt_get (actor)");
+        if (rc == 0)
+            ck_assert_str_eq(v, "hi");
+        rt_free(v);
+    }
+    check_clean(rt_actor_kill(a), "rt_actor_kill");
+}
+
+static void waits_and_releases(void)
+{
+    rt_ref refs[3];
+    int n = 0;
+    for (uint64_t x = 0; x < 3; x++)
+        if (rt_remote(t_double, NULL, &x, sizeof x, &refs[n]) == 0)
+            n++;
+    size_t ready = 0;
+    if (n)
+        check_clean(rt_wait(refs, (size_t)n, (size_t)n, 20000, &ready), "rt_wait");
+    for (int i = 0; i < n; i++)
+        rt_release(refs[i]);
+}
+
+static void small_program(void)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    int rc = rt_init_config(&c);
+    check_clean(rc, "rt_init");
+    if (rc < 0)
+        return;
+    one_task(21, 0);
+    one_task(5, 200 * 1024); /* the argument goes in a memfd */
+    waits_and_releases();
+    one_actor();
+    ck_assert_int_eq(rt_shutdown(), 0);
+}
+
+START_TEST(every_allocation_can_fail)
+{
+    rt__alloc_fail_at(0);
+    small_program();
+    uint64_t total = rt__alloc_fail_at(0);
+    ck_assert_uint_gt(total, 20);
+    /* Under valgrind (RT_TEST_SMALL) every 16th step. */
+    uint64_t stride = scaled(16) == 16 ? 1 : 16;
+    for (uint64_t n = 1; n <= total + 10; n += stride) {
+        if (getenv("RT_TEST_TRACE"))
+            fprintf(stderr, "failing allocation %lu of %lu\n", (unsigned long)n,
+                    (unsigned long)total);
+        rt__alloc_fail_at(n);
+        small_program();
+        rt__alloc_fail_at(0);
+    }
+    small_program(); /* and it all still works */
+}
+END_TEST
+
+Suite *alloc_suite(void)
+{
+    Suite *s = suite_create("alloc");
+    TCase *tc = tcase_create("out of memory");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, every_allocation_can_fail);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,256 @@
+/*
+ * test_wire.c - the channel and the protocol on their own, over a
+ * socketpair: partial sends, many descriptors, truncated and corrupt
+ * headers, and messages the decoders must refuse.
+ */
+#include "tests.h"
+
+#include "../lib/proto.h" /* internal: these tests drive the protocol */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static void channel_pair(rt__chan *a, rt__chan *b, int sndbuf)
+{
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    if (sndbuf)
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    rt__chan_init(a, sv[0]);
+    rt__chan_init(b, sv[1]);
+}
+
+/* Receive what is there; returns the next message's result, as
+ * rt__chan_next does. */
+static int receive(rt__chan *c, rt__hdr *h, const char **payload, int *fds)
+{
+    int got = rt__chan_next(c, h, payload, fds);
+    if (got != 0)
+        return got;
+    rt__chan_fill(c);
+    return rt__chan_next(c, h, payload, fds);
+}
+
+/* A socket buffer far smaller than what is queued: every flush sends part
+ * of it, and every message arrives whole and in order. */
+START_TEST(partial_sends_deliver_every_message_in_order)
+{
+    rt__chan tx, rx;
+    channel_pair(&tx, &rx, 4096);
+    enum { N = 2000, LEN = 1000 };
+    char payload[LEN];
+    for (int i = 0; i < N; i++) {
+        memset(payload, 'a' + i % 26, sizeof payload);
+        rt__hdr h = {.type = RT__MSG_TASK, .id = (uint64_t)i + 1, .word = 1,
+                     .len = (uint64_t)(i % LEN)};
+        ck_assert_int_eq(rt__chan_put(&tx, &h, payload, NULL), 0);
+    }
+    int received = 0, partial = 0;
+    while (received < N) {
+        int rc = rt__chan_flush(&tx);
+        ck_assert_int_ge(rc, 0);
+        partial += rc == 1;
+        rt__hdr h;
+        const char *p;
+        int fds[RT__MSG_MAX_FDS];
+        while (receive(&rx, &h, &p, fds) == 1) {
+            ck_assert_uint_eq(h.id, (uint64_t)received + 1);
+            ck_assert_uint_eq(h.len, (uint64_t)(received % LEN));
+            for (size_t k = 0; k < h.len; k++)
+                ck_assert_int_eq(p[k], 'a' + received % 26);
+            received++;
+        }
+    }
+    ck_assert_int_gt(partial, 0); /* the socket was full at least once */
+    rt__chan_close(&tx);
+    rt__chan_close(&rx);
+}
+END_TEST
+
+static int memfd_holding(int value)
+{
+    int fd = memfd_create("wire-test", MFD_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, &value, sizeof value), (ssize_t)sizeof value);
+    return fd;
+}
+
+static int value_in(int fd)
+{
+    int value = -1;
+    ck_assert_int_eq(pread(fd, &value, sizeof value, 0), (ssize_t)sizeof value);
+    return value;
+}
+
+/* More descriptors than one sendmsg carries (64 per send, 253 for the
+ * kernel): each still arrives with its own message. */
+START_TEST(many_descriptors_arrive_with_their_messages)
+{
+    int before = count_fds();
+    rt__chan tx, rx;
+    channel_pair(&tx, &rx, 0);
+    enum { N = 600 };
+    for (int i = 0; i < N; i++) {
+        int fd = memfd_holding(i);
+        rt__hdr h = {.type = RT__MSG_RESULT, .id = (uint64_t)i, .nfds = i % 3 ? 1 : 0,
+                     .len = sizeof(int)};
+        if (!h.nfds)
+            close(fd);
+        ck_assert_int_eq(rt__chan_put(&tx, &h, &i, h.nfds ? &fd : NULL), 0);
+    }
+    int received = 0;
+    while (received < N) {
+        ck_assert_int_ge(rt__chan_flush(&tx), 0);
+        rt__hdr h;
+        const char *p;
+        int fds[RT__MSG_MAX_FDS];
+        int rc;
+        while ((rc = receive(&rx, &h, &p, fds)) == 1) {
+            ck_assert_uint_eq(h.id, (uint64_t)received);
+            int value;
+            if (h.nfds) {
+                value = value_in(fds[0]);
+                close(fds[0]);
+            } else {
+                memcpy(&value, p, sizeof value);
+            }
+            ck_assert_int_eq(value, received);
+            received++;
+        }
+        ck_assert_int_ge(rc, 0);
+    }
+    rt__chan_close(&tx);
+    rt__chan_close(&rx);
+    ck_assert_int_eq(count_fds(), before); /* every descriptor was closed */
+}
+END_TEST
+
+/* Write raw bytes to the peer of rx, as a hostile or broken worker would. */
+static void raw(int fd, const void *bytes, size_t len)
+{
+    ck_assert_int_eq(write(fd, bytes, len), (ssize_t)len);
+}
+
+START_TEST(a_truncated_header_waits_for_the_rest)
+{
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    rt__chan rx;
+    rt__chan_init(&rx, sv[1]);
+    fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    rt__hdr h = {.type = RT__MSG_RESULT, .id = 7, .len = 5}, got;
+    char msg[sizeof h + RT__MSG_ALIGN] = {0};
+    memcpy(msg, &h, sizeof h);
+    memcpy(msg + sizeof h, "hello", 5);
+    const char *p;
+    int fds[RT__MSG_MAX_FDS];
+    raw(sv[0], msg, 20); /* part of the header */
+    ck_assert_int_eq(receive(&rx, &got, &p, fds), 0);
+    raw(sv[0], msg + 20, sizeof h - 20 + 2); /* the header, part of the payload */
+    ck_assert_int_eq(receive(&rx, &got, &p, fds), 0);
+    raw(sv[0], msg + sizeof h + 2, sizeof msg - sizeof h - 2);
+    ck_assert_int_eq(receive(&rx, &got, &p, fds), 1);
+    ck_assert_uint_eq(got.id, 7);
+    ck_assert_int_eq(memcmp(p, "hello", 5), 0);
+    close(sv[0]);
+    rt__chan_close(&rx);
+}
+END_TEST
+
+/* Each corrupt header is refused before any arithmetic on its length. */
+START_TEST(corrupt_headers_are_refused)
+{
+    static const rt__hdr bad[] = {
+        {.type = RT__MSG_RESULT, .nfds = 4},                        /* too many fds */
+        {.type = RT__MSG_RESULT, .len = UINT64_MAX - 5},           /* wraps when padded */
+        {.type = RT__MSG_RESULT, .len = (uint64_t)1 << 40},        /* 1 TiB inline */
+        {.type = RT__MSG_RESULT, .nfds = 1, .len = 8},             /* fd never sent */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int sv[2];
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        rt__chan rx;
+        rt__chan_init(&rx, sv[1]);
+        raw(sv[0], &bad[i], sizeof bad[i]);
+        rt__hdr h;
+        const char *p;
+        int fds[RT__MSG_MAX_FDS];
+        ck_assert_int_gt(rt__chan_fill(&rx), 0);
+        ck_assert_msg(rt__chan_next(&rx, &h, &p, fds) == -1, "header %zu accepted", i);
+        close(sv[0]);
+        rt__chan_close(&rx);
+    }
+}
+END_TEST
+
+/* The decoders refuse messages of the wrong kind or shape, and close the
+ * descriptors those carried. */
+START_TEST(decoders_refuse_what_breaks_the_protocol)
+{
+    int before = count_fds();
+    int fds[3] = {memfd_holding(1), memfd_holding(2), -1};
+    rt__hdr two = {.type = RT__MSG_RESULT, .nfds = 2, .len = 4};
+    rt__result_msg r;
+    ck_assert_int_eq(rt__proto_read_result(&two, NULL, fds, &r), -1);
+    ck_assert_int_eq(count_fds(), before);
+    rt__hdr task = {.type = RT__MSG_TASK, .id = 1, .word = 0};
+    rt__task_msg m;
+    ck_assert_int_eq(rt__proto_read_task(&task, "", fds, &m), -1); /* no function */
+    rt__hdr name = {.type = RT__MSG_NAME, .len = 3};
+    ck_assert_int_eq(rt__proto_read_result(&name, "abc", fds, &r), -1);
+    ck_assert_str_eq(rt__msg_name(RT__MSG_RESULT), "RESULT");
+    ck_assert_str_eq(rt__msg_name(999), "unknown");
+}
+END_TEST
+
+/* A result's word carries status, errno and run time; each comes back. */
+START_TEST(results_round_trip)
+{
+    rt__chan tx, rx;
+    channel_pair(&tx, &rx, 0);
+    rt__result_msg sent[] = {
+        {.id = 1, .status = 7, .run_us = 1234, .data = "abc", .len = 3, .fd = -1},
+        {.id = 2, .sys_errno = 12, .fd = -1},
+        {.id = 3, .status = -1, .run_us = (uint64_t)1 << 40, .fd = -1},
+    };
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_int_eq(rt__proto_send_result(&tx, &sent[i]), 0);
+    ck_assert_int_eq(rt__chan_flush(&tx), 0);
+    for (size_t i = 0; i < 3; i++) {
+        rt__hdr h;
+        const char *p;
+        int fds[RT__MSG_MAX_FDS];
+        rt__result_msg r;
+        ck_assert_int_eq(receive(&rx, &h, &p, fds), 1);
+        ck_assert_int_eq(rt__proto_read_result(&h, p, fds, &r), 0);
+        ck_assert_uint_eq(r.id, sent[i].id);
+        ck_assert_int_eq(r.status, sent[i].status);
+        ck_assert_int_eq(r.sys_errno, sent[i].sys_errno);
+        ck_assert_uint_eq(r.len, sent[i].len);
+    }
+    rt__chan_close(&tx);
+    rt__chan_close(&rx);
+}
+END_TEST
+
+Suite *wire_suite(void)
+{
+    Suite *s = suite_create("wire");
+    TCase *tc = tcase_create("channel and protocol");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, partial_sends_deliver_every_message_in_order);
+    tcase_add_test(tc, many_descriptors_arrive_with_their_messages);
+    tcase_add_test(tc, a_truncated_header_waits_for_the_rest);
+    tcase_add_test(tc, corrupt_headers_are_refused);
+    tcase_add_test(tc, decoders_refuse_what_breaks_the_protocol);
+    tcase_add_test(tc, results_round_trip);
+    suite_add_tcase(s, tc);
+    return s;
+}
