@@ -143,9 +143,10 @@ check-valgrind: deps-test
 # ---- benchmarks -------------------------------------------------------------
 
 # decide.c includes internal headers to drive the scheduler.
-$(BENCH_BIN): bench/bench.c bench/decide.c $(LIB_HDR) $(STATIC)
+BENCH_SRC = bench/bench.c bench/decide.c bench/scale.c
+$(BENCH_BIN): $(BENCH_SRC) bench/bench.h $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) bench/bench.c bench/decide.c -o $@ \
+	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $(BENCH_SRC) -o $@ \
 	    $(STATIC) $(LIBS)
 
 bench: $(BENCH_BIN)

@@ -5,7 +5,7 @@
  * Every figure is the median of REPS runs; ratios compare medians.  Run
  * it with `make bench` (RT_BENCH_SMALL=1 for a quick pass).
  */
-#include <rtask.h>
+#include "bench.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -16,14 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REPS 5
 #define MSG 64
 
-int noop(const void *arg, size_t len, rt_result *r);
 int sleep_ms(const void *arg, size_t len, rt_result *r);
 int fill(const void *arg, size_t len, rt_result *r);
-int actor_init(const void *arg, size_t len, void **state);
-int actor_noop(void *state, const void *arg, size_t len, rt_result *r);
 
 static int small_run;
 
@@ -31,7 +27,7 @@ double decision_ns(size_t pending, size_t decisions); /* decide.c */
 
 /* ---- measuring ------------------------------------------------------------ */
 
-static double now(void)
+double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -44,10 +40,17 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double quantile(double *v, size_t n, double q)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+    return v[i < n ? i : n - 1];
 }
 
 /* The median over REPS runs of fn(n), which returns seconds; per unit. */
@@ -59,7 +62,7 @@ static double median_per(double (*fn)(size_t), size_t n, int reps)
     return median(v, reps);
 }
 
-static void check(int rc, const char *what)
+void check(int rc, const char *what)
 {
     if (rc < 0) {
         fprintf(stderr, "bench: %s: %s (%s)\n", what, rt_strerror(rc), rt_last_error());
@@ -67,7 +70,7 @@ static void check(int rc, const char *what)
     }
 }
 
-static size_t scaled(size_t n)
+size_t scaled(size_t n)
 {
     return small_run ? n / 10 + 1 : n;
 }
@@ -96,6 +99,17 @@ int noop(const void *arg, size_t len, rt_result *r)
     (void)arg;
     (void)len;
     (void)r;
+    return 0;
+}
+
+/* Sleep for arg ms; 0 is a no-op that makes no system call. */
+int nap(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    int ms = *(const int *)arg;
+    if (ms)
+        usleep((useconds_t)ms * 1000);
     return 0;
 }
 
@@ -295,7 +309,7 @@ static void *grow_app(size_t size)
     return p;
 }
 
-static long rss_kib(void)
+long rss_kib(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
@@ -378,12 +392,12 @@ static double peer_value(const peer *p, int n, const char *name)
 
 /* ---- report --------------------------------------------------------------- */
 
-static void row(const char *what, double value, const char *unit, const char *note)
+void row(const char *what, double value, const char *unit, const char *note)
 {
     printf("  %-44s %12.4g %-8s %s\n", what, value, unit, note);
 }
 
-static void verdict(const char *what, double ratio, double limit, int lower_is_better)
+void verdict(const char *what, double ratio, double limit, int lower_is_better)
 {
     int ok = lower_is_better ? ratio <= limit : ratio >= limit;
     printf("  %-44s %12.3g %-8s target %s %g: %s\n", what, ratio, "x",
@@ -498,5 +512,10 @@ int main(void)
     double decide = median(dec, REPS);
     row("rtask, class + GPU/neuron instances chosen", decide, "ns", "8 GPUs, 64 CPUs");
     verdict("decision / 2 us", decide / 2000, 1, 1);
+    printf("\n");
+
+    bench_many_actors();
+    bench_many_shapes();
+    bench_beside_a_long_task();
     return 0;
 }

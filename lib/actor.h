@@ -35,7 +35,8 @@ typedef enum rt__death {
     RT__DEATH_NONE,
     RT__DEATH_KILLED,  /* rt_actor_kill() */
     RT__DEATH_CRASHED, /* its process died; no restart left */
-    RT__DEATH_CTOR     /* its constructor returned non-zero */
+    RT__DEATH_CTOR,    /* its constructor returned non-zero */
+    RT__DEATH_NOSTART  /* its process could not be started */
 } rt__death;
 
 typedef struct rt__actor {
@@ -54,7 +55,8 @@ typedef struct rt__actor {
     rt__death death;             /* RT__DEATH_NONE while it may run */
     int pid;                     /* of its last process */
     int wait_status;             /* how that process ended */
-    int ctor_status;             /* what a failed constructor returned */
+    int ctor_status;             /* what a failed constructor returned, or
+                                    the errno of a process that could not start */
     int buried;                  /* on the dispatcher's list to publish */
     char *epitaph;               /* the error text its calls get, once dead */
     rt__epitaph *tombstone;      /* a copy for the table, once dead */

@@ -43,6 +43,24 @@ static int tell_devices(rt__dispatch *d, rt__lease *l)
     return node_of(d, l)->ops->devices(node_of(d, l), l->worker, &dev);
 }
 
+/* Limits that waiting will not lift: descriptors, processes. */
+static int lasting(int err)
+{
+    return err == EMFILE || err == ENFILE;
+}
+
+static void bury(rt__dispatch *d, rt__actor *a);
+static void set_death(rt__dispatch *d, rt__actor *a, rt__death death);
+
+/* An actor whose process cannot be started fails, with the reason, rather
+ * than wait for a limit that will not change. */
+static void cannot_start(rt__dispatch *d, rt__actor *a, int err)
+{
+    a->ctor_status = err;
+    set_death(d, a, RT__DEATH_NOSTART);
+    bury(d, a);
+}
+
 /* A lease of c on g, with a worker of the node g names.  0 when it could
  * not be had now (the next round tries again). */
 static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
@@ -57,8 +75,12 @@ static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
     errno = 0;
     l->worker = n->ops->lease(n, c->owner != NULL, c->max_calls, l, &calls);
     if (!l->worker) {
-        d->retry_soon |= errno != EAGAIN;
+        int err = errno;
         rt__sched_unlease(&d->sched, l);
+        if (c->owner && lasting(err))
+            cannot_start(d, c->owner, err);
+        else
+            d->retry_soon |= err != EAGAIN;
         return 0;
     }
     if (c->max_calls > 0)
@@ -166,6 +188,13 @@ static void compose_epitaph(rt__actor *a)
         snprintf(text, sizeof text, "the actor %s is dead: its constructor returned %d",
                  a->name, a->ctor_status);
         break;
+    case RT__DEATH_NOSTART:
+        snprintf(text, sizeof text, "the actor %s could not start its process: %s%s",
+                 a->name, strerror(a->ctor_status),
+                 a->ctor_status == EMFILE ? " (raise the descriptor limit, ulimit -n: "
+                                            "each worker needs 3 in the application)"
+                                          : "");
+        break;
     default:
         if (WIFSIGNALED(ws))
             snprintf(text, sizeof text, "the actor %s (pid %d) died: killed by "
@@ -261,9 +290,13 @@ static void actor_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
     rt__actor *a = l->cls->owner;
     a->pid = loss->pid;
     a->wait_status = loss->wait_status;
-    int restart = !a->killed && !a->death && a->restarts_left > 0;
-    if (!restart)
+    int restart = !a->killed && !a->death && a->restarts_left > 0 && !loss->spawn_errno;
+    if (loss->spawn_errno) {
+        a->ctor_status = loss->spawn_errno;
+        set_death(d, a, RT__DEATH_NOSTART);
+    } else if (!restart) {
         set_death(d, a, RT__DEATH_CRASHED);
+    }
     for (rt__task *t; (t = rt__sched_recall(l));)
         if (t != a->create)
             fail_call(d, t, a);

@@ -24,6 +24,9 @@
  * cannot grow later: map room for this many workers.  Pages are touched
  * only as workers use them. */
 #define SLOTS_MAX 65536
+/* A worker holds six descriptors here until its SPAWN reaches the fork
+ * server, three afterwards: start at most this many at a time. */
+#define STARTING_MAX 256
 
 #define OWNER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
@@ -61,6 +64,7 @@ struct rt__local {
     rt__worker **by_slot;
     rt__worker *all, *idle, *dirty, *graveyard;
     size_t nidle, task_workers;
+    size_t starting;           /* asked for, not yet reported by the fork server */
     size_t target_idle, max;
     int spawn_failing;         /* the last spawn failed: no idle top-ups */
 };
@@ -230,6 +234,8 @@ close_sv:
     return -1;
 }
 
+static void flush_forkserver(rt__local *l);
+
 static void worker_free(rt__worker *w)
 {
     rt__local *l = w->node;
@@ -277,7 +283,7 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
 static rt__worker *start_worker(rt__local *l)
 {
     int mine[3], theirs[3];
-    if (l->failed || l->nfree == 0) {
+    if (l->failed || l->nfree == 0 || l->starting >= STARTING_MAX) {
         errno = EAGAIN;
         return NULL;
     }
@@ -309,6 +315,8 @@ static rt__worker *start_worker(rt__local *l)
     if (l->all)
         l->all->prev = w;
     l->all = w;
+    l->starting++;
+    flush_forkserver(l); /* its three descriptors leave with it */
     return w;
 }
 
@@ -639,10 +647,12 @@ static void notice(rt__local *l, const rt__hdr *h)
     case RT__MSG_SPAWNED:
         w->pid = (pid_t)h->word;
         l->spawn_failing = 0;
+        l->starting--;
         return;
     case RT__MSG_SPAWN_FAILED:
         w->spawn_errno = (int)h->word;
         l->spawn_failing = 1;
+        l->starting--;
         break;
     case RT__MSG_EXITED:
         w->wait_status = (int)h->word;

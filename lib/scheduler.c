@@ -151,13 +151,29 @@ int rt__sched_release_class(rt__sched *s, rt__class *c)
 
 /* ---- queues --------------------------------------------------------------- */
 
-static void start_waiting(rt__sched *s, rt__class *c)
+/* The waiting list holds the classes with pending tasks, oldest first
+ * task first, so that a decision stops at the first class that fits or
+ * blocks.  Tasks arrive in submission order, so a class that starts
+ * waiting goes last, unless a task sent back makes it older; taking a
+ * task makes its class younger, and it moves back, rarely far. */
+
+static uint64_t head_seq(const rt__class *c)
 {
-    c->wprev = NULL;
-    c->wnext = s->waiting;
-    if (s->waiting)
-        s->waiting->wprev = c;
-    s->waiting = c;
+    return c->pending.head->seq;
+}
+
+static void link_after(rt__sched *s, rt__class *c, rt__class *prev)
+{
+    c->wprev = prev;
+    c->wnext = prev ? prev->wnext : s->waiting;
+    if (c->wnext)
+        c->wnext->wprev = c;
+    else
+        s->waiting_tail = c;
+    if (prev)
+        prev->wnext = c;
+    else
+        s->waiting = c;
 }
 
 static void stop_waiting(rt__sched *s, rt__class *c)
@@ -168,36 +184,78 @@ static void stop_waiting(rt__sched *s, rt__class *c)
         s->waiting = c->wnext;
     if (c->wnext)
         c->wnext->wprev = c->wprev;
+    else
+        s->waiting_tail = c->wprev;
     c->wnext = c->wprev = NULL;
+}
+
+/* Link c (with pending tasks) where its first task's age says, searching
+ * back from before `from` (NULL: from the end of the list). */
+static void place_before(rt__sched *s, rt__class *c, rt__class *from)
+{
+    rt__class *prev = from ? from->wprev : s->waiting_tail;
+    while (prev && head_seq(prev) > head_seq(c))
+        prev = prev->wprev;
+    link_after(s, c, prev);
+}
+
+/* c's first task got younger: it may move back. */
+static void move_back(rt__sched *s, rt__class *c)
+{
+    rt__class *next = c->wnext;
+    if (!next || head_seq(next) > head_seq(c))
+        return;
+    stop_waiting(s, c);
+    while (next->wnext && head_seq(next->wnext) < head_seq(c))
+        next = next->wnext;
+    link_after(s, c, next);
+}
+
+/* c's first task got older (a task went back in front): it may move
+ * forward. */
+static void move_forward(rt__sched *s, rt__class *c)
+{
+    rt__class *from = c->wnext;
+    stop_waiting(s, c);
+    place_before(s, c, from);
+}
+
+/* c's queue got a new first task. */
+static void reorder(rt__sched *s, rt__class *c, int was_waiting)
+{
+    if (was_waiting)
+        move_forward(s, c);
+    else
+        place_before(s, c, NULL);
 }
 
 void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
 {
-    if (c->pending.count == 0)
-        start_waiting(s, c);
     t->cls = c;
     rt__tasks_push(&c->pending, t);
+    if (c->pending.count == 1)
+        place_before(s, c, NULL);
 }
 
 void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t)
 {
-    if (c->pending.count == 0)
-        start_waiting(s, c);
+    int was_waiting = c->pending.count > 0;
     t->cls = c;
     rt__tasks_push_front(&c->pending, t);
+    reorder(s, c, was_waiting);
 }
 
 void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q)
 {
     if (!q->count)
         return;
-    if (c->pending.count == 0)
-        start_waiting(s, c);
+    int was_waiting = c->pending.count > 0;
     for (rt__task *t = q->head; t; t = t->next)
         t->cls = c;
     rt__tasks_append(q, &c->pending);
     c->pending = *q;
     *q = (rt__tasks){0};
+    reorder(s, c, was_waiting);
 }
 
 rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
@@ -205,6 +263,8 @@ rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
     rt__task *t = rt__tasks_pop(&c->pending);
     if (t && c->pending.count == 0)
         stop_waiting(s, c);
+    else if (t)
+        move_back(s, c);
     return t;
 }
 
@@ -253,20 +313,18 @@ int rt__sched_may_feed(const rt__sched *s, const rt__class *c)
 
 rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
 {
-    rt__class *best = NULL;
-    rt__grant candidate;
     s->blocked = NULL;
     for (rt__class *c = s->waiting; c; c = c->wnext) {
-        if (!wants_lease(c) || !(older(c, best) && older(c, s->blocked)))
+        if (!wants_lease(c))
             continue;
-        if (fits(s, c, &candidate)) {
-            best = c;
-            *g = candidate;
-        } else if (c->leases == 0) {
-            s->blocked = c;
+        if (fits(s, c, g))
+            return c;
+        if (c->leases == 0) {
+            s->blocked = c; /* every younger class waits for it */
+            return NULL;
         }
     }
-    return best && older(best, s->blocked) ? best : NULL;
+    return NULL;
 }
 
 void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)

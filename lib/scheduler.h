@@ -77,7 +77,9 @@ typedef struct rt__sched {
     rt__sched_node *node[RT__NODES_MAX];
     rt__class **bucket;                 /* task classes by request */
     size_t nbuckets, nclasses;
-    rt__class *waiting;                 /* classes with pending tasks */
+    rt__class *waiting;                 /* classes with pending tasks, oldest
+                                           first task first */
+    rt__class *waiting_tail;
     rt__class *blocked;                 /* set by rt__sched_decide() */
 } rt__sched;
 
