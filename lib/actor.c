@@ -77,7 +77,7 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
         return rc;
     }
     if (rc)
-        rt__wake();
+        rt__submitted(rc);
     return 0;
 }
 
@@ -126,7 +126,7 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
         return rc;
     }
     if (rc)
-        rt__wake();
+        rt__submitted(rc);
     return 0;
 }
 
@@ -146,6 +146,6 @@ RT_EXPORT int rt_actor_kill(rt_actor actor)
         wake = rt__submit_kill(a);
     pthread_mutex_unlock(&rt__rt.lock);
     if (wake)
-        rt__wake();
+        rt__submitted(wake);
     return rc;
 }

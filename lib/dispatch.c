@@ -21,6 +21,7 @@ static rt__node *node_of(const rt__dispatch *d, const rt__lease *l)
 static void finish(rt__dispatch *d, rt__task *t, int status)
 {
     t->status = status;
+    t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->done, t);
 }
 
@@ -158,6 +159,26 @@ static void feed(rt__dispatch *d)
         if (rt__sched_may_feed(&d->sched, c))
             feed_class(d, c, now);
     }
+}
+
+/* A caller waits on its worker only for tasks this quick, and for at
+ * most a few times their usual run time: never long on the round. */
+#define AWAIT_MAX_US 200.0
+#define AWAIT_SLACK_US 500.0
+
+int rt__dispatch_await(rt__dispatch *d, rt__task *t)
+{
+    rt__class *c = t->cls;
+    if (!c || !c->timed || c->run_us > AWAIT_MAX_US || c->pending.count)
+        return 0;
+    for (rt__lease *l = c->first; l; l = l->next) {
+        if (l->inflight.head != t)
+            continue;
+        rt__node *n = node_of(d, l);
+        int timeout_us = (int)(4 * c->run_us + AWAIT_SLACK_US);
+        return n->ops->await && n->ops->await(n, l->worker, timeout_us);
+    }
+    return 0;
 }
 
 void rt__dispatch_flush(rt__dispatch *d)

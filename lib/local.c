@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -115,6 +116,8 @@ static void close_socket(rt__worker *w)
         close(w->chan.fd);
     w->chan.fd = -1;
 }
+
+static void on_socket(rt__watch *wt, uint32_t events);
 
 static void relay(rt__local *l, rt__watch *wt, rt__relay *r)
 {
@@ -566,6 +569,29 @@ static void op_flush(rt__node *n)
     flush_forkserver(l);
 }
 
+/* The caller sends a task and waits for its answer; reading it here
+ * spares the runtime thread a wake-up and the caller another.  Out of the
+ * loop meanwhile, the socket wakes nobody else. */
+static int op_await(rt__node *n, rt__worker *w, int timeout_us)
+{
+    rt__local *l = (rt__local *)n;
+    int fd = w->chan.fd;
+    if (fd < 0)
+        return 0;
+    flush_worker(w); /* the task may still wait in our buffer */
+    rt__loop_remove(l->loop, &w->w_sock);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
+    int ready = ppoll(&p, 1, &ts, NULL) > 0;
+    if (rt__loop_add(l->loop, &w->w_sock, fd, EPOLLIN, on_socket) < 0) {
+        kill_worker(w); /* unwatched, it could not be heard */
+        return 0;
+    }
+    if (ready)
+        on_socket(&w->w_sock, (uint32_t)EPOLLIN);
+    return ready;
+}
+
 static const rt__node_ops local_ops = {
     .lease = op_lease,
     .devices = op_devices,
@@ -575,6 +601,7 @@ static const rt__node_ops local_ops = {
     .kill = op_kill,
     .busy_us = op_busy_us,
     .flush = op_flush,
+    .await = op_await,
 };
 
 /* ---- what the fork server says ------------------------------------------- */

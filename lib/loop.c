@@ -2,11 +2,8 @@
 #include "loop.h"
 
 #include <errno.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
-#define EVENTS_PER_WAIT 64
 
 static void drain_wake(rt__watch *w, uint32_t events)
 {
@@ -69,15 +66,22 @@ void rt__loop_remove(rt__loop *l, rt__watch *w)
     w->fd = -1;
 }
 
-void rt__loop_run_once(rt__loop *l, int timeout_ms)
+void rt__loop_wait(rt__loop *l, rt__events *e, int timeout_ms)
 {
-    struct epoll_event ev[EVENTS_PER_WAIT];
-    int n = epoll_wait(l->epoll_fd, ev, EVENTS_PER_WAIT, timeout_ms);
-    for (int i = 0; i < n; i++) { /* n < 0: EINTR, nothing to do */
-        rt__watch *w = ev[i].data.ptr;
-        if (w->fd >= 0) /* a callback of this round may have removed it */
-            w->cb(w, ev[i].events);
+    e->n = epoll_wait(l->epoll_fd, e->ev, RT__EVENTS_MAX, timeout_ms);
+    if (e->n < 0)
+        e->n = 0; /* EINTR: nothing is ready */
+}
+
+void rt__loop_dispatch(rt__loop *l, rt__events *e)
+{
+    (void)l;
+    for (int i = 0; i < e->n; i++) {
+        rt__watch *w = e->ev[i].data.ptr;
+        if (w->fd >= 0) /* it may have been removed since the wait */
+            w->cb(w, e->ev[i].events);
     }
+    e->n = 0;
 }
 
 void rt__loop_wake(rt__loop *l)

@@ -9,6 +9,9 @@
 #define RT_LOOP_H
 
 #include <stdint.h>
+#include <sys/epoll.h>
+
+#define RT__EVENTS_MAX 64
 
 typedef struct rt__watch rt__watch;
 typedef void (*rt__watch_cb)(rt__watch *w, uint32_t events);
@@ -33,9 +36,18 @@ int rt__loop_add(rt__loop *l, rt__watch *w, int fd, uint32_t events, rt__watch_c
 void rt__loop_modify(rt__loop *l, rt__watch *w, uint32_t events);
 /* Stop watching (the descriptor stays open). */
 void rt__loop_remove(rt__loop *l, rt__watch *w);
-/* Wait up to timeout_ms (-1: no limit) and call back what is ready.  A
- * callback must not free a watch of this round: free them afterwards. */
-void rt__loop_run_once(rt__loop *l, int timeout_ms);
+/* What one wait found ready. */
+typedef struct rt__events {
+    struct epoll_event ev[RT__EVENTS_MAX];
+    int n;
+} rt__events;
+
+/* Wait up to timeout_ms (-1: no limit) for what is ready.  It needs no
+ * lock: the callbacks run later, in rt__loop_dispatch(). */
+void rt__loop_wait(rt__loop *l, rt__events *e, int timeout_ms);
+/* Call back what the last wait found, skipping watches removed since.
+ * A callback must not free a watch of this round: free them afterwards. */
+void rt__loop_dispatch(rt__loop *l, rt__events *e);
 /* Wake the loop from any thread. */
 void rt__loop_wake(rt__loop *l);
 

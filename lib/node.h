@@ -73,6 +73,10 @@ typedef struct rt__node_ops {
     uint64_t (*busy_us)(rt__node *n, rt__worker *w, uint64_t now_ns);
     /* Send what is queued, start spare workers, forget gone ones. */
     void (*flush)(rt__node *n);
+    /* Wait on the calling thread, up to timeout_us, for w to answer, with
+     * w kept out of the loop meanwhile; what arrives is reported as usual.
+     * 1 when something arrived, 0 when not (or when the node cannot). */
+    int (*await)(rt__node *n, rt__worker *w, int timeout_us);
 } rt__node_ops;
 
 struct rt__node {

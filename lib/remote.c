@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#define AWAIT_MIN_MS 10
+
 /* ---- submission -------------------------------------------------------- */
 
 RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
@@ -41,7 +43,7 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
         return rc;
     }
     if (rc)
-        rt__wake();
+        rt__submitted(rc);
     return 0;
 }
 
@@ -84,6 +86,8 @@ static int explain_failure(const rt__task *t)
 RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
 {
     struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+    /* Waiting for the answer here is worth it only when there is time. */
+    int may_await = timeout_ms < 0 || timeout_ms >= AWAIT_MIN_MS;
     pthread_mutex_lock(&rt__rt.lock);
     int rc;
     rt__task *t;
@@ -96,6 +100,13 @@ RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
         }
         if (t->state == RT__TASK_DONE)
             break;
+        if (may_await) {
+            may_await = 0;
+            pthread_mutex_unlock(&rt__rt.lock);
+            rt__await(ref);
+            pthread_mutex_lock(&rt__rt.lock);
+            continue;
+        }
         if (wait_change(timeout_ms, &deadline) == RT_ETIMEDOUT) {
             rc = rt__error(RT_ETIMEDOUT, "rt_get: timed out after %ld ms", timeout_ms);
             goto out;

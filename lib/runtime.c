@@ -19,6 +19,9 @@
 rt__runtime rt__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .lifecycle = PTHREAD_MUTEX_INITIALIZER,
+    .round = PTHREAD_MUTEX_INITIALIZER,
+    .wake_lock = PTHREAD_MUTEX_INITIALIZER,
+    .loop = {.epoll_fd = -1, .wake_fd = -1},
     .actors = {.fifo = 1},
 };
 
@@ -39,17 +42,31 @@ static int need_wake(void)
     if (!rt__rt.loop_asleep)
         return 0;
     rt__rt.loop_asleep = 0;
-    return 1;
+    return rt__rt.unfinished == 1 ? RT__WAKE_ALONE : RT__WAKE;
 }
 
-void rt__wake(void)
+/* A late wake-up after rt_shutdown() must not write to a descriptor
+ * that was closed, or reused by then. */
+static void wake(void)
 {
-    rt__loop_wake(&rt__rt.loop);
+    pthread_mutex_lock(&rt__rt.wake_lock);
+    if (rt__rt.loop.wake_fd >= 0)
+        rt__loop_wake(&rt__rt.loop);
+    pthread_mutex_unlock(&rt__rt.wake_lock);
+}
+
+static void close_loop(void)
+{
+    pthread_mutex_lock(&rt__rt.wake_lock);
+    rt__loop_close(&rt__rt.loop);
+    pthread_mutex_unlock(&rt__rt.wake_lock);
 }
 
 int rt__submit(rt__task *t)
 {
     t->seq = rt__rt.next_seq++;
+    if (t->kind != RT__KIND_CREATE)
+        rt__rt.unfinished++; /* published when done */
     rt__tasks_push(&rt__rt.incoming, t);
     return need_wake();
 }
@@ -101,6 +118,7 @@ typedef struct exchange {
 static int publish_tasks(rt__tasks *done, rt__tasks *orphans)
 {
     int published = done->count > 0;
+    rt__rt.unfinished -= done->count;
     for (rt__task *t; (t = rt__tasks_pop(done));) {
         t->state = RT__TASK_DONE;
         if (t->orphan)
@@ -186,27 +204,78 @@ static int wait_for_actors(uint64_t *deadline)
     return rt__dispatch_stop_actors(d) > 0 && rt__now_ns() < *deadline;
 }
 
+/* Nothing to wait for but events: anything else left means another
+ * round at once, or soon. */
+static int next_timeout(rt__state state)
+{
+    rt__dispatch *d = &rt__rt.dispatch;
+    if (d->done.count || d->buried || d->declared)
+        return 0;
+    if (state != RT__RUNNING)
+        return STOPPING_POLL_MS;
+    return d->retry_soon ? RETRY_MS : -1;
+}
+
 static void *loop(void *unused)
 {
     rt__dispatch *d = &rt__rt.dispatch;
+    rt__events events = {.n = 0};
     uint64_t deadline = 0;
     (void)unused;
     for (;;) {
+        pthread_mutex_lock(&rt__rt.round);
+        rt__loop_dispatch(&rt__rt.loop, &events);
         rt__state state = exchange_and_act();
         if (state == RT__RUNNING) {
             rt__dispatch_run(d);
         } else if (wait_for_actors(&deadline)) {
             rt__dispatch_flush(d);
         } else {
+            pthread_mutex_unlock(&rt__rt.round);
             return NULL;
         }
-        int busy = d->done.count || d->buried || d->declared;
-        int timeout = busy ? 0
-                      : state != RT__RUNNING ? STOPPING_POLL_MS
-                      : d->retry_soon      ? RETRY_MS
-                                           : -1;
-        rt__loop_run_once(&rt__rt.loop, timeout);
+        int timeout = next_timeout(state);
+        pthread_mutex_unlock(&rt__rt.round);
+        rt__loop_wait(&rt__rt.loop, &events, timeout); /* without the round */
     }
+}
+
+/* A round on an application thread, which holds `round`.  Returns 1
+ * when the runtime thread must still be woken for what is left. */
+static int round_here(void)
+{
+    rt__state state = exchange_and_act();
+    if (state != RT__RUNNING)
+        return 1;
+    rt__dispatch_run(&rt__rt.dispatch);
+    return next_timeout(state) >= 0;
+}
+
+void rt__submitted(int how)
+{
+    if (how == RT__WAKE_ALONE && pthread_mutex_trylock(&rt__rt.round) == 0) {
+        int still = round_here();
+        pthread_mutex_unlock(&rt__rt.round);
+        if (!still)
+            return;
+    }
+    wake();
+}
+
+void rt__await(rt_ref ref)
+{
+    if (pthread_mutex_trylock(&rt__rt.round) != 0)
+        return; /* the runtime thread is at work: it will answer */
+    /* Holding `round`, nobody else can finish the task, so it stays. */
+    pthread_mutex_lock(&rt__rt.lock);
+    rt__task *t = rt__rt.state == RT__RUNNING ? rt__table_find(&rt__rt.tasks, ref.id)
+                                              : NULL;
+    int waiting = t && t->state != RT__TASK_DONE;
+    pthread_mutex_unlock(&rt__rt.lock);
+    int still = waiting && rt__dispatch_await(&rt__rt.dispatch, t) && round_here();
+    pthread_mutex_unlock(&rt__rt.round);
+    if (still)
+        wake();
 }
 
 /* ---- rt_init ------------------------------------------------------------ */
@@ -253,17 +322,19 @@ static int start_node(const rt__offer *set)
     int rc = rt__local_start(&rt__rt.local, &ev, set->workers, set->max_workers);
     if (rc < 0)
         return rc;
-    if (rt__loop_init(&rt__rt.loop) < 0 ||
-        rt__local_attach(rt__rt.local, &rt__rt.loop) < 0) {
+    pthread_mutex_lock(&rt__rt.wake_lock);
+    int failed = rt__loop_init(&rt__rt.loop) < 0;
+    pthread_mutex_unlock(&rt__rt.wake_lock);
+    if (failed || rt__local_attach(rt__rt.local, &rt__rt.loop) < 0) {
         rc = rt__syserror("rt_init: setting up the runtime thread");
         rt__local_stop(rt__rt.local);
-        rt__loop_close(&rt__rt.loop);
+        close_loop();
         return rc;
     }
     rc = start_scheduler(set);
     if (rc < 0) {
         rt__local_stop(rt__rt.local);
-        rt__loop_close(&rt__rt.loop);
+        close_loop();
     }
     return rc;
 }
@@ -287,7 +358,7 @@ static void stop_node(void)
     rt__local_stop(rt__rt.local);
     rt__rt.local = NULL;
     rt__dispatch_free(&rt__rt.dispatch, "the runtime was shut down");
-    rt__loop_close(&rt__rt.loop);
+    close_loop();
 }
 
 static int start(const rt__offer *set)
@@ -300,6 +371,7 @@ static int start(const rt__offer *set)
     rt__rt.was_shut_down = 0;
     rt__rt.stop_reason = NULL;
     rt__rt.loop_asleep = 0;
+    rt__rt.unfinished = 0;
     if ((rc = start_thread()) < 0) {
         rt__rt.state = RT__STOPPED;
         stop_node();
@@ -361,6 +433,7 @@ static void finish_shutdown(void)
 {
     rt__dispatch *d = &rt__rt.dispatch;
     exchange x = {0};
+    pthread_mutex_lock(&rt__rt.round); /* a late submitter's round waits, then finds it stopped */
     rt__local_stop(rt__rt.local); /* reap first: the output they left is complete */
     rt__rt.local = NULL;
     /* No call gets past rt__check_running() now: the tables are ours. */
@@ -382,9 +455,10 @@ static void finish_shutdown(void)
     rt__table tasks = rt__rt.tasks;
     rt__rt.tasks = (rt__table){0};
     pthread_mutex_unlock(&rt__rt.lock);
+    pthread_mutex_unlock(&rt__rt.round);
     free_tasks(&x.orphans);
     rt__table_free(&tasks, free_task_item);
-    rt__loop_close(&rt__rt.loop);
+    close_loop();
 }
 
 RT_EXPORT int rt_shutdown(void)
@@ -398,7 +472,7 @@ RT_EXPORT int rt_shutdown(void)
         rt__rt.state = RT__STOPPING;
     pthread_mutex_unlock(&rt__rt.lock);
     if (state != RT__STOPPED) {
-        rt__wake();
+        wake();
         pthread_join(rt__rt.thread, NULL);
         finish_shutdown();
     }

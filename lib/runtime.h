@@ -11,10 +11,15 @@
  *   and arguments are made before it is taken, results are copied or
  *   mapped by the runtime thread outside it, and records are freed after
  *   it is released.
- * - Everything not marked [L] belongs to the runtime thread while it
- *   runs, and to rt_init() and rt_shutdown() (one at a time, under
- *   `lifecycle`) while it does not.  What rt_init() fixes (the scheduler's
- *   resource names and node totals) any thread may read while running.
+ * - Everything not marked [L] is the runtime's work: the dispatcher, the
+ *   scheduler, the nodes, the loop's callbacks.  Whoever holds `round`
+ *   does that work: the runtime thread, except while it waits in epoll;
+ *   or, while it waits, an application thread that submitted the only
+ *   unfinished task and so sends it itself, sparing the runtime thread a
+ *   wake-up (rt__submitted()).  `round` is taken before `lock`, never
+ *   after.  rt_init() and rt_shutdown() run one at a time, under
+ *   `lifecycle`, with no runtime thread.  What rt_init() fixes (the
+ *   scheduler's resource names and node totals) any thread may read.
  *
  * The layers, top to bottom: the public calls (remote.c, actor.c) and
  * the handle tables; the runtime thread (here) and the dispatcher
@@ -43,6 +48,9 @@ typedef enum rt__state {
 typedef struct rt__runtime {
     pthread_mutex_t lock;
     pthread_mutex_t lifecycle;   /* rt_init() and rt_shutdown() one at a time */
+    pthread_mutex_t round;       /* held by whoever does the runtime's work */
+    pthread_mutex_t wake_lock;   /* the loop's wake-up descriptor stays open
+                                    while it is held */
     pthread_cond_t changed;      /* [L] tasks finished, or the state changed */
     rt__state state;             /* [L] */
     int was_shut_down;           /* [L] explains a call after rt_shutdown() */
@@ -50,6 +58,7 @@ typedef struct rt__runtime {
     int waiters;                 /* [L] threads inside pthread_cond_wait */
     int loop_asleep;             /* [L] the runtime thread may block: wake it */
     uint64_t next_seq;           /* [L] submission order */
+    size_t unfinished;           /* [L] submitted and not yet published */
     rt__table tasks;             /* [L] task handles */
     rt__table actors;            /* [L] actor handles */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
@@ -65,13 +74,24 @@ extern rt__runtime rt__rt;
 /* [L] Fail a public call made when the runtime is not running, in a
  * worker, or after rt_shutdown(); 0 when it is running. */
 int rt__check_running(const char *call);
-/* [L] Queue a record for the runtime thread.  Returns 1 when the caller
- * must call rt__wake() after unlocking. */
+/* [L] Queue a record for the runtime.  Returns 1 when the caller must call
+ * rt__submitted() after unlocking. */
 int rt__submit(rt__task *t);
+/* What rt__submit() and its kin return besides 0. */
+#define RT__WAKE 1      /* wake the runtime thread */
+#define RT__WAKE_ALONE 2 /* the same, and the task is the only unfinished one */
 /* [L] The same, giving the record a handle in *ref first; or RT_ENOMEM. */
 int rt__submit_ref(rt__task *t, rt_ref *ref);
-/* [L] Ask the runtime thread to act on a kill; same return. */
+/* [L] Ask the runtime to act on a kill; same return. */
 int rt__submit_kill(rt__actor *a);
-void rt__wake(void);
+/* After a submission that returned how (RT__WAKE...): the runtime thread
+ * sleeps.  When the task is the only unfinished one, do its round here
+ * (the task goes straight to its worker); otherwise, or when the round is
+ * busy, wake it. */
+void rt__submitted(int how);
+/* rt_get() is about to sleep for ref ([L] not held): when the runtime
+ * thread is idle and the task is in flight and quick, wait for its answer
+ * on this thread instead, and publish it. */
+void rt__await(rt_ref ref);
 
 #endif
