@@ -62,23 +62,21 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
                           arg_len, &create);
     if (rc == 0 && !(a = new_actor(name, cls, &r)))
         rc = rt__error(RT_ENOMEM, "rt_actor_create: no memory for the actor");
-    if (rc == 0) {
-        pthread_mutex_lock(&rt__rt.lock);
-        rc = start_actor(a, create, &r, &old);
-        if (rc >= 0)
-            actor->id = a->handle;
-        pthread_mutex_unlock(&rt__rt.lock);
-    }
-    rt__free(old);
     if (rc < 0) {
         if (create)
             rt__task_free(create);
-        rt__free(a);
         return rc;
     }
-    if (rc)
-        rt__submitted(rc);
-    return 0;
+    pthread_mutex_lock(&rt__rt.lock);
+    rc = start_actor(a, create, &r, &old);
+    if (rc >= 0)
+        actor->id = a->handle;
+    int refused = rc < 0;
+    rc = rt__submit_done(create, rc); /* unlocks */
+    if (refused)
+        rt__free(a);
+    rt__free(old);
+    return rc;
 }
 
 /* [L] The live actor behind a handle, or an error: unknown, or dead (its
@@ -120,14 +118,7 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
         t->actor = a;
         rc = rt__submit_ref(t, ref);
     }
-    pthread_mutex_unlock(&rt__rt.lock);
-    if (rc < 0) {
-        rt__task_free(t);
-        return rc;
-    }
-    if (rc)
-        rt__submitted(rc);
-    return 0;
+    return rt__submit_done(t, rc);
 }
 
 RT_EXPORT int rt_actor_kill(rt_actor actor)

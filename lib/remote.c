@@ -37,14 +37,7 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
         rc = rt__request_place(&rt__rt.dispatch.sched, &r, t);
     if (rc == 0)
         rc = rt__submit_ref(t, ref);
-    pthread_mutex_unlock(&rt__rt.lock);
-    if (rc < 0) {
-        rt__task_free(t);
-        return rc;
-    }
-    if (rc)
-        rt__submitted(rc);
-    return 0;
+    return rt__submit_done(t, rc);
 }
 
 /* ---- waiting ------------------------------------------------------------ */

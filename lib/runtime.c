@@ -262,6 +262,18 @@ void rt__submitted(int how)
     wake();
 }
 
+int rt__submit_done(rt__task *t, int rc)
+{
+    pthread_mutex_unlock(&rt__rt.lock);
+    if (rc < 0) {
+        rt__task_free(t);
+        return rc;
+    }
+    if (rc)
+        rt__submitted(rc);
+    return 0;
+}
+
 void rt__await(rt_ref ref)
 {
     if (pthread_mutex_trylock(&rt__rt.round) != 0)

@@ -84,6 +84,10 @@ int rt__submit(rt__task *t);
 int rt__submit_ref(rt__task *t, rt_ref *ref);
 /* [L] Ask the runtime to act on a kill; same return. */
 int rt__submit_kill(rt__actor *a);
+/* End a submission made under the lock: unlock, then free t when rc
+ * says it failed, or act on rc's wake-up (rt__submitted()).  Returns rc
+ * when negative, else 0. */
+int rt__submit_done(rt__task *t, int rc);
 /* After a submission that returned how (RT__WAKE...): the runtime thread
  * sleeps.  When the task is the only unfinished one, do its round here
  * (the task goes straight to its worker); otherwise, or when the round is
