@@ -17,6 +17,7 @@
 #ifndef RT_ACTOR_H
 #define RT_ACTOR_H
 
+#include "list.h"
 #include "rtask.h"
 #include "scheduler.h"
 #include "task.h"
@@ -47,7 +48,7 @@ typedef struct rt__actor {
     int declared_dead;           /* [L] it will run no more: calls fail with epitaph */
     struct rt__actor *next_kill; /* [L] on the runtime's list of kills */
     struct rt__actor *next_declared; /* on the dispatcher's list to declare */
-    struct rt__actor *next, *prev; /* the runtime thread's list of actors */
+    rt__link link;               /* on the runtime thread's list of actors */
     rt__class *cls;              /* its class; NULL once discarded */
     rt__task *create;            /* the constructor's record */
     int restarts_left;

@@ -138,8 +138,8 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
 /* Give each lease of c its share, and end those left with nothing. */
 static void feed_class(rt__dispatch *d, rt__class *c, uint64_t now)
 {
-    for (rt__lease *l = c->first, *next; l; l = next) {
-        next = l->next;
+    for (rt__lease *l = rt__sched_first_lease(c), *next; l; l = next) {
+        next = rt__sched_next_lease(c, l);
         rt__node *n = node_of(d, l);
         size_t share = rt__sched_share(l, n->ops->busy_us(n, l->worker, now), now);
         for (rt__task *t; share > 0 && (t = rt__sched_pop(&d->sched, c)); share--)
@@ -155,7 +155,7 @@ static void feed(rt__dispatch *d)
 {
     uint64_t now = rt__now_ns();
     for (rt__class *c = rt__sched_waiting(&d->sched), *next; c; c = next) {
-        next = c->wnext;
+        next = rt__sched_next_waiting(&d->sched, c);
         if (rt__sched_may_feed(&d->sched, c))
             feed_class(d, c, now);
     }
@@ -171,7 +171,7 @@ int rt__dispatch_await(rt__dispatch *d, rt__task *t)
     rt__class *c = t->cls;
     if (!c || !c->timed || c->run_us > AWAIT_MAX_US || c->pending.count)
         return 0;
-    for (rt__lease *l = c->first; l; l = l->next) {
+    for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l)) {
         if (l->inflight.head != t)
             continue;
         rt__node *n = node_of(d, l);
@@ -298,7 +298,7 @@ void rt__dispatch_kill(rt__dispatch *d, rt__actor *a)
         return;
     a->killed = 1;
     set_death(d, a, RT__DEATH_KILLED);
-    rt__lease *l = a->cls ? a->cls->first : NULL;
+    rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
     if (l)
         node_of(d, l)->ops->stop(node_of(d, l), l->worker);
     bury(d, a);
@@ -331,26 +331,21 @@ static void actor_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
     }
 }
 
-static void forget_actor(rt__dispatch *d, rt__actor *a)
+static void forget_actor(rt__actor *a)
 {
-    if (a->prev)
-        a->prev->next = a->next;
-    else
-        d->actors = a->next;
-    if (a->next)
-        a->next->prev = a->prev;
+    rt__list_remove(&a->link);
     rt__task_free(a->create);
     rt__free(a->epitaph);
     rt__free(a->tombstone);
     rt__free(a);
 }
 
-void rt__dispatch_free_actors(rt__dispatch *d, rt__actor *published)
+void rt__dispatch_free_actors(rt__actor *published)
 {
     while (published) {
         rt__actor *a = published;
         published = a->next_kill;
-        forget_actor(d, a);
+        forget_actor(a);
     }
 }
 
@@ -364,10 +359,7 @@ static void absorb_create(rt__dispatch *d, rt__task *t)
     rt__res req;
     rt__task_request(t, &req);
     a->create = t;
-    a->next = d->actors;
-    if (d->actors)
-        d->actors->prev = a;
-    d->actors = a;
+    rt__list_push_back(&d->actors, &a->link);
     a->cls = rt__sched_actor_class(&d->sched, &req, a);
     if (!a->cls) {
         a->ctor_status = RT_ENOMEM;
@@ -515,6 +507,12 @@ static void on_failed(void *ctx, const char *why)
     d->failed = why;
 }
 
+void rt__dispatch_init(rt__dispatch *d)
+{
+    memset(d, 0, sizeof *d);
+    rt__link_init(&d->actors);
+}
+
 rt__node_events rt__dispatch_events(rt__dispatch *d)
 {
     return (rt__node_events){d, on_answered, on_lost, on_failed};
@@ -522,10 +520,15 @@ rt__node_events rt__dispatch_events(rt__dispatch *d)
 
 /* ---- the end -------------------------------------------------------------- */
 
+static rt__actor *actor_at(rt__dispatch *d, rt__link *l)
+{
+    return l == &d->actors ? NULL : RT__OWNER(l, rt__actor, link);
+}
+
 size_t rt__dispatch_stop_actors(rt__dispatch *d)
 {
-    for (rt__actor *a = d->actors; a; a = a->next) {
-        rt__lease *l = a->cls ? a->cls->first : NULL;
+    for (rt__actor *a = actor_at(d, d->actors.next); a; a = actor_at(d, a->link.next)) {
+        rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
         if (l)
             node_of(d, l)->ops->stop(node_of(d, l), l->worker);
     }
@@ -535,7 +538,7 @@ size_t rt__dispatch_stop_actors(rt__dispatch *d)
 void rt__dispatch_free(rt__dispatch *d, const char *why)
 {
     rt__tasks orphans = {0};
-    for (rt__actor *a = d->actors; a; a = a->next)
+    for (rt__actor *a = actor_at(d, d->actors.next); a; a = actor_at(d, a->link.next))
         if (a->cls) {
             rt__sched_discard(&d->sched, a->cls, &orphans);
             a->cls = NULL;
@@ -547,8 +550,8 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         rt__task_fail(t, RT_ESHUTDOWN, "%s", why);
         finish(d, t, RT_ESHUTDOWN);
     }
-    while (d->actors)
-        forget_actor(d, d->actors);
+    while (!rt__list_empty(&d->actors))
+        forget_actor(actor_at(d, d->actors.next));
     d->buried = d->declared = NULL;
     d->running_actors = 0;
 }

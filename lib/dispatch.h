@@ -28,13 +28,15 @@ typedef struct rt__dispatch {
     rt__tasks done;                /* finished: for the runtime to publish */
     rt__actor *declared;           /* dying: for the runtime to declare dead */
     rt__actor *buried;             /* dead for good: for the runtime to publish */
-    rt__actor *actors;             /* every actor record */
+    rt__link actors;               /* every actor record */
     size_t running_actors;         /* actor processes that may still run */
     const char *failed;            /* why a node failed, or NULL */
     int retry_soon;                /* a lease failed for lack of memory or
                                       descriptors: run again soon */
 } rt__dispatch;
 
+/* Start with no task and no actor. */
+void rt__dispatch_init(rt__dispatch *d);
 /* The events a node reports to d. */
 rt__node_events rt__dispatch_events(rt__dispatch *d);
 /* File tasks the public calls submitted, in their order. */
@@ -43,7 +45,7 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming);
  * finishes what it has, runs its destructor and exits. */
 void rt__dispatch_kill(rt__dispatch *d, rt__actor *a);
 /* Free the records of actors that were published as dead. */
-void rt__dispatch_free_actors(rt__dispatch *d, rt__actor *published);
+void rt__dispatch_free_actors(rt__actor *published);
 /* Grant leases and send tasks, then flush the nodes. */
 void rt__dispatch_run(rt__dispatch *d);
 /* Stopping: tell every actor to finish so that its destructor runs;

@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "forkserver.h"
+#include "list.h"
 #include "output.h"
 #include "worker.h"
 
@@ -29,11 +30,10 @@
  * server, three afterwards: start at most this many at a time. */
 #define STARTING_MAX 256
 
-#define OWNER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 struct rt__worker {
-    rt__worker *next, *prev;   /* in the node's list of workers */
-    rt__worker *inext, *iprev; /* in the idle list */
+    rt__link link;             /* in the list of workers, or the graveyard */
+    rt__link idle_link;        /* in the idle list while idle */
     rt__worker *dnext;         /* in the list of workers with output to send */
     rt__local *node;
     uint32_t slot;             /* its run slot; also its key with the fork server */
@@ -46,8 +46,7 @@ struct rt__worker {
     size_t answered;           /* answers it gave */
     char *name_sent;           /* the NAME last sent, or NULL */
     char *devices_sent;        /* the devices last sent, or NULL */
-    unsigned idle : 1, dirty : 1, retiring : 1, stop_sending : 1, shut : 1,
-        gone : 1, actor : 1;
+    unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1;
     int wait_status;           /* how it exited */
     int spawn_errno;           /* why the fork server could not fork it */
 };
@@ -63,7 +62,8 @@ struct rt__local {
     uint32_t *free_slots;      /* a stack of unused slot numbers */
     size_t nfree;
     rt__worker **by_slot;
-    rt__worker *all, *idle, *dirty, *graveyard;
+    rt__link all, idle, graveyard; /* workers: running, idle (also in all), gone */
+    rt__worker *dirty;
     size_t nidle, task_workers;
     size_t starting;           /* asked for, not yet reported by the fork server */
     size_t target_idle, max;
@@ -72,28 +72,25 @@ struct rt__local {
 
 /* ---- lists ----------------------------------------------------------------- */
 
+static rt__worker *worker_at(const rt__link *head, rt__link *l, size_t offset)
+{
+    return l == head ? NULL : (rt__worker *)(void *)((char *)l - offset);
+}
+
+#define FIRST(head, member) worker_at(head, (head)->next, offsetof(rt__worker, member))
+#define NEXT(head, w, member) worker_at(head, (w)->member.next, offsetof(rt__worker, member))
+
 static void idle_add(rt__local *l, rt__worker *w)
 {
-    w->idle = 1;
-    w->iprev = NULL;
-    w->inext = l->idle;
-    if (l->idle)
-        l->idle->iprev = w;
-    l->idle = w;
+    rt__list_push_front(&l->idle, &w->idle_link);
     l->nidle++;
 }
 
 static void idle_remove(rt__local *l, rt__worker *w)
 {
-    if (!w->idle)
-        return;
-    if (w->iprev)
-        w->iprev->inext = w->inext;
-    else
-        l->idle = w->inext;
-    if (w->inext)
-        w->inext->iprev = w->iprev;
-    w->idle = 0;
+    if (w->idle_link.next == &w->idle_link)
+        return; /* not idle */
+    rt__list_remove(&w->idle_link);
     l->nidle--;
 }
 
@@ -130,14 +127,14 @@ static void relay(rt__local *l, rt__watch *wt, rt__relay *r)
 
 static void on_stdout(rt__watch *wt, uint32_t events)
 {
-    rt__worker *w = OWNER_OF(wt, rt__worker, w_out);
+    rt__worker *w = RT__OWNER(wt, rt__worker, w_out);
     (void)events;
     relay(w->node, wt, &w->out);
 }
 
 static void on_stderr(rt__watch *wt, uint32_t events)
 {
-    rt__worker *w = OWNER_OF(wt, rt__worker, w_err);
+    rt__worker *w = RT__OWNER(wt, rt__worker, w_err);
     (void)events;
     relay(w->node, wt, &w->err);
 }
@@ -191,7 +188,7 @@ static void flush_worker(rt__worker *w);
 
 static void on_socket(rt__watch *wt, uint32_t events)
 {
-    rt__worker *w = OWNER_OF(wt, rt__worker, w_sock);
+    rt__worker *w = RT__OWNER(wt, rt__worker, w_sock);
     if (events & EPOLLOUT)
         flush_worker(w);
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || w->chan.fd < 0)
@@ -271,6 +268,8 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
     if (!w)
         return NULL;
     w->node = l;
+    rt__link_init(&w->link);
+    rt__link_init(&w->idle_link);
     w->slot = l->free_slots[--l->nfree];
     memset(&l->slots[w->slot], 0, sizeof l->slots[w->slot]);
     l->by_slot[w->slot] = w;
@@ -314,10 +313,7 @@ static rt__worker *start_worker(rt__local *l)
         worker_free(w);
         return NULL;
     }
-    w->next = l->all;
-    if (l->all)
-        l->all->prev = w;
-    l->all = w;
+    rt__list_push_front(&l->all, &w->link);
     l->starting++;
     flush_forkserver(l); /* its three descriptors leave with it */
     return w;
@@ -364,7 +360,7 @@ static void retire(rt__worker *w)
 static rt__worker *find_idle(rt__local *l, int fresh, int max_calls)
 {
     rt__worker *found = NULL, *unfit = NULL;
-    for (rt__worker *w = l->idle; w; w = w->inext) {
+    for (rt__worker *w = FIRST(&l->idle, idle_link); w; w = NEXT(&l->idle, w, idle_link)) {
         if (!can_serve(w, fresh, max_calls))
             unfit = w;
         else if (better(w, found))
@@ -548,9 +544,8 @@ static void flush_forkserver(rt__local *l)
 
 static void bury_graveyard(rt__local *l)
 {
-    while (l->graveyard) {
-        rt__worker *w = l->graveyard;
-        l->graveyard = w->next;
+    for (rt__worker *w; (w = FIRST(&l->graveyard, link));) {
+        rt__list_remove(&w->link);
         worker_free(w);
     }
 }
@@ -608,12 +603,7 @@ static const rt__node_ops local_ops = {
 
 static void unlink_worker(rt__local *l, rt__worker *w)
 {
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        l->all = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
+    rt__list_remove(&w->link);
     idle_remove(l, w);
     if (w->dirty) {
         rt__worker **link = &l->dirty;
@@ -659,8 +649,7 @@ static void worker_gone(rt__local *l, rt__worker *w)
                      .spawn_errno = w->spawn_errno,
                      .lost_channel = (int)atomic_load(&slot->lost),
                      .started = started_in_flight(w, atomic_load(&slot->started))};
-    w->next = l->graveyard;
-    l->graveyard = w;
+    rt__list_push_back(&l->graveyard, &w->link);
     if (w->owner)
         l->node.ev.lost(l->node.ev.ctx, w->owner, &loss);
 }
@@ -692,7 +681,7 @@ static void notice(rt__local *l, const rt__hdr *h)
 
 static void on_forkserver(rt__watch *wt, uint32_t events)
 {
-    rt__local *l = OWNER_OF(wt, rt__local, w_forkserver);
+    rt__local *l = RT__OWNER(wt, rt__local, w_forkserver);
     if (events & EPOLLOUT)
         flush_forkserver(l);
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
@@ -748,6 +737,9 @@ int rt__local_start(rt__local **out, const rt__node_events *ev, size_t target_id
     }
     l->node.ops = &local_ops;
     l->node.ev = *ev;
+    rt__link_init(&l->all);
+    rt__link_init(&l->idle);
+    rt__link_init(&l->graveyard);
     l->target_idle = target_idle;
     l->max = max;
     l->w_forkserver.fd = -1;
@@ -791,9 +783,8 @@ void rt__local_stop(rt__local *l)
     while (waitpid(l->forkserver_pid, NULL, 0) < 0 && errno == EINTR)
         ;
     bury_graveyard(l);
-    while (l->all) {
-        rt__worker *w = l->all;
-        l->all = w->next;
+    for (rt__worker *w; (w = FIRST(&l->all, link));) {
+        rt__list_remove(&w->link);
         worker_free(w); /* relays the output the worker left */
     }
     free_books(l);

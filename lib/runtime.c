@@ -187,7 +187,7 @@ static rt__state exchange_and_act(void)
         next = a->next_kill;
         rt__dispatch_kill(d, a);
     }
-    rt__dispatch_free_actors(d, x.published); /* after absorb: no call refers to them */
+    rt__dispatch_free_actors(x.published); /* after absorb: no call refers to them */
     return state;
 }
 
@@ -312,7 +312,7 @@ static void raise_descriptor_limit(void)
 static int start_scheduler(const rt__offer *set)
 {
     rt__dispatch *d = &rt__rt.dispatch;
-    memset(d, 0, sizeof *d);
+    rt__dispatch_init(d);
     if (rt__sched_init(&d->sched, &set->names) < 0 ||
         rt__sched_add_node(&d->sched, &set->total, (int)(set->total.gpu / RT__UNIT),
                            (const char(*)[RT__ID_LEN])set->gpu_ids,

@@ -22,6 +22,7 @@
 int rt__sched_init(rt__sched *s, const rt__names *names)
 {
     memset(s, 0, sizeof *s);
+    rt__link_init(&s->waiting);
     s->names = *names;
     s->neuron_index = rt__names_find(names, RT__NEURON);
     s->nbuckets = 64;
@@ -100,6 +101,8 @@ static rt__class *new_class(const rt__res *req, int max_calls, void *owner)
         c->req = *req;
         c->max_calls = max_calls;
         c->owner = owner;
+        rt__link_init(&c->wait);
+        rt__link_init(&c->leased);
     }
     return c;
 }
@@ -162,61 +165,41 @@ static uint64_t head_seq(const rt__class *c)
     return c->pending.head->seq;
 }
 
-static void link_after(rt__sched *s, rt__class *c, rt__class *prev)
+static rt__class *waiting_class(const rt__sched *s, const rt__link *l)
 {
-    c->wprev = prev;
-    c->wnext = prev ? prev->wnext : s->waiting;
-    if (c->wnext)
-        c->wnext->wprev = c;
-    else
-        s->waiting_tail = c;
-    if (prev)
-        prev->wnext = c;
-    else
-        s->waiting = c;
-}
-
-static void stop_waiting(rt__sched *s, rt__class *c)
-{
-    if (c->wprev)
-        c->wprev->wnext = c->wnext;
-    else
-        s->waiting = c->wnext;
-    if (c->wnext)
-        c->wnext->wprev = c->wprev;
-    else
-        s->waiting_tail = c->wprev;
-    c->wnext = c->wprev = NULL;
+    return l == &s->waiting ? NULL : RT__OWNER(l, rt__class, wait);
 }
 
 /* Link c (with pending tasks) where its first task's age says, searching
- * back from before `from` (NULL: from the end of the list). */
-static void place_before(rt__sched *s, rt__class *c, rt__class *from)
+ * back from before `from` (the list's head: from the end). */
+static void place_before(rt__sched *s, rt__class *c, rt__link *from)
 {
-    rt__class *prev = from ? from->wprev : s->waiting_tail;
-    while (prev && head_seq(prev) > head_seq(c))
-        prev = prev->wprev;
-    link_after(s, c, prev);
+    rt__link *prev = from->prev;
+    rt__class *p;
+    while ((p = waiting_class(s, prev)) && head_seq(p) > head_seq(c))
+        prev = prev->prev;
+    rt__list_insert_after(prev, &c->wait);
 }
 
 /* c's first task got younger: it may move back. */
 static void move_back(rt__sched *s, rt__class *c)
 {
-    rt__class *next = c->wnext;
-    if (!next || head_seq(next) > head_seq(c))
+    rt__link *next = c->wait.next;
+    rt__class *n = waiting_class(s, next);
+    if (!n || head_seq(n) > head_seq(c))
         return;
-    stop_waiting(s, c);
-    while (next->wnext && head_seq(next->wnext) < head_seq(c))
-        next = next->wnext;
-    link_after(s, c, next);
+    rt__list_remove(&c->wait);
+    while ((n = waiting_class(s, next->next)) && head_seq(n) < head_seq(c))
+        next = next->next;
+    rt__list_insert_after(next, &c->wait);
 }
 
 /* c's first task got older (a task went back in front): it may move
  * forward. */
 static void move_forward(rt__sched *s, rt__class *c)
 {
-    rt__class *from = c->wnext;
-    stop_waiting(s, c);
+    rt__link *from = c->wait.next;
+    rt__list_remove(&c->wait);
     place_before(s, c, from);
 }
 
@@ -226,7 +209,7 @@ static void reorder(rt__sched *s, rt__class *c, int was_waiting)
     if (was_waiting)
         move_forward(s, c);
     else
-        place_before(s, c, NULL);
+        place_before(s, c, &s->waiting);
 }
 
 void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
@@ -234,7 +217,7 @@ void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
     t->cls = c;
     rt__tasks_push(&c->pending, t);
     if (c->pending.count == 1)
-        place_before(s, c, NULL);
+        place_before(s, c, &s->waiting);
 }
 
 void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t)
@@ -262,7 +245,7 @@ rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
 {
     rt__task *t = rt__tasks_pop(&c->pending);
     if (t && c->pending.count == 0)
-        stop_waiting(s, c);
+        rt__list_remove(&c->wait);
     else if (t)
         move_back(s, c);
     return t;
@@ -270,7 +253,22 @@ rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
 
 rt__class *rt__sched_waiting(const rt__sched *s)
 {
-    return s->waiting;
+    return waiting_class(s, s->waiting.next);
+}
+
+rt__class *rt__sched_next_waiting(const rt__sched *s, const rt__class *c)
+{
+    return waiting_class(s, c->wait.next);
+}
+
+rt__lease *rt__sched_first_lease(const rt__class *c)
+{
+    return c->leased.next == &c->leased ? NULL : RT__OWNER(c->leased.next, rt__lease, link);
+}
+
+rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l)
+{
+    return l->link.next == &c->leased ? NULL : RT__OWNER(l->link.next, rt__lease, link);
 }
 
 /* ---- decisions ------------------------------------------------------------ */
@@ -314,7 +312,7 @@ int rt__sched_may_feed(const rt__sched *s, const rt__class *c)
 rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
 {
     s->blocked = NULL;
-    for (rt__class *c = s->waiting; c; c = c->wnext) {
+    for (rt__class *c = rt__sched_waiting(s); c; c = rt__sched_next_waiting(s, c)) {
         if (!wants_lease(c))
             continue;
         if (fits(s, c, g))
@@ -357,12 +355,7 @@ rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g,
     l->grant = *g;
     l->worker = worker;
     l->budget = budget;
-    l->prev = c->last;
-    if (c->last)
-        c->last->next = l;
-    else
-        c->first = l;
-    c->last = l;
+    rt__list_push_back(&c->leased, &l->link);
     rt__sched_take(s, c, g);
     return l;
 }
@@ -371,14 +364,7 @@ void rt__sched_unlease(rt__sched *s, rt__lease *l)
 {
     rt__class *c = l->cls;
     rt__sched_give(s, c, &l->grant);
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        c->first = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
-    else
-        c->last = l->prev;
+    rt__list_remove(&l->link);
     rt__free(l);
     if (!c->owner)
         rt__sched_release_class(s, c);
@@ -392,10 +378,10 @@ int rt__sched_lease_idle(const rt__lease *l)
 
 rt__lease *rt__sched_reclaimable(const rt__sched *s)
 {
-    for (const rt__class *c = s->waiting; c; c = c->wnext) {
+    for (rt__class *c = rt__sched_waiting(s); c; c = rt__sched_next_waiting(s, c)) {
         if (c->owner || rt__sched_may_feed(s, c))
             continue;
-        for (rt__lease *l = c->first; l; l = l->next)
+        for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l))
             if (l->inflight.count == 0)
                 return l;
     }
@@ -503,14 +489,14 @@ void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
 
 void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
 {
-    if (c->pending.count)
-        stop_waiting(s, c);
+    rt__list_remove(&c->wait);
     if (!c->owner)
         unhash(s, c);
     if (s->blocked == c)
         s->blocked = NULL;
-    for (rt__lease *l = c->first, *next; l; l = next) {
-        next = l->next;
+    while (!rt__list_empty(&c->leased)) {
+        rt__lease *l = RT__OWNER(c->leased.next, rt__lease, link);
+        rt__list_remove(&l->link);
         rt__tasks_append(orphans, &l->inflight);
         rt__free(l);
     }
@@ -520,8 +506,8 @@ void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
 
 void rt__sched_free(rt__sched *s, rt__tasks *orphans)
 {
-    while (s->waiting)
-        rt__sched_discard(s, s->waiting, orphans);
+    while (!rt__list_empty(&s->waiting))
+        rt__sched_discard(s, rt__sched_waiting(s), orphans);
     for (size_t i = 0; s->bucket && i < s->nbuckets; i++)
         while (s->bucket[i])
             rt__sched_discard(s, s->bucket[i], orphans);

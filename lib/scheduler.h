@@ -14,13 +14,15 @@
  * Records are bounded: a class with no pending task and no lease is freed;
  * a lease is freed when it ends.
  *
- * Plain data the dispatcher reads: rt__lease.worker, .cls and .inflight;
- * rt__class.owner; rt__grant.
+ * Plain data the dispatcher reads: rt__lease.worker, .cls, .grant,
+ * .inflight and .budget; rt__class.owner, .max_calls, .pending, .timed
+ * and .run_us; rt__sched.blocked and .neuron_index.
  */
 #ifndef RT_SCHEDULER_H
 #define RT_SCHEDULER_H
 
 #include "instance.h"
+#include "list.h"
 #include "resources.h"
 #include "task.h"
 
@@ -39,7 +41,8 @@ typedef struct rt__lease rt__lease;
 
 typedef struct rt__class {
     struct rt__class *hnext;            /* hash chain (task classes only) */
-    struct rt__class *wnext, *wprev;    /* on the list of classes with tasks */
+    rt__link wait;                      /* on the waiting list while it has
+                                           pending tasks */
     uint64_t hash;
     rt__res req;
     int max_calls;                      /* 0 = unlimited */
@@ -47,13 +50,13 @@ typedef struct rt__class {
     rt__tasks pending;                  /* in submission order */
     size_t inflight;                    /* sent, not answered */
     size_t leases;
-    rt__lease *first, *last;            /* its leases, in the order granted */
+    rt__link leased;                    /* its leases, in the order granted */
     double run_us;                      /* recent run time (moving average) */
     int timed;                          /* run_us holds a measurement */
 } rt__class;
 
 struct rt__lease {
-    rt__lease *next, *prev;             /* in its class's list */
+    rt__link link;                      /* in its class's list */
     rt__class *cls;
     rt__grant grant;
     void *worker;                       /* the node's worker, opaque here */
@@ -77,9 +80,8 @@ typedef struct rt__sched {
     rt__sched_node *node[RT__NODES_MAX];
     rt__class **bucket;                 /* task classes by request */
     size_t nbuckets, nclasses;
-    rt__class *waiting;                 /* classes with pending tasks, oldest
+    rt__link waiting;                   /* classes with pending tasks, oldest
                                            first task first */
-    rt__class *waiting_tail;
     rt__class *blocked;                 /* set by rt__sched_decide() */
 } rt__sched;
 
@@ -139,10 +141,15 @@ int rt__sched_lease_idle(const rt__lease *l);
  * idle between tasks of a younger class.  NULL when none. */
 rt__lease *rt__sched_reclaimable(const rt__sched *s);
 
-/* Classes with pending tasks: start with rt__sched_waiting(), go on
- * with c->wnext (plain data; read it before taking c's last task, which
- * takes c off the list). */
+/* Classes with pending tasks, oldest first: the first, and the one after
+ * c (ask for it before taking c's last task, which takes c off the list);
+ * NULL at the end. */
 rt__class *rt__sched_waiting(const rt__sched *s);
+rt__class *rt__sched_next_waiting(const rt__sched *s, const rt__class *c);
+/* c's leases in the order granted: the first, and the one after l; NULL
+ * at the end. */
+rt__lease *rt__sched_first_lease(const rt__class *c);
+rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l);
 /* Whether c's leases may get tasks now: classes younger than the blocked
  * class get none, so that they drain and their resources go to it. */
 int rt__sched_may_feed(const rt__sched *s, const rt__class *c);
