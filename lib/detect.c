@@ -159,6 +159,22 @@ static const char *type_by_id(unsigned vendor, unsigned device)
     return "";
 }
 
+/* "dddd  name": exactly four hex digits, blanks, then a name.  A line of
+ * another shape is not an entry (its name is never read from beyond its
+ * end).  Returns the name, or NULL. */
+static const char *id_and_name(const char *s, unsigned *id)
+{
+    for (int i = 0; i < 4; i++)
+        if (!isxdigit((unsigned char)s[i]))
+            return NULL;
+    if (s[4] != ' ' && s[4] != '\t')
+        return NULL;
+    const char *name = s + 4 + strspn(s + 4, " \t");
+    if (!*name || sscanf(s, "%4x", id) != 1)
+        return NULL;
+    return name;
+}
+
 /* The device's name in pci.ids: the "\tdddd  name" line under the vendor. */
 static void pci_ids_name(const char *db, unsigned vendor, unsigned device, char *out,
                          size_t size)
@@ -171,11 +187,12 @@ static void pci_ids_name(const char *db, unsigned vendor, unsigned device, char 
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         unsigned id;
-        if (line[0] != '\t' && line[0] != '#' && sscanf(line, "%4x", &id) == 1)
-            in_vendor = id == vendor;
-        else if (in_vendor && line[0] == '\t' && line[1] != '\t' &&
-                 sscanf(line + 1, "%4x", &id) == 1 && id == device) {
-            snprintf(out, size, "%s", line + 1 + 4 + strspn(line + 5, " "));
+        const char *name;
+        if (line[0] != '\t' && line[0] != '#') {
+            in_vendor = id_and_name(line, &id) && id == vendor;
+        } else if (in_vendor && line[0] == '\t' && (name = id_and_name(line + 1, &id)) &&
+                   id == device) {
+            snprintf(out, size, "%s", name);
             break;
         }
     }

@@ -67,15 +67,15 @@ static void cannot_start(rt__dispatch *d, rt__actor *a, int err)
 static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
 {
     rt__node *n = d->node[g->node];
-    rt__lease *l = rt__sched_lease(&d->sched, c, g, NULL, SIZE_MAX);
+    rt__lease *l = rt__sched_lease(&d->sched, c, g);
     size_t calls;
     if (!l) {
         d->retry_soon = 1;
         return 0;
     }
     errno = 0;
-    l->worker = n->ops->lease(n, c->owner != NULL, c->max_calls, l, &calls);
-    if (!l->worker) {
+    rt__worker *w = n->ops->lease(n, c->owner != NULL, c->max_calls, l, &calls);
+    if (!w) {
         int err = errno;
         rt__sched_unlease(&d->sched, l);
         if (c->owner && lasting(err))
@@ -84,8 +84,7 @@ static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
             d->retry_soon |= err != EAGAIN;
         return 0;
     }
-    if (c->max_calls > 0)
-        l->budget = calls < (size_t)c->max_calls ? (size_t)c->max_calls - calls : 0;
+    rt__sched_bind(l, w, calls);
     if (c->owner)
         d->running_actors++;
     if (tell_devices(d, l) < 0) {
@@ -154,8 +153,8 @@ static void feed_class(rt__dispatch *d, rt__class *c, uint64_t now)
 static void feed(rt__dispatch *d)
 {
     uint64_t now = rt__now_ns();
-    for (rt__class *c = rt__sched_waiting(&d->sched), *next; c; c = next) {
-        next = rt__sched_next_waiting(&d->sched, c);
+    for (rt__class *c = rt__sched_feedable(&d->sched), *next; c; c = next) {
+        next = rt__sched_next_feedable(&d->sched, c);
         if (rt__sched_may_feed(&d->sched, c))
             feed_class(d, c, now);
     }
@@ -416,8 +415,16 @@ static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
     t->task_status = r->status;
     t->result_len = r->len;
     if (r->fd >= 0) {
-        t->result = rt__shm_map(r->fd, r->len, 1);
+        t->result = rt__shm_open(r->fd, r->len, 1);
+        int err = errno;
         close(r->fd);
+        if (!t->result && err == EPROTO) {
+            t->result_len = 0;
+            rt__task_fail(t, RT_ESYS, "the task's %zu-byte result in shared memory was "
+                          "shrunk or left unsealed: refused", r->len);
+            finish(d, t, RT_ESYS);
+            return;
+        }
     } else if (r->len) {
         t->result = rt__buf_alloc(r->len);
         if (t->result)
@@ -461,6 +468,10 @@ static void explain_loss(rt__task *t, const rt__loss *loss)
     if (loss->spawn_errno)
         rt__task_fail(t, RT_EWORKERDIED, "no worker could be started: %s",
                       strerror(loss->spawn_errno));
+    else if (loss->broke)
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) sent bytes that break "
+                      "rtask's protocol and was killed (did the task write to the "
+                      "worker's socket?)", loss->pid);
     else if (loss->lost_channel)
         rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) lost its connection "
                       "to the runtime (did the task close its descriptors?)", loss->pid);

@@ -13,6 +13,9 @@
  * spends a retry, whether it finished or not (its effects may have
  * happened), and fails with RT_EWORKERDIED when none is left; a task that
  * never started is sent again for free.  Actor calls are never re-run.
+ *
+ * Plain data the runtime reads: done, declared, buried, failed and
+ * retry_soon, to publish them and to know how long it may sleep.
  */
 #ifndef RT_DISPATCH_H
 #define RT_DISPATCH_H

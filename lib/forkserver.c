@@ -6,6 +6,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -151,10 +152,16 @@ static _Noreturn void serve(int ctl, rt__run_slot *slots, size_t nslots)
     server sv = {.sigfd = -1, .slots = slots, .nslots = nslots};
     rt__chan_init(&sv.ctl, ctl);
     reset_signals();
-    /* Ctrl-C reaches the whole process group; the server must outlive an
-     * application that handles SIGINT, and it dies with the application
-     * anyway: its socket reads end-of-file then. */
-    signal(SIGINT, SIG_IGN);
+    /* A process group of its own: the terminal's signals (Ctrl-C, Ctrl-\\,
+     * Ctrl-Z) go to the application's group, which decides what they mean;
+     * the workers end with the application anyway.  A background group
+     * that read the terminal would be stopped, so workers read /dev/null. */
+    setpgid(0, 0);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+        close(null);
+    }
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
@@ -180,7 +187,7 @@ pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots)
         return -1;
     /* Buffered stdio would be flushed once more by every copy. */
     fflush(NULL);
-    int on_main_thread = gettid() == getpid();
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int saved = errno;
@@ -193,11 +200,13 @@ pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots)
         close(sv[0]);
         rt__in_worker = 1;
         rt__alloc_forked();
-        /* When rt_init() runs on the main thread, also die with it; from
-         * another thread PDEATHSIG would fire when that thread ends, so
-         * there the end-of-file on the socket is the only signal. */
-        if (on_main_thread)
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* Die with the thread that forked us: the runtime thread, which
+         * lives until rt_shutdown() and dies with the application however
+         * it ends.  Checking the parent after setting it closes the race
+         * with one that died in between. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
         serve(sv[1], slots, nslots);
     }
     close(sv[1]);

@@ -1,9 +1,10 @@
 /*
  * forkserver.h - the small process that forks every worker.
  *
- * rt_init() forks it first, while the application is still small and has
- * no runtime thread, so that later forks copy only this image: starting a
- * worker costs the same whatever the application grows to.  It talks to
+ * The runtime thread forks it first thing, while the application is still
+ * small, so that later forks copy only this image: starting a worker costs
+ * the same whatever the application grows to.  It dies with the thread
+ * that forked it (PR_SET_PDEATHSIG), which lives until rt_shutdown().  It talks to
  * the runtime thread over one socket (SPAWN in; SPAWNED, SPAWN_FAILED and
  * EXITED out) and is the parent of every worker, so it reaps them.
  */

@@ -46,7 +46,8 @@ struct rt__worker {
     size_t answered;           /* answers it gave */
     char *name_sent;           /* the NAME last sent, or NULL */
     char *devices_sent;        /* the devices last sent, or NULL */
-    unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1;
+    unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1,
+        broke : 1;
     int wait_status;           /* how it exited */
     int spawn_errno;           /* why the fork server could not fork it */
 };
@@ -105,12 +106,16 @@ static void mark_dirty(rt__worker *w)
 
 /* ---- sockets and output ------------------------------------------------- */
 
-/* No more tasks: closing our end of the socket makes the worker exit. */
+/* No more tasks: the end of file makes the worker exit.  shutdown()
+ * gives it even while a child the application forked holds a copy of
+ * our end; close() alone would not. */
 static void close_socket(rt__worker *w)
 {
     rt__loop_remove(w->node->loop, &w->w_sock);
-    if (w->chan.fd >= 0)
+    if (w->chan.fd >= 0) {
+        shutdown(w->chan.fd, SHUT_RDWR);
         close(w->chan.fd);
+    }
     w->chan.fd = -1;
 }
 
@@ -149,11 +154,18 @@ static void relay_output(rt__worker *w)
         relay(w->node, &w->w_err, &w->err);
 }
 
-static void kill_worker(rt__worker *w)
+static void kill_process(rt__worker *w)
 {
     if (w->pid > 0)
         kill(w->pid, SIGKILL);
     close_socket(w);
+}
+
+/* It broke the protocol: nothing more it says can be trusted. */
+static void kill_worker(rt__worker *w)
+{
+    w->broke = 1;
+    kill_process(w);
 }
 
 /* Hand every complete answer to the dispatcher.  A message that is not
@@ -579,7 +591,7 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
     int ready = ppoll(&p, 1, &ts, NULL) > 0;
     if (rt__loop_add(l->loop, &w->w_sock, fd, EPOLLIN, on_socket) < 0) {
-        kill_worker(w); /* unwatched, it could not be heard */
+        kill_process(w); /* unwatched, it could not be heard */
         return 0;
     }
     if (ready)
@@ -647,7 +659,7 @@ static void worker_gone(rt__local *l, rt__worker *w)
         l->task_workers--;
     rt__loss loss = {.pid = w->pid, .wait_status = w->wait_status,
                      .spawn_errno = w->spawn_errno,
-                     .lost_channel = (int)atomic_load(&slot->lost),
+                     .lost_channel = (int)atomic_load(&slot->lost), .broke = w->broke,
                      .started = started_in_flight(w, atomic_load(&slot->started))};
     rt__list_push_back(&l->graveyard, &w->link);
     if (w->owner)
@@ -779,6 +791,8 @@ rt__node *rt__local_node(rt__local *l)
 
 void rt__local_stop(rt__local *l)
 {
+    if (l->forkserver.fd >= 0)
+        shutdown(l->forkserver.fd, SHUT_RDWR); /* end of file, whatever copies exist */
     rt__chan_close(&l->forkserver);
     while (waitpid(l->forkserver_pid, NULL, 0) < 0 && errno == EINTR)
         ;

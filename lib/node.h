@@ -33,6 +33,7 @@ typedef struct rt__loss {
     int wait_status;  /* how it exited (waitpid status) */
     int spawn_errno;  /* why it could not be started, or 0 */
     int lost_channel; /* it left because its socket failed */
+    int broke;        /* it was killed for breaking the protocol */
     size_t started;   /* of its tasks in flight, how many had started */
 } rt__loss;
 

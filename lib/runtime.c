@@ -7,7 +7,9 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -25,7 +27,7 @@ rt__runtime rt__rt = {
     .actors = {.fifo = 1},
 };
 
-static pthread_once_t cond_once = PTHREAD_ONCE_INIT;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* Timeouts are measured on CLOCK_MONOTONIC, which the clock cannot step. */
 static void init_cond(void)
@@ -35,6 +37,41 @@ static void init_cond(void)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&rt__rt.changed, &attr);
     pthread_condattr_destroy(&attr);
+}
+
+/* A child the application forks (without exec) after rt_init() is not
+ * the runtime's: what it copied belongs to the parent, and its locks may
+ * have been held by a parent thread at the fork.  It starts with no
+ * runtime, and may start its own with rt_init().  Its copies of the
+ * runtime's descriptors stay open (they close on exec); they keep nothing
+ * of the parent's alive, since the runtime ends its sockets with
+ * shutdown(). */
+static void forked_child(void)
+{
+    pthread_mutex_init(&rt__rt.lock, NULL);
+    pthread_mutex_init(&rt__rt.lifecycle, NULL);
+    pthread_mutex_init(&rt__rt.round, NULL);
+    pthread_mutex_init(&rt__rt.wake_lock, NULL);
+    init_cond();
+    if (rt__rt.state == RT__STOPPED)
+        return;
+    rt__loop_close(&rt__rt.loop);
+    rt__rt.state = RT__STOPPED;
+    rt__rt.was_shut_down = 0;
+    rt__rt.waiters = 0;
+    rt__rt.unfinished = 0;
+    rt__rt.incoming = (rt__tasks){0};
+    rt__rt.kills = NULL;
+    rt__rt.tasks = (rt__table){0};
+    rt__rt.actors = (rt__table){.fifo = 1};
+    rt__rt.local = NULL;
+    rt__dispatch_init(&rt__rt.dispatch);
+}
+
+static void init_once(void)
+{
+    init_cond();
+    pthread_atfork(NULL, NULL, forked_child);
 }
 
 static int need_wake(void)
@@ -216,6 +253,16 @@ static int next_timeout(rt__state state)
     return d->retry_soon ? RETRY_MS : -1;
 }
 
+/* The last thing the runtime thread does: the fork server kills and reaps
+ * every worker when its socket ends, and is reaped, before this thread
+ * (its parent-death signal) is gone.  What the workers printed is
+ * relayed. */
+static void stop_node(void)
+{
+    rt__local_stop(rt__rt.local);
+    rt__rt.local = NULL;
+}
+
 static void *loop(void *unused)
 {
     rt__dispatch *d = &rt__rt.dispatch;
@@ -231,6 +278,7 @@ static void *loop(void *unused)
         } else if (wait_for_actors(&deadline)) {
             rt__dispatch_flush(d);
         } else {
+            stop_node();
             pthread_mutex_unlock(&rt__rt.round);
             return NULL;
         }
@@ -351,43 +399,64 @@ static int start_node(const rt__offer *set)
     return rc;
 }
 
-/* The runtime thread takes no signal: they belong to the application. */
-static int start_thread(void)
+/* What rt_init() hands the runtime thread, and what the thread answers
+ * once it has started the node. */
+typedef struct startup {
+    const rt__offer *set;
+    sem_t ready;
+    int rc;
+    char error[256];
+} startup;
+
+/* The runtime thread starts the node itself: the fork server dies with
+ * the thread that forks it, and this one lives until rt_shutdown(), so
+ * the application's main thread may end first (pthread_exit) and the fork
+ * server still dies with the application, however it ends. */
+static void *thread_main(void *arg)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&rt__rt.thread, NULL, loop, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (err)
-        return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));
-    return 0;
+    startup *st = arg;
+    int rc = st->rc = start_node(st->set);
+    if (rc < 0)
+        snprintf(st->error, sizeof st->error, "%s", rt_last_error());
+    sem_post(&st->ready); /* st is gone after this */
+    return rc < 0 ? NULL : loop(NULL);
 }
 
-/* Undo start_node() when the thread could not start. */
-static void stop_node(void)
+/* The runtime thread takes no signal: they belong to the application. */
+static int start_thread(const rt__offer *set)
 {
-    rt__local_stop(rt__rt.local);
-    rt__rt.local = NULL;
-    rt__dispatch_free(&rt__rt.dispatch, "the runtime was shut down");
-    close_loop();
+    startup st = {.set = set};
+    sigset_t all, old;
+    sem_init(&st.ready, 0, 0);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int err = pthread_create(&rt__rt.thread, NULL, thread_main, &st);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err) {
+        sem_destroy(&st.ready);
+        return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));
+    }
+    while (sem_wait(&st.ready) < 0 && errno == EINTR)
+        ;
+    sem_destroy(&st.ready);
+    if (st.rc < 0) {
+        pthread_join(rt__rt.thread, NULL);
+        return rt__error(st.rc, "%s", st.error);
+    }
+    return 0;
 }
 
 static int start(const rt__offer *set)
 {
     raise_descriptor_limit();
-    int rc = start_node(set);
-    if (rc < 0)
-        return rc;
     rt__rt.state = RT__RUNNING; /* before the thread, which checks it */
     rt__rt.was_shut_down = 0;
     rt__rt.stop_reason = NULL;
     rt__rt.loop_asleep = 0;
     rt__rt.unfinished = 0;
-    if ((rc = start_thread()) < 0) {
+    int rc = start_thread(set);
+    if (rc < 0)
         rt__rt.state = RT__STOPPED;
-        stop_node();
-    }
     return rc;
 }
 
@@ -399,7 +468,7 @@ RT_EXPORT int rt_init_config(const rt_config *config)
     int rc = rt__offer_resolve(config, &set);
     if (rc < 0)
         return rc;
-    pthread_once(&cond_once, init_cond);
+    pthread_once(&once, init_once);
     pthread_mutex_lock(&rt__rt.lifecycle);
     if (rt__rt.state != RT__STOPPED)
         rc = rt__error(RT_EALREADY, "rt_init: the runtime is already running");
@@ -446,8 +515,6 @@ static void finish_shutdown(void)
     rt__dispatch *d = &rt__rt.dispatch;
     exchange x = {0};
     pthread_mutex_lock(&rt__rt.round); /* a late submitter's round waits, then finds it stopped */
-    rt__local_stop(rt__rt.local); /* reap first: the output they left is complete */
-    rt__rt.local = NULL;
     /* No call gets past rt__check_running() now: the tables are ours. */
     pthread_mutex_lock(&rt__rt.lock);
     rt__tasks incoming = rt__rt.incoming;

@@ -23,6 +23,7 @@ int rt__sched_init(rt__sched *s, const rt__names *names)
 {
     memset(s, 0, sizeof *s);
     rt__link_init(&s->waiting);
+    rt__link_init(&s->feedable);
     s->names = *names;
     s->neuron_index = rt__names_find(names, RT__NEURON);
     s->nbuckets = 64;
@@ -102,6 +103,7 @@ static rt__class *new_class(const rt__res *req, int max_calls, void *owner)
         c->max_calls = max_calls;
         c->owner = owner;
         rt__link_init(&c->wait);
+        rt__link_init(&c->feed);
         rt__link_init(&c->leased);
     }
     return c;
@@ -203,6 +205,17 @@ static void move_forward(rt__sched *s, rt__class *c)
     place_before(s, c, from);
 }
 
+/* Keep c on the feedable list exactly while it has tasks and leases. */
+static void update_feedable(rt__sched *s, rt__class *c)
+{
+    int should = c->pending.count > 0 && c->leases > 0;
+    int is = c->feed.next != &c->feed;
+    if (should && !is)
+        rt__list_push_back(&s->feedable, &c->feed);
+    else if (!should && is)
+        rt__list_remove(&c->feed);
+}
+
 /* c's queue got a new first task. */
 static void reorder(rt__sched *s, rt__class *c, int was_waiting)
 {
@@ -210,14 +223,17 @@ static void reorder(rt__sched *s, rt__class *c, int was_waiting)
         move_forward(s, c);
     else
         place_before(s, c, &s->waiting);
+    update_feedable(s, c);
 }
 
 void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
 {
     t->cls = c;
     rt__tasks_push(&c->pending, t);
-    if (c->pending.count == 1)
+    if (c->pending.count == 1) {
         place_before(s, c, &s->waiting);
+        update_feedable(s, c);
+    }
 }
 
 void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t)
@@ -244,10 +260,12 @@ void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q)
 rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
 {
     rt__task *t = rt__tasks_pop(&c->pending);
-    if (t && c->pending.count == 0)
+    if (t && c->pending.count == 0) {
         rt__list_remove(&c->wait);
-    else if (t)
+        update_feedable(s, c);
+    } else if (t) {
         move_back(s, c);
+    }
     return t;
 }
 
@@ -259,6 +277,21 @@ rt__class *rt__sched_waiting(const rt__sched *s)
 rt__class *rt__sched_next_waiting(const rt__sched *s, const rt__class *c)
 {
     return waiting_class(s, c->wait.next);
+}
+
+static rt__class *feedable_class(const rt__sched *s, const rt__link *l)
+{
+    return l == &s->feedable ? NULL : RT__OWNER(l, rt__class, feed);
+}
+
+rt__class *rt__sched_feedable(const rt__sched *s)
+{
+    return feedable_class(s, s->feedable.next);
+}
+
+rt__class *rt__sched_next_feedable(const rt__sched *s, const rt__class *c)
+{
+    return feedable_class(s, c->feed.next);
 }
 
 rt__lease *rt__sched_first_lease(const rt__class *c)
@@ -332,6 +365,7 @@ void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
     rt__instances_take(&n->gpus, &g->gpu);
     rt__instances_take(&n->neuron, &g->neuron);
     c->leases++;
+    update_feedable(s, c);
 }
 
 void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
@@ -341,23 +375,30 @@ void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
     rt__instances_give(&n->gpus, &g->gpu);
     rt__instances_give(&n->neuron, &g->neuron);
     c->leases--;
+    update_feedable(s, c);
 }
 
 /* ---- leases ---------------------------------------------------------------- */
 
-rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g,
-                           void *worker, size_t budget)
+rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g)
 {
     rt__lease *l = rt__calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->cls = c;
     l->grant = *g;
-    l->worker = worker;
-    l->budget = budget;
+    l->budget = SIZE_MAX;
     rt__list_push_back(&c->leased, &l->link);
     rt__sched_take(s, c, g);
     return l;
+}
+
+void rt__sched_bind(rt__lease *l, void *worker, size_t calls)
+{
+    size_t max = (size_t)l->cls->max_calls;
+    l->worker = worker;
+    if (max > 0)
+        l->budget = calls < max ? max - calls : 0;
 }
 
 void rt__sched_unlease(rt__sched *s, rt__lease *l)
@@ -378,7 +419,7 @@ int rt__sched_lease_idle(const rt__lease *l)
 
 rt__lease *rt__sched_reclaimable(const rt__sched *s)
 {
-    for (rt__class *c = rt__sched_waiting(s); c; c = rt__sched_next_waiting(s, c)) {
+    for (rt__class *c = rt__sched_feedable(s); c; c = rt__sched_next_feedable(s, c)) {
         if (c->owner || rt__sched_may_feed(s, c))
             continue;
         for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l))
@@ -490,6 +531,7 @@ void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
 void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
 {
     rt__list_remove(&c->wait);
+    rt__list_remove(&c->feed);
     if (!c->owner)
         unhash(s, c);
     if (s->blocked == c)

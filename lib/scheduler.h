@@ -15,8 +15,8 @@
  * a lease is freed when it ends.
  *
  * Plain data the dispatcher reads: rt__lease.worker, .cls, .grant,
- * .inflight and .budget; rt__class.owner, .max_calls, .pending, .timed
- * and .run_us; rt__sched.blocked and .neuron_index.
+ * .inflight and .budget; rt__class.owner, .max_calls, .pending, .leases,
+ * .timed and .run_us; rt__sched.blocked, .neuron_index and .nnodes.
  */
 #ifndef RT_SCHEDULER_H
 #define RT_SCHEDULER_H
@@ -43,6 +43,8 @@ typedef struct rt__class {
     struct rt__class *hnext;            /* hash chain (task classes only) */
     rt__link wait;                      /* on the waiting list while it has
                                            pending tasks */
+    rt__link feed;                      /* on the feedable list while it has
+                                           pending tasks and a lease */
     uint64_t hash;
     rt__res req;
     int max_calls;                      /* 0 = unlimited */
@@ -82,6 +84,7 @@ typedef struct rt__sched {
     size_t nbuckets, nclasses;
     rt__link waiting;                   /* classes with pending tasks, oldest
                                            first task first */
+    rt__link feedable;                  /* those of them that hold leases */
     rt__class *blocked;                 /* set by rt__sched_decide() */
 } rt__sched;
 
@@ -126,11 +129,12 @@ rt__class *rt__sched_decide(rt__sched *s, rt__grant *g);
 void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g);
 void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g);
 
-/* A lease of c on grant g, served by worker, which may be sent budget
- * more tasks (SIZE_MAX: no limit).  Takes the resources; NULL without
- * memory (nothing taken). */
-rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g,
-                           void *worker, size_t budget);
+/* A lease of c on grant g, with no worker yet (rt__sched_bind()).  Takes
+ * the resources; NULL without memory (nothing taken). */
+rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g);
+/* l is served by worker, which has run calls tasks in its life: it may
+ * be sent what is left of its class's max_calls. */
+void rt__sched_bind(rt__lease *l, void *worker, size_t calls);
 /* End a lease: its resources go back and the record is freed; its class
  * is freed too when that leaves it empty.  The lease holds no task. */
 void rt__sched_unlease(rt__sched *s, rt__lease *l);
@@ -150,6 +154,11 @@ rt__class *rt__sched_next_waiting(const rt__sched *s, const rt__class *c);
  * at the end. */
 rt__lease *rt__sched_first_lease(const rt__class *c);
 rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l);
+/* Classes that have pending tasks and leases to send them to: the first,
+ * and the one after c (ask before taking c's last task); NULL at the end.
+ * Feeding walks these alone, however many classes wait for a lease. */
+rt__class *rt__sched_feedable(const rt__sched *s);
+rt__class *rt__sched_next_feedable(const rt__sched *s, const rt__class *c);
 /* Whether c's leases may get tasks now: classes younger than the blocked
  * class get none, so that they drain and their resources go to it. */
 int rt__sched_may_feed(const rt__sched *s, const rt__class *c);

@@ -4,9 +4,12 @@
 #include "alloc.h"
 #include "rtask.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define BUF_MAGIC 0x7274627566UL
@@ -32,24 +35,46 @@ void *rt__buf_alloc(size_t len)
     return base ? hdr_to_data(base, 0) : NULL;
 }
 
+static void *map_shared(int fd, size_t len)
+{
+    size_t map_len = RT__BUF_HDR + len;
+    void *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    return base == MAP_FAILED ? NULL : hdr_to_data(base, map_len);
+}
+
 int rt__shm_create(size_t len, void **data)
 {
-    int fd = memfd_create("rtask", MFD_CLOEXEC);
+    int fd = memfd_create("rtask", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return -1;
-    if (ftruncate(fd, (off_t)(RT__BUF_HDR + len)) < 0 ||
-        !(*data = rt__shm_map(fd, len, 1))) {
+    if (ftruncate(fd, (off_t)(RT__BUF_HDR + len)) < 0 || !(*data = map_shared(fd, len))) {
         close(fd);
         return -1;
     }
     return fd;
 }
 
-void *rt__shm_map(int fd, size_t len, int writable)
+int rt__shm_seal(int fd)
 {
+    /* The write seal fails while anyone maps it writable; the others
+     * are what keeps the reader from SIGBUS. */
+    (void)fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE);
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+}
+
+void *rt__shm_open(int fd, size_t len, int writable)
+{
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0 ||
+        (uint64_t)st.st_size < (uint64_t)RT__BUF_HDR + len || len > SIZE_MAX - RT__BUF_HDR) {
+        errno = EPROTO;
+        return NULL;
+    }
     size_t map_len = RT__BUF_HDR + len;
+    /* Private: writing the header that rt_free() reads copies one page. */
     void *base = mmap(NULL, map_len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                      MAP_SHARED, fd, 0);
+                      MAP_PRIVATE, fd, 0);
     if (base == MAP_FAILED)
         return NULL;
     return writable ? hdr_to_data(base, map_len) : (char *)base + RT__BUF_HDR;

@@ -20,10 +20,15 @@ void *rt__buf_alloc(size_t len);
 /* A memfd sized for len bytes and mapped read-write; returns the fd (or
  * -1 with errno) and the data pointer in *data. */
 int rt__shm_create(size_t len, void **data);
-/* Map a memfd made by rt__shm_create(); NULL with errno on failure.
- * A writable mapping is a buffer rt_free() can release. */
-void *rt__shm_map(int fd, size_t len, int writable);
-/* Unmap what rt__shm_create() or rt__shm_map() returned. */
+/* The producer, done writing and unmapped: seal the memfd so that its size
+ * never changes again (and its bytes, where the kernel allows).  0 or -1. */
+int rt__shm_seal(int fd);
+/* The consumer: map a memfd that should hold len bytes.  It must be sealed
+ * against shrinking and big enough, or a shrink later could kill the
+ * reader with SIGBUS: NULL with errno EPROTO then.  A writable (private)
+ * mapping is a buffer rt_free() can release. */
+void *rt__shm_open(int fd, size_t len, int writable);
+/* Unmap what rt__shm_create() or rt__shm_open() returned. */
 void rt__shm_unmap(void *data, size_t len);
 
 #endif

@@ -71,6 +71,10 @@ static int store_argument(rt__task *t, const void *arg, size_t arg_len, char *in
         return rt__syserror("shared memory for the argument");
     memcpy(dst, arg, arg_len);
     rt__shm_unmap(dst, arg_len);
+    if (rt__shm_seal(t->arg_fd) < 0) {
+        close(t->arg_fd);
+        return rt__syserror("sealing the argument's shared memory");
+    }
     return 0;
 }
 

@@ -88,12 +88,15 @@ static _Noreturn void leave_lost(void)
 
 /* The environment a task starts with: the one the worker was forked
  * with, plus the variables that name its lease's devices.  A task may
- * change its environment (setenv, unsetenv, putenv); the next task gets
- * this one back, so nothing leaks from task to task. */
+ * change its environment (setenv, unsetenv, putenv, or writing into a
+ * string getenv() gave it); the next task gets this one back, so nothing
+ * leaks from task to task. */
 static struct {
-    char **base;      /* copies of the worker's first environment */
+    char **base;      /* copies of the worker's first environment; never
+                         handed to putenv(), so no task can write them */
     char **seen;      /* environ's entries right after the last reset */
     size_t nseen;
+    char *seen_text;  /* and their text, one after the other */
     rt__devices dev;  /* the lease's devices, from the last DEVICES */
     char *dev_mem;    /* what dev points into */
     const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] neuron cores */
@@ -123,30 +126,56 @@ static void env_capture(void)
 
 static void env_snapshot(void)
 {
+    size_t text = 0;
     rt__free(env.seen);
+    rt__free(env.seen_text);
     env.nseen = env_count(environ);
+    for (size_t i = 0; i < env.nseen; i++)
+        text += strlen(environ[i]) + 1;
     env.seen = rt__malloc((env.nseen + 1) * sizeof *env.seen);
-    if (env.seen)
-        memcpy(env.seen, environ, env.nseen * sizeof *env.seen);
+    env.seen_text = rt__malloc(text + 1);
+    if (!env.seen || !env.seen_text)
+        return; /* without a snapshot, every task gets a reset */
+    memcpy(env.seen, environ, env.nseen * sizeof *env.seen);
+    char *p = env.seen_text;
+    for (size_t i = 0; i < env.nseen; i++)
+        p = stpcpy(p, environ[i]) + 1;
 }
 
-/* Cheap enough to run after every task: a change to the environment
- * replaces, adds or removes an entry of environ. */
+/* Cheap enough to run after every task (a pass over the environment's
+ * bytes): a change replaces, adds or removes an entry of environ, or
+ * writes into one. */
 static int env_changed(void)
 {
-    if (!env.seen || env_count(environ) != env.nseen)
+    if (!env.seen || !env.seen_text || env_count(environ) != env.nseen)
         return 1;
-    for (size_t i = 0; i < env.nseen; i++)
-        if (environ[i] != env.seen[i])
+    const char *p = env.seen_text;
+    for (size_t i = 0; i < env.nseen; i++) {
+        if (environ[i] != env.seen[i] || strcmp(environ[i], p) != 0)
             return 1;
+        p += strlen(p) + 1;
+    }
     return 0;
+}
+
+/* Put back one of the first environment's entries, "NAME=value", as a
+ * copy: the base itself is never handed out. */
+static void env_restore(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    char name[256];
+    if (!eq || (size_t)(eq - entry) >= sizeof name)
+        return;
+    memcpy(name, entry, (size_t)(eq - entry));
+    name[eq - entry] = '\0';
+    setenv(name, eq + 1, 1);
 }
 
 static void env_reset(void)
 {
     clearenv();
     for (size_t i = 0; env.base && env.base[i]; i++)
-        putenv(env.base[i]);
+        env_restore(env.base[i]);
     /* CUDA numbers devices in PCI bus order, as the runtime does. */
     setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
     setenv("CUDA_VISIBLE_DEVICES", env.dev.gpus ? env.dev.gpus : "", 1);
@@ -303,6 +332,7 @@ static void send_result(rt__result_msg *m, rt_result *r)
         rt__shm_unmap(r->data, r->len);
         r->data = NULL;
         m->data = NULL;
+        rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
     }
     pthread_mutex_lock(&flush.lock);
     int rc = rt__proto_send_result(&self.chan, m);
@@ -413,7 +443,7 @@ static void run_task(const rt__task_msg *m)
     rt__result_msg answer = {.id = m->id};
     const void *arg = m->arg;
     if (m->arg_fd >= 0) {
-        arg = rt__shm_map(m->arg_fd, m->len, 0);
+        arg = rt__shm_open(m->arg_fd, m->len, 0);
         close(m->arg_fd);
         if (!arg) {
             answer.sys_errno = errno;

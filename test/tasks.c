@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,4 +242,85 @@ int t_close_all(const void *arg, size_t len, rt_result *r)
     for (int fd = 0; fd < 1024; fd++)
         close(fd);
     return 0;
+}
+
+/* The worker's socket: the first socket among its descriptors. */
+static int worker_socket(void)
+{
+    for (int fd = 0; fd < 1024; fd++) {
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+            return fd;
+    }
+    return -1;
+}
+
+/* Write a forged message header onto the worker's socket, as a careless
+ * or hostile task could: arg says which (forge_kind). */
+int t_forge(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    struct {
+        uint32_t type, nfds;
+        uint64_t id, word, len;
+    } h = {3 /* RESULT */, 0, 1, 0, 0};
+    int kind = *(const int *)arg, sock = worker_socket();
+    h.len = kind == FORGE_HUGE ? (uint64_t)1 << 40 : kind == FORGE_WRAP ? UINT64_MAX - 5 : 8;
+    h.nfds = kind == FORGE_FDS ? 3 : 0;
+    struct iovec iov = {&h, sizeof h};
+    union {
+        char buf[CMSG_SPACE(3 * sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (kind == FORGE_FDS) {
+        int fds[3] = {open("/dev/null", O_RDONLY), open("/dev/null", O_RDONLY),
+                      open("/dev/null", O_RDONLY)};
+        m.msg_control = ctl.buf;
+        m.msg_controllen = CMSG_SPACE(sizeof fds);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof fds);
+        memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    }
+    if (sock >= 0 && sendmsg(sock, &m, 0) < 0)
+        return 1;
+    sleep_ms(50);
+    return 0;
+}
+
+/* Fill a 1 MiB result in shared memory, then shrink its memfd to nothing
+ * behind the runtime's back. */
+int t_shrink_result(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    char *p = rt_result_alloc(r, 1 << 20);
+    if (!p)
+        return 1;
+    memset(p, 7, 1 << 20);
+    for (int fd = 0; fd < 1024; fd++) {
+        char path[64], target[64] = "";
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        if (readlink(path, target, sizeof target - 1) > 0 &&
+            strncmp(target, "/memfd:rtask", 12) == 0 && ftruncate(fd, 0) == 0)
+            return 0;
+    }
+    return 2;
+}
+
+/* Report RT_TEST_VAR ("-" when unset), then scribble over it in place, in
+ * the string getenv() returned. */
+int t_scribble_env(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    char *v = getenv("RT_TEST_VAR");
+    char out[64];
+    snprintf(out, sizeof out, "%s", v ? v : "-");
+    if (v && *v)
+        v[0] = 'X';
+    return rt_result_set(r, out, strlen(out) + 1);
 }

@@ -260,6 +260,44 @@ START_TEST(neuron_cores_are_detected)
 }
 END_TEST
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A device line shorter than "\tdddd  name" is not an entry: its name is
+ * never read from what a longer line before it left in the buffer. */
+START_TEST(a_short_pci_ids_line_names_nothing)
+{
+    char root[128], dir[256], path[300], db[160];
+    temp_path(root, sizeof root, "shortids");
+    snprintf(dir, sizeof dir, "mkdir -p %s/sys/bus/pci/devices/0000:01:00.0", root);
+    ck_assert_int_eq(system(dir), 0);
+    snprintf(dir, sizeof dir, "%s/sys/bus/pci/devices/0000:01:00.0", root);
+    const char *files[][2] = {{"vendor", "0x10de\n"}, {"device", "0x0020\n"},
+                              {"class", "0x030200\n"}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+        write_file(path, files[i][1]);
+    }
+    snprintf(db, sizeof db, "%s/pci.ids", root);
+    write_file(db, "10de  NVIDIA Corporation\n"
+                   "\t1db4  GV100GL [Tesla V100 PCIe 16GB] Card C\n"
+                   "\t20\n");
+    rt__detect_opts o = {.root = root, .pci_ids = db, .no_hwloc = 1};
+    static rt__machine m;
+    rt__detect(&o, &m);
+    ck_assert_int_eq(m.count, 1);
+    ck_assert_str_eq(m.dev[0].model, "");
+    ck_assert_str_eq(m.dev[0].type, "");
+    snprintf(path, sizeof path, "rm -rf %s", root);
+    ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
 Suite *detect_suite(void)
 {
     Suite *s = suite_create("detect");
@@ -277,6 +315,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, cuda_visible_devices_restricts_detected_gpus);
     tcase_add_test(tc, gpu_workers_are_bound_to_local_cpus);
     tcase_add_test(tc, neuron_cores_are_detected);
+    tcase_add_test(tc, a_short_pci_ids_line_names_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

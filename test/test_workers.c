@@ -1,6 +1,8 @@
 /* test_workers.c - worker reuse, max_calls, deaths, retries, shutdown. */
 #include "tests.h"
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -233,17 +235,23 @@ START_TEST(shutdown_wakes_blocked_callers)
 }
 END_TEST
 
-/* The fork server is the only child of the test's main thread. */
+/* The fork server: the one child of this process, forked by one of its
+ * threads (the runtime thread). */
 static pid_t forkserver_pid(void)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
-    FILE *f = fopen(path, "r");
+    DIR *tasks = opendir("/proc/self/task");
     int pid = 0;
-    if (f && fscanf(f, "%d", &pid) != 1)
-        pid = 0;
-    if (f)
-        fclose(f);
+    for (struct dirent *e; tasks && !pid && (e = readdir(tasks));) {
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = e->d_name[0] == '.' ? NULL : fopen(path, "r");
+        if (f && fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        if (f)
+            fclose(f);
+    }
+    if (tasks)
+        closedir(tasks);
     return pid;
 }
 

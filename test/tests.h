@@ -61,6 +61,16 @@ int t_affinity(const void *arg, size_t len, rt_result *r);
 int t_nap(const void *arg, size_t len, rt_result *r);
 int t_log(const void *arg, size_t len, rt_result *r);
 int t_close_all(const void *arg, size_t len, rt_result *r);
+int t_forge(const void *arg, size_t len, rt_result *r);
+int t_shrink_result(const void *arg, size_t len, rt_result *r);
+int t_scribble_env(const void *arg, size_t len, rt_result *r);
+
+/* What t_forge() writes onto its worker's socket. */
+enum forge_kind {
+    FORGE_WRAP = 1, /* a length within 15 of 2^64 */
+    FORGE_HUGE,     /* a 2^40-byte payload announced */
+    FORGE_FDS       /* three descriptors with one result */
+};
 
 /* The argument of t_log(): append id to the file at path, then die if
  * die is set. */
@@ -84,5 +94,6 @@ Suite *detect_suite(void);
 Suite *core_suite(void);
 Suite *wire_suite(void);
 Suite *alloc_suite(void);
+Suite *hostile_suite(void);
 
 #endif

@@ -1,0 +1,223 @@
+/*
+ * test_hostile.c - a task is user code in a process of its own: whatever
+ * it writes onto its worker's socket or does to its result, the
+ * application neither crashes nor hangs nor leaks, the task fails with a
+ * clear error, and the pool carries on.
+ */
+#include "tests.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* One worker; a hostile task with no retry; then 2 000 ordinary tasks on
+ * the same pool, every result checked; no descriptor left behind. */
+static void survives(rt_fn hostile, int kind, int code, const char *text)
+{
+    int before = count_fds();
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    rt_ref ref;
+    ck_ok(rt_remote(hostile, &o, &kind, sizeof kind, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 30000), code, text);
+    enum { N = 2000 };
+    static rt_ref refs[N];
+    for (uint64_t i = 0; i < N; i++)
+        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &refs[i]));
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t *v;
+        ck_ok(rt_get(refs[i], (void **)&v, NULL, 30000));
+        ck_assert_uint_eq(*v, 2 * i);
+        rt_free(v);
+    }
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(count_fds(), before);
+}
+
+START_TEST(a_length_near_two_to_the_64_is_refused)
+{
+    survives(t_forge, FORGE_WRAP, RT_EWORKERDIED, "break rtask's protocol");
+}
+END_TEST
+
+START_TEST(a_huge_payload_announced_is_refused)
+{
+    survives(t_forge, FORGE_HUGE, RT_EWORKERDIED, "break rtask's protocol");
+}
+END_TEST
+
+START_TEST(descriptors_a_result_should_not_carry_are_closed)
+{
+    survives(t_forge, FORGE_FDS, RT_EWORKERDIED, "break rtask's protocol");
+}
+END_TEST
+
+START_TEST(a_result_shrunk_behind_our_back_is_refused)
+{
+    survives(t_shrink_result, 0, RT_ESYS, "shrunk or left unsealed");
+}
+END_TEST
+
+/* A task that writes into a string getenv() gave it does not change the
+ * next task's environment. */
+START_TEST(an_environment_written_in_place_is_reset)
+{
+    setenv("RT_TEST_VAR", "clean", 1);
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+    for (int i = 0; i < 3; i++) {
+        rt_ref ref;
+        char *v;
+        ck_ok(rt_remote(t_scribble_env, NULL, NULL, 0, &ref));
+        ck_ok(rt_get(ref, (void **)&v, NULL, 30000));
+        ck_assert_str_eq(v, "clean");
+        rt_free(v);
+    }
+    ck_ok(rt_shutdown());
+    unsetenv("RT_TEST_VAR");
+}
+END_TEST
+
+/* A helper child the application forks (no exec) after rt_init() keeps
+ * copies of the runtime's sockets: rt_shutdown() must not wait for it,
+ * and in the child rtask is simply not started. */
+START_TEST(a_forked_helper_holds_nothing_up)
+{
+    start_runtime();
+    uint64_t x = 1;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 2);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        rt_ref ref;
+        int rc = rt_remote(t_echo, NULL, NULL, 0, &ref);
+        if (write(p[1], &rc, sizeof rc) != sizeof rc)
+            _exit(1);
+        sleep(8);
+        _exit(0);
+    }
+    int child_rc = 0;
+    ck_assert_int_eq(read(p[0], &child_rc, sizeof child_rc), (ssize_t)sizeof child_rc);
+    long start = now_ms();
+    ck_ok(rt_shutdown());
+    long took = now_ms() - start;
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(p[0]);
+    close(p[1]);
+    ck_assert_msg(took < 3000, "rt_shutdown waited %ld ms for a forked child", took);
+    ck_assert_int_eq(child_rc, RT_ENOTINIT);
+}
+END_TEST
+
+static int helper_pipe;
+
+/* A thread of the helper: its main thread has ended by now. */
+static void *after_main_ends(void *unused)
+{
+    (void)unused;
+    struct timespec pause = {0, 200 * 1000000L};
+    nanosleep(&pause, NULL);
+    rt_ref ref;
+    uint64_t x = 21, *v = NULL, answer = 0;
+    if (rt_remote(t_double, NULL, &x, sizeof x, &ref) == 0 &&
+        rt_get(ref, (void **)&v, NULL, 20000) == 0)
+        answer = *v;
+    rt_free(v);
+    if (write(helper_pipe, &answer, sizeof answer) != sizeof answer)
+        _exit(1);
+    rt_shutdown();
+    exit(0);
+}
+
+/* rt_init() on the main thread, which then ends with pthread_exit(), as
+ * threaded servers do: the runtime goes on serving the other threads. */
+START_TEST(the_main_thread_may_end_first)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t helper = fork();
+    if (helper == 0) {
+        helper_pipe = p[1];
+        rt_config c = RT_CONFIG_INIT;
+        c.num_cpus = 1;
+        c.num_gpus = 0;
+        c.num_workers = 1;
+        pthread_t th;
+        if (rt_init_config(&c) < 0 || pthread_create(&th, NULL, after_main_ends, NULL))
+            _exit(2);
+        pthread_exit(NULL);
+    }
+    close(p[1]);
+    uint64_t answer = 0;
+    ck_assert_int_eq(read(p[0], &answer, sizeof answer), (ssize_t)sizeof answer);
+    int status;
+    ck_assert_int_eq(waitpid(helper, &status, 0), helper);
+    close(p[0]);
+    ck_assert_uint_eq(answer, 42);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+END_TEST
+
+/* Ctrl-C reaches the terminal's process group: an application that
+ * ignores SIGINT keeps its tasks running. */
+START_TEST(ctrl_c_does_not_reach_workers)
+{
+    ck_assert_int_eq(setpgid(0, 0), 0); /* a group of our own, as a shell gives */
+    signal(SIGINT, SIG_IGN);
+    start_runtime();
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    uint64_t ms = 500;
+    rt_ref ref;
+    ck_ok(rt_remote(t_sleep_ms, &o, &ms, sizeof ms, &ref));
+    struct timespec pause = {0, 100 * 1000000L};
+    nanosleep(&pause, NULL);
+    ck_assert_int_eq(kill(0, SIGINT), 0);
+    ck_ok(rt_get(ref, NULL, NULL, 30000));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+Suite *hostile_suite(void)
+{
+    Suite *s = suite_create("hostile");
+    TCase *tc = tcase_create("bytes from a worker");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, a_length_near_two_to_the_64_is_refused);
+    tcase_add_test(tc, a_huge_payload_announced_is_refused);
+    tcase_add_test(tc, descriptors_a_result_should_not_carry_are_closed);
+    tcase_add_test(tc, a_result_shrunk_behind_our_back_is_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("what a task leaves behind");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, an_environment_written_in_place_is_reset);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ordinary application behaviour");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_forked_helper_holds_nothing_up);
+    tcase_add_test(tc, the_main_thread_may_end_first);
+    tcase_add_test(tc, ctrl_c_does_not_reach_workers);
+    suite_add_tcase(s, tc);
+    return s;
+}
