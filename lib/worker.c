@@ -78,6 +78,17 @@ static _Noreturn void leave(void)
     _exit(0); /* not exit(): atexit handlers belong to the application */
 }
 
+/* A task that calls exit() ends its worker with that status, and nothing
+ * else: the atexit handlers the worker inherited are the application's,
+ * and must not run in a copy of it.  Registered last, this runs first. */
+static void exit_now(int status, void *unused)
+{
+    (void)unused;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(status);
+}
+
 /* The socket failed: a task closed or broke it.  Say so in the run slot,
  * so that the runtime blames the task and explains the failure. */
 static _Noreturn void leave_lost(void)
@@ -523,6 +534,7 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
 {
     self.slot = slot;
     rt__alloc_forked();
+    on_exit(exit_now, NULL);
     env_capture();
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);

@@ -146,8 +146,7 @@ static void *after_main_ends(void *unused)
     rt_free(v);
     if (write(helper_pipe, &answer, sizeof answer) != sizeof answer)
         _exit(1);
-    rt_shutdown();
-    exit(0);
+    _exit(rt_shutdown() == 0 ? 0 : 3);
 }
 
 /* rt_init() on the main thread, which then ends with pthread_exit(), as
