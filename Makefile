@@ -5,6 +5,7 @@
 #   make check           build and run the test suite (installs Check if needed)
 #   make check-asan      the suite under AddressSanitizer and UBSan
 #   make check-valgrind  the suite under valgrind
+#   make check-chaos     work while workers are killed and stopped at random
 #   make bench           benchmarks next to Python's peers and the raw limits
 
 CC       ?= cc
@@ -36,8 +37,10 @@ SHARED   = lib/librtask.so.$(VERSION)
 
 EXAMPLE_SRC = $(sort $(wildcard examples/*.c))
 EXAMPLES    = $(EXAMPLE_SRC:examples/%.c=$(B)/examples/%)
-TEST_SRC    = $(sort $(wildcard test/*.c))
+TEST_SRC    = $(filter-out test/chaos.c,$(sort $(wildcard test/*.c)))
 TEST_BIN    = $(B)/test/rtask-tests
+CHAOS_SRC   = test/chaos.c test/helpers.c test/tasks.c
+CHAOS_BIN   = $(B)/test/rtask-chaos
 BENCH_BIN   = $(B)/bench/rtask-bench
 INFO_BIN    = $(B)/tools/rtask-info
 
@@ -46,7 +49,7 @@ INFO_BIN    = $(B)/tools/rtask-info
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: all lib examples run-examples check check-man check-asan check-valgrind \
-        check-install install uninstall bench deps deps-test clean
+        check-chaos check-install install uninstall bench deps deps-test clean
 
 all: lib examples $(INFO_BIN)
 
@@ -110,6 +113,17 @@ check: deps-test check-man
 	    && echo "rtask-info: output as expected"
 	$(MAKE) --no-print-directory check-install
 	@mk/examples check build/examples
+
+# Work goes on while workers are killed and stopped at random (2 minutes
+# at most): no task lost, hung, wrong or run more often than allowed.
+$(CHAOS_BIN): $(CHAOS_SRC) test/tests.h $(LIB_HDR) $(STATIC) | deps-test
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $(CHAOS_SRC) -o $@ \
+	    $(STATIC) $(CHECK_LIBS) $(LIBS)
+
+check-chaos: deps-test
+	$(MAKE) B=build $(CHAOS_BIN)
+	CK_DEFAULT_TIMEOUT=120 build/test/rtask-chaos
 
 # Every page must render without a single warning.
 MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7))

@@ -144,9 +144,10 @@ static void *after_main_ends(void *unused)
         rt_get(ref, (void **)&v, NULL, 20000) == 0)
         answer = *v;
     rt_free(v);
-    if (write(helper_pipe, &answer, sizeof answer) != sizeof answer)
+    uint64_t report[2] = {answer, (uint64_t)(int64_t)rt_shutdown()};
+    if (write(helper_pipe, report, sizeof report) != sizeof report)
         _exit(1);
-    _exit(rt_shutdown() == 0 ? 0 : 3);
+    _exit(0);
 }
 
 /* rt_init() on the main thread, which then ends with pthread_exit(), as
@@ -168,13 +169,14 @@ START_TEST(the_main_thread_may_end_first)
         pthread_exit(NULL);
     }
     close(p[1]);
-    uint64_t answer = 0;
-    ck_assert_int_eq(read(p[0], &answer, sizeof answer), (ssize_t)sizeof answer);
+    uint64_t report[2] = {0, 1};
+    ck_assert_int_eq(read(p[0], report, sizeof report), (ssize_t)sizeof report);
     int status;
     ck_assert_int_eq(waitpid(helper, &status, 0), helper);
     close(p[0]);
-    ck_assert_uint_eq(answer, 42);
-    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_uint_eq(report[0], 42); /* a task ran after the main thread ended */
+    ck_assert_uint_eq(report[1], 0);  /* and rt_shutdown() worked */
+    ck_assert(WIFEXITED(status));     /* (valgrind may set its own status) */
 }
 END_TEST
 

@@ -1,0 +1,277 @@
+/*
+ * chaos.c - `make check-chaos`: work goes on while workers are killed and
+ * stopped at random.  Every task and call must end in a right value or a
+ * clear error, no task may run more often than its retries allow, and
+ * rt_shutdown() must leave no process and no descriptor behind.
+ */
+#include "tests.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the victims ---------------------------------------------------------- */
+
+/* The workers: the fork server's children (the fork server is ours). */
+static int workers(pid_t *pids, int max)
+{
+    int n = 0;
+    DIR *tasks = opendir("/proc/self/task");
+    for (struct dirent *e; tasks && (e = readdir(tasks));) {
+        char path[300];
+        int server;
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = e->d_name[0] == '.' ? NULL : fopen(path, "r");
+        while (f && fscanf(f, "%d", &server) == 1) {
+            snprintf(path, sizeof path, "/proc/%d/task/%d/children", server, server);
+            FILE *g = fopen(path, "r");
+            for (int pid; g && n < max && fscanf(g, "%d", &pid) == 1;)
+                pids[n++] = pid;
+            if (g)
+                fclose(g);
+        }
+        if (f)
+            fclose(f);
+    }
+    if (tasks)
+        closedir(tasks);
+    return n;
+}
+
+static _Atomic long finished;
+static _Atomic int killing;
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* SIGKILL a random worker about once per `every` finished tasks. */
+static void *killer(void *arg)
+{
+    long every = *(long *)arg, last = 0;
+    unsigned seed = 12345;
+    while (atomic_load(&killing)) {
+        sleep_us(200);
+        if (atomic_load(&finished) - last < every)
+            continue;
+        last = atomic_load(&finished);
+        pid_t pids[64];
+        int n = workers(pids, 64);
+        if (n)
+            kill(pids[rand_r(&seed) % n], SIGKILL);
+    }
+    return NULL;
+}
+
+/* ---- runs --------------------------------------------------------------- */
+
+static void start(int workers_n)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = workers_n;
+    c.num_gpus = 0;
+    c.num_workers = workers_n;
+    ck_ok(rt_init_config(&c));
+}
+
+static void check_log(const char *path, const int *ok, long n, int max_runs)
+{
+    int *runs = calloc((size_t)n, sizeof *runs);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    uint64_t id;
+    while (fread(&id, sizeof id, 1, f) == 1) {
+        ck_assert_uint_lt(id, (uint64_t)n);
+        runs[id]++;
+    }
+    fclose(f);
+    unlink(path);
+    long twice = 0, lost = 0;
+    for (long i = 0; i < n; i++) {
+        twice += runs[i] > max_runs;
+        lost += ok[i] && runs[i] == 0;
+    }
+    free(runs);
+    ck_assert_msg(twice == 0, "%ld tasks ran more often than their retries allow", twice);
+    ck_assert_msg(lost == 0, "%ld tasks succeeded without running", lost);
+}
+
+/* n logged tasks, each checked, with a worker killed every 100 tasks. */
+static void tasks_under_fire(long n, int max_retries)
+{
+    int fds = count_fds();
+    start(2);
+    log_record rec = {.id = 0};
+    temp_path(rec.path, sizeof rec.path, max_retries ? "chaos-retry" : "chaos-once");
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = max_retries;
+    rt_ref *refs = malloc((size_t)n * sizeof *refs);
+    int *ok = calloc((size_t)n, sizeof *ok);
+    long every = 100, done = 0, died = 0;
+    pthread_t th;
+    atomic_store(&finished, 0);
+    atomic_store(&killing, 1);
+    pthread_create(&th, NULL, killer, &every);
+    for (long i = 0; i < n; i++) {
+        rec.id = (uint64_t)i;
+        ck_ok(rt_remote(t_log, &o, &rec, sizeof rec, &refs[i]));
+    }
+    for (long i = 0; i < n; i++) {
+        uint64_t *v = NULL;
+        int rc = rt_get(refs[i], (void **)&v, NULL, 60000);
+        ck_assert_msg(rc == 0 || rc == RT_EWORKERDIED, "task %ld: %d (%s)", i, rc,
+                      rt_last_error());
+        if (rc == 0)
+            ck_assert_uint_eq(*v, (uint64_t)i);
+        ok[i] = rc == 0;
+        done += rc == 0;
+        died += rc != 0;
+        rt_free(v);
+        atomic_fetch_add(&finished, 1);
+    }
+    atomic_store(&killing, 0);
+    pthread_join(th, NULL);
+    ck_ok(rt_shutdown());
+    check_log(rec.path, ok, n, max_retries + 1);
+    printf("chaos: %ld tasks, max_retries %d: %ld done, %ld failed with their worker, "
+           "0 lost, 0 hung, 0 run too often\n", n, max_retries, done, died);
+    free(refs);
+    free(ok);
+    ck_assert_int_eq(count_fds(), fds);
+    ck_assert(waitpid(-1, NULL, WNOHANG) < 0);
+}
+
+START_TEST(tasks_while_workers_are_killed)
+{
+    tasks_under_fire((long)scaled(100000), 3);
+}
+END_TEST
+
+START_TEST(tasks_at_most_once_while_workers_are_killed)
+{
+    tasks_under_fire((long)scaled(100000), 0);
+}
+END_TEST
+
+static int echo_method(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    return rt_result_set(r, arg, len);
+}
+
+/* 10 actors x 1 000 calls; actors' processes killed at random: every call
+ * ends in its own value or RT_EACTORDIED. */
+START_TEST(actors_killed_at_random)
+{
+    int fds = count_fds();
+    start(2);
+    static const rt_actor_class cls = {"Chaos", NULL, NULL};
+    enum { ACTORS = 10 };
+    long calls = (long)scaled(1000);
+    rt_actor a[ACTORS];
+    for (int k = 0; k < ACTORS; k++)
+        ck_ok(rt_actor_create(&cls, NULL, NULL, 0, &a[k]));
+    rt_ref *refs = malloc((size_t)(ACTORS * calls) * sizeof *refs);
+    long every = 500, values = 0, deaths = 0;
+    pthread_t th;
+    atomic_store(&finished, 0);
+    atomic_store(&killing, 1);
+    pthread_create(&th, NULL, killer, &every);
+    for (long i = 0; i < ACTORS * calls; i++) {
+        uint64_t x = (uint64_t)i;
+        int rc = rt_actor_call(a[i % ACTORS], echo_method, &x, sizeof x, &refs[i]);
+        ck_assert_msg(rc == 0 || rc == RT_EACTORDIED, "call %ld: %d", i, rc);
+        if (rc != 0)
+            refs[i].id = 0;
+        atomic_fetch_add(&finished, 1);
+    }
+    for (long i = 0; i < ACTORS * calls; i++) {
+        if (!refs[i].id) {
+            deaths++;
+            continue;
+        }
+        uint64_t *v = NULL;
+        int rc = rt_get(refs[i], (void **)&v, NULL, 60000);
+        ck_assert_msg(rc == 0 || rc == RT_EACTORDIED, "call %ld: %d (%s)", i, rc,
+                      rt_last_error());
+        if (rc == 0)
+            ck_assert_uint_eq(*v, (uint64_t)i);
+        values += rc == 0;
+        deaths += rc != 0;
+        rt_free(v);
+    }
+    atomic_store(&killing, 0);
+    pthread_join(th, NULL);
+    ck_ok(rt_shutdown());
+    printf("chaos: %d actors x %ld calls: %ld values, %ld RT_EACTORDIED, 0 hung\n",
+           ACTORS, calls, values, deaths);
+    free(refs);
+    ck_assert_int_eq(count_fds(), fds);
+    ck_assert(waitpid(-1, NULL, WNOHANG) < 0);
+}
+END_TEST
+
+/* A worker stopped for 5 s: the others take the work, and when it goes
+ * on, its tasks finish too. */
+START_TEST(a_worker_stopped_for_five_seconds)
+{
+    int fds = count_fds();
+    start(2);
+    uint64_t ms = 1000;
+    rt_ref first;
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &first));
+    sleep_us(200000);
+    pid_t pids[64];
+    int n = workers(pids, 64);
+    ck_assert_int_gt(n, 0);
+    for (int k = 0; k < n; k++)
+        kill(pids[k], SIGSTOP); /* the one running `first` among them */
+    sleep_us(100000);
+    for (int k = 1; k < n; k++)
+        kill(pids[k], SIGCONT); /* all but one go on */
+    enum { N = 2000 };
+    static rt_ref refs[N];
+    for (uint64_t i = 0; i < N; i++)
+        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &refs[i]));
+    sleep_us(5000000);
+    kill(pids[0], SIGCONT);
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t *v;
+        ck_ok(rt_get(refs[i], (void **)&v, NULL, 60000));
+        ck_assert_uint_eq(*v, 2 * i);
+        rt_free(v);
+    }
+    ck_ok(rt_get(first, NULL, NULL, 60000));
+    ck_ok(rt_shutdown());
+    printf("chaos: a worker stopped for 5 s: %d tasks done, 0 lost\n", N);
+    ck_assert_int_eq(count_fds(), fds);
+    ck_assert(waitpid(-1, NULL, WNOHANG) < 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("chaos");
+    TCase *tc = tcase_create("chaos");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, tasks_while_workers_are_killed);
+    tcase_add_test(tc, tasks_at_most_once_while_workers_are_killed);
+    tcase_add_test(tc, actors_killed_at_random);
+    tcase_add_test(tc, a_worker_stopped_for_five_seconds);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
