@@ -53,13 +53,25 @@ static int lasting(int err)
 static void bury(rt__dispatch *d, rt__actor *a);
 static void set_death(rt__dispatch *d, rt__actor *a, rt__death death);
 
-/* An actor whose process cannot be started fails, with the reason, rather
- * than wait for a limit that will not change. */
-static void cannot_start(rt__dispatch *d, rt__actor *a, int err)
+/* A class whose worker cannot be started (and no other worker can take
+ * its tasks) fails, with the reason, rather than wait for a limit that
+ * will not change: an actor dies, a task class's pending tasks fail. */
+static void cannot_start(rt__dispatch *d, rt__class *c, int err)
 {
-    a->ctor_status = err;
-    set_death(d, a, RT__DEATH_NOSTART);
-    bury(d, a);
+    rt__actor *a = c->owner;
+    if (a) {
+        a->ctor_status = err;
+        set_death(d, a, RT__DEATH_NOSTART);
+        bury(d, a);
+        return;
+    }
+    for (rt__task *t; (t = rt__sched_pop(&d->sched, c));) {
+        rt__task_fail(t, RT_ESYS, "no worker could be started for the task: %s%s",
+                      strerror(err), err == EMFILE ? " (raise the descriptor limit, "
+                                                     "ulimit -n)" : "");
+        finish(d, t, RT_ESYS);
+    }
+    rt__sched_release_class(&d->sched, c);
 }
 
 /* A lease of c on g, with a worker of the node g names.  0 when it could
@@ -78,8 +90,8 @@ static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
     if (!w) {
         int err = errno;
         rt__sched_unlease(&d->sched, l);
-        if (c->owner && lasting(err))
-            cannot_start(d, c->owner, err);
+        if (lasting(err))
+            cannot_start(d, c, err);
         else
             d->retry_soon |= err != EAGAIN;
         return 0;
@@ -168,13 +180,15 @@ static void feed(rt__dispatch *d)
 int rt__dispatch_await(rt__dispatch *d, rt__task *t)
 {
     rt__class *c = t->cls;
-    if (!c || !c->timed || c->run_us > AWAIT_MAX_US || c->pending.count)
+    /* A class seen for the first time (classes go when they empty) gets
+     * the slack alone: a long task costs the caller that much, once. */
+    if (!c || (c->timed && c->run_us > AWAIT_MAX_US) || c->pending.count)
         return 0;
     for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l)) {
         if (l->inflight.head != t)
             continue;
         rt__node *n = node_of(d, l);
-        int timeout_us = (int)(4 * c->run_us + AWAIT_SLACK_US);
+        int timeout_us = (int)(4 * (c->timed ? c->run_us : 0) + AWAIT_SLACK_US);
         return n->ops->await && n->ops->await(n, l->worker, timeout_us);
     }
     return 0;

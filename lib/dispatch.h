@@ -55,8 +55,9 @@ void rt__dispatch_run(rt__dispatch *d);
  * returns how many processes may still be running. */
 size_t rt__dispatch_stop_actors(rt__dispatch *d);
 /* Wait on the calling thread for t's answer when t is in flight, first
- * on its worker, and quick to run: 1 when its worker answered (t may be
- * among the finished now), 0 when not worth it or nothing came. */
+ * on its worker, and quick to run (or not timed yet): 1 when its worker
+ * answered (t may be among the finished now), 0 when not worth it or
+ * nothing came. */
 int rt__dispatch_await(rt__dispatch *d, rt__task *t);
 /* Send what is queued on every node. */
 void rt__dispatch_flush(rt__dispatch *d);

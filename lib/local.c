@@ -400,8 +400,12 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
             return NULL;
         }
         if (!(w = start_worker(l))) {
-            if (errno == EAGAIN || errno == 0)
+            if (errno == 0)
                 errno = ENOMEM;
+            /* Out of descriptors with workers running: tasks wait for
+             * them.  With none, nothing would ever run: the caller fails. */
+            if (!fresh && l->task_workers > 0 && (errno == EMFILE || errno == ENFILE))
+                errno = EAGAIN;
             return NULL;
         }
         if (fresh)
@@ -780,7 +784,13 @@ int rt__local_attach(rt__local *l, rt__loop *loop)
     l->loop = loop;
     if (rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, on_forkserver) < 0)
         return -1;
+    errno = 0;
     top_up(l);
+    if (l->task_workers == 0 && l->target_idle > 0)
+        return -1; /* with errno: not one worker can start */
+    if (l->task_workers < l->target_idle && errno != EAGAIN)
+        rt__warn("only %zu of the %zu workers asked for could start (%s); tasks "
+                 "share those", l->task_workers, l->target_idle, strerror(errno));
     return 0;
 }
 

@@ -25,7 +25,8 @@ typedef struct rt__local rt__local;
 int rt__local_start(rt__local **out, const rt__node_events *ev, size_t target_idle,
                     size_t max);
 /* Watch the fork server and the workers on loop, and start the idle
- * workers.  0, or -1 with errno. */
+ * workers.  0, or -1 with errno when not one worker could start (some
+ * but not all: a warning). */
 int rt__local_attach(rt__local *l, rt__loop *loop);
 rt__node *rt__local_node(rt__local *l);
 /* Stop: the fork server kills and reaps every worker when its socket

@@ -386,7 +386,10 @@ static int start_node(const rt__offer *set)
     int failed = rt__loop_init(&rt__rt.loop) < 0;
     pthread_mutex_unlock(&rt__rt.wake_lock);
     if (failed || rt__local_attach(rt__rt.local, &rt__rt.loop) < 0) {
-        rc = rt__syserror("rt_init: setting up the runtime thread");
+        rc = errno == EMFILE || errno == ENFILE
+                 ? rt__syserror("rt_init: no worker could be started (raise the "
+                                "descriptor limit, ulimit -n)")
+                 : rt__syserror("rt_init: setting up the runtime thread");
         rt__local_stop(rt__rt.local);
         close_loop();
         return rc;

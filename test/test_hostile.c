@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -200,6 +201,60 @@ START_TEST(ctrl_c_does_not_reach_workers)
 }
 END_TEST
 
+static void limit_descriptors(int room)
+{
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = (rlim_t)(count_fds() + room);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+static int init_workers(int workers)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    c.num_workers = workers;
+    return rt_init_config(&c);
+}
+
+/* With no descriptor to spare for a single worker, rt_init() says so. */
+START_TEST(no_room_for_a_worker_fails_rt_init)
+{
+    limit_descriptors(3); /* the fork server's socket, epoll, the wake-up */
+    ck_fails(init_workers(2), RT_ESYS, "no worker could be started");
+}
+END_TEST
+
+static int fifty_rc;
+
+static void init_fifty(void)
+{
+    fifty_rc = init_workers(50);
+}
+
+/* Room for two of the 50 workers asked for: rt_init() says how many
+ * started, tasks run on them, and nothing hangs. */
+START_TEST(room_for_a_few_workers_runs_every_task)
+{
+    limit_descriptors(3 + 2 * 3 + 3 + 3); /* the last 3 for capture_output() */
+    const char *said = capture_output(init_fifty);
+    ck_ok(fifty_rc);
+    ck_assert_msg(strstr(said, "of the 50 workers asked for could start"),
+                  "rt_init said: %s", said);
+    enum { N = 100 };
+    rt_ref refs[N];
+    for (uint64_t i = 0; i < N; i++)
+        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &refs[i]));
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t *v;
+        ck_ok(rt_get(refs[i], (void **)&v, NULL, 30000));
+        ck_assert_uint_eq(*v, 2 * i);
+        rt_free(v);
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *hostile_suite(void)
 {
     Suite *s = suite_create("hostile");
@@ -219,6 +274,8 @@ Suite *hostile_suite(void)
     tcase_add_test(tc, a_forked_helper_holds_nothing_up);
     tcase_add_test(tc, the_main_thread_may_end_first);
     tcase_add_test(tc, ctrl_c_does_not_reach_workers);
+    tcase_add_test(tc, no_room_for_a_worker_fails_rt_init);
+    tcase_add_test(tc, room_for_a_few_workers_runs_every_task);
     suite_add_tcase(s, tc);
     return s;
 }
