@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include "alloc.h"
+#include "sink.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -21,12 +22,7 @@ void rt__relay_init(rt__relay *r, int fd, FILE *to)
 
 static void emit(rt__relay *r, const char *line, size_t len)
 {
-    flockfile(r->to);
-    fputs_unlocked(r->prefix, r->to);
-    fwrite_unlocked(line, 1, len, r->to);
-    if (len == 0 || line[len - 1] != '\n')
-        fputc_unlocked('\n', r->to);
-    funlockfile(r->to);
+    rt__sink_put(r->to, r->prefix, line, len);
 }
 
 /* "PID NAME\n" after a marker sets the prefix of the lines that follow. */
@@ -88,7 +84,6 @@ long rt__relay_read(rt__relay *r)
         return got;
     r->len += (size_t)got;
     relay_lines(r);
-    fflush(r->to);
     return got;
 }
 
@@ -100,7 +95,6 @@ void rt__relay_close(rt__relay *r)
         ;
     if (r->len)
         relay_line(r, r->buf, r->len);
-    fflush(r->to);
     close(r->fd);
     rt__free(r->buf);
     r->fd = -1;

@@ -1,6 +1,7 @@
 /*
  * output.h - relay a worker's stdout or stderr to the application's, each
- * line prefixed "(name pid=N) " as Ray prints it.
+ * line prefixed "(name pid=N) " as Ray prints it (through the sink,
+ * sink.h, which writes them).
  */
 #ifndef RT_OUTPUT_H
 #define RT_OUTPUT_H

@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "offer.h"
+#include "sink.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #define ACTOR_GRACE_NS 2000000000ull /* for actors' destructors at rt_shutdown() */
 #define STOPPING_POLL_MS 50
 #define RETRY_MS 10 /* after a lease failed for lack of memory */
+#define OUTPUT_WAIT_MS 100 /* for task output to be written before results */
 
 rt__runtime rt__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -48,6 +50,7 @@ static void init_cond(void)
  * shutdown(). */
 static void forked_child(void)
 {
+    rt__sink_forked();
     pthread_mutex_init(&rt__rt.lock, NULL);
     pthread_mutex_init(&rt__rt.lifecycle, NULL);
     pthread_mutex_init(&rt__rt.round, NULL);
@@ -212,6 +215,8 @@ static rt__state exchange_and_act(void)
 {
     rt__dispatch *d = &rt__rt.dispatch;
     exchange x = {0};
+    if (d->done.count) /* a task's lines come before its result */
+        rt__sink_drain(OUTPUT_WAIT_MS);
     pthread_mutex_lock(&rt__rt.lock);
     exchange_locked(&x);
     rt__state state = rt__rt.state;
@@ -541,6 +546,7 @@ static void finish_shutdown(void)
     free_tasks(&x.orphans);
     rt__table_free(&tasks, free_task_item);
     close_loop();
+    rt__sink_drain(OUTPUT_WAIT_MS * 10); /* what the workers printed, before we return */
 }
 
 RT_EXPORT int rt_shutdown(void)

@@ -324,3 +324,16 @@ int t_scribble_env(const void *arg, size_t len, rt_result *r)
         v[0] = 'X';
     return rt_result_set(r, out, strlen(out) + 1);
 }
+
+/* Print arg lines of 1 KiB to stdout; the result is the line count. */
+int t_chatter(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    uint64_t lines = *(const uint64_t *)arg;
+    char line[1024];
+    memset(line, 'y', sizeof line - 1);
+    line[sizeof line - 1] = '\0';
+    for (uint64_t i = 0; i < lines; i++)
+        puts(line);
+    return set_u64(r, lines);
+}

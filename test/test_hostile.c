@@ -201,6 +201,51 @@ START_TEST(ctrl_c_does_not_reach_workers)
 }
 END_TEST
 
+/* In a helper whose stdout is a pipe nobody reads: 200 tasks print 1 MiB
+ * between them, 1 000 print nothing; every result must still come. */
+static void results_with_stdout_unread(int report)
+{
+    int p[2];
+    if (pipe(p) < 0 || dup2(p[1], STDOUT_FILENO) < 0)
+        _exit(1);
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    c.num_workers = 2;
+    if (rt_init_config(&c) < 0)
+        _exit(2);
+    enum { CHATTY = 200, QUIET = 1000 };
+    static rt_ref refs[CHATTY + QUIET];
+    uint64_t lines = 5, x = 1, ok = 0;
+    for (int i = 0; i < CHATTY + QUIET; i++)
+        if (rt_remote(i < CHATTY ? t_chatter : t_double, NULL, i < CHATTY ? &lines : &x,
+                      sizeof x, &refs[i]) < 0)
+            _exit(3);
+    for (int i = 0; i < CHATTY + QUIET; i++)
+        ok += rt_get(refs[i], NULL, NULL, 30000) == 0;
+    if (write(report, &ok, sizeof ok) != sizeof ok)
+        _exit(4);
+    _exit(0); /* rt_shutdown() would wait a second for the stuck output */
+}
+
+START_TEST(results_flow_while_nobody_reads_stdout)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t helper = fork();
+    if (helper == 0)
+        results_with_stdout_unread(p[1]);
+    close(p[1]);
+    uint64_t ok = 0;
+    ssize_t got = read(p[0], &ok, sizeof ok);
+    kill(helper, SIGKILL);
+    waitpid(helper, NULL, 0);
+    close(p[0]);
+    ck_assert_int_eq(got, (ssize_t)sizeof ok);
+    ck_assert_uint_eq(ok, 1200);
+}
+END_TEST
+
 static void limit_descriptors(int room)
 {
     struct rlimit rl;
@@ -274,6 +319,7 @@ Suite *hostile_suite(void)
     tcase_add_test(tc, a_forked_helper_holds_nothing_up);
     tcase_add_test(tc, the_main_thread_may_end_first);
     tcase_add_test(tc, ctrl_c_does_not_reach_workers);
+    tcase_add_test(tc, results_flow_while_nobody_reads_stdout);
     tcase_add_test(tc, no_room_for_a_worker_fails_rt_init);
     tcase_add_test(tc, room_for_a_few_workers_runs_every_task);
     suite_add_tcase(s, tc);
