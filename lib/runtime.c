@@ -62,7 +62,7 @@ static void forked_child(void)
     rt__rt.state = RT__STOPPED;
     rt__rt.was_shut_down = 0;
     rt__rt.waiters = 0;
-    rt__rt.unfinished = 0;
+    rt__rt.queued = 0;
     rt__rt.incoming = (rt__tasks){0};
     rt__rt.kills = NULL;
     rt__rt.tasks = (rt__table){0};
@@ -82,7 +82,7 @@ static int need_wake(void)
     if (!rt__rt.loop_asleep)
         return 0;
     rt__rt.loop_asleep = 0;
-    return rt__rt.unfinished == 1 ? RT__WAKE_ALONE : RT__WAKE;
+    return rt__rt.queued == 0 && rt__rt.incoming.count == 1 ? RT__WAKE_IDLE : RT__WAKE;
 }
 
 /* A late wake-up after rt_shutdown() must not write to a descriptor
@@ -105,8 +105,6 @@ static void close_loop(void)
 int rt__submit(rt__task *t)
 {
     t->seq = rt__rt.next_seq++;
-    if (t->kind != RT__KIND_CREATE)
-        rt__rt.unfinished++; /* published when done */
     rt__tasks_push(&rt__rt.incoming, t);
     return need_wake();
 }
@@ -158,7 +156,6 @@ typedef struct exchange {
 static int publish_tasks(rt__tasks *done, rt__tasks *orphans)
 {
     int published = done->count > 0;
-    rt__rt.unfinished -= done->count;
     for (rt__task *t; (t = rt__tasks_pop(done));) {
         t->state = RT__TASK_DONE;
         if (t->orphan)
@@ -191,6 +188,7 @@ static void exchange_locked(exchange *x)
     x->kills = rt__rt.kills;
     rt__rt.kills = NULL;
     x->published = publish_actors(d);
+    rt__rt.queued = d->sched.npending;
     int changed = publish_tasks(&d->done, &x->orphans);
     if (d->failed && rt__rt.state == RT__RUNNING) {
         rt__rt.state = RT__STOPPING;
@@ -306,7 +304,7 @@ static int round_here(void)
 
 void rt__submitted(int how)
 {
-    if (how == RT__WAKE_ALONE && pthread_mutex_trylock(&rt__rt.round) == 0) {
+    if (how == RT__WAKE_IDLE && pthread_mutex_trylock(&rt__rt.round) == 0) {
         int still = round_here();
         pthread_mutex_unlock(&rt__rt.round);
         if (!still)
@@ -461,7 +459,7 @@ static int start(const rt__offer *set)
     rt__rt.was_shut_down = 0;
     rt__rt.stop_reason = NULL;
     rt__rt.loop_asleep = 0;
-    rt__rt.unfinished = 0;
+    rt__rt.queued = 0;
     int rc = start_thread(set);
     if (rc < 0)
         rt__rt.state = RT__STOPPED;

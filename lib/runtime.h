@@ -14,9 +14,9 @@
  * - Everything not marked [L] is the runtime's work: the dispatcher, the
  *   scheduler, the nodes, the loop's callbacks.  Whoever holds `round`
  *   does that work: the runtime thread, except while it waits in epoll;
- *   or, while it waits, an application thread that submitted the only
- *   unfinished task and so sends it itself, sparing the runtime thread a
- *   wake-up (rt__submitted()).  `round` is taken before `lock`, never
+ *   or, while it waits, an application thread that submitted a task when
+ *   no other waited to be sent, and so sends it itself, sparing the
+ *   runtime thread a wake-up (rt__submitted()).  `round` is taken before `lock`, never
  *   after.  rt_init() and rt_shutdown() run one at a time, under
  *   `lifecycle`, with no runtime thread.  What rt_init() fixes (the
  *   scheduler's resource names and node totals) any thread may read.
@@ -58,7 +58,8 @@ typedef struct rt__runtime {
     int waiters;                 /* [L] threads inside pthread_cond_wait */
     int loop_asleep;             /* [L] the runtime thread may block: wake it */
     uint64_t next_seq;           /* [L] submission order */
-    size_t unfinished;           /* [L] submitted and not yet published */
+    size_t queued;               /* [L] tasks waiting to be sent, as of the
+                                    last exchange */
     rt__table tasks;             /* [L] task handles */
     rt__table actors;            /* [L] actor handles */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
@@ -79,7 +80,7 @@ int rt__check_running(const char *call);
 int rt__submit(rt__task *t);
 /* What rt__submit() and its kin return besides 0. */
 #define RT__WAKE 1      /* wake the runtime thread */
-#define RT__WAKE_ALONE 2 /* the same, and the task is the only unfinished one */
+#define RT__WAKE_IDLE 2 /* the same, and no other task waits to be sent */
 /* [L] The same, giving the record a handle in *ref first; or RT_ENOMEM. */
 int rt__submit_ref(rt__task *t, rt_ref *ref);
 /* [L] Ask the runtime to act on a kill; same return. */
@@ -89,9 +90,10 @@ int rt__submit_kill(rt__actor *a);
  * when negative, else 0. */
 int rt__submit_done(rt__task *t, int rc);
 /* After a submission that returned how (RT__WAKE...): the runtime thread
- * sleeps.  When the task is the only unfinished one, do its round here
- * (the task goes straight to its worker); otherwise, or when the round is
- * busy, wake it. */
+ * sleeps.  When no other task waits to be sent, do its round here (the
+ * task goes straight to its worker); otherwise, when tasks are being
+ * queued by the thousand, or when the round is busy, wake it: it sends
+ * them in batches. */
 void rt__submitted(int how);
 /* rt_get() is about to sleep for ref ([L] not held): when the runtime
  * thread is idle and the task is in flight and quick, wait for its answer

@@ -230,6 +230,7 @@ void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
 {
     t->cls = c;
     rt__tasks_push(&c->pending, t);
+    s->npending++;
     if (c->pending.count == 1) {
         place_before(s, c, &s->waiting);
         update_feedable(s, c);
@@ -241,6 +242,7 @@ void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t)
     int was_waiting = c->pending.count > 0;
     t->cls = c;
     rt__tasks_push_front(&c->pending, t);
+    s->npending++;
     reorder(s, c, was_waiting);
 }
 
@@ -251,6 +253,7 @@ void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q)
     int was_waiting = c->pending.count > 0;
     for (rt__task *t = q->head; t; t = t->next)
         t->cls = c;
+    s->npending += q->count;
     rt__tasks_append(q, &c->pending);
     c->pending = *q;
     *q = (rt__tasks){0};
@@ -260,6 +263,7 @@ void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q)
 rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
 {
     rt__task *t = rt__tasks_pop(&c->pending);
+    s->npending -= t != NULL;
     if (t && c->pending.count == 0) {
         rt__list_remove(&c->wait);
         update_feedable(s, c);
@@ -532,6 +536,7 @@ void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
 {
     rt__list_remove(&c->wait);
     rt__list_remove(&c->feed);
+    s->npending -= c->pending.count;
     if (!c->owner)
         unhash(s, c);
     if (s->blocked == c)

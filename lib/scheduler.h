@@ -16,7 +16,8 @@
  *
  * Plain data the dispatcher reads: rt__lease.worker, .cls, .grant,
  * .inflight and .budget; rt__class.owner, .max_calls, .pending, .leases,
- * .timed and .run_us; rt__sched.blocked, .neuron_index and .nnodes.
+ * .timed and .run_us; rt__sched.blocked, .neuron_index, .nnodes and
+ * .npending.
  */
 #ifndef RT_SCHEDULER_H
 #define RT_SCHEDULER_H
@@ -85,6 +86,7 @@ typedef struct rt__sched {
     rt__link waiting;                   /* classes with pending tasks, oldest
                                            first task first */
     rt__link feedable;                  /* those of them that hold leases */
+    size_t npending;                    /* tasks in every class, waiting */
     rt__class *blocked;                 /* set by rt__sched_decide() */
 } rt__sched;
 
