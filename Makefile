@@ -6,6 +6,7 @@
 #   make check-asan      the suite under AddressSanitizer and UBSan
 #   make check-valgrind  the suite under valgrind
 #   make check-chaos     work while workers are killed and stopped at random
+#   make fuzz            libFuzzer targets, FUZZ_SECONDS each (default 60)
 #   make bench           benchmarks next to Python's peers and the raw limits
 
 CC       ?= cc
@@ -49,7 +50,7 @@ INFO_BIN    = $(B)/tools/rtask-info
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: all lib examples run-examples check check-man check-asan check-valgrind \
-        check-chaos check-install install uninstall bench deps deps-test clean
+        check-chaos check-install install uninstall bench fuzz deps deps-test clean
 
 all: lib examples $(INFO_BIN)
 
@@ -154,6 +155,36 @@ check-valgrind: deps-test
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    --suppressions=test/valgrind.supp build/test/rtask-tests
 
+# ---- fuzzing ----------------------------------------------------------------
+
+# libFuzzer targets (clang), each run for FUZZ_SECONDS over its corpus in
+# test/fuzz/corpus/ and a scratch copy it may grow.  A crash saves the
+# input next to the corpus (crash-*), which keeps it as a regression test
+# once the bug is fixed, and fails the run.
+FUZZ_TARGETS = proto proto_worker resources visible cpulist relay detect
+FUZZ_SECONDS ?= 60
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_BIN = $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
+
+build-fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h build-fuzz/librtask.a
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iinclude $< \
+	    build-fuzz/librtask.a $(LIBS) -o $@
+
+fuzz: deps-test
+	@mk/need-packages clang libclang-rt-14-dev
+	$(MAKE) B=build-fuzz CC=clang OPT="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" lib
+	$(MAKE) $(FUZZ_BIN)
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build-fuzz/corpus/$$t && \
+	    echo "fuzz: $$t for $(FUZZ_SECONDS) s" && \
+	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -artifact_prefix=test/fuzz/corpus/$$t/ \
+	        build-fuzz/corpus/$$t test/fuzz/corpus/$$t 2> build-fuzz/$$t.log || \
+	        { tail -40 build-fuzz/$$t.log; exit 1; }; \
+	    grep -E "stat::number_of_executed_units" build-fuzz/$$t.log | \
+	        sed "s/^/fuzz: $$t: /"; \
+	done
+
 # ---- benchmarks -------------------------------------------------------------
 
 # decide.c includes internal headers to drive the scheduler.
@@ -212,4 +243,4 @@ check-install:
 	@echo "install: pkg-config build ran; uninstall left nothing"
 
 clean:
-	rm -rf build build-asan lib/librtask.a lib/librtask.so*
+	rm -rf build build-asan build-fuzz lib/librtask.a lib/librtask.so*

@@ -11,6 +11,9 @@
 
 #ifdef RT_HAVE_HWLOC
 #include <hwloc.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #endif
 
 #define VENDOR_NVIDIA 0x10de
@@ -330,13 +333,44 @@ static void locality(hwloc_topology_t t, hwloc_obj_t o, rt__device *d)
         d->numa_node = hwloc_bitmap_first(anc->nodeset);
 }
 
+/* Load the topology, from xml when given.  0 or -1. */
+static int load_topology(hwloc_topology_t t, const char *xml)
+{
+    hwloc_topology_set_type_filter(t, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+    return (xml && hwloc_topology_set_xml(t, xml) < 0) || hwloc_topology_load(t) < 0
+               ? -1 : 0;
+}
+
+/* Some malformed XML files crash hwloc 2.9's loader itself (found by
+ * fuzzing): try a file in a child first, so that a bad one is refused
+ * with a warning, never the death of the application. */
+static int xml_loads_safely(const char *xml)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Die of the crash: no handler of the application's runs here. */
+        static const int crashes[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+        for (size_t i = 0; i < sizeof crashes / sizeof *crashes; i++)
+            signal(crashes[i], SIG_DFL);
+        hwloc_topology_t t;
+        _exit(hwloc_topology_init(&t) == 0 && load_topology(t, xml) == 0 ? 0 : 1);
+    }
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return 1; /* cannot tell: load it here */
+    return !WIFSIGNALED(status);
+}
+
 static int read_hwloc(const char *xml, rt__machine *m)
 {
     hwloc_topology_t t;
+    if (xml && !xml_loads_safely(xml)) {
+        rt__warn("hwloc crashes reading %s: ignored; trying PCI sysfs", xml);
+        return -1;
+    }
     if (hwloc_topology_init(&t) < 0)
         return -1;
-    hwloc_topology_set_type_filter(t, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
-    if ((xml && hwloc_topology_set_xml(t, xml) < 0) || hwloc_topology_load(t) < 0) {
+    if (load_topology(t, xml) < 0) {
         rt__warn("hwloc could not load %s; trying PCI sysfs", xml ? xml : "the topology");
         hwloc_topology_destroy(t);
         return -1;
