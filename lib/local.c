@@ -29,6 +29,9 @@
 /* A worker holds six descriptors here until its SPAWN reaches the fork
  * server, three afterwards: start at most this many at a time. */
 #define STARTING_MAX 256
+/* After a fork failed (the process limit), tasks wait for the workers
+ * that run, and a new one is tried again after this long. */
+#define SPAWN_RETRY_NS 1000000000ull
 
 
 struct rt__worker {
@@ -69,6 +72,8 @@ struct rt__local {
     size_t starting;           /* asked for, not yet reported by the fork server */
     size_t target_idle, max;
     int spawn_failing;         /* the last spawn failed: no idle top-ups */
+    uint64_t spawn_retry_ns;   /* and no new worker before then, while one runs */
+    size_t running;            /* workers whose process runs */
 };
 
 /* ---- lists ----------------------------------------------------------------- */
@@ -395,8 +400,10 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
     if (w) {
         idle_remove(l, w);
     } else {
-        if (!fresh && l->task_workers >= l->max) {
-            errno = EAGAIN;
+        int backing_off = l->spawn_failing && l->running > 0 &&
+                          rt__now_ns() < l->spawn_retry_ns;
+        if (!fresh && (l->task_workers >= l->max || backing_off)) {
+            errno = EAGAIN; /* a running worker will take the lease */
             return NULL;
         }
         if (!(w = start_worker(l))) {
@@ -631,12 +638,15 @@ static void unlink_worker(rt__local *l, rt__worker *w)
 }
 
 /* How many of the tasks w had in flight had started: they run in the
- * order sent, and the answered ones are no longer in flight. */
-static size_t started_in_flight(const rt__worker *w, uint64_t started)
+ * order sent, and the answered ones are no longer in flight.  A worker
+ * that could not be started ran nothing; its first task fails only when
+ * no worker runs at all, since then nothing could run it. */
+static size_t started_in_flight(const rt__local *l, const rt__worker *w,
+                                uint64_t started)
 {
     size_t inflight = w->calls - w->answered;
     if (w->spawn_errno)
-        return inflight ? 1 : 0; /* the first fails: nothing can run it */
+        return inflight && l->running == 0 ? 1 : 0;
     uint64_t n = started > w->answered ? started - w->answered : 0;
     return n < inflight ? (size_t)n : inflight;
 }
@@ -661,10 +671,12 @@ static void worker_gone(rt__local *l, rt__worker *w)
     unlink_worker(l, w);
     if (!w->actor)
         l->task_workers--;
+    if (w->pid > 0)
+        l->running--;
     rt__loss loss = {.pid = w->pid, .wait_status = w->wait_status,
                      .spawn_errno = w->spawn_errno,
                      .lost_channel = (int)atomic_load(&slot->lost), .broke = w->broke,
-                     .started = started_in_flight(w, atomic_load(&slot->started))};
+                     .started = started_in_flight(l, w, atomic_load(&slot->started))};
     rt__list_push_back(&l->graveyard, &w->link);
     if (w->owner)
         l->node.ev.lost(l->node.ev.ctx, w->owner, &loss);
@@ -680,10 +692,12 @@ static void notice(rt__local *l, const rt__hdr *h)
         w->pid = (pid_t)h->word;
         l->spawn_failing = 0;
         l->starting--;
+        l->running++;
         return;
     case RT__MSG_SPAWN_FAILED:
         w->spawn_errno = (int)h->word;
         l->spawn_failing = 1;
+        l->spawn_retry_ns = rt__now_ns() + SPAWN_RETRY_NS;
         l->starting--;
         break;
     case RT__MSG_EXITED:

@@ -1,5 +1,6 @@
 /* remote.c - rt_remote(), rt_get(), rt_wait() and rt_release(). */
 #include "alloc.h"
+#include "clock.h"
 #include "error.h"
 #include "request.h"
 #include "runtime.h"
@@ -42,19 +43,6 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
 
 /* ---- waiting ------------------------------------------------------------ */
 
-static struct timespec deadline_after(long timeout_ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 /* [L] Wait for a change; returns RT_ETIMEDOUT when the deadline passed. */
 static int wait_change(long timeout_ms, const struct timespec *deadline)
 {
@@ -78,7 +66,7 @@ static int explain_failure(const rt__task *t)
 
 RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
 {
-    struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+    struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
     /* Waiting for the answer here is worth it only when there is time. */
     int may_await = timeout_ms < 0 || timeout_ms >= AWAIT_MIN_MS;
     pthread_mutex_lock(&rt__rt.lock);
@@ -164,7 +152,7 @@ RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
         rt__free(scratch);
         return rt__error(RT_ENOMEM, "rt_wait: no memory for %zu handles", n);
     }
-    struct timespec deadline = deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+    struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
     pthread_mutex_lock(&rt__rt.lock);
     long count;
     for (;;) {

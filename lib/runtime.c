@@ -2,6 +2,7 @@
 #include "runtime.h"
 
 #include "alloc.h"
+#include "clock.h"
 #include "error.h"
 #include "offer.h"
 #include "sink.h"
@@ -31,14 +32,9 @@ rt__runtime rt__rt = {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Timeouts are measured on CLOCK_MONOTONIC, which the clock cannot step. */
 static void init_cond(void)
 {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&rt__rt.changed, &attr);
-    pthread_condattr_destroy(&attr);
+    rt__cond_init_monotonic(&rt__rt.changed);
 }
 
 /* A child the application forks (without exec) after rt_init() is not

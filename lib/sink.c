@@ -2,6 +2,7 @@
 #include "sink.h"
 
 #include "alloc.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,15 +29,10 @@ static struct {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Waits are timed on CLOCK_MONOTONIC, which the clock cannot step. */
 static void init_conds(void)
 {
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&sink.more, &attr);
-    pthread_cond_init(&sink.written, &attr);
-    pthread_condattr_destroy(&attr);
+    rt__cond_init_monotonic(&sink.more);
+    rt__cond_init_monotonic(&sink.written);
 }
 
 static void write_records(const char *p, size_t len)
@@ -136,14 +132,7 @@ void rt__sink_put(FILE *to, const char *prefix, const char *line, size_t len)
 
 int rt__sink_drain(int timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = rt__deadline_after(timeout_ms);
     pthread_mutex_lock(&sink.lock);
     uint64_t target = sink.put;
     while (sink.done < target && !sink.stuck)

@@ -22,6 +22,21 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* n ordinary tasks, every result checked. */
+static void doubles(uint64_t n)
+{
+    static rt_ref refs[2000];
+    ck_assert_uint_le(n, 2000);
+    for (uint64_t i = 0; i < n; i++)
+        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &refs[i]));
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t *v;
+        ck_ok(rt_get(refs[i], (void **)&v, NULL, 30000));
+        ck_assert_uint_eq(*v, 2 * i);
+        rt_free(v);
+    }
+}
+
 /* One worker; a hostile task with no retry; then 2 000 ordinary tasks on
  * the same pool, every result checked; no descriptor left behind. */
 static void survives(rt_fn hostile, int kind, int code, const char *text)
@@ -37,16 +52,7 @@ static void survives(rt_fn hostile, int kind, int code, const char *text)
     rt_ref ref;
     ck_ok(rt_remote(hostile, &o, &kind, sizeof kind, &ref));
     ck_fails(rt_get(ref, NULL, NULL, 30000), code, text);
-    enum { N = 2000 };
-    static rt_ref refs[N];
-    for (uint64_t i = 0; i < N; i++)
-        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &refs[i]));
-    for (uint64_t i = 0; i < N; i++) {
-        uint64_t *v;
-        ck_ok(rt_get(refs[i], (void **)&v, NULL, 30000));
-        ck_assert_uint_eq(*v, 2 * i);
-        rt_free(v);
-    }
+    doubles(2000);
     ck_ok(rt_shutdown());
     ck_assert_int_eq(count_fds(), before);
 }
@@ -228,29 +234,75 @@ static void results_with_stdout_unread(int report)
     _exit(0); /* rt_shutdown() would wait a second for the stuck output */
 }
 
+/* Run helper(report fd) in a child process and return the number it
+ * reports; fails when it reports none (its exit status says why). */
+static uint64_t run_helper(void (*helper)(int report))
+{
+    int p[2], status;
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t child = fork();
+    if (child == 0)
+        helper(p[1]);
+    close(p[1]);
+    uint64_t value = 0;
+    ssize_t got = read(p[0], &value, sizeof value);
+    kill(child, SIGKILL); /* done with it, or stuck on an output nobody reads */
+    waitpid(child, &status, 0);
+    close(p[0]);
+    ck_assert_msg(got == (ssize_t)sizeof value, "the helper reported nothing (status %d)",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return value;
+}
+
 START_TEST(results_flow_while_nobody_reads_stdout)
 {
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    pid_t helper = fork();
-    if (helper == 0)
-        results_with_stdout_unread(p[1]);
-    close(p[1]);
-    uint64_t ok = 0;
-    ssize_t got = read(p[0], &ok, sizeof ok);
-    kill(helper, SIGKILL);
-    waitpid(helper, NULL, 0);
-    close(p[0]);
-    ck_assert_int_eq(got, (ssize_t)sizeof ok);
-    ck_assert_uint_eq(ok, 1200);
+    ck_assert_uint_eq(run_helper(results_with_stdout_unread), 1200);
 }
 END_TEST
 
-static void limit_descriptors(int room)
+/* As an unprivileged user allowed 4 threads: the helper, the runtime
+ * thread, the fork server and one worker.  The second worker cannot be
+ * forked, and 20 tasks run on the first rather than fail. */
+static void tasks_with_one_worker_possible(int report)
+{
+    struct rlimit rl = {4, 4};
+    uint64_t ok = 0;
+    if (setgid(54321) < 0 || setuid(54321) < 0 || setrlimit(RLIMIT_NPROC, &rl) < 0)
+        _exit(5);
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    c.num_workers = 2;
+    if (rt_init_config(&c) < 0)
+        _exit(2);
+    enum { N = 20 };
+    rt_ref refs[N];
+    uint64_t ms = 10;
+    for (int i = 0; i < N; i++)
+        if (rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &refs[i]) < 0)
+            _exit(3);
+    for (int i = 0; i < N; i++)
+        ok += rt_get(refs[i], NULL, NULL, 30000) == 0;
+    if (write(report, &ok, sizeof ok) != sizeof ok)
+        _exit(4);
+    _exit(0);
+}
+
+START_TEST(tasks_wait_for_the_worker_that_could_start)
+{
+    if (getuid() != 0)
+        return; /* only root can become a user whose process limit holds */
+    ck_assert_uint_eq(run_helper(tasks_with_one_worker_possible), 20);
+}
+END_TEST
+
+/* Leave room for room more descriptors; 0 where the limit cannot be set
+ * (valgrind keeps it to itself): the test then has nothing to check. */
+static int limit_descriptors(int room)
 {
     struct rlimit rl;
     rl.rlim_cur = rl.rlim_max = (rlim_t)(count_fds() + room);
-    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    return setrlimit(RLIMIT_NOFILE, &rl) == 0;
 }
 
 static int init_workers(int workers)
@@ -265,7 +317,8 @@ static int init_workers(int workers)
 /* With no descriptor to spare for a single worker, rt_init() says so. */
 START_TEST(no_room_for_a_worker_fails_rt_init)
 {
-    limit_descriptors(3); /* the fork server's socket, epoll, the wake-up */
+    if (!limit_descriptors(3)) /* the fork server's socket, epoll, the wake-up */
+        return;
     ck_fails(init_workers(2), RT_ESYS, "no worker could be started");
 }
 END_TEST
@@ -281,21 +334,13 @@ static void init_fifty(void)
  * started, tasks run on them, and nothing hangs. */
 START_TEST(room_for_a_few_workers_runs_every_task)
 {
-    limit_descriptors(3 + 2 * 3 + 3 + 3); /* the last 3 for capture_output() */
+    if (!limit_descriptors(3 + 2 * 3 + 3 + 3)) /* the last 3 for capture_output() */
+        return;
     const char *said = capture_output(init_fifty);
     ck_ok(fifty_rc);
     ck_assert_msg(strstr(said, "of the 50 workers asked for could start"),
                   "rt_init said: %s", said);
-    enum { N = 100 };
-    rt_ref refs[N];
-    for (uint64_t i = 0; i < N; i++)
-        ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &refs[i]));
-    for (uint64_t i = 0; i < N; i++) {
-        uint64_t *v;
-        ck_ok(rt_get(refs[i], (void **)&v, NULL, 30000));
-        ck_assert_uint_eq(*v, 2 * i);
-        rt_free(v);
-    }
+    doubles(100);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -320,6 +365,7 @@ Suite *hostile_suite(void)
     tcase_add_test(tc, the_main_thread_may_end_first);
     tcase_add_test(tc, ctrl_c_does_not_reach_workers);
     tcase_add_test(tc, results_flow_while_nobody_reads_stdout);
+    tcase_add_test(tc, tasks_wait_for_the_worker_that_could_start);
     tcase_add_test(tc, no_room_for_a_worker_fails_rt_init);
     tcase_add_test(tc, room_for_a_few_workers_runs_every_task);
     suite_add_tcase(s, tc);

@@ -10,13 +10,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rt__chan c;
-    rt__chan_init(&c, -1);
-    c.in.data = malloc(size + 1);
-    if (!c.in.data)
+    if (fuzz_channel(&c, data, size) < 0)
         return 0;
-    memcpy(c.in.data, data, size);
-    c.in.cap = size + 1;
-    c.in.tail = size;
     rt__hdr h;
     const char *payload;
     int fds[RT__MSG_MAX_FDS];
