@@ -442,26 +442,36 @@ static int remember(char **sent, const char *now)
     return 0;
 }
 
+/* Whether sent ("gpus\nneuron\ncpus\nN") describes d: compared in place,
+ * since a synchronous task gets a lease, and so this question, each time. */
+static int same_devices(const char *sent, const rt__devices *d)
+{
+    const char *part[3] = {d->gpus, d->neuron, d->cpus};
+    for (int i = 0; sent && i < 3; i++) {
+        size_t n = strlen(part[i]);
+        if (strncmp(sent, part[i], n) != 0 || sent[n] != '\n')
+            return 0;
+        sent += n + 1;
+    }
+    return sent && sent[0] == (d->has_neuron ? '1' : '0') && sent[1] == '\0';
+}
+
 static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
 {
     (void)n;
+    if (same_devices(w->devices_sent, d))
+        return 0;
     size_t len = strlen(d->gpus) + strlen(d->neuron) + strlen(d->cpus) + 8;
-    char *key = rt__malloc(len);
-    if (!key)
+    char *sent = rt__malloc(len);
+    if (!sent || rt__proto_send_devices(&w->chan, d) < 0) {
+        rt__free(sent);
         return -1;
-    snprintf(key, len, "%s\n%s\n%s\n%d", d->gpus, d->neuron, d->cpus, d->has_neuron);
-    int rc = 0;
-    if (!same_state(w->devices_sent, key)) {
-        rc = rt__proto_send_devices(&w->chan, d);
-        if (rc == 0) {
-            rt__free(w->devices_sent);
-            w->devices_sent = key;
-            key = NULL;
-            mark_dirty(w);
-        }
     }
-    rt__free(key);
-    return rc;
+    snprintf(sent, len, "%s\n%s\n%s\n%d", d->gpus, d->neuron, d->cpus, d->has_neuron);
+    rt__free(w->devices_sent);
+    w->devices_sent = sent;
+    mark_dirty(w);
+    return 0;
 }
 
 /* Workers name their output after the function unless a task gives a

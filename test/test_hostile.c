@@ -207,6 +207,16 @@ START_TEST(ctrl_c_does_not_reach_workers)
 }
 END_TEST
 
+/* rt_init() with 2 CPUs and the given number of workers. */
+static int init_workers(int workers)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    c.num_workers = workers;
+    return rt_init_config(&c);
+}
+
 /* In a helper whose stdout is a pipe nobody reads: 200 tasks print 1 MiB
  * between them, 1 000 print nothing; every result must still come. */
 static void results_with_stdout_unread(int report)
@@ -214,11 +224,7 @@ static void results_with_stdout_unread(int report)
     int p[2];
     if (pipe(p) < 0 || dup2(p[1], STDOUT_FILENO) < 0)
         _exit(1);
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 2;
-    c.num_gpus = 0;
-    c.num_workers = 2;
-    if (rt_init_config(&c) < 0)
+    if (init_workers(2) < 0)
         _exit(2);
     enum { CHATTY = 200, QUIET = 1000 };
     static rt_ref refs[CHATTY + QUIET];
@@ -269,11 +275,7 @@ static void tasks_with_one_worker_possible(int report)
     uint64_t ok = 0;
     if (setgid(54321) < 0 || setuid(54321) < 0 || setrlimit(RLIMIT_NPROC, &rl) < 0)
         _exit(5);
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 2;
-    c.num_gpus = 0;
-    c.num_workers = 2;
-    if (rt_init_config(&c) < 0)
+    if (init_workers(2) < 0)
         _exit(2);
     enum { N = 20 };
     rt_ref refs[N];
@@ -303,15 +305,6 @@ static int limit_descriptors(int room)
     struct rlimit rl;
     rl.rlim_cur = rl.rlim_max = (rlim_t)(count_fds() + room);
     return setrlimit(RLIMIT_NOFILE, &rl) == 0;
-}
-
-static int init_workers(int workers)
-{
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 2;
-    c.num_gpus = 0;
-    c.num_workers = workers;
-    return rt_init_config(&c);
 }
 
 /* With no descriptor to spare for a single worker, rt_init() says so. */
