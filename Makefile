@@ -7,6 +7,7 @@
 #   make check-valgrind  the suite under valgrind
 #   make check-chaos     work while workers are killed and stopped at random
 #   make fuzz            libFuzzer targets, FUZZ_SECONDS each (default 60)
+#                        or FUZZ_RUNS inputs each if that comes first
 #   make bench           benchmarks next to Python's peers and the raw limits
 
 CC       ?= cc
@@ -54,7 +55,19 @@ PROG_LDFLAGS = -rdynamic
 
 all: lib examples $(INFO_BIN)
 
-lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED))
+# The MPI module (lib/mpi_ops.h), where mpicc is: rt_init() loads it for
+# cluster "mpi"; programs never link MPI.
+MPICC      := $(shell command -v mpicc 2>/dev/null)
+MPI_MODULE  = $(if $(MPICC),$(B)/rtask-mpi.so)
+
+lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED)) $(MPI_MODULE)
+
+$(B)/rtask-mpi.so: lib/mpi/module.c lib/mpi_ops.h
+	@mkdir -p $(@D)
+	mpicc $(CSTD) $(WARN) $(OPT) -fPIC -shared $< -o $@
+
+# Where `make install` puts the module, for programs linked statically.
+$(B)/lib/cluster.o: ALL_CFLAGS += -DRT_MPI_MODULE_DIR='"$(PREFIX)/lib/rtask"'
 
 $(B)/lib/%.o: lib/%.c $(LIB_HDR) | deps
 	@mkdir -p $(@D)
@@ -157,14 +170,16 @@ check-valgrind: deps-test
 
 # ---- fuzzing ----------------------------------------------------------------
 
-# libFuzzer targets (clang), each run for FUZZ_SECONDS over its corpus in
-# test/fuzz/corpus/ and a scratch copy it may grow.  hwloc's PCI and
-# libxml2 plugins leak from modules they unload, and hwloc itself leaks on
+# libFuzzer targets (clang), each run for FUZZ_SECONDS, or FUZZ_RUNS inputs
+# if that comes first, over its corpus in test/fuzz/corpus/ and a scratch
+# copy it may grow.  hwloc loads no plugin: they leak from modules they
+# unload, and loading them per input is most of a run; hwloc itself leaks on
 # some bad XML (test/fuzz/lsan.supp): not ours to fix.  A crash saves the
 # input next to the corpus (crash-*), which keeps it as a regression test
 # once the bug is fixed, and fails the run.
-FUZZ_TARGETS = proto proto_worker resources visible cpulist relay detect
+FUZZ_TARGETS = proto proto_worker resources visible cpulist relay pci_ids hwloc_xml
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= -1
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_BIN = $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
@@ -179,8 +194,8 @@ fuzz: deps-test
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p build-fuzz/corpus/$$t && \
 	    echo "fuzz: $$t for $(FUZZ_SECONDS) s" && \
-	    $(NO_HWLOC_PCI),hwloc_xml_libxml LSAN_OPTIONS=suppressions=test/fuzz/lsan.supp \
-	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    HWLOC_PLUGINS_PATH=/nonexistent LSAN_OPTIONS=suppressions=test/fuzz/lsan.supp \
+	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -print_final_stats=1 \
 	        -artifact_prefix=test/fuzz/corpus/$$t/ \
 	        build-fuzz/corpus/$$t test/fuzz/corpus/$$t 2> build-fuzz/$$t.log || \
 	        { tail -40 build-fuzz/$$t.log; exit 1; }; \

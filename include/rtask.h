@@ -102,12 +102,15 @@ typedef struct rt_config {
                            them; RT_DEFAULT = yes, 0 = no */
     int other_gpus;     /* count AMD and Intel GPUs as GPUs too; default
                            0: only NVIDIA's */
+    const char *cluster; /* "mpi": join the MPI job this process is a rank
+                            of (see rt_init(3)); NULL = $RTASK_CLUSTER,
+                            else one machine */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, 0 }
+      RT_DEFAULT, 0, NULL }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set

@@ -2,6 +2,7 @@
 #include "dispatch.h"
 
 #include "alloc.h"
+#include "clock.h"
 #include "shm.h"
 #include "worker.h"
 

@@ -2,6 +2,7 @@
 #include "local.h"
 
 #include "alloc.h"
+#include "clock.h"
 #include "error.h"
 #include "forkserver.h"
 #include "list.h"

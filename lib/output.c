@@ -12,6 +12,13 @@
 
 #define LINE_MAX_BYTES (64 * 1024) /* longer lines are cut into pieces */
 
+static char node_label[128]; /* ", node=1 host=h", or "" */
+
+void rt__output_node(const char *label)
+{
+    snprintf(node_label, sizeof node_label, "%s", label);
+}
+
 void rt__relay_init(rt__relay *r, int fd, FILE *to)
 {
     memset(r, 0, sizeof *r);
@@ -35,7 +42,8 @@ static void take_name(rt__relay *r, const char *s, size_t len)
     int name_len = (int)(len - (size_t)(space + 1 - s));
     if (name_len > 0 && s[len - 1] == '\n')
         name_len--;
-    snprintf(r->prefix, sizeof r->prefix, "(%.*s pid=%d) ", name_len, space + 1, pid);
+    snprintf(r->prefix, sizeof r->prefix, "(%.*s pid=%d%s) ", name_len, space + 1, pid,
+             node_label);
 }
 
 static void relay_line(rt__relay *r, const char *line, size_t len)

@@ -6,12 +6,14 @@
 #include "error.h"
 #include "offer.h"
 #include "sink.h"
+#include "thread.h"
 #include "worker.h"
 
 #include <errno.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -272,7 +274,9 @@ static void *loop(void *unused)
         pthread_mutex_lock(&rt__rt.round);
         rt__loop_dispatch(&rt__rt.loop, &events);
         rt__state state = exchange_and_act();
+        int again = 0;
         if (state == RT__RUNNING) {
+            again = rt__rt.cluster && rt__cluster_round(rt__rt.cluster);
             rt__dispatch_run(d);
         } else if (wait_for_actors(&deadline)) {
             rt__dispatch_flush(d);
@@ -282,6 +286,8 @@ static void *loop(void *unused)
             return NULL;
         }
         int timeout = next_timeout(state);
+        if (again && (timeout < 0 || timeout > RETRY_MS))
+            timeout = RETRY_MS;
         pthread_mutex_unlock(&rt__rt.round);
         rt__loop_wait(&rt__rt.loop, &events, timeout); /* without the round */
     }
@@ -428,12 +434,8 @@ static void *thread_main(void *arg)
 static int start_thread(const rt__offer *set)
 {
     startup st = {.set = set};
-    sigset_t all, old;
     sem_init(&st.ready, 0, 0);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&rt__rt.thread, NULL, thread_main, &st);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int err = rt__thread_start(&rt__rt.thread, NULL, thread_main, &st);
     if (err) {
         sem_destroy(&st.ready);
         return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));
@@ -462,20 +464,68 @@ static int start(const rt__offer *set)
     return rc;
 }
 
+static void stop_runtime(void);
+
+/* Rank 0 of a cluster: when the program ends without rt_shutdown(), the
+ * other ranks are still told to stop, and MPI is left as it must be. */
+static void shutdown_at_exit(void)
+{
+    rt_shutdown();
+}
+
+/* A rank other than 0 serves until rank 0 shuts down, then ends. */
+static _Noreturn void serve_until_shutdown(void)
+{
+    rt__cluster_wait(rt__rt.cluster);
+    stop_runtime();
+    pthread_mutex_unlock(&rt__rt.lifecycle); /* for the program's exit handlers */
+    exit(0);
+}
+
+/* Join the MPI job, once the local node runs (its fork server forked
+ * before MPI starts). */
+static int join_cluster(const rt__offer *set)
+{
+    static int exit_handler;
+    rt__cluster *c;
+    int rc = rt__cluster_join(&c, set);
+    if (rc == 0) {
+        pthread_mutex_lock(&rt__rt.round);
+        rt__rt.cluster = c; /* ended with the runtime, whatever happens */
+        rc = rt__cluster_start(c, &rt__rt.loop, &rt__rt.dispatch,
+                               rt__local_node(rt__rt.local));
+        pthread_mutex_unlock(&rt__rt.round);
+    }
+    if (rc < 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", rt_last_error());
+        stop_runtime();
+        return rt__error(rc, "%s", why);
+    }
+    if (rt__cluster_serving(c))
+        serve_until_shutdown();
+    if (!exit_handler)
+        exit_handler = atexit(shutdown_at_exit) == 0;
+    return 0;
+}
+
 RT_EXPORT int rt_init_config(const rt_config *config)
 {
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_init: not available inside a task");
     rt__offer set;
     int rc = rt__offer_resolve(config, &set);
-    if (rc < 0)
-        return rc;
+    int cluster = rc < 0 ? rc : rt__cluster_wanted(config);
+    if (cluster < 0)
+        return cluster;
     pthread_once(&once, init_once);
     pthread_mutex_lock(&rt__rt.lifecycle);
     if (rt__rt.state != RT__STOPPED)
         rc = rt__error(RT_EALREADY, "rt_init: the runtime is already running");
     else
         rc = start(&set);
+    if (rc == 0 && cluster)
+        rc = join_cluster(&set);
     pthread_mutex_unlock(&rt__rt.lifecycle);
     return rc;
 }
@@ -539,6 +589,10 @@ static void finish_shutdown(void)
     pthread_mutex_unlock(&rt__rt.round);
     free_tasks(&x.orphans);
     rt__table_free(&tasks, free_task_item);
+    if (rt__rt.cluster) {
+        rt__cluster_end(rt__rt.cluster);
+        rt__rt.cluster = NULL;
+    }
     close_loop();
     rt__sink_drain(OUTPUT_WAIT_MS * 10); /* what the workers printed, before we return */
 }
@@ -548,6 +602,14 @@ RT_EXPORT int rt_shutdown(void)
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_shutdown: not available inside a task");
     pthread_mutex_lock(&rt__rt.lifecycle);
+    stop_runtime();
+    pthread_mutex_unlock(&rt__rt.lifecycle);
+    return 0;
+}
+
+/* Under `lifecycle`. */
+static void stop_runtime(void)
+{
     pthread_mutex_lock(&rt__rt.lock);
     rt__state state = rt__rt.state;
     if (state != RT__STOPPED)
@@ -558,6 +620,4 @@ RT_EXPORT int rt_shutdown(void)
         pthread_join(rt__rt.thread, NULL);
         finish_shutdown();
     }
-    pthread_mutex_unlock(&rt__rt.lifecycle);
-    return 0;
 }

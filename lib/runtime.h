@@ -31,6 +31,7 @@
 #define RT_RUNTIME_H
 
 #include "actor.h"
+#include "cluster.h"
 #include "dispatch.h"
 #include "local.h"
 #include "loop.h"
@@ -67,6 +68,7 @@ typedef struct rt__runtime {
     rt__loop loop;
     rt__local *local;
     rt__dispatch dispatch;
+    rt__cluster *cluster;        /* the MPI job joined, or NULL */
     pthread_t thread;
 } rt__runtime;
 

@@ -31,6 +31,18 @@ int rt__sched_init(rt__sched *s, const rt__names *names)
     return s->bucket ? 0 : -1;
 }
 
+int rt__sched_name(rt__sched *s, const char *name)
+{
+    int i = rt__names_find(&s->names, name);
+    if (i >= 0 || s->names.count == RT__CUSTOM_MAX || strlen(name) >= RT__NAME_LEN)
+        return i;
+    i = s->names.count++;
+    strcpy(s->names.name[i], name);
+    if (strcmp(name, RT__NEURON) == 0)
+        s->neuron_index = i;
+    return i;
+}
+
 int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
                        const char (*gpu_ids)[RT__ID_LEN],
                        const char (*gpu_cpus)[RT__CPUS_LEN], int bind_cpus)

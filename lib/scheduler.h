@@ -92,6 +92,9 @@ typedef struct rt__sched {
 
 /* Start with no node.  0, or -1 when out of memory. */
 int rt__sched_init(rt__sched *s, const rt__names *names);
+/* The index of a custom resource, added to the names when new (a node
+ * of a cluster offers it); -1 when there are RT__CUSTOM_MAX already. */
+int rt__sched_name(rt__sched *s, const char *name);
 /* Add a node; its index is the next one.  0, or -1 when out of memory
  * or when there are RT__NODES_MAX already. */
 int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,

@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -89,14 +90,10 @@ static void start_writer(void)
 {
     pthread_t thread;
     pthread_attr_t attr;
-    sigset_t all, old;
     pthread_once(&once, init_conds);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    sink.started = pthread_create(&thread, &attr, writer, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sink.started = rt__thread_start(&thread, &attr, writer, NULL) == 0;
     pthread_attr_destroy(&attr);
 }
 

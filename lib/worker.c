@@ -1,12 +1,14 @@
 /* worker.c - run tasks in a worker process and send their results back. */
 #include "worker.h"
 
+#include "clock.h"
 #include "detect.h"
 #include "error.h"
 #include "instance.h"
 #include "shm.h"
 #include "alloc.h"
 #include "proto.h"
+#include "thread.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -353,13 +355,6 @@ static void send_result(rt__result_msg *m, rt_result *r)
     result_drop(r);
 }
 
-uint64_t rt__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static long futex(_Atomic uint32_t *word, int op, uint32_t val,
                   const struct timespec *timeout)
 {
@@ -399,17 +394,12 @@ static void start_flusher(void)
 {
     pthread_attr_t attr;
     pthread_t thread;
-    sigset_t all, old;
     flush.started = 1;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 64 * 1024);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    /* Signals are the task's: the flusher takes none. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    if (pthread_create(&thread, &attr, flusher, NULL) != 0)
+    if (rt__thread_start(&thread, &attr, flusher, NULL) != 0)
         flush.started = 0; /* results then wait for the batch's end */
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
 }
 

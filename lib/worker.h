@@ -39,9 +39,6 @@ typedef struct rt__run_slot {
 
 _Static_assert(sizeof(rt__run_slot) == 64, "one cache line per slot");
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t rt__now_ns(void);
-
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot);
 
 #endif

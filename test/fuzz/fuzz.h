@@ -5,9 +5,11 @@
 #include "../../lib/wire.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,6 +35,19 @@ static inline int fuzz_channel(rt__chan *c, const uint8_t *data, size_t size)
     c->in.cap = size + 1;
     c->in.tail = size;
     return 0;
+}
+
+/* The input as a file of this process's own, for readers of files: its
+ * path, or NULL; unlink it after. */
+static inline const char *fuzz_file(const char *name, const uint8_t *data, size_t size)
+{
+    static char path[96];
+    snprintf(path, sizeof path, "/tmp/rtask-fuzz-%s-%d", name, (int)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    size_t wrote = fwrite(data, 1, size, f);
+    return fclose(f) == 0 && wrote == size ? path : NULL;
 }
 
 #endif

@@ -1,0 +1,508 @@
+/* bridge.c - the MPI thread: sends, receives, and hands messages over. */
+#include "bridge.h"
+
+#include "alloc.h"
+#include "clock.h"
+#include "error.h"
+#include "list.h"
+#include "mpi_ops.h"
+#include "shm.h"
+#include "thread.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define TAG_MSG 1
+#define TAG_PIECE 2
+#define SPIN_POLLS 200      /* polls with a yield before backing off */
+#define BACKOFF_MAX_US 1000 /* the longest sleep between idle polls */
+
+/* A message queued for another rank, then in flight: its encoded part,
+ * and the bytes that follow it, mapped from their memfd. */
+typedef struct outgoing {
+    struct outgoing *next;
+    int to;
+    char *buf;
+    size_t len;
+    int fd;
+    void *map;
+    size_t bulk_len;
+    size_t nreqs;
+    void *reqs[]; /* the encoded part's, then each piece's */
+} outgoing;
+
+typedef struct incoming {
+    struct incoming *next;
+    int from;
+    char *buf;
+    rt__rank_msg m;
+} incoming;
+
+/* A call the bridge thread makes for a waiting thread. */
+typedef int (*bridge_call)(rt__bridge *b, void *arg);
+
+struct rt__bridge {
+    const rt__mpi *mpi;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t work;      /* the bridge thread: something to do */
+    pthread_cond_t answered;  /* callers: a call ended, a BYE came */
+    outgoing *queued, **queued_tail; /* [mu] */
+    incoming *arrived, **arrived_tail; /* [mu] */
+    bridge_call call;         /* [mu] to make, or NULL */
+    void *call_arg;           /* [mu] */
+    int call_rc;              /* [mu] */
+    int closing;              /* [mu] */
+    int byes;                 /* [mu] */
+    rt__loop *loop;           /* [mu] where arrivals are delivered */
+    rt__bridge_cb cb;
+    void *ctx;
+    int wake_fd;              /* eventfd the loop watches */
+    rt__watch watch;
+    outgoing *inflight;       /* bridge thread only */
+    int rank, size;
+    char error[256];
+};
+
+/* ---- the bridge thread ------------------------------------------------------ */
+
+static void outgoing_free(outgoing *o)
+{
+    if (o->map)
+        rt__shm_unmap(o->map, o->bulk_len);
+    if (o->fd >= 0)
+        close(o->fd);
+    rt__free(o->buf);
+    rt__free(o);
+}
+
+static void arrive(rt__bridge *b, incoming *in)
+{
+    pthread_mutex_lock(&b->mu);
+    *b->arrived_tail = in;
+    b->arrived_tail = &in->next;
+    int deliver = b->loop != NULL;
+    pthread_mutex_unlock(&b->mu);
+    uint64_t one = 1;
+    if (deliver && write(b->wake_fd, &one, sizeof one) < 0) {
+        /* the counter is full: the loop is already woken */
+    }
+}
+
+/* A message that says another rank cannot be reached, as if it had sent
+ * it: the runtime thread fails that node. */
+static void unreachable(rt__bridge *b, int rank, const char *what)
+{
+    incoming *in = rt__malloc(sizeof *in);
+    if (!in)
+        rt__bridge_abort(b, 1);
+    memset(in, 0, sizeof *in);
+    in->from = rank;
+    in->m.type = RT__RANK_FAILED;
+    in->m.text = what;
+    in->m.fd = -1;
+    arrive(b, in);
+}
+
+static void post(rt__bridge *b, outgoing *o)
+{
+    const rt__mpi *mpi = b->mpi;
+    int failed = mpi->isend(o->buf, o->len, o->to, TAG_MSG, &o->reqs[0]) < 0;
+    if (!failed && o->fd >= 0) {
+        o->map = rt__shm_open(o->fd, o->bulk_len, 0);
+        failed = !o->map;
+        for (size_t i = 1; !failed && i < o->nreqs; i++) {
+            size_t off = (i - 1) * RT__MPI_PIECE, n = o->bulk_len - off;
+            failed = mpi->isend((char *)o->map + off, n < RT__MPI_PIECE ? n : RT__MPI_PIECE,
+                                o->to, TAG_PIECE, &o->reqs[i]) < 0;
+        }
+    }
+    if (failed)
+        unreachable(b, o->to, "MPI could not send to it");
+    o->next = b->inflight;
+    b->inflight = o;
+}
+
+/* Free the sends that completed; 1 when any did. */
+static int progress(rt__bridge *b)
+{
+    int moved = 0;
+    for (outgoing **p = &b->inflight; *p;) {
+        outgoing *o = *p;
+        int done = 1;
+        for (size_t i = 0; i < o->nreqs; i++)
+            if (o->reqs[i] && b->mpi->test(&o->reqs[i]) == 0)
+                done = 0;
+        if (done) {
+            *p = o->next;
+            outgoing_free(o);
+            moved = 1;
+        } else {
+            p = &o->next;
+        }
+    }
+    return moved;
+}
+
+/* The pieces that follow a message, into a new memfd. */
+static int receive_pieces(rt__bridge *b, int from, size_t len)
+{
+    void *data;
+    int fd = rt__shm_create(len, &data);
+    if (fd < 0) {
+        rt__warn("no memory for %zu bytes from rank %d: the job ends", len, from);
+        rt__bridge_abort(b, 1);
+    }
+    int rc = 0;
+    for (size_t off = 0; off < len && rc == 0; off += RT__MPI_PIECE) {
+        size_t n = len - off < RT__MPI_PIECE ? len - off : RT__MPI_PIECE;
+        rc = b->mpi->recv((char *)data + off, n, from, TAG_PIECE);
+    }
+    rt__shm_unmap(data, len);
+    if (rc < 0 || rt__shm_seal(fd) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void count_bye(rt__bridge *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->byes++;
+    pthread_cond_broadcast(&b->answered);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Take one message; 1 when one came, 0 when none, -1 on failure. */
+static int receive_one(rt__bridge *b)
+{
+    int from, tag;
+    size_t len;
+    int found = b->mpi->probe(&from, &tag, &len);
+    if (found <= 0)
+        return found;
+    incoming *in = rt__malloc(sizeof *in);
+    char *buf = rt__malloc(len ? len : 1);
+    int follows = 0;
+    if (!in || !buf || b->mpi->recv(buf, len, from, tag) < 0 || tag != TAG_MSG ||
+        rt__rank_decode(buf, len, &in->m, &follows) < 0) {
+        rt__warn("a message from rank %d could not be received or read: dropped", from);
+        rt__free(in);
+        rt__free(buf);
+        return -1;
+    }
+    if (follows && (in->m.fd = receive_pieces(b, from, in->m.len)) < 0) {
+        rt__free(in);
+        rt__free(buf);
+        return -1;
+    }
+    if (in->m.type == RT__RANK_BYE) {
+        count_bye(b);
+        rt__free(in);
+        rt__free(buf);
+        return 1;
+    }
+    in->from = from;
+    in->buf = buf;
+    in->next = NULL;
+    arrive(b, in);
+    return 1;
+}
+
+static int receive(rt__bridge *b)
+{
+    int got = 0;
+    for (int i = 0; i < 64 && receive_one(b) > 0; i++)
+        got = 1;
+    return got;
+}
+
+/* Poll at once while messages flow; then yield a while, then sleep a
+ * little longer each time, up to BACKOFF_MAX_US, unless woken. */
+static void idle_wait(rt__bridge *b, unsigned idle)
+{
+    if (idle < SPIN_POLLS) {
+        sched_yield();
+        return;
+    }
+    long long us = (long long)(idle - SPIN_POLLS + 1) * 20;
+    struct timespec until = rt__deadline_after_us(us < BACKOFF_MAX_US ? us : BACKOFF_MAX_US);
+    pthread_mutex_lock(&b->mu);
+    if (!b->queued && !b->call && !b->closing)
+        pthread_cond_timedwait(&b->work, &b->mu, &until);
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void *bridge_main(void *arg)
+{
+    rt__bridge *b = arg;
+    unsigned idle = 0;
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        if (b->call) {
+            bridge_call call = b->call;
+            pthread_mutex_unlock(&b->mu);
+            int rc = call(b, b->call_arg);
+            pthread_mutex_lock(&b->mu);
+            b->call_rc = rc;
+            b->call = NULL;
+            pthread_cond_broadcast(&b->answered);
+        }
+        outgoing *take = b->queued;
+        b->queued = NULL;
+        b->queued_tail = &b->queued;
+        int closing = b->closing;
+        pthread_mutex_unlock(&b->mu);
+        for (outgoing *o = take, *next; o; o = next) {
+            next = o->next;
+            post(b, o);
+        }
+        int busy = (take != NULL) | progress(b) | receive(b);
+        if (closing && !b->inflight && !take)
+            break;
+        idle = busy ? 0 : idle + 1;
+        idle_wait(b, idle);
+    }
+    b->mpi->leave();
+    return NULL;
+}
+
+/* Make a call on the bridge thread and wait for it. */
+static int call_on_bridge(rt__bridge *b, bridge_call call, void *arg)
+{
+    pthread_mutex_lock(&b->mu);
+    b->call = call;
+    b->call_arg = arg;
+    pthread_cond_signal(&b->work);
+    while (b->call)
+        pthread_cond_wait(&b->answered, &b->mu);
+    int rc = b->call_rc;
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+/* ---- startup ---------------------------------------------------------------- */
+
+static int join(rt__bridge *b, void *unused)
+{
+    (void)unused;
+    return b->mpi->join(&b->rank, &b->size, b->error, sizeof b->error);
+}
+
+typedef struct gather_args {
+    const void *mine;
+    void *all;
+    size_t len;
+} gather_args;
+
+static int gather(rt__bridge *b, void *arg)
+{
+    gather_args *g = arg;
+    return b->mpi->gather(g->mine, g->len, g->all);
+}
+
+static int bcast(rt__bridge *b, void *arg)
+{
+    gather_args *g = arg;
+    return b->mpi->bcast(g->all, g->len);
+}
+
+int rt__bridge_gather(rt__bridge *b, const void *mine, size_t len, void *all)
+{
+    gather_args g = {mine, all, len};
+    return call_on_bridge(b, gather, &g);
+}
+
+int rt__bridge_bcast(rt__bridge *b, void *buf, size_t len)
+{
+    gather_args g = {NULL, buf, len};
+    return call_on_bridge(b, bcast, &g);
+}
+
+static const rt__mpi *load_module(const char *path)
+{
+    /* RTLD_GLOBAL: Open MPI's own plugins need libmpi's symbols. */
+    void *dl = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!dl) {
+        rt__error(RT_EINVAL, "rt_init: cluster \"mpi\": cannot load the MPI module "
+                  "%s: %s (build it with MPI installed, or set RTASK_MPI_MODULE)",
+                  path, dlerror());
+        return NULL;
+    }
+    const rt__mpi *mpi = dlsym(dl, RT__MPI_SYMBOL);
+    if (!mpi || mpi->abi != RT__MPI_ABI) {
+        rt__error(RT_EINVAL, "rt_init: %s is not an rtask MPI module of this version",
+                  path);
+        dlclose(dl);
+        return NULL;
+    }
+    return mpi; /* never unloaded: MPI cannot be loaded twice */
+}
+
+static void bridge_free(rt__bridge *b)
+{
+    for (incoming *in = b->arrived, *next; in; in = next) {
+        next = in->next;
+        if (in->m.fd >= 0)
+            close(in->m.fd);
+        rt__free(in->buf);
+        rt__free(in);
+    }
+    close(b->wake_fd);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->work);
+    pthread_cond_destroy(&b->answered);
+    rt__free(b);
+}
+
+int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
+{
+    const rt__mpi *mpi = load_module(path);
+    if (!mpi)
+        return RT_EINVAL;
+    rt__bridge *b = rt__malloc(sizeof *b);
+    if (!b)
+        return rt__error(RT_ENOMEM, "rt_init: no memory for the MPI bridge");
+    memset(b, 0, sizeof *b);
+    b->mpi = mpi;
+    b->queued_tail = &b->queued;
+    b->arrived_tail = &b->arrived;
+    b->watch.fd = -1;
+    pthread_mutex_init(&b->mu, NULL);
+    rt__cond_init_monotonic(&b->work);
+    rt__cond_init_monotonic(&b->answered);
+    b->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (b->wake_fd < 0) {
+        int rc = rt__syserror("rt_init: eventfd for the MPI bridge");
+        bridge_free(b);
+        return rc;
+    }
+    b->call = join; /* the thread's first act */
+    int err = rt__thread_start(&b->thread, NULL, bridge_main, b);
+    if (err) {
+        bridge_free(b);
+        return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));
+    }
+    pthread_mutex_lock(&b->mu);
+    while (b->call)
+        pthread_cond_wait(&b->answered, &b->mu);
+    int rc = b->call_rc;
+    pthread_mutex_unlock(&b->mu);
+    if (rc < 0) {
+        rt__error(RT_ESYS, "rt_init: joining the MPI job: %s", b->error);
+        rt__bridge_abort(b, 1); /* MPI is half up: nothing else ends it */
+    }
+    *rank = b->rank;
+    *size = b->size;
+    *out = b;
+    return 0;
+}
+
+/* ---- the runtime thread's side ------------------------------------------------ */
+
+static void on_arrival(rt__watch *w, uint32_t events)
+{
+    rt__bridge *b = RT__OWNER(w, rt__bridge, watch);
+    uint64_t n;
+    (void)events;
+    if (read(b->wake_fd, &n, sizeof n) < 0 && errno != EAGAIN)
+        return;
+    pthread_mutex_lock(&b->mu);
+    incoming *list = b->arrived;
+    b->arrived = NULL;
+    b->arrived_tail = &b->arrived;
+    pthread_mutex_unlock(&b->mu);
+    for (incoming *in = list, *next; in; in = next) {
+        next = in->next;
+        b->cb(b->ctx, in->from, &in->m);
+        rt__free(in->buf);
+        rt__free(in);
+    }
+}
+
+int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__bridge_cb cb, void *ctx)
+{
+    b->cb = cb;
+    b->ctx = ctx;
+    if (rt__loop_add(loop, &b->watch, b->wake_fd, EPOLLIN, on_arrival) < 0)
+        return -1;
+    pthread_mutex_lock(&b->mu);
+    b->loop = loop;
+    int waiting = b->arrived != NULL;
+    pthread_mutex_unlock(&b->mu);
+    uint64_t one = 1;
+    if (waiting && write(b->wake_fd, &one, sizeof one) < 0) {
+        /* already woken */
+    }
+    return 0;
+}
+
+void rt__bridge_detach(rt__bridge *b)
+{
+    pthread_mutex_lock(&b->mu);
+    rt__loop *loop = b->loop;
+    b->loop = NULL;
+    pthread_mutex_unlock(&b->mu);
+    if (loop)
+        rt__loop_remove(loop, &b->watch);
+}
+
+int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
+{
+    size_t pieces = m->fd >= 0 ? (m->len + RT__MPI_PIECE - 1) / RT__MPI_PIECE : 0;
+    outgoing *o = rt__malloc(sizeof *o + (1 + pieces) * sizeof(void *));
+    if (!o || rt__rank_encode(m, &o->buf, &o->len) < 0) {
+        rt__free(o);
+        if (m->fd >= 0)
+            close(m->fd);
+        return -1;
+    }
+    o->next = NULL;
+    o->to = to;
+    o->fd = m->fd;
+    o->map = NULL;
+    o->bulk_len = m->fd >= 0 ? m->len : 0;
+    o->nreqs = 1 + pieces;
+    memset(o->reqs, 0, o->nreqs * sizeof(void *));
+    pthread_mutex_lock(&b->mu);
+    *b->queued_tail = o;
+    b->queued_tail = &o->next;
+    pthread_cond_signal(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    return 0;
+}
+
+int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms)
+{
+    struct timespec until = rt__deadline_after(timeout_ms);
+    pthread_mutex_lock(&b->mu);
+    while (b->byes < n && pthread_cond_timedwait(&b->answered, &b->mu, &until) == 0)
+        ;
+    int got = b->byes;
+    pthread_mutex_unlock(&b->mu);
+    return got;
+}
+
+void rt__bridge_close(rt__bridge *b)
+{
+    rt__bridge_detach(b);
+    pthread_mutex_lock(&b->mu);
+    b->closing = 1;
+    pthread_cond_signal(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->thread, NULL);
+    bridge_free(b);
+}
+
+void rt__bridge_abort(rt__bridge *b, int code)
+{
+    b->mpi->abort(code);
+    _exit(code); /* MPI_Abort does not return; in case it did */
+}

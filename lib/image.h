@@ -1,0 +1,33 @@
+/*
+ * image.h - functions by identity across processes, and the program's
+ * identity.
+ *
+ * A function pointer means nothing in another process (ASLR): a rank
+ * sends the object that holds it and its offset in that object, and the
+ * receiving rank, which runs the same program, adds its own base.  The
+ * program's build id (or, without one, a hash of its file) tells ranks
+ * that run different programs apart.
+ */
+#ifndef RT_IMAGE_H
+#define RT_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT__OBJECT_LEN 256 /* an object's path; "" is the program */
+
+/* Where a function lives: 0, or -1 when no loaded object holds it. */
+typedef struct rt__fn_place {
+    char object[RT__OBJECT_LEN];
+    uint64_t offset;
+} rt__fn_place;
+
+int rt__image_place(const void *fn, rt__fn_place *out);
+/* The function at a place in this process: NULL when its object is not
+ * loaded here, or the offset falls outside it. */
+void *rt__image_find(const rt__fn_place *p);
+/* The program's identity, as text ("build-id 1a2b..." or "sha 9f..."),
+ * into buf. */
+void rt__image_identity(char *buf, size_t size);
+
+#endif

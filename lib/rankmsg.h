@@ -1,0 +1,58 @@
+/*
+ * rankmsg.h - every message between the ranks of an MPI job: its type,
+ * what its fields mean, and its encoding, in this one place.
+ *
+ * Rank 0 drives the other ranks' nodes (peer.h) and each of them serves
+ * (serve.h).  A lease here is rank 0's worker on that rank, named by a
+ * number rank 0 never reuses.  A message is one MPI message; bytes of
+ * RT__SHM_MIN or more follow it as pieces of their own (the bridge moves
+ * them, from and into memfds, so a large result is never copied).
+ */
+#ifndef RT_RANKMSG_H
+#define RT_RANKMSG_H
+
+#include "image.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rt__rank_type {
+    RT__RANK_LEASE = 1, /* 0 -> r: w0 = fresh, w1 = max_calls */
+    RT__RANK_DEVICES,   /* 0 -> r: w0 = has_neuron; text = "gpus\nneuron\ncpus" */
+    RT__RANK_TASK,      /* 0 -> r: w0 = task id, w1 = kind; fn, fini; text =
+                           name ("" = none); bytes = argument */
+    RT__RANK_RELEASE,   /* 0 -> r: w0 = retire */
+    RT__RANK_STOP,      /* 0 -> r: an actor finishes and exits */
+    RT__RANK_KILL,      /* 0 -> r: kill the worker */
+    RT__RANK_ANSWER,    /* r -> 0: w0 = task id, w1 = status, w2 = errno, w3 =
+                           run time (us); bytes = result */
+    RT__RANK_LOST,      /* r -> 0: w0 = pid, w1 = wait status, w2 = spawn
+                           errno, w3 = started, w4 = lost channel | broke << 1 */
+    RT__RANK_FAILED,    /* r -> 0: the node failed; text = why */
+    RT__RANK_SHUTDOWN,  /* 0 -> r: stop serving */
+    RT__RANK_BYE,       /* r -> 0: stopped; no process of it is left */
+    RT__RANK_TYPES
+} rt__rank_type;
+
+typedef struct rt__rank_msg {
+    uint32_t type;
+    uint64_t lease;
+    uint64_t w[5];
+    rt__fn_place fn, fini;   /* TASK only */
+    const char *text;        /* NUL-terminated; "" when none */
+    const void *bytes;       /* inline bytes, or NULL with fd */
+    size_t len;
+    int fd;                  /* a memfd holding len bytes, or -1 */
+} rt__rank_msg;
+
+/* Encode m into a new buffer (*out, *out_len; rt__free() it).  Bytes go
+ * inline when m->fd < 0, else they follow.  0, or -1 without memory. */
+int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len);
+/* Decode a message; its text and inline bytes point into buf.  When
+ * *follows is set, m->len bytes follow it as pieces.  0, or -1 when the
+ * bytes are not a message. */
+int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows);
+/* The name of a type, for errors ("ANSWER"). */
+const char *rt__rank_name(uint32_t type);
+
+#endif
