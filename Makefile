@@ -6,6 +6,7 @@
 #   make check-asan      the suite under AddressSanitizer and UBSan
 #   make check-valgrind  the suite under valgrind
 #   make check-chaos     work while workers are killed and stopped at random
+#   make check-mpi       the cluster over MPI, under mpirun (installs Open MPI)
 #   make fuzz            libFuzzer targets, FUZZ_SECONDS each (default 60)
 #                        or FUZZ_RUNS inputs each if that comes first
 #   make bench           benchmarks next to Python's peers and the raw limits
@@ -51,7 +52,7 @@ INFO_BIN    = $(B)/tools/rtask-info
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: all lib examples run-examples check check-man check-asan check-valgrind \
-        check-chaos check-install install uninstall bench fuzz deps deps-test clean
+        check-chaos check-mpi check-install install uninstall bench fuzz deps deps-test clean
 
 all: lib examples $(INFO_BIN)
 
@@ -138,6 +139,19 @@ $(CHAOS_BIN): $(CHAOS_SRC) test/tests.h $(LIB_HDR) $(STATIC) | deps-test
 check-chaos: deps-test
 	$(MAKE) B=build $(CHAOS_BIN)
 	CK_DEFAULT_TIMEOUT=120 build/test/rtask-chaos
+
+# The cluster over MPI (mk/check-mpi runs the jobs).  Like any program
+# of rtask's users, the suite does not link MPI.
+MPI_TEST_BIN = $(B)/test/rtask-mpi-tests
+$(MPI_TEST_BIN): test/mpi/test_cluster.c include/rtask.h $(STATIC) | deps-test
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $< -o $@ \
+	    $(STATIC) $(CHECK_LIBS) $(LIBS)
+
+check-mpi: deps-test
+	@mk/need-packages libopenmpi-dev openmpi-bin
+	$(MAKE) B=build lib $(MPI_TEST_BIN) build/examples/hello
+	mk/check-mpi $(MPI_TEST_BIN)
 
 # Every page must render without a single warning.
 MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7))

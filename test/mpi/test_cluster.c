@@ -1,0 +1,365 @@
+/* test_cluster.c - rtask over MPI, run by mk/check-mpi under mpirun.
+ *
+ * Every rank runs this program; rt_init() returns on rank 0 only, which
+ * runs the suite named by argv[1] (Check, in one process: the runtime
+ * joins the job once).  Each rank has its own fake machine
+ * (RTASK_SYSFS_ROOT), which tasks report to say where they ran:
+ *   pair     rank 0 test/fake/v100x4, rank 1 test/fake/h100x8
+ *   trio     rank 0 test/fake/none, rank 1 v100x4, rank 2 h100x8
+ *   single   no mpirun: a one-node cluster
+ *   stranger rank 1 runs another program: rt_init() fails on rank 0
+ */
+#include <check.h>
+#include <rtask.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ck_ok(call)                                                                \
+    do {                                                                           \
+        int rc_ = (call);                                                          \
+        ck_assert_msg(rc_ == 0, "%s = %d (%s)", #call, rc_, rt_last_error());     \
+    } while (0)
+
+/* ---- tasks ------------------------------------------------------------------- */
+
+/* Where it ran: "<fake machine> <CUDA_VISIBLE_DEVICES>". */
+static int where(const void *arg, size_t len, rt_result *res)
+{
+    char buf[512];
+    const char *root = getenv("RTASK_SYSFS_ROOT");
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    (void)arg, (void)len;
+    snprintf(buf, sizeof buf, "%s %s", root ? root : "/", cvd && *cvd ? cvd : "-");
+    return rt_result_set(res, buf, strlen(buf) + 1);
+}
+
+/* Says so on stdout, for mk/check-mpi to find with its prefix. */
+static int hello(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg, (void)len, (void)res;
+    printf("hello from %s\n", getenv("RTASK_SYSFS_ROOT"));
+    fflush(stdout);
+    return 0;
+}
+
+/* A result of the size asked for, each byte its offset's low byte. */
+static int bytes(const void *arg, size_t len, rt_result *res)
+{
+    size_t n;
+    (void)len;
+    memcpy(&n, arg, sizeof n);
+    unsigned char *p = rt_result_alloc(res, n);
+    if (!p)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)i;
+    return 0;
+}
+
+/* Joins a rendezvous of n tasks in a directory: marks itself there and
+ * waits (20 s at most) until n are; returns how many it saw. */
+static int rendezvous(const void *arg, size_t len, rt_result *res)
+{
+    char dir[256], mark[300];
+    int n = 0, want;
+    (void)len;
+    memcpy(&want, arg, sizeof want);
+    snprintf(dir, sizeof dir, "%s", (const char *)arg + sizeof want);
+    snprintf(mark, sizeof mark, "%s/%d", dir, (int)getpid());
+    fclose(fopen(mark, "w"));
+    for (int i = 0; i < 2000 && n < want; i++) {
+        n = 0;
+        DIR *d = opendir(dir);
+        for (struct dirent *e; d && (e = readdir(d));)
+            n += e->d_name[0] != '.';
+        if (d)
+            closedir(d);
+        usleep(10000);
+    }
+    return rt_result_set(res, &n, sizeof n);
+}
+
+/* Killed by SIGKILL the first time (its marker file is made first), so
+ * its retry runs on a fresh worker; returns the attempt number. */
+static int dies_once(const void *arg, size_t len, rt_result *res)
+{
+    (void)len;
+    struct stat st;
+    if (stat(arg, &st) < 0) {
+        fclose(fopen(arg, "w"));
+        kill(getpid(), SIGKILL);
+    }
+    int attempt = 2;
+    return rt_result_set(res, &attempt, sizeof attempt);
+}
+
+/* An actor: a counter. */
+static int counter_init(const void *arg, size_t len, void **state)
+{
+    (void)arg, (void)len;
+    *state = calloc(1, sizeof(int));
+    return *state ? 0 : 1;
+}
+
+static void counter_fini(void *state)
+{
+    free(state);
+}
+
+static int counter_add(void *state, const void *arg, size_t len, rt_result *res)
+{
+    int *count = state, by;
+    (void)len;
+    memcpy(&by, arg, sizeof by);
+    *count += by;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%d %s", *count, getenv("RTASK_SYSFS_ROOT"));
+    return rt_result_set(res, buf, strlen(buf) + 1);
+}
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static rt_opts gpu_opts(double gpus, const char *type)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = gpus;
+    o.accelerator_type = type;
+    return o;
+}
+
+/* Run fn and return its result (rt_free() it). */
+static char *run(rt_fn fn, const rt_opts *o, const void *arg, size_t len)
+{
+    rt_ref r;
+    void *data = NULL;
+    ck_ok(rt_remote(fn, o, arg, len, &r));
+    ck_ok(rt_get(r, &data, NULL, 60000));
+    return data;
+}
+
+static void ck_ran_on(const char *result, const char *machine)
+{
+    ck_assert_msg(strncmp(result, machine, strlen(machine)) == 0, "ran on \"%s\", not %s",
+                  result, machine);
+}
+
+/* The number of entries in a CUDA_VISIBLE_DEVICES list. */
+static int count_ids(const char *list)
+{
+    int n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+START_TEST(test_type_picks_node)
+{
+    rt_opts v = gpu_opts(1, RT_ACCEL_NVIDIA_TESLA_V100), h = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+    char *a = run(where, &v, NULL, 0), *b = run(where, &h, NULL, 0);
+    ck_ran_on(a, "test/fake/v100x4");
+    ck_ran_on(b, "test/fake/h100x8");
+    ck_assert_int_eq(count_ids(strchr(b, ' ') + 1), 1);
+    rt_free(a);
+    rt_free(b);
+}
+END_TEST
+
+START_TEST(test_six_gpus_on_the_eight)
+{
+    rt_opts o = gpu_opts(6, NULL);
+    char *r = run(where, &o, NULL, 0);
+    ck_ran_on(r, "test/fake/h100x8");
+    ck_assert_int_eq(count_ids(strchr(r, ' ') + 1), 6);
+    rt_free(r);
+}
+END_TEST
+
+START_TEST(test_larger_than_any_node)
+{
+    rt_opts nine = gpu_opts(9, NULL), four = gpu_opts(4, NULL);
+    rt_ref r;
+    ck_assert_int_eq(rt_remote(where, &nine, NULL, 0, &r), RT_EINFEASIBLE);
+    ck_assert_int_eq(rt_remote(where, &four, NULL, 0, &r), 0);
+    ck_ok(rt_get(r, NULL, NULL, 60000));
+    rt_opts other = gpu_opts(1, RT_ACCEL_NVIDIA_A100);
+    ck_assert_int_eq(rt_remote(where, &other, NULL, 0, &r), RT_EINFEASIBLE);
+}
+END_TEST
+
+START_TEST(test_twelve_at_once)
+{
+    char arg[300];
+    int want = 12;
+    memcpy(arg, &want, sizeof want);
+    snprintf(arg + sizeof want, sizeof arg - sizeof want, "/tmp/rtask-mpi-%d", (int)getpid());
+    mkdir(arg + sizeof want, 0700);
+    rt_opts o = gpu_opts(1, NULL);
+    o.num_cpus = 0; /* GPUs alone bound them: a rank here has 2 CPUs */
+    rt_ref refs[12];
+    for (int i = 0; i < 12; i++)
+        ck_ok(rt_remote(rendezvous, &o, arg, sizeof arg, &refs[i]));
+    for (int i = 0; i < 12; i++) {
+        void *seen;
+        ck_ok(rt_get(refs[i], &seen, NULL, 60000));
+        ck_assert_int_eq(*(int *)seen, 12);
+        rt_free(seen);
+    }
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", arg + sizeof want);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+static void check_bytes(size_t n)
+{
+    rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100); /* on rank 1 or 2 */
+    rt_ref r;
+    void *data;
+    size_t len;
+    ck_ok(rt_remote(bytes, &o, &n, sizeof n, &r));
+    ck_ok(rt_get(r, &data, &len, 60000));
+    ck_assert_uint_eq(len, n);
+    const unsigned char *p = data;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += p[i] != (unsigned char)i;
+    ck_assert_uint_eq(bad, 0);
+    rt_free(data);
+}
+
+START_TEST(test_remote_results)
+{
+    check_bytes(1);
+    check_bytes((size_t)256 << 20);
+}
+END_TEST
+
+START_TEST(test_remote_output)
+{
+    rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+    rt_free(run(hello, &o, NULL, 0));
+}
+END_TEST
+
+START_TEST(test_remote_actor)
+{
+    static const rt_actor_class counter = {"counter", counter_init, counter_fini};
+    rt_opts o = gpu_opts(2, RT_ACCEL_NVIDIA_H100);
+    rt_actor a;
+    rt_ref refs[20];
+    ck_ok(rt_actor_create(&counter, &o, NULL, 0, &a));
+    for (int i = 0; i < 20; i++) {
+        int by = i + 1;
+        ck_ok(rt_actor_call(a, counter_add, &by, sizeof by, &refs[i]));
+    }
+    for (int i = 0; i < 20; i++) {
+        char *r;
+        ck_ok(rt_get(refs[i], (void **)&r, NULL, 60000));
+        ck_assert_int_eq(atoi(r), (i + 1) * (i + 2) / 2); /* in order */
+        ck_assert_ptr_nonnull(strstr(r, "test/fake/h100x8"));
+        rt_free(r);
+    }
+    ck_ok(rt_actor_kill(a));
+    int by = 1;
+    rt_ref after;
+    int rc = rt_actor_call(a, counter_add, &by, sizeof by, &after);
+    if (rc == 0)
+        rc = rt_get(after, NULL, NULL, 60000);
+    ck_assert_int_eq(rc, RT_EACTORDIED);
+    /* Its two GPUs are free again: eight fit on its node. */
+    rt_opts eight = gpu_opts(8, NULL);
+    rt_free(run(where, &eight, NULL, 0));
+}
+END_TEST
+
+START_TEST(test_remote_worker_killed)
+{
+    char marker[64];
+    snprintf(marker, sizeof marker, "/tmp/rtask-mpi-dies-%d", (int)getpid());
+    unlink(marker);
+    rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+    o.max_retries = 1;
+    int *attempt = (int *)run(dies_once, &o, marker, strlen(marker) + 1);
+    ck_assert_int_eq(*attempt, 2);
+    rt_free(attempt);
+    unlink(marker);
+}
+END_TEST
+
+START_TEST(test_cpu_task_on_rank_zero)
+{
+    char *r = run(where, NULL, NULL, 0);
+    ck_ran_on(r, "test/fake/none");
+    rt_free(r);
+}
+END_TEST
+
+START_TEST(test_single_node)
+{
+    char *r = run(where, NULL, NULL, 0);
+    ck_assert_ptr_nonnull(r);
+    rt_free(r);
+    rt_opts o = gpu_opts(1, NULL);
+    rt_ref ref;
+    ck_assert_int_eq(rt_remote(where, &o, NULL, 0, &ref), RT_EINFEASIBLE);
+}
+END_TEST
+
+static Suite *suite(const char *which)
+{
+    Suite *s = suite_create(which);
+    TCase *tc = tcase_create(which);
+    tcase_set_timeout(tc, 240);
+    if (strcmp(which, "pair") == 0 || strcmp(which, "trio") == 0) {
+        tcase_add_test(tc, test_type_picks_node);
+        tcase_add_test(tc, test_six_gpus_on_the_eight);
+        tcase_add_test(tc, test_larger_than_any_node);
+        tcase_add_test(tc, test_twelve_at_once);
+        tcase_add_test(tc, test_remote_results);
+        tcase_add_test(tc, test_remote_output);
+        tcase_add_test(tc, test_remote_actor);
+        tcase_add_test(tc, test_remote_worker_killed);
+    }
+    if (strcmp(which, "trio") == 0)
+        tcase_add_test(tc, test_cpu_task_on_rank_zero);
+    if (strcmp(which, "single") == 0)
+        tcase_add_test(tc, test_single_node);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* Rank 0 of a job whose rank 1 runs another program: rt_init() fails. */
+static int stranger(void)
+{
+    int rc = rt_init(RT_DETECT);
+    int ok = rc == RT_EINVAL && strstr(rt_last_error(), "another program") != NULL;
+    printf("stranger: rt_init = %d (%s): %s\n", rc, rt_last_error(), ok ? "ok" : "WRONG");
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *which = argc > 1 ? argv[1] : "pair";
+    if (strcmp(which, "stranger") == 0)
+        return stranger();
+    if (rt_init(RT_DETECT) < 0) { /* RTASK_CLUSTER=mpi; only rank 0 returns */
+        fprintf(stderr, "rt_init: %s\n", rt_last_error());
+        return 1;
+    }
+    SRunner *sr = srunner_create(suite(which));
+    srunner_set_fork_status(sr, CK_NOFORK); /* the runtime joins the job once */
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return rt_shutdown() == 0 && !failed ? 0 : 1;
+}
