@@ -148,10 +148,16 @@ $(MPI_TEST_BIN): test/mpi/test_cluster.c include/rtask.h $(STATIC) | deps-test
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $< -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
+# A program that uses MPI itself links it, as its own choice.
+MPI_APP_BIN = $(B)/test/rtask-mpi-app
+$(MPI_APP_BIN): test/mpi/app_mpi.c include/rtask.h $(STATIC)
+	@mkdir -p $(@D)
+	mpicc $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
+
 check-mpi: deps-test
 	@mk/need-packages libopenmpi-dev openmpi-bin
-	$(MAKE) B=build lib $(MPI_TEST_BIN) build/examples/hello
-	mk/check-mpi $(MPI_TEST_BIN)
+	$(MAKE) B=build lib $(MPI_TEST_BIN) $(MPI_APP_BIN) build/examples/hello
+	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
 
 # Every page must render without a single warning.
 MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7))

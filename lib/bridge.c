@@ -59,6 +59,7 @@ struct rt__bridge {
     void *call_arg;           /* [mu] */
     int call_rc;              /* [mu] */
     int closing;              /* [mu] */
+    int finalize;             /* [mu] even if the application began MPI */
     int byes;                 /* [mu] */
     rt__loop *loop;           /* [mu] where arrivals are delivered */
     rt__bridge_cb cb;
@@ -270,7 +271,7 @@ static void *bridge_main(void *arg)
         idle = busy ? 0 : idle + 1;
         idle_wait(b, idle);
     }
-    b->mpi->leave();
+    b->mpi->leave(b->finalize);
     return NULL;
 }
 
@@ -490,11 +491,12 @@ int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms)
     return got;
 }
 
-void rt__bridge_close(rt__bridge *b)
+void rt__bridge_close(rt__bridge *b, int finalize)
 {
     rt__bridge_detach(b);
     pthread_mutex_lock(&b->mu);
     b->closing = 1;
+    b->finalize = finalize;
     pthread_cond_signal(&b->work);
     pthread_mutex_unlock(&b->mu);
     pthread_join(b->thread, NULL);

@@ -43,8 +43,9 @@ void rt__bridge_detach(rt__bridge *b);
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m);
 /* Wait up to timeout_ms for n BYE messages in all; how many came. */
 int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms);
-/* Send what is queued, leave the job (MPI_Finalize) and free b. */
-void rt__bridge_close(rt__bridge *b);
+/* Send what is queued, leave the job and free b.  MPI is finalized when
+ * the bridge initialized it, or when finalize is set. */
+void rt__bridge_close(rt__bridge *b, int finalize);
 /* End the whole job with a message: for a rank that cannot go on. */
 void rt__bridge_abort(rt__bridge *b, int code);
 

@@ -126,7 +126,7 @@ static int meet(rt__cluster *c, const rt__offer *set)
         fprintf(stderr, "rtask: rank %d: %s; leaving the job\n", c->rank,
                 verdict == c->rank ? "this program is not rank 0's"
                                    : "another rank runs a program that is not rank 0's");
-        rt__bridge_close(c->bridge);
+        rt__bridge_close(c->bridge, 1);
         exit(1);
     }
     descs = all;
@@ -277,7 +277,7 @@ void rt__cluster_end(rt__cluster *c)
         rt__rank_msg bye = {.type = RT__RANK_BYE, .fd = -1};
         rt__bridge_send(c->bridge, 0, &bye);
     }
-    rt__bridge_close(c->bridge);
+    rt__bridge_close(c->bridge, c->rank != 0); /* a serving rank exits next */
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cond);
     rt__free(c);

@@ -37,9 +37,10 @@ typedef struct rt__mpi {
     /* Receive the message probe() found, or the next with that tag from
      * rank, into buf (blocking). */
     int (*recv)(void *buf, size_t len, int rank, int tag);
-    /* Leave the job: free the communicator, and finalize MPI unless the
-     * application initialized it. */
-    void (*leave)(void);
+    /* Leave the job: free the communicator, and finalize MPI when it was
+     * initialized here, or when finalize is set (a serving rank, whose
+     * program never gets past rt_init() to finalize it). */
+    void (*leave)(int finalize);
     /* The end of every rank, with a message (a rank that cannot go on). */
     void (*abort)(int code);
 } rt__mpi;

@@ -96,11 +96,11 @@ static int recv(void *buf, size_t len, int rank, int tag)
     return ok(MPI_Recv(buf, (int)len, MPI_BYTE, rank, tag, comm, MPI_STATUS_IGNORE));
 }
 
-static void leave(void)
+static void leave(int finalize)
 {
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
-    if (we_initialized)
+    if (we_initialized || finalize)
         MPI_Finalize();
 }
 

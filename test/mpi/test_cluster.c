@@ -8,6 +8,8 @@
  *   trio     rank 0 test/fake/none, rank 1 v100x4, rank 2 h100x8
  *   single   no mpirun: a one-node cluster
  *   stranger rank 1 runs another program: rt_init() fails on rank 0
+ *   unended  rank 0 runs a task and returns from main without
+ *            rt_shutdown(): every rank still ends, with status 0
  */
 #include <check.h>
 #include <rtask.h>
@@ -355,6 +357,12 @@ int main(int argc, char **argv)
     if (rt_init(RT_DETECT) < 0) { /* RTASK_CLUSTER=mpi; only rank 0 returns */
         fprintf(stderr, "rt_init: %s\n", rt_last_error());
         return 1;
+    }
+    if (strcmp(which, "unended") == 0) {
+        rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+        rt_ref r;
+        return rt_remote(where, &o, NULL, 0, &r) == 0 && rt_get(r, NULL, NULL, 60000) == 0
+                   ? 0 : 1;
     }
     SRunner *sr = srunner_create(suite(which));
     srunner_set_fork_status(sr, CK_NOFORK); /* the runtime joins the job once */
