@@ -128,6 +128,7 @@ check: deps-test check-man
 	    && echo "rtask-info: output as expected"
 	$(MAKE) --no-print-directory check-install
 	@mk/examples check build/examples
+	$(if $(MPICC),$(MAKE) --no-print-directory check-mpi,@echo "check-mpi: skipped (no mpicc)")
 
 # Work goes on while workers are killed and stopped at random (2 minutes
 # at most): no task lost, hung, wrong or run more often than allowed.
@@ -156,7 +157,7 @@ $(MPI_APP_BIN): test/mpi/app_mpi.c include/rtask.h $(STATIC)
 
 check-mpi: deps-test
 	@mk/need-packages libopenmpi-dev openmpi-bin
-	$(MAKE) B=build lib $(MPI_TEST_BIN) $(MPI_APP_BIN) build/examples/hello
+	$(MAKE) B=build lib $(MPI_TEST_BIN) $(MPI_APP_BIN) build/examples/hello $(INFO_BIN)
 	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
 
 # Every page must render without a single warning.

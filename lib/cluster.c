@@ -23,15 +23,12 @@
 #define MODULE_NAME "rtask-mpi.so"
 #define BYE_WAIT_MS 60000 /* how long rank 0 waits for the ranks to stop */
 
-/* What a rank tells rank 0 when it joins. */
+/* What a rank tells rank 0 when it joins: its offer is plain data, and
+ * every rank runs the same program. */
 typedef struct node_desc {
     char identity[192];
     char host[64];
-    rt__names names;
-    rt__res total;
-    int bind_cpus;
-    char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];
-    char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN];
+    rt__offer offer;
 } node_desc;
 
 struct rt__cluster {
@@ -39,6 +36,8 @@ struct rt__cluster {
     int rank, size;
     rt__peer *peer[RT__NODES_MAX];  /* rank 0: the other ranks' nodes */
     rt__serve *serve;               /* the others: what serves rank 0 */
+    node_desc *descs;               /* rank 0, from join to start: every
+                                       rank's, in rank order */
     pthread_mutex_t mu;
     pthread_cond_t cond;
     int shutdown;                   /* [mu] rank 0 said SHUTDOWN */
@@ -81,11 +80,7 @@ static void describe(const rt__offer *set, node_desc *d)
     memset(d, 0, sizeof *d);
     rt__image_identity(d->identity, sizeof d->identity);
     gethostname(d->host, sizeof d->host - 1);
-    d->names = set->names;
-    d->total = set->total;
-    d->bind_cpus = set->bind_cpus;
-    memcpy(d->gpu_ids, set->gpu_ids, sizeof d->gpu_ids);
-    memcpy(d->gpu_cpus, set->gpu_cpus, sizeof d->gpu_cpus);
+    d->offer = *set;
 }
 
 /* Rank 0: the first rank whose program differs, or 0. */
@@ -97,13 +92,11 @@ static int first_stranger(const node_desc *all, int size)
     return 0;
 }
 
-static node_desc *descs; /* rank 0, from join to start */
-
 /* Every rank gives its description; rank 0 checks them and says whether
  * the job goes on (0) or which rank runs another program. */
 static int meet(rt__cluster *c, const rt__offer *set)
 {
-    node_desc mine;
+    static node_desc mine; /* large; one join per process */
     describe(set, &mine);
     node_desc *all = c->rank == 0 ? rt__calloc((size_t)c->size, sizeof *all) : NULL;
     int verdict = all || c->rank != 0 ? 0 : -1;
@@ -129,7 +122,7 @@ static int meet(rt__cluster *c, const rt__offer *set)
         rt__bridge_close(c->bridge, 1);
         exit(1);
     }
-    descs = all;
+    c->descs = all;
     return 0;
 }
 
@@ -169,21 +162,27 @@ int rt__cluster_serving(const rt__cluster *c)
     return c->rank != 0;
 }
 
+void rt__cluster_nodes(const rt__cluster *c, rt__cluster_node_fn fn, void *arg)
+{
+    for (int r = 0; c->descs && r < c->size; r++)
+        fn(arg, r, c->descs[r].host, &c->descs[r].offer);
+}
+
 /* ---- rank 0 ------------------------------------------------------------------- */
 
 /* A rank's totals, its resource names made the scheduler's. */
-static int add_node(rt__sched *s, const node_desc *d)
+static int add_node(rt__sched *s, const rt__offer *o)
 {
-    rt__res total = {.cpu = d->total.cpu, .gpu = d->total.gpu};
-    for (int i = 0; i < d->names.count; i++) {
-        int j = rt__sched_name(s, d->names.name[i]);
+    rt__res total = {.cpu = o->total.cpu, .gpu = o->total.gpu};
+    for (int i = 0; i < o->names.count; i++) {
+        int j = rt__sched_name(s, o->names.name[i]);
         if (j < 0)
             return -1;
-        total.custom[j] = d->total.custom[i];
+        total.custom[j] = o->total.custom[i];
     }
-    return rt__sched_add_node(s, &total, (int)(d->total.gpu / RT__UNIT),
-                              (const char(*)[RT__ID_LEN])d->gpu_ids,
-                              (const char(*)[RT__CPUS_LEN])d->gpu_cpus, d->bind_cpus);
+    return rt__sched_add_node(s, &total, (int)(o->total.gpu / RT__UNIT),
+                              (const char(*)[RT__ID_LEN])o->gpu_ids,
+                              (const char(*)[RT__CPUS_LEN])o->gpu_cpus, o->bind_cpus);
 }
 
 static void to_peer(void *ctx, int from, const rt__rank_msg *m)
@@ -199,7 +198,7 @@ static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
 {
     rt__node_events ev = rt__dispatch_events(d);
     for (int r = 1; r < c->size; r++) {
-        if (add_node(&d->sched, &descs[r]) < 0 ||
+        if (add_node(&d->sched, &c->descs[r].offer) < 0 ||
             !(c->peer[r] = rt__peer_new(c->bridge, r, &ev)))
             return rt__error(RT_ENOMEM, "rt_init: no room for rank %d's node (its "
                              "resources, or memory)", r);
@@ -240,8 +239,8 @@ static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local)
 int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local)
 {
     int rc = c->rank == 0 ? start_peers(c, loop, d) : start_serving(c, loop, local);
-    rt__free(descs);
-    descs = NULL;
+    rt__free(c->descs);
+    c->descs = NULL;
     return rc;
 }
 
@@ -277,6 +276,7 @@ void rt__cluster_end(rt__cluster *c)
         rt__rank_msg bye = {.type = RT__RANK_BYE, .fd = -1};
         rt__bridge_send(c->bridge, 0, &bye);
     }
+    rt__free(c->descs);
     rt__bridge_close(c->bridge, c->rank != 0); /* a serving rank exits next */
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cond);

@@ -33,6 +33,11 @@ int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node 
 int rt__cluster_round(rt__cluster *c);
 /* Whether this rank serves (it is not rank 0). */
 int rt__cluster_serving(const rt__cluster *c);
+/* Rank 0, after join and before start: every rank's node, in rank order
+ * (for rtask-info); elsewhere, nothing. */
+typedef void (*rt__cluster_node_fn)(void *arg, int rank, const char *host,
+                                    const rt__offer *offer);
+void rt__cluster_nodes(const rt__cluster *c, rt__cluster_node_fn fn, void *arg);
 /* A serving rank: wait until rank 0 shuts down. */
 void rt__cluster_wait(rt__cluster *c);
 /* At rt_shutdown(), once the runtime thread has stopped: rank 0 stops

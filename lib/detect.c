@@ -315,7 +315,7 @@ static void read_sysfs(const char *root, rt__machine *m)
             add_device(m, &d);
     }
     closedir(dir);
-    m->source = "sysfs";
+    snprintf(m->source, sizeof m->source, "sysfs");
 }
 
 /* ---- the hwloc path -------------------------------------------------------- */
@@ -392,7 +392,7 @@ static int read_hwloc(const char *xml, rt__machine *m)
             add_device(m, &d);
     }
     hwloc_topology_destroy(t);
-    m->source = xml ? "hwloc XML" : "hwloc";
+    snprintf(m->source, sizeof m->source, "%s", xml ? "hwloc XML" : "hwloc");
     return seen ? 0 : -1; /* no PCI device at all: hwloc saw no I/O */
 }
 #endif
@@ -452,7 +452,7 @@ void rt__detect(const rt__detect_opts *opts, rt__machine *m)
     if (!db)
         db = PCI_IDS_DEFAULT;
     memset(m, 0, sizeof *m);
-    m->source = "sysfs";
+    snprintf(m->source, sizeof m->source, "sysfs");
     /* hwloc cannot read another root: a fake tree is read by the sysfs path. */
     int use_hwloc = !(opts && opts->no_hwloc) && (xml || strcmp(root, "/") == 0);
 #ifdef RT_HAVE_HWLOC

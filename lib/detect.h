@@ -38,7 +38,8 @@ typedef struct rt__device {
 } rt__device;
 
 typedef struct rt__machine {
-    const char *source;       /* "hwloc", "hwloc XML", "sysfs" */
+    char source[16];          /* "hwloc", "hwloc XML", "sysfs" (plain data:
+                                 a cluster's ranks send it as bytes) */
     int count;
     rt__device dev[RT__DEVICE_MAX]; /* PCI bus order */
 } rt__machine;

@@ -2,11 +2,15 @@
  * rtask-info - print the devices rtask detects and the resources rt_init()
  * would offer, like `nvidia-smi -L` next to `ray status`.
  *
- *   rtask-info [--root DIR] [--xml FILE] [--pci-ids FILE] [--json]
+ *   rtask-info [--root DIR] [--xml FILE] [--pci-ids FILE] [--json] [--cluster]
+ *
+ * With --cluster, under mpirun, every rank detects its machine and rank 0
+ * prints them all.
  */
 #include <rtask.h>
 
-#include "../lib/offer.h" /* internal: the same resolution as rt_init() */
+#include "../lib/cluster.h" /* internal: the same joining as rt_init() */
+#include "../lib/offer.h"   /* internal: the same resolution as rt_init() */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +18,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: rtask-info [--root DIR] [--xml FILE] [--pci-ids FILE] [--json]\n"
+    fprintf(f, "usage: rtask-info [--root DIR] [--xml FILE] [--pci-ids FILE] [--json] "
+               "[--cluster]\n"
                "  --root DIR      read sys/ and proc/ under DIR (default /)\n"
                "  --xml FILE      read an hwloc XML topology instead of the machine\n"
                "  --pci-ids FILE  the PCI id database (default "
                "/usr/share/misc/pci.ids)\n"
-               "  --json          print JSON\n");
+               "  --json          print JSON\n"
+               "  --cluster       under mpirun: every rank's node, printed by rank 0\n");
 }
 
 static void json_string(const char *s)
@@ -38,10 +44,17 @@ static void json_string(const char *s)
 
 static const char *kind_name[] = {"GPU", "other GPU", "Neuron"};
 
-static void print_json(const rt__offer *node)
+/* One node as a JSON object; a cluster's nodes say their rank and host. */
+static void print_json(const rt__offer *node, int rank, const char *host)
 {
     const rt__machine *m = &node->machine;
-    printf("{\n  \"source\": ");
+    printf("{\n");
+    if (host) {
+        printf("  \"rank\": %d,\n  \"host\": ", rank);
+        json_string(host);
+        printf(",\n");
+    }
+    printf("  \"source\": ");
     json_string(m->source);
     printf(",\n  \"devices\": [");
     for (int i = 0; i < m->count; i++) {
@@ -69,7 +82,7 @@ static void print_json(const rt__offer *node)
         printf("%s", i ? ", " : "");
         json_string(node->gpu_ids[i]);
     }
-    printf("],\n  \"bind_cpus\": %s\n}\n", node->bind_cpus ? "true" : "false");
+    printf("],\n  \"bind_cpus\": %s\n}", node->bind_cpus ? "true" : "false");
 }
 
 static void print_text(const rt__offer *node)
@@ -92,6 +105,40 @@ static void print_text(const rt__offer *node)
                node->gpu_cpus[i][0] ? node->gpu_cpus[i] : "unknown (not bound)");
 }
 
+typedef struct listing {
+    int json;
+    int count;
+} listing;
+
+static void print_node(void *arg, int rank, const char *host, const rt__offer *node)
+{
+    listing *l = arg;
+    if (l->json) {
+        printf("%s", l->count++ ? ",\n" : "[\n");
+        print_json(node, rank, host);
+    } else {
+        printf("%sNode %d (rank %d, host %s)\n", l->count++ ? "\n" : "", rank, rank, host);
+        print_text(node);
+    }
+}
+
+/* Join the MPI job as rt_init() does, without starting a runtime: rank 0
+ * prints every rank's node, in rank order. */
+static int print_cluster(const rt__offer *node, int json)
+{
+    rt__cluster *cl;
+    if (rt__cluster_join(&cl, node) < 0) {
+        fprintf(stderr, "rtask-info: %s\n", rt_last_error());
+        return 1;
+    }
+    listing l = {json, 0};
+    rt__cluster_nodes(cl, print_node, &l);
+    if (json && l.count)
+        printf("\n]\n");
+    rt__cluster_end(cl);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     rt_config c = RT_CONFIG_INIT;
@@ -100,6 +147,8 @@ int main(int argc, char **argv)
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(arg, "--json") == 0) {
             json = 1;
+        } else if (strcmp(arg, "--cluster") == 0) {
+            c.cluster = "mpi";
         } else if (strcmp(arg, "--root") == 0 && val) {
             c.sysfs_root = val;
             i++;
@@ -119,9 +168,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "rtask-info: %s\n", rt_last_error());
         return 1;
     }
+    int cluster = rt__cluster_wanted(&c);
+    if (cluster < 0) {
+        fprintf(stderr, "rtask-info: %s\n", rt_last_error());
+        return 2;
+    }
+    if (cluster)
+        return print_cluster(&node, json);
     if (json)
-        print_json(&node);
+        print_json(&node, 0, NULL);
     else
         print_text(&node);
+    printf("%s", json ? "\n" : "");
     return 0;
 }

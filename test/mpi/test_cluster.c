@@ -10,6 +10,8 @@
  *   stranger rank 1 runs another program: rt_init() fails on rank 0
  *   unended  rank 0 runs a task and returns from main without
  *            rt_shutdown(): every rank still ends, with status 0
+ *   rankdies a task kills its rank (rank 1) while rank 0 waits forever:
+ *            the job ends (mpirun aborts it) instead of hanging
  */
 #include <check.h>
 #include <rtask.h>
@@ -101,6 +103,22 @@ static int dies_once(const void *arg, size_t len, rt_result *res)
     }
     int attempt = 2;
     return rt_result_set(res, &attempt, sizeof attempt);
+}
+
+/* Kills the rank that runs it: its worker's parent is the fork server,
+ * whose parent is the rank. */
+static int kill_rank(const void *arg, size_t len, rt_result *res)
+{
+    char path[64];
+    int ppid = 0, rank = 0;
+    (void)arg, (void)len, (void)res;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)getppid());
+    FILE *f = fopen(path, "r");
+    if (f && fscanf(f, "%*d %*s %*c %d", &ppid) == 1)
+        rank = ppid;
+    if (f)
+        fclose(f);
+    return rank > 1 ? kill(rank, SIGKILL) : 1;
 }
 
 /* An actor: a counter. */
@@ -356,6 +374,16 @@ int main(int argc, char **argv)
         return stranger();
     if (rt_init(RT_DETECT) < 0) { /* RTASK_CLUSTER=mpi; only rank 0 returns */
         fprintf(stderr, "rt_init: %s\n", rt_last_error());
+        return 1;
+    }
+    if (strcmp(which, "rankdies") == 0) {
+        rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+        rt_ref r, r2;
+        if (rt_remote(kill_rank, &o, NULL, 0, &r) < 0 ||
+            rt_remote(where, &o, NULL, 0, &r2) < 0)
+            return 1;
+        int rc = rt_get(r2, NULL, NULL, RT_FOREVER);
+        printf("rankdies: rank 0 went on: %d (%s)\n", rc, rt_last_error());
         return 1;
     }
     if (strcmp(which, "unended") == 0) {
