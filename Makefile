@@ -59,7 +59,7 @@ all: lib examples $(INFO_BIN)
 # The MPI module (lib/mpi_ops.h), where mpicc is: rt_init() loads it for
 # cluster "mpi"; programs never link MPI.
 MPICC      := $(shell command -v mpicc 2>/dev/null)
-MPI_MODULE  = $(if $(MPICC),$(B)/rtask-mpi.so)
+MPI_MODULE  = $(if $(MPICC),$(if $(filter build,$(B)),$(B)/rtask-mpi.so))
 
 lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED)) $(MPI_MODULE)
 
@@ -198,7 +198,7 @@ check-valgrind: deps-test
 # some bad XML (test/fuzz/lsan.supp): not ours to fix.  A crash saves the
 # input next to the corpus (crash-*), which keeps it as a regression test
 # once the bug is fixed, and fails the run.
-FUZZ_TARGETS = proto proto_worker resources visible cpulist relay pci_ids hwloc_xml
+FUZZ_TARGETS = proto proto_worker resources visible cpulist relay rankmsg pci_ids hwloc_xml
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -58,7 +58,9 @@ int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows)
     memcpy(&f, buf, sizeof f);
     size_t places = f.places == 2 ? 2 * sizeof(rt__fn_place) : 0;
     size_t inline_len = f.follows ? 0 : f.len;
-    if (f.type == 0 || f.type >= RT__RANK_TYPES || (f.places != 0 && f.places != 2) ||
+    if (f.type == 0 || f.type >= RT__RANK_TYPES ||
+        f.places != (f.type == RT__RANK_TASK ? 2u : 0u) || f.follows > 1 ||
+        (f.follows && f.len == 0) ||
         f.text_len == 0 || inline_len > len ||
         len - sizeof f < places || /* in steps, so that nothing overflows */
         len - sizeof f - places < f.text_len ||
@@ -76,7 +78,7 @@ int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows)
             return -1;
         p += places;
     }
-    if (p[f.text_len - 1] != '\0')
+    if (strnlen(p, f.text_len) != f.text_len - 1) /* one NUL, at its end */
         return -1;
     m->text = p;
     m->bytes = f.follows ? NULL : p + f.text_len;
