@@ -157,7 +157,7 @@ $(MPI_APP_BIN): test/mpi/app_mpi.c include/rtask.h $(STATIC)
 
 check-mpi: deps-test
 	@mk/need-packages libopenmpi-dev openmpi-bin
-	$(MAKE) B=build lib $(MPI_TEST_BIN) $(MPI_APP_BIN) build/examples/hello $(INFO_BIN)
+	$(MAKE) B=build lib $(MPI_TEST_BIN) $(MPI_APP_BIN) examples $(INFO_BIN)
 	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
 
 # Every page must render without a single warning.
