@@ -227,15 +227,25 @@ fuzz: deps-test
 # ---- benchmarks -------------------------------------------------------------
 
 # decide.c includes internal headers to drive the scheduler.
-BENCH_SRC = bench/bench.c bench/decide.c bench/scale.c
+BENCH_SRC = bench/bench.c bench/measure.c bench/decide.c bench/scale.c
 $(BENCH_BIN): $(BENCH_SRC) bench/bench.h $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $(BENCH_SRC) -o $@ \
 	    $(STATIC) $(LIBS)
 
-bench: $(BENCH_BIN)
+# The cluster section uses MPI itself, for MPI's own figures: mpicc.
+CLUSTER_BENCH_BIN = $(B)/bench/rtask-bench-cluster
+$(CLUSTER_BENCH_BIN): bench/cluster.c bench/measure.c bench/bench.h include/rtask.h $(STATIC)
+	@mkdir -p $(@D)
+	mpicc $(ALL_CFLAGS) $(PROG_LDFLAGS) bench/cluster.c bench/measure.c -o $@ \
+	    $(STATIC) $(LIBS)
+
+MPIRUN = mpirun --oversubscribe --bind-to none $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+
+bench: $(BENCH_BIN) $(if $(MPICC),$(CLUSTER_BENCH_BIN) $(MPI_MODULE))
 	@mk/need-packages python3
 	$(BENCH_BIN)
+	$(if $(MPICC),RTASK_MPI_MODULE=$(CURDIR)/$(MPI_MODULE) $(MPIRUN) -np 3 $(CLUSTER_BENCH_BIN))
 
 # ---- installation -------------------------------------------------------------
 
@@ -259,11 +269,13 @@ install: all build/rtask.pc
 	ln -sf $(SONAME) $(D)/lib/librtask.so
 	install -m 644 build/rtask.pc $(D)/lib/pkgconfig/
 	install -m 755 $(INFO_BIN) $(D)/bin/
+	$(if $(MPI_MODULE),install -d $(D)/lib/rtask && install -m 755 $(MPI_MODULE) $(D)/lib/rtask/)
 	for p in $(INSTALLED_MAN); do install -m 644 man/$$p $(D)/share/man/$$p; done
 
 uninstall:
 	rm -f $(D)/include/rtask.h $(D)/lib/librtask.a $(D)/lib/librtask.so* \
-	    $(D)/lib/pkgconfig/rtask.pc $(D)/bin/rtask-info
+	    $(D)/lib/pkgconfig/rtask.pc $(D)/bin/rtask-info $(D)/lib/rtask/rtask-mpi.so
+	rmdir $(D)/lib/rtask 2>/dev/null || true
 	for p in $(INSTALLED_MAN); do rm -f $(D)/share/man/$$p; done
 
 # Install into a temporary prefix, build an example with pkg-config alone,

@@ -14,6 +14,7 @@ int nap(const void *arg, size_t len, rt_result *r);
 int actor_init(const void *arg, size_t len, void **state);
 int actor_noop(void *state, const void *arg, size_t len, rt_result *r);
 
+/* measure.c */
 double now(void);
 double median(double *v, int n);
 /* The value at fraction q (0.99) of v, which is sorted in place. */
@@ -23,6 +24,17 @@ size_t scaled(size_t n);
 long rss_kib(void);
 void row(const char *what, double value, const char *unit, const char *note);
 void verdict(const char *what, double ratio, double limit, int lower_is_better);
+int fill(const void *arg, size_t len, rt_result *r);
+/* One submission: a no-op task with options, or a no-op actor call. */
+typedef int (*submit_fn)(const void *with, rt_ref *ref);
+int submit_task(const void *opts, rt_ref *ref);
+/* Submit n, then collect n (the pipelined figure); submit and collect one
+ * at a time (the synchronous figure).  Seconds. */
+double submit_all_get_all(size_t n, submit_fn submit, const void *with);
+double one_at_a_time(size_t n, submit_fn submit, const void *with);
+/* A result of size bytes from fill(), with opts: seconds from submission
+ * to rt_get()'s return, and of them the task's filling. */
+void big_result(size_t size, const rt_opts *opts, double *total, double *filling);
 
 /* scale.c */
 void bench_many_actors(void);

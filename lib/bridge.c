@@ -13,13 +13,17 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-#define TAG_MSG 1
+#define TAG_MSG 1   /* one message, whose bytes follow as pieces */
 #define TAG_PIECE 2
+#define TAG_BATCH 3 /* messages without pieces, each a length and its bytes */
+#define BATCH_MAX ((size_t)1 << 20) /* bytes a batch grows to before it goes */
 #define SPIN_POLLS 200      /* polls with a yield before backing off */
 #define BACKOFF_MAX_US 1000 /* the longest sleep between idle polls */
 
@@ -27,7 +31,7 @@
  * and the bytes that follow it, mapped from their memfd. */
 typedef struct outgoing {
     struct outgoing *next;
-    int to;
+    int to, tag;
     char *buf;
     size_t len;
     int fd;
@@ -67,6 +71,7 @@ struct rt__bridge {
     int wake_fd;              /* eventfd the loop watches */
     rt__watch watch;
     outgoing *inflight;       /* bridge thread only */
+    outgoing **batch;         /* bridge thread only: one being made per rank */
     int rank, size;
     char error[256];
 };
@@ -114,10 +119,13 @@ static void unreachable(rt__bridge *b, int rank, const char *what)
 static void post(rt__bridge *b, outgoing *o)
 {
     const rt__mpi *mpi = b->mpi;
-    int failed = mpi->isend(o->buf, o->len, o->to, TAG_MSG, &o->reqs[0]) < 0;
+    int failed = mpi->isend(o->buf, o->len, o->to, o->tag, &o->reqs[0]) < 0;
     if (!failed && o->fd >= 0) {
         o->map = rt__shm_open(o->fd, o->bulk_len, 0);
         failed = !o->map;
+        if (o->map)
+            madvise((char *)o->map - RT__BUF_HDR, RT__BUF_HDR + o->bulk_len,
+                    MADV_POPULATE_READ);
         for (size_t i = 1; !failed && i < o->nreqs; i++) {
             size_t off = (i - 1) * RT__MPI_PIECE, n = o->bulk_len - off;
             failed = mpi->isend((char *)o->map + off, n < RT__MPI_PIECE ? n : RT__MPI_PIECE,
@@ -128,6 +136,63 @@ static void post(rt__bridge *b, outgoing *o)
         unreachable(b, o->to, "MPI could not send to it");
     o->next = b->inflight;
     b->inflight = o;
+}
+
+static outgoing *outgoing_new(int to, int tag, size_t nreqs)
+{
+    outgoing *o = rt__malloc(sizeof *o + nreqs * sizeof(void *));
+    if (o) {
+        memset(o, 0, sizeof *o + nreqs * sizeof(void *));
+        o->to = to;
+        o->tag = tag;
+        o->fd = -1;
+        o->nreqs = nreqs;
+    }
+    return o;
+}
+
+static void post_batch(rt__bridge *b, int to)
+{
+    if (b->batch[to])
+        post(b, b->batch[to]);
+    b->batch[to] = NULL;
+}
+
+/* Add o's bytes to the batch for its rank: 0, or -1 without memory. */
+static int batch_add(rt__bridge *b, outgoing *o)
+{
+    outgoing *bt = b->batch[o->to];
+    if (bt && bt->len + sizeof(uint64_t) + o->len > BATCH_MAX) {
+        post_batch(b, o->to);
+        bt = NULL;
+    }
+    if (!bt && !(bt = b->batch[o->to] = outgoing_new(o->to, TAG_BATCH, 1)))
+        return -1;
+    char *grown = rt__realloc(bt->buf, bt->len + sizeof(uint64_t) + o->len);
+    if (!grown)
+        return -1;
+    uint64_t len = o->len;
+    memcpy(grown + bt->len, &len, sizeof len);
+    memcpy(grown + bt->len + sizeof len, o->buf, o->len);
+    bt->buf = grown;
+    bt->len += sizeof len + o->len;
+    outgoing_free(o);
+    return 0;
+}
+
+/* Send what was queued: messages with pieces alone, the others in one
+ * batch per rank, in their order (MPI keeps the order between two ranks). */
+static void post_all(rt__bridge *b, outgoing *list)
+{
+    for (outgoing *o = list, *next; o; o = next) {
+        next = o->next;
+        if (o->fd >= 0 || batch_add(b, o) < 0) {
+            post_batch(b, o->to);
+            post(b, o);
+        }
+    }
+    for (int r = 0; r < b->size; r++)
+        post_batch(b, r);
 }
 
 /* Free the sends that completed; 1 when any did. */
@@ -151,26 +216,33 @@ static int progress(rt__bridge *b)
     return moved;
 }
 
-/* The pieces that follow a message, into a new memfd. */
-static int receive_pieces(rt__bridge *b, int from, size_t len)
+/* The pieces that follow a message, into a buffer the receiver keeps:
+ * the heap's pages come faster than a memfd's, and the caller of
+ * rt_get() frees them alike. */
+static void *receive_pieces(rt__bridge *b, int from, size_t len)
 {
-    void *data;
-    int fd = rt__shm_create(len, &data);
-    if (fd < 0) {
+    char *data = rt__buf_alloc(len);
+    if (!data) {
         rt__warn("no memory for %zu bytes from rank %d: the job ends", len, from);
         rt__bridge_abort(b, 1);
     }
+    /* Every page made in one call, not in a fault each while MPI copies
+     * (where the kernel can: Linux 5.14 and later). */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)data + page - 1) & ~(page - 1);
+    if (len > 2 * page)
+        madvise((void *)first, ((uintptr_t)data + len - first) & ~(page - 1),
+                MADV_POPULATE_WRITE);
     int rc = 0;
     for (size_t off = 0; off < len && rc == 0; off += RT__MPI_PIECE) {
         size_t n = len - off < RT__MPI_PIECE ? len - off : RT__MPI_PIECE;
-        rc = b->mpi->recv((char *)data + off, n, from, TAG_PIECE);
+        rc = b->mpi->recv(data + off, n, from, TAG_PIECE);
     }
-    rt__shm_unmap(data, len);
-    if (rc < 0 || rt__shm_seal(fd) < 0) {
-        close(fd);
-        return -1;
+    if (rc < 0) {
+        rt_free(data);
+        return NULL;
     }
-    return fd;
+    return data;
 }
 
 static void count_bye(rt__bridge *b)
@@ -181,25 +253,15 @@ static void count_bye(rt__bridge *b)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Take one message; 1 when one came, 0 when none, -1 on failure. */
-static int receive_one(rt__bridge *b)
+/* Decode one message of buf (which it then owns), take its pieces if
+ * they follow, and hand it over; -1 when it cannot. */
+static int take_message(rt__bridge *b, int from, char *buf, size_t len, int may_follow)
 {
-    int from, tag;
-    size_t len;
-    int found = b->mpi->probe(&from, &tag, &len);
-    if (found <= 0)
-        return found;
     incoming *in = rt__malloc(sizeof *in);
-    char *buf = rt__malloc(len ? len : 1);
     int follows = 0;
-    if (!in || !buf || b->mpi->recv(buf, len, from, tag) < 0 || tag != TAG_MSG ||
-        rt__rank_decode(buf, len, &in->m, &follows) < 0) {
-        rt__warn("a message from rank %d could not be received or read: dropped", from);
-        rt__free(in);
-        rt__free(buf);
-        return -1;
-    }
-    if (follows && (in->m.fd = receive_pieces(b, from, in->m.len)) < 0) {
+    if (!in || rt__rank_decode(buf, len, &in->m, &follows) < 0 ||
+        (follows && (!may_follow || !(in->m.owned = receive_pieces(b, from, in->m.len))))) {
+        rt__warn("a message from rank %d could not be read: dropped", from);
         rt__free(in);
         rt__free(buf);
         return -1;
@@ -208,12 +270,52 @@ static int receive_one(rt__bridge *b)
         count_bye(b);
         rt__free(in);
         rt__free(buf);
-        return 1;
+        return 0;
     }
+    if (in->m.owned)
+        in->m.bytes = in->m.owned;
     in->from = from;
     in->buf = buf;
     in->next = NULL;
     arrive(b, in);
+    return 0;
+}
+
+/* The messages of a batch, each copied out of it. */
+static void take_batch(rt__bridge *b, int from, const char *buf, size_t len)
+{
+    uint64_t n;
+    for (size_t at = 0; len - at >= sizeof n; at += sizeof n + n) {
+        memcpy(&n, buf + at, sizeof n);
+        char *one = n <= len - at - sizeof n ? rt__malloc(n ? n : 1) : NULL;
+        if (!one) {
+            rt__warn("a batch from rank %d could not be read: dropped", from);
+            return;
+        }
+        memcpy(one, buf + at + sizeof n, n);
+        take_message(b, from, one, n, 0);
+    }
+}
+
+/* Take one MPI message; 1 when one came, 0 when none, -1 on failure. */
+static int receive_one(rt__bridge *b)
+{
+    int from, tag;
+    size_t len;
+    int found = b->mpi->probe(&from, &tag, &len);
+    if (found <= 0)
+        return found;
+    char *buf = rt__malloc(len ? len : 1);
+    if (!buf || b->mpi->recv(buf, len, from, tag) < 0 ||
+        (tag != TAG_MSG && tag != TAG_BATCH)) {
+        rt__warn("a message from rank %d could not be received: dropped", from);
+        rt__free(buf);
+        return -1;
+    }
+    if (tag == TAG_MSG)
+        return take_message(b, from, buf, len, 1) < 0 ? -1 : 1;
+    take_batch(b, from, buf, len);
+    rt__free(buf);
     return 1;
 }
 
@@ -241,34 +343,57 @@ static void idle_wait(rt__bridge *b, unsigned idle)
     pthread_mutex_unlock(&b->mu);
 }
 
+/* The bridge thread's first act: join, and make room for its batches. */
+static int join(rt__bridge *b, void *unused)
+{
+    (void)unused;
+    if (b->mpi->join(&b->rank, &b->size, b->error, sizeof b->error) < 0)
+        return -1;
+    if (!(b->batch = rt__calloc((size_t)b->size, sizeof *b->batch))) {
+        snprintf(b->error, sizeof b->error, "no memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Make the call a thread waits for, and tell it the outcome. */
+static int make_call(rt__bridge *b)
+{
+    pthread_mutex_lock(&b->mu);
+    bridge_call call = b->call;
+    void *arg = b->call_arg;
+    pthread_mutex_unlock(&b->mu);
+    if (!call)
+        return 0;
+    int rc = call(b, arg);
+    pthread_mutex_lock(&b->mu);
+    b->call_rc = rc;
+    b->call = NULL;
+    pthread_cond_broadcast(&b->answered);
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
 static void *bridge_main(void *arg)
 {
     rt__bridge *b = arg;
     unsigned idle = 0;
+    if (make_call(b) < 0) /* join */
+        return NULL;      /* rt__bridge_open() ends the job */
     for (;;) {
+        make_call(b);
         pthread_mutex_lock(&b->mu);
-        if (b->call) {
-            bridge_call call = b->call;
-            pthread_mutex_unlock(&b->mu);
-            int rc = call(b, b->call_arg);
-            pthread_mutex_lock(&b->mu);
-            b->call_rc = rc;
-            b->call = NULL;
-            pthread_cond_broadcast(&b->answered);
-        }
         outgoing *take = b->queued;
         b->queued = NULL;
         b->queued_tail = &b->queued;
         int closing = b->closing;
         pthread_mutex_unlock(&b->mu);
-        for (outgoing *o = take, *next; o; o = next) {
-            next = o->next;
-            post(b, o);
-        }
+        post_all(b, take);
         int busy = (take != NULL) | progress(b) | receive(b);
         if (closing && !b->inflight && !take)
             break;
-        idle = busy ? 0 : idle + 1;
+        /* A large send moves only while MPI is called: no backing off. */
+        idle = busy || b->inflight ? 0 : idle + 1;
         idle_wait(b, idle);
     }
     b->mpi->leave(b->finalize);
@@ -291,11 +416,6 @@ static int call_on_bridge(rt__bridge *b, bridge_call call, void *arg)
 
 /* ---- startup ---------------------------------------------------------------- */
 
-static int join(rt__bridge *b, void *unused)
-{
-    (void)unused;
-    return b->mpi->join(&b->rank, &b->size, b->error, sizeof b->error);
-}
 
 typedef struct gather_args {
     const void *mine;
@@ -351,12 +471,12 @@ static void bridge_free(rt__bridge *b)
 {
     for (incoming *in = b->arrived, *next; in; in = next) {
         next = in->next;
-        if (in->m.fd >= 0)
-            close(in->m.fd);
+        rt_free(in->m.owned);
         rt__free(in->buf);
         rt__free(in);
     }
     close(b->wake_fd);
+    rt__free(b->batch);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->work);
     pthread_cond_destroy(&b->answered);
@@ -385,7 +505,7 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
         bridge_free(b);
         return rc;
     }
-    b->call = join; /* the thread's first act */
+    b->call = join; /* made by the thread before anything else */
     int err = rt__thread_start(&b->thread, NULL, bridge_main, b);
     if (err) {
         bridge_free(b);
@@ -397,8 +517,11 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
     int rc = b->call_rc;
     pthread_mutex_unlock(&b->mu);
     if (rc < 0) {
-        rt__error(RT_ESYS, "rt_init: joining the MPI job: %s", b->error);
-        rt__bridge_abort(b, 1); /* MPI is half up: nothing else ends it */
+        /* MPI is up, and the other ranks wait in rtask's first collective:
+         * only ending the job ends them. */
+        fprintf(stderr, "rtask: rt_init: joining the MPI job: %s; the job ends\n",
+                b->error);
+        rt__bridge_abort(b, 1);
     }
     *rank = b->rank;
     *size = b->size;
@@ -458,20 +581,15 @@ void rt__bridge_detach(rt__bridge *b)
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
 {
     size_t pieces = m->fd >= 0 ? (m->len + RT__MPI_PIECE - 1) / RT__MPI_PIECE : 0;
-    outgoing *o = rt__malloc(sizeof *o + (1 + pieces) * sizeof(void *));
+    outgoing *o = outgoing_new(to, TAG_MSG, 1 + pieces);
     if (!o || rt__rank_encode(m, &o->buf, &o->len) < 0) {
         rt__free(o);
         if (m->fd >= 0)
             close(m->fd);
         return -1;
     }
-    o->next = NULL;
-    o->to = to;
     o->fd = m->fd;
-    o->map = NULL;
     o->bulk_len = m->fd >= 0 ? m->len : 0;
-    o->nreqs = 1 + pieces;
-    memset(o->reqs, 0, o->nreqs * sizeof(void *));
     pthread_mutex_lock(&b->mu);
     *b->queued_tail = o;
     b->queued_tail = &o->next;

@@ -190,8 +190,8 @@ static void to_peer(void *ctx, int from, const rt__rank_msg *m)
     rt__cluster *c = ctx;
     if (from > 0 && from < c->size && c->peer[from])
         rt__peer_deliver(c->peer[from], m);
-    else if (m->fd >= 0)
-        close(m->fd);
+    else
+        rt_free(m->owned);
 }
 
 static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)

@@ -292,11 +292,18 @@ static void bury(rt__dispatch *d, rt__actor *a)
     }
 }
 
+/* An answer's bytes nobody takes: its memfd or its buffer. */
+static void drop_result(const rt__result_msg *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    rt_free(r->owned);
+}
+
 static void constructed(rt__dispatch *d, rt__task *create, const rt__result_msg *r)
 {
     rt__actor *a = create->actor;
-    if (r->fd >= 0)
-        close(r->fd);
+    drop_result(r);
     if ((r->sys_errno == 0 && r->status == 0) || a->killed)
         return;
     /* The worker leaves after a failed constructor; its exit ends the
@@ -420,8 +427,7 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
 {
     if (r->sys_errno) {
-        if (r->fd >= 0)
-            close(r->fd);
+        drop_result(r);
         rt__task_fail(t, RT_ESYS, "the worker could not run the task: %s",
                       strerror(r->sys_errno));
         finish(d, t, RT_ESYS);
@@ -429,7 +435,9 @@ static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
     }
     t->task_status = r->status;
     t->result_len = r->len;
-    if (r->fd >= 0) {
+    if (r->owned) {
+        t->result = r->owned; /* from another rank: already a buffer of ours */
+    } else if (r->fd >= 0) {
         t->result = rt__shm_open(r->fd, r->len, 1);
         int err = errno;
         close(r->fd);
@@ -462,8 +470,7 @@ static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
     rt__lease *l = owner;
     rt__task *t = l->inflight.head;
     if (!t || t->id != r->id) { /* not what this worker was asked */
-        if (r->fd >= 0)
-            close(r->fd);
+        drop_result(r);
         node_of(d, l)->ops->kill(node_of(d, l), l->worker);
         return;
     }

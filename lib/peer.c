@@ -148,7 +148,8 @@ static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release,
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {
     rt__result_msg r = {.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
-                        .run_us = m->w[3], .data = m->bytes, .len = m->len, .fd = m->fd};
+                        .run_us = m->w[3], .data = m->bytes, .len = m->len, .fd = -1,
+                        .owned = m->owned};
     if (x->inflight > 0)
         x->inflight--;
     x->busy_since_ns = rt__now_ns();
@@ -175,8 +176,8 @@ void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
         answered(p, x, m);
     } else if (m->type == RT__RANK_LOST && x) {
         lost(p, x, m);
-    } else if (m->fd >= 0) {
-        close(m->fd); /* for a lease released meanwhile */
+    } else {
+        rt_free(m->owned); /* for a lease released meanwhile */
     }
 }
 

@@ -84,6 +84,7 @@ int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows)
     m->bytes = f.follows ? NULL : p + f.text_len;
     m->len = f.len;
     m->fd = -1;
+    m->owned = NULL;
     *follows = (int)f.follows;
     return 0;
 }

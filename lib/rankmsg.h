@@ -5,8 +5,9 @@
  * Rank 0 drives the other ranks' nodes (peer.h) and each of them serves
  * (serve.h).  A lease here is rank 0's worker on that rank, named by a
  * number rank 0 never reuses.  A message is one MPI message; bytes of
- * RT__SHM_MIN or more follow it as pieces of their own (the bridge moves
- * them, from and into memfds, so a large result is never copied).
+ * RT__SHM_MIN or more follow it as pieces of their own, which the bridge
+ * sends from their memfd and receives into a buffer the receiver keeps
+ * (a large result is not copied on either side).
  */
 #ifndef RT_RANKMSG_H
 #define RT_RANKMSG_H
@@ -40,9 +41,11 @@ typedef struct rt__rank_msg {
     uint64_t w[5];
     rt__fn_place fn, fini;   /* TASK only */
     const char *text;        /* NUL-terminated; "" when none */
-    const void *bytes;       /* inline bytes, or NULL with fd */
+    const void *bytes;       /* the bytes (inline, or in owned); NULL with fd */
     size_t len;
-    int fd;                  /* a memfd holding len bytes, or -1 */
+    int fd;                  /* sending: a memfd holding len bytes, or -1 */
+    void *owned;             /* received: an rt_free()-able buffer of the bytes
+                                that followed (bytes points to it), or NULL */
 } rt__rank_msg;
 
 /* Encode m into a new buffer (*out, *out_len; rt__free() it).  Bytes go

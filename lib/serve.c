@@ -214,14 +214,9 @@ static rt__task *make_task(lease *l, const rt__rank_msg *m)
         rt__warn("rank 0 sent a function this program does not have: dropped");
         return NULL;
     }
-    const void *arg = m->bytes;
-    if (m->fd >= 0 && !(arg = rt__shm_open(m->fd, m->len, 0)))
-        return NULL;
     rt__task *t = NULL;
     rt__task_new((rt__task_kind)m->w[1], (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0,
-                 arg, m->len, &t);
-    if (m->fd >= 0)
-        rt__shm_unmap((void *)arg, m->len);
+                 m->bytes, m->len, &t);
     if (t) {
         t->id = m->w[0];
         l->fini = m->w[2] ? (uint64_t)(uintptr_t)fini : l->fini;
@@ -285,8 +280,7 @@ int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m)
     } else if (m->type == RT__RANK_STOP || m->type == RT__RANK_KILL) {
         end_lease(s, l, m->type == RT__RANK_KILL);
     }
-    if (m->fd >= 0)
-        close(m->fd);
+    rt_free(m->owned);
     return 0;
 }
 
