@@ -57,6 +57,8 @@ struct rt__bridge {
     pthread_mutex_t mu;
     pthread_cond_t work;      /* the bridge thread: something to do */
     pthread_cond_t answered;  /* callers: a call ended, a BYE came */
+    outgoing *staged, **staged_tail; /* sent, not yet handed over: by one
+                                        thread at a time (the runtime's round) */
     outgoing *queued, **queued_tail; /* [mu] */
     incoming *arrived, **arrived_tail; /* [mu] */
     bridge_call call;         /* [mu] to make, or NULL */
@@ -88,11 +90,12 @@ static void outgoing_free(outgoing *o)
     rt__free(o);
 }
 
-static void arrive(rt__bridge *b, incoming *in)
+/* Hand a list of messages (linked, last at *tail) to the loop. */
+static void arrive(rt__bridge *b, incoming *in, incoming **tail)
 {
     pthread_mutex_lock(&b->mu);
     *b->arrived_tail = in;
-    b->arrived_tail = &in->next;
+    b->arrived_tail = tail;
     int deliver = b->loop != NULL;
     pthread_mutex_unlock(&b->mu);
     uint64_t one = 1;
@@ -113,7 +116,7 @@ static void unreachable(rt__bridge *b, int rank, const char *what)
     in->m.type = RT__RANK_FAILED;
     in->m.text = what;
     in->m.fd = -1;
-    arrive(b, in);
+    arrive(b, in, &in->next);
 }
 
 static void post(rt__bridge *b, outgoing *o)
@@ -253,9 +256,11 @@ static void count_bye(rt__bridge *b)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Decode one message of buf (which it then owns), take its pieces if
- * they follow, and hand it over; -1 when it cannot. */
-static int take_message(rt__bridge *b, int from, char *buf, size_t len, int may_follow)
+/* Decode one message of buf (which it then owns) and take its pieces if
+ * they follow: the message to hand over, or NULL (a BYE is counted here;
+ * a message that cannot be read is dropped with a warning). */
+static incoming *take_message(rt__bridge *b, int from, char *buf, size_t len,
+                              int may_follow)
 {
     incoming *in = rt__malloc(sizeof *in);
     int follows = 0;
@@ -264,37 +269,43 @@ static int take_message(rt__bridge *b, int from, char *buf, size_t len, int may_
         rt__warn("a message from rank %d could not be read: dropped", from);
         rt__free(in);
         rt__free(buf);
-        return -1;
+        return NULL;
     }
     if (in->m.type == RT__RANK_BYE) {
         count_bye(b);
         rt__free(in);
         rt__free(buf);
-        return 0;
+        return NULL;
     }
     if (in->m.owned)
         in->m.bytes = in->m.owned;
     in->from = from;
     in->buf = buf;
     in->next = NULL;
-    arrive(b, in);
-    return 0;
+    return in;
 }
 
-/* The messages of a batch, each copied out of it. */
+/* The messages of a batch, each copied out of it, handed over at once. */
 static void take_batch(rt__bridge *b, int from, const char *buf, size_t len)
 {
+    incoming *list = NULL, **tail = &list;
     uint64_t n;
     for (size_t at = 0; len - at >= sizeof n; at += sizeof n + n) {
         memcpy(&n, buf + at, sizeof n);
         char *one = n <= len - at - sizeof n ? rt__malloc(n ? n : 1) : NULL;
         if (!one) {
             rt__warn("a batch from rank %d could not be read: dropped", from);
-            return;
+            break;
         }
         memcpy(one, buf + at + sizeof n, n);
-        take_message(b, from, one, n, 0);
+        incoming *in = take_message(b, from, one, n, 0);
+        if (in) {
+            *tail = in;
+            tail = &in->next;
+        }
     }
+    if (list)
+        arrive(b, list, tail);
 }
 
 /* Take one MPI message; 1 when one came, 0 when none, -1 on failure. */
@@ -312,8 +323,12 @@ static int receive_one(rt__bridge *b)
         rt__free(buf);
         return -1;
     }
-    if (tag == TAG_MSG)
-        return take_message(b, from, buf, len, 1) < 0 ? -1 : 1;
+    if (tag == TAG_MSG) {
+        incoming *in = take_message(b, from, buf, len, 1);
+        if (in)
+            arrive(b, in, &in->next);
+        return 1;
+    }
     take_batch(b, from, buf, len);
     rt__free(buf);
     return 1;
@@ -493,6 +508,7 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
         return rt__error(RT_ENOMEM, "rt_init: no memory for the MPI bridge");
     memset(b, 0, sizeof *b);
     b->mpi = mpi;
+    b->staged_tail = &b->staged;
     b->queued_tail = &b->queued;
     b->arrived_tail = &b->arrived;
     b->watch.fd = -1;
@@ -590,16 +606,27 @@ int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
     }
     o->fd = m->fd;
     o->bulk_len = m->fd >= 0 ? m->len : 0;
+    *b->staged_tail = o;
+    b->staged_tail = &o->next;
+    return 0;
+}
+
+void rt__bridge_flush(rt__bridge *b)
+{
+    if (!b->staged)
+        return;
     pthread_mutex_lock(&b->mu);
-    *b->queued_tail = o;
-    b->queued_tail = &o->next;
+    *b->queued_tail = b->staged;
+    b->queued_tail = b->staged_tail;
     pthread_cond_signal(&b->work);
     pthread_mutex_unlock(&b->mu);
-    return 0;
+    b->staged = NULL;
+    b->staged_tail = &b->staged;
 }
 
 int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms)
 {
+    rt__bridge_flush(b);
     struct timespec until = rt__deadline_after(timeout_ms);
     pthread_mutex_lock(&b->mu);
     while (b->byes < n && pthread_cond_timedwait(&b->answered, &b->mu, &until) == 0)
@@ -612,6 +639,7 @@ int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms)
 void rt__bridge_close(rt__bridge *b, int finalize)
 {
     rt__bridge_detach(b);
+    rt__bridge_flush(b);
     pthread_mutex_lock(&b->mu);
     b->closing = 1;
     b->finalize = finalize;

@@ -39,11 +39,15 @@ int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__bridge_cb cb, void *ctx
 /* Stop delivering (before the loop closes). */
 void rt__bridge_detach(rt__bridge *b);
 /* Queue a message for rank `to`; a memfd in m->fd becomes the bridge's.
- * 0, or -1 without memory (the memfd is closed). */
+ * 0, or -1 without memory (the memfd is closed).  Messages are staged
+ * until rt__bridge_flush() hands them all to the bridge thread at once;
+ * both are called by one thread at a time (the runtime's round). */
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m);
-/* Wait up to timeout_ms for n BYE messages in all; how many came. */
+void rt__bridge_flush(rt__bridge *b);
+/* Flush, and wait up to timeout_ms for n BYE messages in all; how many
+ * came. */
 int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms);
-/* Send what is queued, leave the job and free b.  MPI is finalized when
+/* Flush, send what is queued, leave the job and free b.  MPI is finalized when
  * the bridge initialized it, or when finalize is set. */
 void rt__bridge_close(rt__bridge *b, int finalize);
 /* End the whole job with a message: for a rank that cannot go on. */

@@ -22,8 +22,8 @@ typedef struct rt__cluster rt__cluster;
  * for none; RT_EINVAL with a message for anything else. */
 int rt__cluster_wanted(const rt_config *config);
 /* Join the MPI job and meet the other ranks: 0, or a negative error code
- * with a message (a rank other than 0 whose program differs from rank 0's
- * leaves the job and exits with status 1). */
+ * with a message (a rank whose program differs from rank 0's says so on
+ * stderr, leaves the job and exits with status 0: rank 0 reports it). */
 int rt__cluster_join(rt__cluster **out, const rt__offer *set);
 /* Rank 0: add the other ranks' nodes to d; others: serve with local.
  * Under the runtime's round.  0, or RT_ENOMEM. */

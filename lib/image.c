@@ -72,6 +72,32 @@ void *rt__image_find(const rt__fn_place *p)
     return (void *)(s.base + (uintptr_t)p->offset);
 }
 
+int rt__fn_cache_place(rt__fn_cache *c, const void *fn, rt__fn_place *out)
+{
+    size_t i = ((uintptr_t)fn >> 4) % RT__FN_CACHE;
+    if (c->slot[i].fn != fn) {
+        if (rt__image_place(fn, &c->slot[i].place) < 0)
+            return -1;
+        c->slot[i].fn = fn;
+    }
+    *out = c->slot[i].place;
+    return 0;
+}
+
+void *rt__fn_cache_find(rt__fn_cache *c, const rt__fn_place *p)
+{
+    size_t i = (p->offset >> 4) % RT__FN_CACHE;
+    if (c->slot[i].fn && c->slot[i].place.offset == p->offset &&
+        strcmp(c->slot[i].place.object, p->object) == 0)
+        return (void *)c->slot[i].fn;
+    void *fn = rt__image_find(p);
+    if (fn) {
+        c->slot[i].fn = fn;
+        c->slot[i].place = *p;
+    }
+    return fn;
+}
+
 /* The GNU build id note of the program (the first object walked). */
 static int build_id(struct dl_phdr_info *info, size_t size, void *arg)
 {

@@ -26,6 +26,20 @@ int rt__image_place(const void *fn, rt__fn_place *out);
 /* The function at a place in this process: NULL when its object is not
  * loaded here, or the offset falls outside it. */
 void *rt__image_find(const rt__fn_place *p);
+/* The same, remembered: dl_iterate_phdr() walks every loaded object, and
+ * a task's function is looked up for each task.  Zero-initialize one per
+ * user (it is not shared between threads). */
+#define RT__FN_CACHE 64
+typedef struct rt__fn_cache {
+    struct {
+        const void *fn;
+        rt__fn_place place;
+    } slot[RT__FN_CACHE];
+} rt__fn_cache;
+
+int rt__fn_cache_place(rt__fn_cache *c, const void *fn, rt__fn_place *out);
+void *rt__fn_cache_find(rt__fn_cache *c, const rt__fn_place *p);
+
 /* The program's identity, as text ("build-id 1a2b..." or "sha 9f..."),
  * into buf. */
 void rt__image_identity(char *buf, size_t size);

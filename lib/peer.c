@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PLACES 64    /* functions whose place is remembered */
 
 /* Rank 0's lease on the rank. */
 typedef struct proxy {
@@ -25,10 +24,7 @@ struct rt__peer {
     int rank;
     uint64_t next_id;
     rt__idmap proxies;
-    struct {
-        const void *fn;
-        rt__fn_place place;
-    } places[PLACES];        /* a cache: dl_iterate_phdr() walks every object */
+    rt__fn_cache places;     /* where the functions sent live */
     char why[256];           /* why the node failed, for the dispatcher */
 };
 
@@ -71,19 +67,6 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     return rt__bridge_send(p->bridge, p->rank, &m);
 }
 
-/* Where fn lives, remembered. */
-static int place_of(rt__peer *p, const void *fn, rt__fn_place *out)
-{
-    size_t i = ((uintptr_t)fn >> 4) % PLACES;
-    if (p->places[i].fn != fn) {
-        if (rt__image_place(fn, &p->places[i].place) < 0)
-            return -1;
-        p->places[i].fn = fn;
-    }
-    *out = p->places[i].place;
-    return 0;
-}
-
 static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
 {
     rt__peer *p = (rt__peer *)n;
@@ -91,8 +74,8 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
     rt__rank_msg m = {.type = RT__RANK_TASK, .lease = x->byid.id,
                       .w = {t->id, t->kind, fini != 0}, .text = t->name ? t->name : "",
                       .bytes = rt__task_arg(t), .len = t->arg_len, .fd = -1};
-    if (place_of(p, (const void *)t->fn, &m.fn) < 0 ||
-        (fini && place_of(p, (const void *)(uintptr_t)fini, &m.fini) < 0))
+    if (rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0 ||
+        (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0))
         return -1;
     if (t->arg_fd >= 0 && (m.fd = dup(t->arg_fd)) < 0)
         return -1;
@@ -133,7 +116,7 @@ static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
 
 static void op_flush(rt__node *n)
 {
-    (void)n; /* the bridge sends as messages are queued */
+    rt__bridge_flush(((rt__peer *)n)->bridge);
 }
 
 static int op_await(rt__node *n, rt__worker *w, int timeout_us)

@@ -31,6 +31,7 @@ struct rt__serve {
     rt__node *local;
     rt__idmap leases;
     rt__link waiting;      /* leases without a worker, oldest first */
+    rt__fn_cache functions; /* the functions rank 0 sent, found here */
 };
 
 static void reply(rt__serve *s, const rt__rank_msg *m)
@@ -130,6 +131,7 @@ static void renew(rt__serve *s, lease *l)
 int rt__serve_run(rt__serve *s)
 {
     int still = 0;
+    rt__bridge_flush(s->bridge); /* what the last events answered */
     for (rt__link *k = s->waiting.next, *next; k != &s->waiting; k = next) {
         next = k->next;
         lease *l = RT__OWNER(k, lease, waiting);
@@ -140,6 +142,7 @@ int rt__serve_run(rt__serve *s)
             still = 1; /* starting a process failed: soon again */
         }
     }
+    rt__bridge_flush(s->bridge);
     return still;
 }
 
@@ -206,10 +209,10 @@ static int set_devices(lease *l, const rt__rank_msg *m)
 
 /* A task record for the local node, its function found in this process;
  * a constructor's destructor goes to the lease. */
-static rt__task *make_task(lease *l, const rt__rank_msg *m)
+static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
 {
-    void *fn = rt__image_find(&m->fn);
-    void *fini = m->w[2] ? rt__image_find(&m->fini) : NULL;
+    void *fn = rt__fn_cache_find(&s->functions, &m->fn);
+    void *fini = m->w[2] ? rt__fn_cache_find(&s->functions, &m->fini) : NULL;
     if (!fn || (m->w[2] && !fini) || m->w[1] > RT__KIND_CALL) {
         rt__warn("rank 0 sent a function this program does not have: dropped");
         return NULL;
@@ -226,7 +229,7 @@ static rt__task *make_task(lease *l, const rt__rank_msg *m)
 
 static void take_task(rt__serve *s, lease *l, const rt__rank_msg *m)
 {
-    rt__task *t = make_task(l, m);
+    rt__task *t = make_task(s, l, m);
     if (!t) {
         /* Rank 0 hears of it as a lost worker, and its retry rule applies. */
         if (l->w) {

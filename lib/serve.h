@@ -22,8 +22,9 @@ typedef struct rt__serve rt__serve;
 rt__serve *rt__serve_new(rt__bridge *b, rt__node *local);
 /* What rank 0 sent.  Returns 1 when it was SHUTDOWN. */
 int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m);
-/* Give waiting leases a worker and send their tasks; 1 when a lease still
- * waits for lack of a process (try again soon). */
+/* Give waiting leases a worker and send their tasks, and send rank 0
+ * what was answered since the last round; 1 when a lease still waits for
+ * lack of a process (try again soon). */
 int rt__serve_run(rt__serve *s);
 /* Free s, once the local node has stopped (its workers with it). */
 void rt__serve_free(rt__serve *s);
