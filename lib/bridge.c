@@ -90,6 +90,14 @@ static void outgoing_free(outgoing *o)
     rt__free(o);
 }
 
+static void wake_loop(rt__bridge *b)
+{
+    uint64_t one = 1;
+    if (write(b->wake_fd, &one, sizeof one) < 0) {
+        /* the counter is full: the loop is already woken */
+    }
+}
+
 /* Hand a list of messages (linked, last at *tail) to the loop. */
 static void arrive(rt__bridge *b, incoming *in, incoming **tail)
 {
@@ -98,10 +106,8 @@ static void arrive(rt__bridge *b, incoming *in, incoming **tail)
     b->arrived_tail = tail;
     int deliver = b->loop != NULL;
     pthread_mutex_unlock(&b->mu);
-    uint64_t one = 1;
-    if (deliver && write(b->wake_fd, &one, sizeof one) < 0) {
-        /* the counter is full: the loop is already woken */
-    }
+    if (deliver)
+        wake_loop(b);
 }
 
 /* A message that says another rank cannot be reached, as if it had sent
@@ -577,10 +583,8 @@ int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__bridge_cb cb, void *ctx
     b->loop = loop;
     int waiting = b->arrived != NULL;
     pthread_mutex_unlock(&b->mu);
-    uint64_t one = 1;
-    if (waiting && write(b->wake_fd, &one, sizeof one) < 0) {
-        /* already woken */
-    }
+    if (waiting) /* what came before the loop was there */
+        wake_loop(b);
     return 0;
 }
 

@@ -12,6 +12,8 @@
  *            rt_shutdown(): every rank still ends, with status 0
  *   rankdies a task kills its rank (rank 1) while rank 0 waits forever:
  *            the job ends (mpirun aborts it) instead of hanging
+ *   nodefails a task kills rank 1's fork server: rank 0's runtime stops
+ *            with that reason, and every rank still ends with status 0
  */
 #include <check.h>
 #include <rtask.h>
@@ -119,6 +121,13 @@ static int kill_rank(const void *arg, size_t len, rt_result *res)
     if (f)
         fclose(f);
     return rank > 1 ? kill(rank, SIGKILL) : 1;
+}
+
+/* Kills the fork server of the rank that runs it. */
+static int kill_fork_server(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg, (void)len, (void)res;
+    return kill(getppid(), SIGKILL);
 }
 
 /* An actor: a counter. */
@@ -385,6 +394,16 @@ int main(int argc, char **argv)
         int rc = rt_get(r2, NULL, NULL, RT_FOREVER);
         printf("rankdies: rank 0 went on: %d (%s)\n", rc, rt_last_error());
         return 1;
+    }
+    if (strcmp(which, "nodefails") == 0) {
+        rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+        rt_ref r;
+        if (rt_remote(kill_fork_server, &o, NULL, 0, &r) < 0)
+            return 1;
+        int rc = rt_get(r, NULL, NULL, 60000);
+        int ok = rc == RT_ESHUTDOWN && strstr(rt_last_error(), "rank 1") != NULL;
+        printf("nodefails: rt_get = %d (%s): %s\n", rc, rt_last_error(), ok ? "ok" : "WRONG");
+        return rt_shutdown() == 0 && ok ? 0 : 1;
     }
     if (strcmp(which, "unended") == 0) {
         rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
