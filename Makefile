@@ -20,8 +20,11 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -Iinclude -pthread
 LIBS      = -pthread -lm -ldl
 
 # hwloc finds devices where it is installed; without it, PCI sysfs does.
-HWLOC_CFLAGS := $(shell pkg-config --cflags hwloc 2>/dev/null && echo -DRT_HAVE_HWLOC)
-HWLOC_LIBS   := $(shell pkg-config --libs hwloc 2>/dev/null)
+# pkg-config is asked when a compiler first needs the answer, which is
+# after `deps` has installed hwloc on a fresh machine, not when make starts.
+HWLOC_CFLAGS = $(eval HWLOC_CFLAGS := $$(shell pkg-config --cflags hwloc 2>/dev/null \
+                   && echo -DRT_HAVE_HWLOC))$(HWLOC_CFLAGS)
+HWLOC_LIBS   = $(eval HWLOC_LIBS := $$(shell pkg-config --libs hwloc 2>/dev/null))$(HWLOC_LIBS)
 ALL_CFLAGS += $(HWLOC_CFLAGS)
 LIBS      += $(HWLOC_LIBS)
 
@@ -51,7 +54,7 @@ INFO_BIN    = $(B)/tools/rtask-info
 # program's symbols in its dynamic table: link programs with -rdynamic.
 PROG_LDFLAGS = -rdynamic
 
-.PHONY: all lib examples run-examples check check-man check-asan check-valgrind \
+.PHONY: FORCE all lib examples run-examples check check-man check-asan check-valgrind \
         check-chaos check-mpi check-install install uninstall bench fuzz deps deps-test clean
 
 all: lib examples $(INFO_BIN)
@@ -70,7 +73,16 @@ $(B)/rtask-mpi.so: lib/mpi/module.c lib/mpi_ops.h
 # Where `make install` puts the module, for programs linked statically.
 $(B)/lib/cluster.o: ALL_CFLAGS += -DRT_MPI_MODULE_DIR='"$(PREFIX)/lib/rtask"'
 
-$(B)/lib/%.o: lib/%.c $(LIB_HDR) | deps
+# The flags the library was built with: when they change (hwloc installed
+# since), everything is built again.
+$(B)/flags: FORCE | deps
+	@mkdir -p $(@D)
+	@echo '$(ALL_CFLAGS) $(LIBS)' > $@.new
+	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+
+FORCE:
+
+$(B)/lib/%.o: lib/%.c $(LIB_HDR) $(B)/flags | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -101,8 +113,11 @@ run-examples: examples
 
 # ---- dependencies -----------------------------------------------------------
 
+# hwloc and the PCI id database improve detection; a machine that cannot
+# install them (no registry) builds without them, with a warning.
 deps:
-	@mk/need-packages build-essential pkg-config libhwloc-dev
+	@mk/need-packages build-essential pkg-config
+	@mk/need-packages --optional libhwloc-dev pci.ids
 
 deps-test:
 	@mk/need-packages build-essential pkg-config check libsubunit-dev python3

@@ -4,6 +4,7 @@
 #include "error.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,18 +362,42 @@ static int xml_loads_safely(const char *xml)
     return !WIFSIGNALED(status);
 }
 
+/* Why hwloc cannot use an XML file: RT_EINVAL with a message.  A file
+ * written by hwloc 3.x says version="3..." in its first lines. */
+static int xml_error(const char *xml, const char *what)
+{
+    char head[512], version[32];
+    FILE *f = fopen(xml, "r");
+    if (!f)
+        return rt__error(RT_EINVAL, "rt_init: the hwloc topology %s cannot be read: %s",
+                         xml, strerror(errno));
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    rt__detect_hwloc_version(version, sizeof version);
+    if (strstr(head, "version=\"3."))
+        return rt__error(RT_EINVAL, "rt_init: the hwloc topology %s was written by hwloc "
+                         "3.x, which this hwloc (%s) cannot read", xml, version);
+    return rt__error(RT_EINVAL, "rt_init: hwloc %s the topology %s", what, xml);
+}
+
+/* Devices through hwloc: 0, or -1 when it fails (for an XML file, with
+ * an error set: the file's machine is not this one, so there is no
+ * falling back to this machine's sysfs). */
 static int read_hwloc(const char *xml, rt__machine *m)
 {
     hwloc_topology_t t;
     if (xml && !xml_loads_safely(xml)) {
-        rt__warn("hwloc crashes reading %s: ignored; trying PCI sysfs", xml);
+        xml_error(xml, "crashes reading");
         return -1;
     }
     if (hwloc_topology_init(&t) < 0)
-        return -1;
+        return xml ? xml_error(xml, "could not start to read") : -1;
     if (load_topology(t, xml) < 0) {
-        rt__warn("hwloc could not load %s; trying PCI sysfs", xml ? xml : "the topology");
         hwloc_topology_destroy(t);
+        if (xml)
+            return xml_error(xml, "could not load");
+        rt__warn("hwloc could not load the topology; trying PCI sysfs");
         return -1;
     }
     int seen = 0;
@@ -393,7 +418,7 @@ static int read_hwloc(const char *xml, rt__machine *m)
     }
     hwloc_topology_destroy(t);
     snprintf(m->source, sizeof m->source, "%s", xml ? "hwloc XML" : "hwloc");
-    return seen ? 0 : -1; /* no PCI device at all: hwloc saw no I/O */
+    return seen || xml ? 0 : -1; /* here, no PCI device at all: hwloc saw no I/O */
 }
 #endif
 
@@ -442,7 +467,7 @@ static int by_kind_then_bus(const void *a, const void *b)
     return lx != ly ? (lx > ly) - (lx < ly) : strcmp(x->bus_id, y->bus_id);
 }
 
-void rt__detect(const rt__detect_opts *opts, rt__machine *m)
+int rt__detect(const rt__detect_opts *opts, rt__machine *m)
 {
     const char *root = opts && opts->root ? opts->root : getenv("RTASK_SYSFS_ROOT");
     const char *xml = opts && opts->hwloc_xml ? opts->hwloc_xml : getenv("RTASK_HWLOC_XML");
@@ -453,21 +478,33 @@ void rt__detect(const rt__detect_opts *opts, rt__machine *m)
         db = PCI_IDS_DEFAULT;
     memset(m, 0, sizeof *m);
     snprintf(m->source, sizeof m->source, "sysfs");
-    /* hwloc cannot read another root: a fake tree is read by the sysfs path. */
-    int use_hwloc = !(opts && opts->no_hwloc) && (xml || strcmp(root, "/") == 0);
+    if (xml && *xml) {
+        /* Another machine's topology: its devices alone, or an error. */
 #ifdef RT_HAVE_HWLOC
-    if (!use_hwloc || read_hwloc(xml, m) < 0) {
-        m->count = 0;
-        read_sysfs(root, m);
-    }
+        if (read_hwloc(xml, m) < 0)
+            return RT_EINVAL;
 #else
-    (void)use_hwloc;
-    read_sysfs(root, m);
+        return rt__error(RT_EINVAL, "rt_init: the hwloc topology %s: rtask was built "
+                         "without hwloc, which alone reads topologies", xml);
 #endif
+    } else {
+        /* hwloc cannot read another root: a fake tree is read through sysfs. */
+        int use_hwloc = !(opts && opts->no_hwloc) && strcmp(root, "/") == 0;
+#ifdef RT_HAVE_HWLOC
+        if (!use_hwloc || read_hwloc(NULL, m) < 0) {
+            m->count = 0;
+            read_sysfs(root, m);
+        }
+#else
+        (void)use_hwloc;
+        read_sysfs(root, m);
+#endif
+        read_neuron(root, m);
+    }
     for (int i = 0; i < m->count; i++)
         name_device(root, db, &m->dev[i]);
-    read_neuron(root, m);
     qsort(m->dev, (size_t)m->count, sizeof *m->dev, by_kind_then_bus);
+    return 0;
 }
 
 int rt__machine_count(const rt__machine *m, rt__dev_kind kind)
@@ -506,4 +543,14 @@ void rt__device_describe(const rt__device *d, int index, char *buf, size_t size)
                      d->cpus[0] ? d->cpus : "-");
     if (d->kind == RT__DEV_NEURON && n > 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " cores %d", d->cores);
+}
+
+void rt__detect_hwloc_version(char *buf, size_t size)
+{
+#ifdef RT_HAVE_HWLOC
+    unsigned v = hwloc_get_api_version();
+    snprintf(buf, size, "API %u.%u", v >> 16, (v >> 8) & 0xff);
+#else
+    snprintf(buf, size, "%s", "");
+#endif
 }

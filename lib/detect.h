@@ -52,8 +52,13 @@ typedef struct rt__detect_opts {
 } rt__detect_opts;
 
 /* Fill m.  The root comes from opts, else $RTASK_SYSFS_ROOT, else "/";
- * the XML from opts, else $RTASK_HWLOC_XML. */
-void rt__detect(const rt__detect_opts *opts, rt__machine *m);
+ * the XML from opts, else $RTASK_HWLOC_XML.  0, or RT_EINVAL with a
+ * message when an XML topology was given and cannot be read (it is
+ * another machine's: this one's devices would be wrong). */
+int rt__detect(const rt__detect_opts *opts, rt__machine *m);
+/* The API version of the hwloc rtask runs with ("API 2.8"), into buf; ""
+ * when it was built without hwloc (PCI sysfs only). */
+void rt__detect_hwloc_version(char *buf, size_t size);
 /* The accelerator type of a model name, by Ray's rule ("Tesla
  * V100-SXM2-16GB" -> "V100") or, for pci.ids names ("GV100GL [Tesla V100
  * SXM2 16GB]"), by the part in brackets.  "" when none. */

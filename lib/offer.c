@@ -167,11 +167,13 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
         cpus = online_cpus();
     memset(out, 0, sizeof *out);
     rt__detect_opts detect = {.root = c->sysfs_root};
-    rt__detect(&detect, &out->machine);
+    int rc = rt__detect(&detect, &out->machine);
+    if (rc < 0)
+        return rc;
     out->other_gpus = c->other_gpus != 0;
     out->bind_cpus = c->bind_cpus == RT_DEFAULT || (zeroed && c->bind_cpus == 0)
                          ? 1 : c->bind_cpus != 0;
-    int rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
+    rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
     if (rc == 0)
         rc = resolve_gpus(c, c->num_gpus == RT_DETECT || (zeroed && c->num_gpus == 0),
                           out);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FAKE "test/fake/"
 
@@ -96,8 +97,34 @@ START_TEST(broken_entries)
                      "GPU 0: 0000:03:00.0 10de:1db4 \"GV100GL [Tesla V100 PCIe 16GB]\" "
                      "type V100 numa - cpus -\n");
     ck_assert_str_eq(detected(FAKE "does-not-exist", NULL, 0), "");
-    ck_assert_str_eq(detected("/", FAKE "not-a-file.xml", 0),
-                     detected("/", NULL, 1)); /* hwloc fails: sysfs takes over */
+}
+END_TEST
+
+/* A topology file is another machine: when it cannot be read, detection
+ * fails, naming it, rather than report this machine's devices as its. */
+START_TEST(unreadable_topology_fails)
+{
+    static rt__machine m;
+    rt__detect_opts o = {.root = "/", .hwloc_xml = FAKE "not-a-file.xml"};
+    ck_assert_int_eq(rt__detect(&o, &m), RT_EINVAL);
+    ck_assert_ptr_nonnull(strstr(rt_last_error(), "not-a-file.xml"));
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/rtask-v3-%d.xml", (int)getpid());
+    FILE *f = fopen(path, "w");
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM "
+          "\"hwloc3.dtd\">\n<topology version=\"3.0\">\n</topology>\n", f);
+    fclose(f);
+    o.hwloc_xml = path;
+    int rc = rt__detect(&o, &m);
+    unlink(path);
+    ck_assert_int_eq(rc, RT_EINVAL);
+#ifdef RT_HAVE_HWLOC
+    ck_assert_ptr_nonnull(strstr(rt_last_error(), "written by hwloc 3.x"));
+#endif
+    setenv("RTASK_HWLOC_XML", FAKE "not-a-file.xml", 1);
+    ck_assert_int_eq(rt_init(RT_DETECT), RT_EINVAL);
+    unsetenv("RTASK_HWLOC_XML");
+    ck_assert_ptr_nonnull(strstr(rt_last_error(), "not-a-file.xml"));
 }
 END_TEST
 
@@ -309,6 +336,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, nvidia_and_amd);
     tcase_add_test(tc, neuron_devices);
     tcase_add_test(tc, broken_entries);
+    tcase_add_test(tc, unreadable_topology_fails);
     tcase_add_test(tc, both_paths_agree_here);
     tcase_add_test(tc, model_names_give_types);
     tcase_add_test(tc, rt_init_detects_gpus_and_type);

@@ -3,6 +3,7 @@
  * would offer, like `nvidia-smi -L` next to `ray status`.
  *
  *   rtask-info [--root DIR] [--xml FILE] [--pci-ids FILE] [--json] [--cluster]
+ *   rtask-info --version
  *
  * With --cluster, under mpirun, every rank detects its machine and rank 0
  * prints them all.
@@ -25,7 +26,8 @@ static void usage(FILE *f)
                "  --pci-ids FILE  the PCI id database (default "
                "/usr/share/misc/pci.ids)\n"
                "  --json          print JSON\n"
-               "  --cluster       under mpirun: every rank's node, printed by rank 0\n");
+               "  --cluster       under mpirun: every rank's node, printed by rank 0\n"
+               "  --version       the version, and whether hwloc is built in\n");
 }
 
 static void json_string(const char *s)
@@ -44,6 +46,19 @@ static void json_string(const char *s)
 
 static const char *kind_name[] = {"GPU", "other GPU", "Neuron"};
 
+/* The version, and how detection was built: a machine whose first build
+ * lacked hwloc detects through PCI sysfs alone. */
+static void print_version(void)
+{
+    char hwloc[32];
+    rt__detect_hwloc_version(hwloc, sizeof hwloc);
+    printf("rtask-info %d.%d.%d\n", RT_VERSION_MAJOR, RT_VERSION_MINOR, RT_VERSION_PATCH);
+    if (hwloc[0])
+        printf("hwloc (%s): built in (PCI devices through hwloc, then PCI sysfs)\n", hwloc);
+    else
+        printf("hwloc: not built in (PCI devices through PCI sysfs only)\n");
+}
+
 /* One node as a JSON object; a cluster's nodes say their rank and host. */
 static void print_json(const rt__offer *node, int rank, const char *host)
 {
@@ -54,7 +69,14 @@ static void print_json(const rt__offer *node, int rank, const char *host)
         json_string(host);
         printf(",\n");
     }
-    printf("  \"source\": ");
+    char hwloc[32];
+    rt__detect_hwloc_version(hwloc, sizeof hwloc);
+    printf("  \"hwloc\": ");
+    if (hwloc[0])
+        json_string(hwloc);
+    else
+        printf("null");
+    printf(",\n  \"source\": ");
     json_string(m->source);
     printf(",\n  \"devices\": [");
     for (int i = 0; i < m->count; i++) {
@@ -145,7 +167,10 @@ int main(int argc, char **argv)
     int json = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--json") == 0) {
+        if (strcmp(arg, "--version") == 0) {
+            print_version();
+            return 0;
+        } else if (strcmp(arg, "--json") == 0) {
             json = 1;
         } else if (strcmp(arg, "--cluster") == 0) {
             c.cluster = "mpi";

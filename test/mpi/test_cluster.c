@@ -123,11 +123,15 @@ static int kill_rank(const void *arg, size_t len, rt_result *res)
     return rank > 1 ? kill(rank, SIGKILL) : 1;
 }
 
-/* Kills the fork server of the rank that runs it. */
+/* Kills the fork server of the rank that runs it, and waits for the death
+ * that follows (its parent-death signal), so that it never answers. */
 static int kill_fork_server(const void *arg, size_t len, rt_result *res)
 {
     (void)arg, (void)len, (void)res;
-    return kill(getppid(), SIGKILL);
+    kill(getppid(), SIGKILL);
+    for (;;)
+        pause();
+    return 0;
 }
 
 /* An actor: a counter. */
