@@ -24,22 +24,7 @@ static int online_cpus(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* The GPUs CUDA_VISIBLE_DEVICES lists, if it is set: -1 when it is not. */
-static int visible_gpus(rt__offer *out)
-{
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    if (!cvd)
-        return -1;
-    const char *bad;
-    int n = rt__visible_parse(cvd, out->gpu_ids, RT__INSTANCE_MAX, &bad);
-    if (bad)
-        rt__warn("CUDA_VISIBLE_DEVICES=\"%s\": \"%.*s\" is not a GPU id, so only "
-                 "the %d entries before it count, as in CUDA", cvd,
-                 (int)strcspn(bad, ","), bad, n);
-    return n;
-}
-
-/* The detected GPU an id names: an index, or a GPU-<uuid> (prefix). */
+/* Whether a detected device is a GPU of the node. */
 static int counts_as_gpu(const rt__offer *node, const rt__device *d)
 {
     return d->kind == RT__DEV_GPU || (node->other_gpus && d->kind == RT__DEV_OTHER_GPU);
@@ -63,6 +48,40 @@ static const rt__device *gpu_named(const rt__offer *node, const char *id)
     return NULL;
 }
 
+/* Whether an entry of the list names a GPU detected here (a MIG id, or a
+ * GPU-<uuid> where detection learnt no UUID, cannot be checked). */
+static int names_a_gpu(const rt__offer *out, const char *id)
+{
+    int uuid_known = 0;
+    for (int k = 0; k < out->machine.count; k++)
+        uuid_known |= out->machine.dev[k].uuid[0] != '\0';
+    int checkable = strncmp(id, "MIG-", 4) != 0 && (strncmp(id, "GPU-", 4) != 0 || uuid_known);
+    return !checkable || gpu_named(out, id) != NULL;
+}
+
+/* The GPUs CUDA_VISIBLE_DEVICES lists, if it is set: -1 when it is not.
+ * As CUDA reads it, the first entry that is not an id, repeats one, or
+ * (when the GPUs are detected) names none ends the list, with a warning. */
+static int visible_gpus(rt__offer *out, int detected)
+{
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    if (!cvd)
+        return -1;
+    const char *bad, *why;
+    int n = rt__visible_parse(cvd, out->gpu_ids, RT__INSTANCE_MAX, &bad, &why);
+    for (int i = 0; detected && i < n; i++) {
+        if (!names_a_gpu(out, out->gpu_ids[i])) {
+            bad = out->gpu_ids[i], why = "names no GPU here", n = i;
+            break;
+        }
+    }
+    if (bad)
+        rt__warn("CUDA_VISIBLE_DEVICES=\"%s\": \"%.*s\" %s, so only the %d entries "
+                 "before it count, as in CUDA", cvd, (int)strcspn(bad, ","), bad, why, n);
+    return n;
+}
+
+
 /* Ids and locality of the n GPUs offered. */
 static void name_gpus(rt__offer *node, int n, int listed)
 {
@@ -79,7 +98,7 @@ static void name_gpus(rt__offer *node, int n, int listed)
 static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
 {
     double gpus = c->num_gpus;
-    int listed = visible_gpus(out);
+    int listed = visible_gpus(out, detect);
     int found = rt__machine_count(&out->machine, RT__DEV_GPU);
     if (c->other_gpus)
         found += rt__machine_count(&out->machine, RT__DEV_OTHER_GPU);

@@ -31,10 +31,11 @@ static int listed(char (*ids)[RT__ID_LEN], int n, const char *s, size_t len)
 }
 
 int rt__visible_parse(const char *value, char (*ids)[RT__ID_LEN], int max,
-                      const char **bad)
+                      const char **bad, const char **why)
 {
     int n = 0;
     *bad = NULL;
+    *why = NULL;
     const char *p = value;
     while (*p && n < max) {
         while (*p == ' ')
@@ -46,6 +47,7 @@ int rt__visible_parse(const char *value, char (*ids)[RT__ID_LEN], int max,
         /* A repeated device is invalid too: CUDA stops there. */
         if (!valid_entry(p, trimmed) || listed(ids, n, p, trimmed)) {
             *bad = p;
+            *why = valid_entry(p, trimmed) ? "is repeated" : "is not a GPU id";
             break;
         }
         memcpy(ids[n], p, trimmed);

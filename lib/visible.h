@@ -13,8 +13,9 @@
 #include "instance.h"
 
 /* Parse value into at most max ids; returns how many.  *bad points to
- * the entry that ended the list early, or is NULL. */
+ * the entry that ended the list early, or is NULL; *why then says why
+ * ("is not a GPU id", "is repeated"). */
 int rt__visible_parse(const char *value, char (*ids)[RT__ID_LEN], int max,
-                      const char **bad);
+                      const char **bad, const char **why);
 
 #endif

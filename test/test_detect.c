@@ -245,6 +245,43 @@ START_TEST(cuda_visible_devices_restricts_detected_gpus)
 }
 END_TEST
 
+static void init_v100x4(void)
+{
+    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, 0);
+}
+
+/* The GPUs a task may hold, by asking for one more: "has N in all". */
+static void ck_offers(int n)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = n + 1;
+    rt_ref ref;
+    char want[32];
+    snprintf(want, sizeof want, "has %d in all", n);
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, want);
+}
+
+/* As CUDA reads it: with 4 GPUs detected, "1,7,2" stops at 7, which does
+ * not exist, and "2,2" at the repeat, each with a warning that says so. */
+START_TEST(cuda_visible_devices_ends_at_an_invalid_entry)
+{
+    setenv("CUDA_VISIBLE_DEVICES", "1,7,2", 1);
+    const char *out = capture_output(init_v100x4);
+    ck_assert_msg(strstr(out, "\"7\" names no GPU here") != NULL, "warning: %s", out);
+    char *s = run_str(t_devices, 1, NULL);
+    ck_assert_str_eq(s, "ids=1 cvd=1 order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    ck_offers(1);
+    ck_ok(rt_shutdown());
+    setenv("CUDA_VISIBLE_DEVICES", "2,2", 1);
+    out = capture_output(init_v100x4);
+    ck_assert_msg(strstr(out, "\"2\" is repeated") != NULL, "warning: %s", out);
+    ck_offers(1);
+    ck_ok(rt_shutdown());
+    unsetenv("CUDA_VISIBLE_DEVICES");
+}
+END_TEST
+
 /* The A100 of a100-mig is local to CPU 1: a worker that holds it is bound
  * there; without binding, or without a GPU, it has every CPU. */
 START_TEST(gpu_workers_are_bound_to_local_cpus)
@@ -341,6 +378,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, model_names_give_types);
     tcase_add_test(tc, rt_init_detects_gpus_and_type);
     tcase_add_test(tc, cuda_visible_devices_restricts_detected_gpus);
+    tcase_add_test(tc, cuda_visible_devices_ends_at_an_invalid_entry);
     tcase_add_test(tc, gpu_workers_are_bound_to_local_cpus);
     tcase_add_test(tc, neuron_cores_are_detected);
     tcase_add_test(tc, a_short_pci_ids_line_names_nothing);

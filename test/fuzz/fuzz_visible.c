@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *s = fuzz_string(data, size);
     const char *bad;
     if (s)
-        (void)rt__visible_parse(s, ids, RT__INSTANCE_MAX, &bad);
+        (void)rt__visible_parse(s, ids, RT__INSTANCE_MAX, &bad, &why);
     free(s);
     return 0;
 }
