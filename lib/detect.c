@@ -338,6 +338,7 @@ static void locality(hwloc_topology_t t, hwloc_obj_t o, rt__device *d)
 static int load_topology(hwloc_topology_t t, const char *xml)
 {
     hwloc_topology_set_type_filter(t, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+    hwloc_topology_set_type_filter(t, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
     return (xml && hwloc_topology_set_xml(t, xml) < 0) || hwloc_topology_load(t) < 0
                ? -1 : 0;
 }
@@ -360,6 +361,23 @@ static int xml_loads_safely(const char *xml)
     if (pid < 0 || waitpid(pid, &status, 0) != pid)
         return 1; /* cannot tell: load it here */
     return !WIFSIGNALED(status);
+}
+
+/* What the GPU's OS devices (hwloc's CUDA, NVML, OpenCL backends, as
+ * topologies exported on real machines carry them) know: its exact model,
+ * "Tesla V100-SXM3-32GB-H", better than the PCI database's, and its UUID. */
+static void os_devices_info(hwloc_obj_t pci, rt__device *d)
+{
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+        if (c->type != HWLOC_OBJ_OS_DEVICE)
+            continue;
+        const char *model = hwloc_obj_get_info_by_name(c, "GPUModel");
+        const char *uuid = hwloc_obj_get_info_by_name(c, "NVIDIAUUID");
+        if (model && *model)
+            snprintf(d->model, sizeof d->model, "%s", model);
+        if (uuid && *uuid && !d->uuid[0])
+            snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+    }
 }
 
 /* Why hwloc cannot use an XML file: RT_EINVAL with a message.  A file
@@ -412,6 +430,7 @@ static int read_hwloc(const char *xml, rt__machine *m)
         const char *name = hwloc_obj_get_info_by_name(o, "PCIDevice");
         if (name)
             snprintf(d.model, sizeof d.model, "%s", name);
+        os_devices_info(o, &d);
         locality(t, o, &d);
         if (classify(&d))
             add_device(m, &d);

@@ -100,6 +100,25 @@ START_TEST(broken_entries)
 }
 END_TEST
 
+/* Topologies exported on real machines name their GPUs in hwloc's OS
+ * devices (CUDA, NVML): the model and type come from there, with no PCI
+ * id database at all. */
+START_TEST(models_from_os_devices)
+{
+    static rt__machine m;
+    rt__detect_opts o = {.root = "/", .hwloc_xml = FAKE "dgx2.xml", .pci_ids = "/dev/null"};
+    ck_ok(rt__detect(&o, &m));
+    ck_assert_int_eq(m.count, 4);
+    ck_assert_str_eq(m.dev[0].model, "Tesla V100-SXM3-32GB-H");
+    ck_assert_str_eq(m.dev[0].type, "V100");
+    ck_assert_str_eq(m.dev[0].uuid, "GPU-8d2c0000-1111-2222-3333-444455556666");
+    o.hwloc_xml = FAKE "power8.xml";
+    ck_ok(rt__detect(&o, &m));
+    ck_assert_str_eq(m.dev[3].model, "Tesla P100-SXM2-16GB");
+    ck_assert_str_eq(m.dev[3].type, "P100");
+}
+END_TEST
+
 /* A topology file is another machine: when it cannot be read, detection
  * fails, naming it, rather than report this machine's devices as its. */
 START_TEST(unreadable_topology_fails)
@@ -374,6 +393,9 @@ Suite *detect_suite(void)
     tcase_add_test(tc, neuron_devices);
     tcase_add_test(tc, broken_entries);
     tcase_add_test(tc, unreadable_topology_fails);
+#ifdef RT_HAVE_HWLOC
+    tcase_add_test(tc, models_from_os_devices);
+#endif
     tcase_add_test(tc, both_paths_agree_here);
     tcase_add_test(tc, model_names_give_types);
     tcase_add_test(tc, rt_init_detects_gpus_and_type);
