@@ -2,6 +2,7 @@
 #include "detect.h"
 
 #include "error.h"
+#include "nvml.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -522,6 +523,11 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
     }
     for (int i = 0; i < m->count; i++)
         name_device(root, db, &m->dev[i]);
+    /* NVML describes this machine: not a fake tree's, nor a file's. */
+    const char *nvml = getenv("RTASK_NVML_LIBRARY");
+    if ((((!xml || !*xml) && strcmp(root, "/") == 0) || (nvml && *nvml)) &&
+        rt__nvml_complete(m) > 0)
+        strcat(m->source, "+NVML");
     qsort(m->dev, (size_t)m->count, sizeof *m->dev, by_kind_then_bus);
     return 0;
 }
@@ -561,7 +567,11 @@ void rt__device_describe(const rt__device *d, int index, char *buf, size_t size)
                      d->model[0] ? d->model : "?", d->type[0] ? d->type : "?", numa,
                      d->cpus[0] ? d->cpus : "-");
     if (d->kind == RT__DEV_NEURON && n > 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, " cores %d", d->cores);
+        n += snprintf(buf + n, size - (size_t)n, " cores %d", d->cores);
+    if (d->memory_mib && n > 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, " memory %llu MiB", d->memory_mib);
+    if (d->cc_major && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " cc %d.%d", d->cc_major, d->cc_minor);
 }
 
 void rt__detect_hwloc_version(char *buf, size_t size)

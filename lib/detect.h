@@ -35,10 +35,13 @@ typedef struct rt__device {
     int numa_node;            /* -1: unknown or none */
     char cpus[RT__CPUS_LEN];  /* local CPUs as a list ("0-19"); may be "" */
     int cores;                /* neuron cores of a Neuron device */
+    unsigned long long memory_mib; /* NVML: the GPU's memory; 0 = unknown */
+    int cc_major, cc_minor;   /* NVML: CUDA compute capability; 0 = unknown */
 } rt__device;
 
 typedef struct rt__machine {
-    char source[16];          /* "hwloc", "hwloc XML", "sysfs" (plain data:
+    char source[24];          /* "hwloc", "hwloc XML", "sysfs", "+NVML" after
+                                 one (plain data:
                                  a cluster's ranks send it as bytes) */
     int count;
     rt__device dev[RT__DEVICE_MAX]; /* PCI bus order */

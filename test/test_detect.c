@@ -100,6 +100,37 @@ START_TEST(broken_entries)
 }
 END_TEST
 
+/* NVML, where the driver installed it, names the GPUs exactly and says
+ * their UUID, memory and compute capability: here a fake one beside the
+ * suite that knows h100x8's first two GPUs. */
+START_TEST(nvml_completes_what_it_knows)
+{
+    char lib[512];
+    ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
+    ck_assert_int_gt(n, 0);
+    lib[n] = '\0';
+    strcpy(strrchr(lib, '/') + 1, "libnvidia-ml.so.1");
+    setenv("RTASK_NVML_LIBRARY", lib, 1);
+    static rt__machine m;
+    rt__detect_opts o = {.root = FAKE "h100x8", .pci_ids = FAKE "pci.ids", .no_hwloc = 1};
+    ck_ok(rt__detect(&o, &m));
+    unsetenv("RTASK_NVML_LIBRARY");
+    ck_assert_str_eq(m.source, "sysfs+NVML");
+    ck_assert_str_eq(m.dev[1].model, "NVIDIA H100 80GB HBM3");
+    ck_assert_str_eq(m.dev[1].type, "H100");
+    ck_assert_str_eq(m.dev[1].uuid, "GPU-b0f1e2d3-0000-4000-8000-000000000001");
+    ck_assert_uint_eq(m.dev[1].memory_mib, 81559);
+    ck_assert_int_eq(m.dev[1].cc_major, 9);
+    ck_assert_str_eq(m.dev[2].model, "GH100 [H100 SXM5 80GB]"); /* NVML knows it not */
+    ck_assert_uint_eq(m.dev[2].memory_mib, 0);
+    setenv("RTASK_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    ck_ok(rt__detect(&o, &m)); /* no NVML: detection stands as it was */
+    unsetenv("RTASK_NVML_LIBRARY");
+    ck_assert_str_eq(m.source, "sysfs");
+    ck_assert_str_eq(m.dev[1].model, "GH100 [H100 SXM5 80GB]");
+}
+END_TEST
+
 /* Topologies exported on real machines name their GPUs in hwloc's OS
  * devices (CUDA, NVML): the model and type come from there, with no PCI
  * id database at all. */
@@ -393,6 +424,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, neuron_devices);
     tcase_add_test(tc, broken_entries);
     tcase_add_test(tc, unreadable_topology_fails);
+    tcase_add_test(tc, nvml_completes_what_it_knows);
 #ifdef RT_HAVE_HWLOC
     tcase_add_test(tc, models_from_os_devices);
 #endif

@@ -90,7 +90,10 @@ static void print_json(const rt__offer *node, int rank, const char *host)
         json_string(d->type);
         printf(", \"numa_node\": %d, \"cpus\": ", d->numa_node);
         json_string(d->cpus);
-        printf(", \"cores\": %d}", d->cores);
+        printf(", \"cores\": %d, \"uuid\": ", d->cores);
+        json_string(d->uuid);
+        printf(", \"memory_mib\": %llu, \"compute_capability\": \"%d.%d\"}", d->memory_mib,
+               d->cc_major, d->cc_minor);
     }
     printf("\n  ],\n  \"resources\": {\"CPU\": %g, \"GPU\": %g",
            (double)node->total.cpu / RT__UNIT, (double)node->total.gpu / RT__UNIT);

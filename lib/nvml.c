@@ -1,0 +1,108 @@
+/* nvml.c - NVML through dlopen: names, UUIDs, memory, compute capability. */
+#include "nvml.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* NVML's own types, as its header declares them (v2 and v3 calls): the
+ * ABI is stable, and declaring them here spares a build dependency. */
+typedef struct nvml_device *nvml_device;
+typedef struct nvml_pci_info {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+} nvml_pci_info;
+typedef struct nvml_memory {
+    unsigned long long total, free, used;
+} nvml_memory;
+
+typedef struct nvml_api {
+    int (*init)(void);
+    int (*shutdown)(void);
+    int (*count)(unsigned *n);
+    int (*by_index)(unsigned i, nvml_device *d);
+    int (*name)(nvml_device d, char *name, unsigned len);
+    int (*uuid)(nvml_device d, char *uuid, unsigned len);
+    int (*pci)(nvml_device d, nvml_pci_info *p);
+    int (*memory)(nvml_device d, nvml_memory *m);
+    int (*capability)(nvml_device d, int *major, int *minor);
+} nvml_api;
+
+#define NVML_SUCCESS 0
+
+static int load(void *dl, nvml_api *api)
+{
+    static const char *const names[] = {
+        "nvmlInit_v2", "nvmlShutdown", "nvmlDeviceGetCount_v2",
+        "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetName", "nvmlDeviceGetUUID",
+        "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetMemoryInfo",
+        "nvmlDeviceGetCudaComputeCapability",
+    };
+    void *fns[sizeof names / sizeof *names];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!(fns[i] = dlsym(dl, names[i])))
+            return -1;
+    _Static_assert(sizeof(nvml_api) == sizeof fns, "one pointer per call");
+    memcpy(api, fns, sizeof fns);
+    return 0;
+}
+
+/* The detected NVIDIA GPU at NVML's bus id, or NULL. */
+static rt__device *match(rt__machine *m, const nvml_pci_info *p)
+{
+    for (int i = 0; i < m->count; i++) {
+        unsigned dom, bus, dev, fn;
+        rt__device *d = &m->dev[i];
+        if (d->kind == RT__DEV_GPU &&
+            sscanf(d->bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4 &&
+            dom == p->domain && bus == p->bus && dev == p->device && fn == 0)
+            return d;
+    }
+    return NULL;
+}
+
+static int complete(const nvml_api *api, unsigned i, rt__machine *m)
+{
+    nvml_device h;
+    nvml_pci_info pci;
+    rt__device *d;
+    if (api->by_index(i, &h) != NVML_SUCCESS || api->pci(h, &pci) != NVML_SUCCESS ||
+        !(d = match(m, &pci)))
+        return 0;
+    char name[sizeof d->model], uuid[sizeof d->uuid];
+    if (api->name(h, name, sizeof name) == NVML_SUCCESS && memchr(name, '\0', sizeof name)) {
+        snprintf(d->model, sizeof d->model, "%s", name);
+        rt__accelerator_type(d->model, d->type, sizeof d->type);
+    }
+    if (api->uuid(h, uuid, sizeof uuid) == NVML_SUCCESS && memchr(uuid, '\0', sizeof uuid))
+        snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+    nvml_memory mem;
+    if (api->memory(h, &mem) == NVML_SUCCESS)
+        d->memory_mib = mem.total >> 20;
+    int major, minor;
+    if (api->capability(h, &major, &minor) == NVML_SUCCESS && major > 0 && major < 100 &&
+        minor >= 0 && minor < 100)
+        d->cc_major = major, d->cc_minor = minor;
+    return 1;
+}
+
+int rt__nvml_complete(rt__machine *m)
+{
+    const char *path = getenv("RTASK_NVML_LIBRARY");
+    void *dl = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    nvml_api api;
+    if (!dl)
+        return 0;
+    int done = 0;
+    unsigned n;
+    if (load(dl, &api) == 0 && api.init() == NVML_SUCCESS) {
+        if (api.count(&n) == NVML_SUCCESS)
+            for (unsigned i = 0; i < n && i < RT__DEVICE_MAX; i++)
+                done += complete(&api, i, m);
+        api.shutdown();
+    }
+    dlclose(dl);
+    return done;
+}
