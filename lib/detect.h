@@ -24,6 +24,8 @@ typedef enum rt__dev_kind {
     RT__DEV_NEURON     /* an AWS Neuron device: neuron_cores */
 } rt__dev_kind;
 
+#define RT__MIG_MAX 7 /* instances of one GPU (an A100 or H100 has 7) */
+
 typedef struct rt__device {
     rt__dev_kind kind;
     char bus_id[16];          /* "0000:3b:00.0" */
@@ -37,6 +39,9 @@ typedef struct rt__device {
     int cores;                /* neuron cores of a Neuron device */
     unsigned long long memory_mib; /* NVML: the GPU's memory; 0 = unknown */
     int cc_major, cc_minor;   /* NVML: CUDA compute capability; 0 = unknown */
+    int migs;                 /* NVML: in MIG mode, its instances, which are
+                                 offered as the GPUs instead of it */
+    char mig_uuid[RT__MIG_MAX][48]; /* "MIG-..." */
 } rt__device;
 
 typedef struct rt__machine {

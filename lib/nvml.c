@@ -28,6 +28,10 @@ typedef struct nvml_api {
     int (*pci)(nvml_device d, nvml_pci_info *p);
     int (*memory)(nvml_device d, nvml_memory *m);
     int (*capability)(nvml_device d, int *major, int *minor);
+    /* MIG, from drivers 450 on; NULL before */
+    int (*mig_mode)(nvml_device d, unsigned *current, unsigned *pending);
+    int (*mig_count)(nvml_device d, unsigned *n);
+    int (*mig_by_index)(nvml_device d, unsigned i, nvml_device *mig);
 } nvml_api;
 
 #define NVML_SUCCESS 0
@@ -41,11 +45,15 @@ static int load(void *dl, nvml_api *api)
         "nvmlDeviceGetCudaComputeCapability",
     };
     void *fns[sizeof names / sizeof *names];
+    _Static_assert(sizeof fns + 3 * sizeof(void *) == sizeof(nvml_api),
+                   "one pointer per call, then the three of MIG");
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (!(fns[i] = dlsym(dl, names[i])))
             return -1;
-    _Static_assert(sizeof(nvml_api) == sizeof fns, "one pointer per call");
     memcpy(api, fns, sizeof fns);
+    *(void **)&api->mig_mode = dlsym(dl, "nvmlDeviceGetMigMode");
+    *(void **)&api->mig_count = dlsym(dl, "nvmlDeviceGetMaxMigDeviceCount");
+    *(void **)&api->mig_by_index = dlsym(dl, "nvmlDeviceGetMigDeviceHandleByIndex");
     return 0;
 }
 
@@ -61,6 +69,25 @@ static rt__device *match(rt__machine *m, const nvml_pci_info *p)
             return d;
     }
     return NULL;
+}
+
+/* A GPU in MIG mode: its instances' UUIDs, as `nvidia-smi -L` lists them
+ * (an empty slot is skipped). */
+static void read_migs(const nvml_api *api, nvml_device h, rt__device *d)
+{
+    unsigned current, pending, n;
+    if (!api->mig_mode || !api->mig_count || !api->mig_by_index ||
+        api->mig_mode(h, &current, &pending) != NVML_SUCCESS || current != 1 ||
+        api->mig_count(h, &n) != NVML_SUCCESS)
+        return;
+    for (unsigned i = 0; i < n && d->migs < RT__MIG_MAX; i++) {
+        nvml_device mig;
+        char uuid[sizeof d->mig_uuid[0]];
+        if (api->mig_by_index(h, i, &mig) == NVML_SUCCESS &&
+            api->uuid(mig, uuid, sizeof uuid) == NVML_SUCCESS &&
+            memchr(uuid, '\0', sizeof uuid) && strncmp(uuid, "MIG-", 4) == 0)
+            snprintf(d->mig_uuid[d->migs++], sizeof d->mig_uuid[0], "%s", uuid);
+    }
 }
 
 static int complete(const nvml_api *api, unsigned i, rt__machine *m)
@@ -85,6 +112,7 @@ static int complete(const nvml_api *api, unsigned i, rt__machine *m)
     if (api->capability(h, &major, &minor) == NVML_SUCCESS && major > 0 && major < 100 &&
         minor >= 0 && minor < 100)
         d->cc_major = major, d->cc_minor = minor;
+    read_migs(api, h, d);
     return 1;
 }
 

@@ -8,8 +8,8 @@
 #include "detect.h"
 
 /* Complete the NVIDIA GPUs of m, matched by PCI bus id, with what NVML
- * says: the exact name ("NVIDIA H100 80GB HBM3"), UUID, memory and
- * compute capability.  The library is $RTASK_NVML_LIBRARY, else
+ * says: the exact name ("NVIDIA H100 80GB HBM3"), UUID, memory, compute
+ * capability, and the instances of a GPU in MIG mode.  The library is $RTASK_NVML_LIBRARY, else
  * libnvidia-ml.so.1.  Returns how many GPUs it completed; 0 when NVML is
  * not there or fails (detection then stands as it was). */
 int rt__nvml_complete(rt__machine *m);

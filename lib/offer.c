@@ -30,32 +30,68 @@ static int counts_as_gpu(const rt__offer *node, const rt__device *d)
     return d->kind == RT__DEV_GPU || (node->other_gpus && d->kind == RT__DEV_OTHER_GPU);
 }
 
+/* Whether d is in MIG mode with an instance whose UUID starts with id. */
+static int has_mig(const rt__device *d, const char *id)
+{
+    for (int j = 0; j < d->migs; j++)
+        if (strncmp(d->mig_uuid[j], id, strlen(id)) == 0)
+            return 1;
+    return 0;
+}
+
 /* The detected GPU an id names: an index (in bus order, NVIDIA's first),
- * or a GPU-<uuid> or a prefix of one. */
+ * a GPU-<uuid> or a prefix of one, or one of its MIG instances. */
 static const rt__device *gpu_named(const rt__offer *node, const char *id)
 {
     const rt__machine *m = &node->machine;
-    int uuid = strncmp(id, "GPU-", 4) == 0;
+    int uuid = strncmp(id, "GPU-", 4) == 0, mig = strncmp(id, "MIG-", 4) == 0;
     char *end;
-    long k = uuid ? -1 : strtol(id, &end, 10);
+    long k = uuid || mig ? -1 : strtol(id, &end, 10);
     for (int i = 0; i < m->count; i++) {
         const rt__device *d = &m->dev[i];
         if (!counts_as_gpu(node, d))
             continue;
-        if (uuid ? d->uuid[0] && strncmp(d->uuid, id, strlen(id)) == 0 : k-- == 0)
+        if (mig ? has_mig(d, id)
+                : uuid ? d->uuid[0] && strncmp(d->uuid, id, strlen(id)) == 0 : k-- == 0)
             return d;
     }
     return NULL;
+}
+
+/* The GPUs detection offers, as CUDA numbers them without
+ * CUDA_VISIBLE_DEVICES: each by its index, except that a GPU in MIG mode
+ * offers its instances, by UUID (as `nvidia-smi -L` lists them).  Their
+ * ids go to ids unless it is NULL; returns how many. */
+static int detected_gpus(const rt__offer *node, char (*ids)[RT__ID_LEN])
+{
+    const rt__machine *m = &node->machine;
+    int n = 0, index = 0;
+    for (int i = 0; i < m->count && n < RT__INSTANCE_MAX; i++) {
+        const rt__device *d = &m->dev[i];
+        if (!counts_as_gpu(node, d))
+            continue;
+        for (int j = 0; j < d->migs && n < RT__INSTANCE_MAX; j++, n++)
+            if (ids)
+                snprintf(ids[n], RT__ID_LEN, "%s", d->mig_uuid[j]);
+        if (!d->migs && ids)
+            snprintf(ids[n], RT__ID_LEN, "%d", index);
+        n += !d->migs;
+        index++;
+    }
+    return n;
 }
 
 /* Whether an entry of the list names a GPU detected here (a MIG id, or a
  * GPU-<uuid> where detection learnt no UUID, cannot be checked). */
 static int names_a_gpu(const rt__offer *out, const char *id)
 {
-    int uuid_known = 0;
-    for (int k = 0; k < out->machine.count; k++)
+    int uuid_known = 0, mig_known = 0;
+    for (int k = 0; k < out->machine.count; k++) {
         uuid_known |= out->machine.dev[k].uuid[0] != '\0';
-    int checkable = strncmp(id, "MIG-", 4) != 0 && (strncmp(id, "GPU-", 4) != 0 || uuid_known);
+        mig_known |= out->machine.dev[k].migs > 0;
+    }
+    int checkable = strncmp(id, "MIG-", 4) == 0 ? mig_known
+                    : strncmp(id, "GPU-", 4) != 0 || uuid_known;
     return !checkable || gpu_named(out, id) != NULL;
 }
 
@@ -82,11 +118,13 @@ static int visible_gpus(rt__offer *out, int detected)
 }
 
 
-/* Ids and locality of the n GPUs offered. */
-static void name_gpus(rt__offer *node, int n, int listed)
+/* Ids and locality of the n GPUs offered: the listed ids, else the
+ * detected ones, else (a logical count) indices. */
+static void name_gpus(rt__offer *node, int n, int listed, int detect)
 {
+    int found = listed < 0 && detect ? detected_gpus(node, node->gpu_ids) : 0;
     for (int i = 0; i < n; i++) {
-        if (listed < 0)
+        if (listed < 0 && i >= found)
             snprintf(node->gpu_ids[i], RT__ID_LEN, "%d", i);
         const rt__device *d = gpu_named(node, node->gpu_ids[i]);
         snprintf(node->gpu_cpus[i], RT__CPUS_LEN, "%s", d ? d->cpus : "");
@@ -99,9 +137,7 @@ static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
 {
     double gpus = c->num_gpus;
     int listed = visible_gpus(out, detect);
-    int found = rt__machine_count(&out->machine, RT__DEV_GPU);
-    if (c->other_gpus)
-        found += rt__machine_count(&out->machine, RT__DEV_OTHER_GPU);
+    int found = detected_gpus(out, NULL);
     if (detect)
         gpus = listed >= 0 && listed < found ? listed : found;
     if (isnan(gpus) || gpus < 0 || gpus != floor(gpus) || gpus > RT__INSTANCE_MAX)
@@ -114,7 +150,7 @@ static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
                          gpus, getenv("CUDA_VISIBLE_DEVICES"), listed,
                          listed == 1 ? "" : "s");
     out->total.gpu = (rt__amount)gpus * RT__UNIT;
-    name_gpus(out, (int)gpus, listed);
+    name_gpus(out, (int)gpus, listed, detect);
     return 0;
 }
 

@@ -123,6 +123,9 @@ START_TEST(nvml_completes_what_it_knows)
     ck_assert_int_eq(m.dev[1].cc_major, 9);
     ck_assert_str_eq(m.dev[2].model, "GH100 [H100 SXM5 80GB]"); /* NVML knows it not */
     ck_assert_uint_eq(m.dev[2].memory_mib, 0);
+    ck_assert_int_eq(m.dev[0].migs, 0);
+    ck_assert_int_eq(m.dev[1].migs, 2); /* in MIG mode: slots 0 and 2 */
+    ck_assert_str_eq(m.dev[1].mig_uuid[1], "MIG-a1b2c3d4-0000-4000-8000-000000000102");
     setenv("RTASK_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
     ck_ok(rt__detect(&o, &m)); /* no NVML: detection stands as it was */
     unsetenv("RTASK_NVML_LIBRARY");
@@ -300,6 +303,11 @@ static void init_v100x4(void)
     init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, 0);
 }
 
+static void init_h100x8(void)
+{
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, 0);
+}
+
 /* The GPUs a task may hold, by asking for one more: "has N in all". */
 static void ck_offers(int n)
 {
@@ -329,6 +337,36 @@ START_TEST(cuda_visible_devices_ends_at_an_invalid_entry)
     ck_offers(1);
     ck_ok(rt_shutdown());
     unsetenv("CUDA_VISIBLE_DEVICES");
+}
+END_TEST
+
+/* A GPU in MIG mode offers its instances as the GPUs, by UUID, as
+ * `nvidia-smi -L` lists them; CUDA_VISIBLE_DEVICES may name them. */
+START_TEST(mig_instances_are_the_gpus)
+{
+    char lib[512];
+    ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
+    ck_assert_int_gt(n, 0);
+    lib[n] = '\0';
+    strcpy(strrchr(lib, '/') + 1, "libnvidia-ml.so.1");
+    setenv("RTASK_NVML_LIBRARY", lib, 1);
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, 0);
+    ck_offers(9); /* 7 whole GPUs and 2 instances of the eighth */
+    char *s = run_str(t_devices, 3, NULL);
+    ck_assert_str_eq(s, "ids=0,MIG-a1b2c3d4-0000-4000-8000-000000000100,"
+                        "MIG-a1b2c3d4-0000-4000-8000-000000000102 "
+                        "cvd=0,MIG-a1b2c3d4-0000-4000-8000-000000000100,"
+                        "MIG-a1b2c3d4-0000-4000-8000-000000000102 "
+                        "order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    ck_ok(rt_shutdown());
+    setenv("CUDA_VISIBLE_DEVICES", "MIG-a1b2c3d4-0000-4000-8000-000000000102,MIG-ffff", 1);
+    const char *out = capture_output(init_h100x8);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("RTASK_NVML_LIBRARY");
+    ck_assert_msg(strstr(out, "\"MIG-ffff\" names no GPU here") != NULL, "warning: %s", out);
+    ck_offers(1);
+    ck_ok(rt_shutdown());
 }
 END_TEST
 
@@ -425,6 +463,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, broken_entries);
     tcase_add_test(tc, unreadable_topology_fails);
     tcase_add_test(tc, nvml_completes_what_it_knows);
+    tcase_add_test(tc, mig_instances_are_the_gpus);
 #ifdef RT_HAVE_HWLOC
     tcase_add_test(tc, models_from_os_devices);
 #endif

@@ -120,6 +120,8 @@ static void print_text(const rt__offer *node)
         char line[512];
         rt__device_describe(&m->dev[i], i, line, sizeof line);
         printf("  %s\n", line);
+        for (int j = 0; j < m->dev[i].migs; j++)
+            printf("    MIG instance %d: %s\n", j, m->dev[i].mig_uuid[j]);
     }
     char totals[2048];
     rt__offer_describe(node, totals, sizeof totals);

@@ -1,5 +1,6 @@
 /* nvml.c - a fake libnvidia-ml.so.1 for the tests: two H100s, at the bus
- * ids of test/fake/h100x8's first two GPUs, answered as NVML would. */
+ * ids of test/fake/h100x8's first two GPUs, answered as NVML would; the
+ * second is in MIG mode, with instances in slots 0 and 2 of 7. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,12 +23,17 @@ int nvmlDeviceGetUUID(nvml_device d, char *uuid, unsigned len);
 int nvmlDeviceGetPciInfo_v3(nvml_device d, nvml_pci_info *p);
 int nvmlDeviceGetMemoryInfo(nvml_device d, nvml_memory *m);
 int nvmlDeviceGetCudaComputeCapability(nvml_device d, int *major, int *minor);
+int nvmlDeviceGetMigMode(nvml_device d, unsigned *current, unsigned *pending);
+int nvmlDeviceGetMaxMigDeviceCount(nvml_device d, unsigned *n);
+int nvmlDeviceGetMigDeviceHandleByIndex(nvml_device d, unsigned i, nvml_device *mig);
 
 static const unsigned buses[] = {0x18, 0x2a};
 static int inited;
 
 #define INVALID_ARGUMENT 2
 #define UNINITIALIZED 1
+#define NOT_FOUND 6
+#define MIG_HANDLE 100 /* + the slot */
 
 static int index_of(nvml_device d)
 {
@@ -67,6 +73,9 @@ int nvmlDeviceGetName(nvml_device d, char *name, unsigned len)
 
 int nvmlDeviceGetUUID(nvml_device d, char *uuid, unsigned len)
 {
+    size_t slot = (size_t)d - MIG_HANDLE;
+    if (inited && slot < 7)
+        return snprintf(uuid, len, "MIG-a1b2c3d4-0000-4000-8000-00000000010%zu", slot), 0;
     int i = index_of(d);
     return i < 0 ? INVALID_ARGUMENT
                  : (snprintf(uuid, len, "GPU-b0f1e2d3-0000-4000-8000-00000000000%d", i), 0);
@@ -99,5 +108,30 @@ int nvmlDeviceGetCudaComputeCapability(nvml_device d, int *major, int *minor)
         return INVALID_ARGUMENT;
     *major = 9;
     *minor = 0;
+    return 0;
+}
+
+int nvmlDeviceGetMigMode(nvml_device d, unsigned *current, unsigned *pending)
+{
+    int i = index_of(d);
+    if (i < 0)
+        return INVALID_ARGUMENT;
+    *current = *pending = i == 1;
+    return 0;
+}
+
+int nvmlDeviceGetMaxMigDeviceCount(nvml_device d, unsigned *n)
+{
+    *n = index_of(d) == 1 ? 7 : 0;
+    return index_of(d) < 0 ? INVALID_ARGUMENT : 0;
+}
+
+int nvmlDeviceGetMigDeviceHandleByIndex(nvml_device d, unsigned i, nvml_device *mig)
+{
+    if (index_of(d) != 1 || i >= 7)
+        return INVALID_ARGUMENT;
+    if (i != 0 && i != 2)
+        return NOT_FOUND;
+    *mig = (nvml_device)(size_t)(MIG_HANDLE + i);
     return 0;
 }
