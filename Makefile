@@ -129,7 +129,7 @@ CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
 # A fake NVML beside the suite, which finds it there (test_detect.c).
 FAKE_NVML = $(B)/test/libnvidia-ml.so.1
-$(FAKE_NVML): test/fake/nvml.c
+$(FAKE_NVML): test/fake/nvml.c lib/nvml_abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) -fPIC -shared $< -o $@
 

@@ -1,22 +1,12 @@
 /* nvml.c - NVML through dlopen: names, UUIDs, memory, compute capability. */
 #include "nvml.h"
 
+#include "nvml_abi.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* NVML's own types, as its header declares them (v2 and v3 calls): the
- * ABI is stable, and declaring them here spares a build dependency. */
-typedef struct nvml_device *nvml_device;
-typedef struct nvml_pci_info {
-    char bus_id_legacy[16];
-    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
-    char bus_id[32];
-} nvml_pci_info;
-typedef struct nvml_memory {
-    unsigned long long total, free, used;
-} nvml_memory;
 
 typedef struct nvml_api {
     int (*init)(void);
@@ -33,8 +23,6 @@ typedef struct nvml_api {
     int (*mig_count)(nvml_device d, unsigned *n);
     int (*mig_by_index)(nvml_device d, unsigned i, nvml_device *mig);
 } nvml_api;
-
-#define NVML_SUCCESS 0
 
 static int load(void *dl, nvml_api *api)
 {

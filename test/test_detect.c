@@ -100,10 +100,9 @@ START_TEST(broken_entries)
 }
 END_TEST
 
-/* NVML, where the driver installed it, names the GPUs exactly and says
- * their UUID, memory and compute capability: here a fake one beside the
- * suite that knows h100x8's first two GPUs. */
-START_TEST(nvml_completes_what_it_knows)
+/* The fake libnvidia-ml.so.1 built beside this program (test/fake/nvml.c):
+ * two H100s at h100x8's first bus ids, the second in MIG mode. */
+static void use_fake_nvml(void)
 {
     char lib[512];
     ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
@@ -111,6 +110,14 @@ START_TEST(nvml_completes_what_it_knows)
     lib[n] = '\0';
     strcpy(strrchr(lib, '/') + 1, "libnvidia-ml.so.1");
     setenv("RTASK_NVML_LIBRARY", lib, 1);
+}
+
+/* NVML, where the driver installed it, names the GPUs exactly and says
+ * their UUID, memory and compute capability: here a fake one beside the
+ * suite that knows h100x8's first two GPUs. */
+START_TEST(nvml_completes_what_it_knows)
+{
+    use_fake_nvml();
     static rt__machine m;
     rt__detect_opts o = {.root = FAKE "h100x8", .pci_ids = FAKE "pci.ids", .no_hwloc = 1};
     ck_ok(rt__detect(&o, &m));
@@ -344,12 +351,7 @@ END_TEST
  * `nvidia-smi -L` lists them; CUDA_VISIBLE_DEVICES may name them. */
 START_TEST(mig_instances_are_the_gpus)
 {
-    char lib[512];
-    ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
-    ck_assert_int_gt(n, 0);
-    lib[n] = '\0';
-    strcpy(strrchr(lib, '/') + 1, "libnvidia-ml.so.1");
-    setenv("RTASK_NVML_LIBRARY", lib, 1);
+    use_fake_nvml();
     init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, 0);
     ck_offers(9); /* 7 whole GPUs and 2 instances of the eighth */
     char *s = run_str(t_devices, 3, NULL);

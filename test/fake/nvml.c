@@ -1,18 +1,10 @@
 /* nvml.c - a fake libnvidia-ml.so.1 for the tests: two H100s, at the bus
  * ids of test/fake/h100x8's first two GPUs, answered as NVML would; the
  * second is in MIG mode, with instances in slots 0 and 2 of 7. */
+#include "../../lib/nvml_abi.h"
+
 #include <stdio.h>
 #include <string.h>
-
-typedef struct nvml_device *nvml_device;
-typedef struct nvml_pci_info {
-    char bus_id_legacy[16];
-    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
-    char bus_id[32];
-} nvml_pci_info;
-typedef struct nvml_memory {
-    unsigned long long total, free, used;
-} nvml_memory;
 
 int nvmlInit_v2(void);
 int nvmlShutdown(void);
