@@ -182,7 +182,8 @@ static int add_node(rt__sched *s, const rt__offer *o)
     }
     return rt__sched_add_node(s, &total, (int)(o->total.gpu / RT__UNIT),
                               (const char(*)[RT__ID_LEN])o->gpu_ids,
-                              (const char(*)[RT__CPUS_LEN])o->gpu_cpus, o->bind_cpus);
+                              (const char(*)[RT__CPUS_LEN])o->gpu_cpus,
+                              (const char(*)[RT__TYPE_LEN])o->gpu_types, o->bind_cpus);
 }
 
 static void to_peer(void *ctx, int from, const rt__rank_msg *m)

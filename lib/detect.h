@@ -32,7 +32,7 @@ typedef struct rt__device {
     unsigned vendor, device;  /* PCI ids */
     unsigned pci_class;       /* base and sub class: 0x0302 */
     char model[96];           /* driver, hwloc or pci.ids name; may be "" */
-    char type[32];            /* accelerator type ("V100"); may be "" */
+    char type[RT__TYPE_LEN];  /* accelerator type ("V100"); may be "" */
     char uuid[48];            /* "GPU-..." where the driver says */
     int numa_node;            /* -1: unknown or none */
     char cpus[RT__CPUS_LEN];  /* local CPUs as a list ("0-19"); may be "" */

@@ -8,6 +8,7 @@ void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_L
 {
     memset(in, 0, sizeof *in);
     in->count = count;
+    memset(in->type, RT__ANY_TYPE, sizeof in->type);
     for (int i = 0; i < count; i++) {
         in->free[i] = RT__UNIT;
         if (ids && ids[i][0])
@@ -27,23 +28,37 @@ static void pick_add(rt__pick *pick, int i)
     pick->mask[i / 64] |= 1ULL << (i % 64);
 }
 
+static int of_type(const rt__instances *in, int i, int type)
+{
+    return type == RT__ANY_TYPE || in->type[i] == type;
+}
+
 /* The instance a fraction fits best: the smallest leftover wins. */
-static int best_fit(const rt__instances *in, rt__amount amount)
+static int best_fit(const rt__instances *in, rt__amount amount, int type)
 {
     int best = -1;
     for (int i = 0; i < in->count; i++)
-        if (in->free[i] >= amount && (best < 0 || in->free[i] < in->free[best]))
+        if (of_type(in, i, type) && in->free[i] >= amount &&
+            (best < 0 || in->free[i] < in->free[best]))
             best = i;
     return best;
 }
 
-int rt__instances_pick(const rt__instances *in, rt__amount amount, rt__pick *pick)
+int rt__instances_could(const rt__instances *in, rt__amount amount, int type)
+{
+    rt__amount have = 0;
+    for (int i = 0; i < in->count; i++)
+        have += of_type(in, i, type);
+    return amount == 0 || (amount < RT__UNIT ? have > 0 : have >= amount / RT__UNIT);
+}
+
+int rt__instances_pick(const rt__instances *in, rt__amount amount, int type, rt__pick *pick)
 {
     memset(pick, 0, sizeof *pick);
     if (amount == 0)
         return 1;
     if (amount < RT__UNIT) {
-        int i = best_fit(in, amount);
+        int i = best_fit(in, amount, type);
         if (i < 0)
             return 0;
         pick->each = amount;
@@ -52,7 +67,7 @@ int rt__instances_pick(const rt__instances *in, rt__amount amount, rt__pick *pic
     }
     rt__amount wanted = amount / RT__UNIT;
     for (int i = 0; i < in->count && wanted > 0; i++)
-        if (in->free[i] == RT__UNIT) {
+        if (of_type(in, i, type) && in->free[i] == RT__UNIT) {
             pick_add(pick, i);
             wanted--;
         }

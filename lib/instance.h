@@ -8,6 +8,10 @@
  * fills up before the next is touched.  A whole request takes that many
  * wholly free instances, lowest index first.  What a lease holds is a
  * pick: a set of instances and the amount taken from each.
+ *
+ * An instance may have a type (the custom resource "accelerator_type:T"
+ * of its GPU, by index): a node may hold GPUs of several types, and a
+ * request for a type is placed on instances of that type alone.
  */
 #ifndef RT_INSTANCE_H
 #define RT_INSTANCE_H
@@ -21,11 +25,15 @@
 #define RT__NEURON "neuron_cores" /* the custom resource placed like GPUs */
 #define RT__ID_LEN 64 /* "3", "GPU-6f1c...", "MIG-..." */
 #define RT__CPUS_LEN 128 /* a CPU list near an instance, "0-19,40-59" */
+#define RT__TYPE_LEN 32  /* an accelerator type, "V100" */
+#define RT__ANY_TYPE (-1)
 
 typedef struct rt__instances {
     int count;
     rt__amount free[RT__INSTANCE_MAX];
     char id[RT__INSTANCE_MAX][RT__ID_LEN]; /* what tasks are told */
+    signed char type[RT__INSTANCE_MAX];    /* a custom resource index, or
+                                              RT__ANY_TYPE: untyped */
 } rt__instances;
 
 typedef struct rt__pick {
@@ -36,9 +44,12 @@ typedef struct rt__pick {
 /* count instances, all free, named by ids; an instance without an id (or
  * when ids is NULL) is named by its index: "0", "1", ... */
 void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_LEN]);
-/* Choose where amount goes (a fraction of one, or a whole number).
- * Returns 1 and fills pick, or 0 when it does not fit now. */
-int rt__instances_pick(const rt__instances *in, rt__amount amount, rt__pick *pick);
+/* Choose where amount goes (a fraction of one, or a whole number), on
+ * instances of the type (RT__ANY_TYPE: any).  Returns 1 and fills pick,
+ * or 0 when it does not fit now. */
+int rt__instances_pick(const rt__instances *in, rt__amount amount, int type, rt__pick *pick);
+/* Whether amount could ever fit on instances of the type, all free. */
+int rt__instances_could(const rt__instances *in, rt__amount amount, int type);
 void rt__instances_take(rt__instances *in, const rt__pick *pick);
 void rt__instances_give(rt__instances *in, const rt__pick *pick);
 /* Whether instance i is in the pick. */

@@ -128,6 +128,11 @@ static void name_gpus(rt__offer *node, int n, int listed, int detect)
             snprintf(node->gpu_ids[i], RT__ID_LEN, "%d", i);
         const rt__device *d = gpu_named(node, node->gpu_ids[i]);
         snprintf(node->gpu_cpus[i], RT__CPUS_LEN, "%s", d ? d->cpus : "");
+        /* A GPU no detected one answers to (a logical one, a MIG id without
+         * NVML) has the type of the machine's first GPU. */
+        const rt__device *first = rt__machine_nth(&node->machine, RT__DEV_GPU, 0);
+        const rt__device *typed = d ? d : first;
+        snprintf(node->gpu_types[i], RT__TYPE_LEN, "%s", typed ? typed->type : "");
     }
 }
 
@@ -154,16 +159,24 @@ static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
     return 0;
 }
 
-/* The node's type: the one given, else its first GPU's, else Neuron's. */
-static const char *node_type(const rt_config *c, const rt__offer *node)
+/* The node's types: the one given, which all its GPUs are; else each
+ * type its GPUs have (a node may hold several); else Neuron's. */
+static int add_types(const rt_config *c, rt__offer *node, rt__item *items, int *n)
 {
-    if (c->accelerator_type)
-        return c->accelerator_type;
-    const rt__device *gpu = rt__machine_nth(&node->machine, RT__DEV_GPU, 0);
-    if (node->total.gpu > 0 && gpu && gpu->type[0])
-        return gpu->type;
+    int gpus = (int)(node->total.gpu / RT__UNIT), rc = 0;
+    for (int i = 0; c->accelerator_type && i < gpus; i++)
+        snprintf(node->gpu_types[i], RT__TYPE_LEN, "%s", c->accelerator_type);
     const rt__device *neuron = rt__machine_nth(&node->machine, RT__DEV_NEURON, 0);
-    return neuron ? neuron->type : NULL;
+    const char *only = c->accelerator_type ? c->accelerator_type
+                       : gpus == 0 && neuron ? neuron->type : NULL;
+    for (int i = -1; rc == 0 && i < gpus; i++) {
+        const char *type = i < 0 ? only : node->gpu_types[i];
+        char name[RT__NAME_LEN + 32];
+        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", type ? type : "");
+        if (type && *type && rt__items_find(items, *n, name) < 0)
+            rc = rt__items_add(items, n, name, RT__UNIT, "rt_init: accelerator_type");
+    }
+    return rc;
 }
 
 /* Custom resources, neuron cores among them (detected ones unless given),
@@ -184,12 +197,8 @@ static int resolve_resources(const rt_config *c, rt__offer *out)
     neuron = rt__items_find(items, n, RT__NEURON);
     if (rc == 0 && neuron >= 0 && items[neuron].amount > RT__INSTANCE_MAX * RT__UNIT)
         rc = rt__error(RT_EINVAL, "%s: at most %d " RT__NEURON, what, RT__INSTANCE_MAX);
-    const char *type = node_type(c, out);
-    if (rc == 0 && type) {
-        char name[RT__NAME_LEN + 32];
-        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", type);
-        rc = rt__items_add(items, &n, name, RT__UNIT, "rt_init: accelerator_type");
-    }
+    if (rc == 0)
+        rc = add_types(c, out, items, &n);
     if (rc == 0)
         rt__names_define(&out->names, items, n, &out->total);
     return rc;

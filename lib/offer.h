@@ -26,6 +26,7 @@ typedef struct rt__offer {
     int other_gpus;               /* AMD and Intel GPUs count as GPUs */
     char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];   /* "" = its index */
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* "" = unknown */
+    char gpu_types[RT__INSTANCE_MAX][RT__TYPE_LEN]; /* "" = untyped */
     rt__machine machine;          /* what detection found */
 } rt__offer;
 

@@ -370,6 +370,7 @@ static int start_scheduler(const rt__offer *set)
         rt__sched_add_node(&d->sched, &set->total, (int)(set->total.gpu / RT__UNIT),
                            (const char(*)[RT__ID_LEN])set->gpu_ids,
                            (const char(*)[RT__CPUS_LEN])set->gpu_cpus,
+                           (const char(*)[RT__TYPE_LEN])set->gpu_types,
                            set->bind_cpus) < 0) {
         rt__tasks none = {0};
         rt__sched_free(&d->sched, &none);

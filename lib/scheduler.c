@@ -2,6 +2,7 @@
 #include "scheduler.h"
 
 #include "alloc.h"
+#include "error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -43,9 +44,32 @@ int rt__sched_name(rt__sched *s, const char *name)
     return i;
 }
 
+/* The custom resource a request's accelerator type is, or RT__ANY_TYPE:
+ * its GPUs go on instances of that type alone. */
+static int gpu_type_of(const rt__sched *s, const rt__res *req)
+{
+    size_t plen = strlen(RT__ACCEL_PREFIX);
+    for (int i = 0; i < s->names.count; i++)
+        if (req->custom[i] > 0 && strncmp(s->names.name[i], RT__ACCEL_PREFIX, plen) == 0)
+            return i;
+    return RT__ANY_TYPE;
+}
+
+/* Each GPU's type as the index of its "accelerator_type:T". */
+static void type_gpus(rt__sched *s, rt__instances *gpus,
+                      const char (*types)[RT__TYPE_LEN])
+{
+    for (int i = 0; types && i < gpus->count; i++) {
+        char name[RT__NAME_LEN + RT__TYPE_LEN];
+        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", types[i]);
+        gpus->type[i] = (signed char)(types[i][0] ? rt__sched_name(s, name) : RT__ANY_TYPE);
+    }
+}
+
 int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
                        const char (*gpu_ids)[RT__ID_LEN],
-                       const char (*gpu_cpus)[RT__CPUS_LEN], int bind_cpus)
+                       const char (*gpu_cpus)[RT__CPUS_LEN],
+                       const char (*gpu_types)[RT__TYPE_LEN], int bind_cpus)
 {
     if (s->nnodes == RT__NODES_MAX)
         return -1;
@@ -55,6 +79,7 @@ int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
     n->total = n->free = *total;
     n->bind_cpus = bind_cpus;
     rt__instances_init(&n->gpus, ngpus, gpu_ids);
+    type_gpus(s, &n->gpus, gpu_types);
     if (gpu_cpus)
         memcpy(n->gpu_cpus, gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
     if (s->neuron_index >= 0)
@@ -71,9 +96,15 @@ static rt__amount neuron_of(const rt__sched *s, const rt__res *req)
 
 int rt__sched_feasible(const rt__sched *s, const rt__res *req)
 {
-    int rc = RT_EINFEASIBLE;
-    for (int i = 0; i < s->nnodes && rc < 0; i++)
+    int rc = RT_EINFEASIBLE, type = gpu_type_of(s, req);
+    for (int i = 0; i < s->nnodes && rc < 0; i++) {
         rc = rt__res_feasible(&s->node[i]->total, req, &s->names);
+        if (rc == 0 && !rt__instances_could(&s->node[i]->gpus, req->gpu, type))
+            rc = rt__error(RT_EINFEASIBLE, "a request for %g GPU of type %s can never be "
+                           "met: no node has that many GPUs of that type",
+                           (double)req->gpu / RT__UNIT,
+                           s->names.name[type] + strlen(RT__ACCEL_PREFIX));
+    }
     return rc;
 }
 
@@ -107,11 +138,13 @@ static void rehash(rt__sched *s)
     s->nbuckets = n;
 }
 
-static rt__class *new_class(const rt__res *req, int max_calls, void *owner)
+static rt__class *new_class(const rt__sched *s, const rt__res *req, int max_calls,
+                           void *owner)
 {
     rt__class *c = rt__calloc(1, sizeof *c);
     if (c) {
         c->req = *req;
+        c->gpu_type = gpu_type_of(s, req);
         c->max_calls = max_calls;
         c->owner = owner;
         rt__link_init(&c->wait);
@@ -127,7 +160,7 @@ rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
     for (rt__class *c = s->bucket[h & (s->nbuckets - 1)]; c; c = c->hnext)
         if (c->hash == h && c->max_calls == max_calls && rt__res_equal(&c->req, req))
             return c;
-    rt__class *c = new_class(req, max_calls, NULL);
+    rt__class *c = new_class(s, req, max_calls, NULL);
     if (!c)
         return NULL;
     c->hash = h;
@@ -141,8 +174,7 @@ rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
 
 rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req, void *owner)
 {
-    (void)s; /* an actor's class is found through its actor, never by request */
-    return new_class(req, 0, owner);
+    return new_class(s, req, 0, owner); /* found through its actor, never by request */
 }
 
 static void unhash(rt__sched *s, rt__class *c)
@@ -329,8 +361,8 @@ static int fits(const rt__sched *s, const rt__class *c, rt__grant *g)
     for (int i = 0; i < s->nnodes; i++) {
         const rt__sched_node *n = s->node[i];
         if (rt__res_fits(&n->free, &c->req) &&
-            rt__instances_pick(&n->gpus, c->req.gpu, &g->gpu) &&
-            rt__instances_pick(&n->neuron, neuron_of(s, &c->req), &g->neuron)) {
+            rt__instances_pick(&n->gpus, c->req.gpu, c->gpu_type, &g->gpu) &&
+            rt__instances_pick(&n->neuron, neuron_of(s, &c->req), RT__ANY_TYPE, &g->neuron)) {
             g->node = i;
             return 1;
         }

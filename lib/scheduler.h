@@ -48,6 +48,8 @@ typedef struct rt__class {
                                            pending tasks and a lease */
     uint64_t hash;
     rt__res req;
+    int gpu_type;                       /* its GPUs' type (a custom resource
+                                           index), or RT__ANY_TYPE */
     int max_calls;                      /* 0 = unlimited */
     void *owner;                        /* the actor of an actor's class, or NULL */
     rt__tasks pending;                  /* in submission order */
@@ -95,11 +97,14 @@ int rt__sched_init(rt__sched *s, const rt__names *names);
 /* The index of a custom resource, added to the names when new (a node
  * of a cluster offers it); -1 when there are RT__CUSTOM_MAX already. */
 int rt__sched_name(rt__sched *s, const char *name);
-/* Add a node; its index is the next one.  0, or -1 when out of memory
- * or when there are RT__NODES_MAX already. */
+/* Add a node; its index is the next one.  Each GPU may have a type
+ * ("V100"; "" or NULL types: untyped), whose "accelerator_type:T" the
+ * node's totals offer: a request for a type gets GPUs of that type.  0,
+ * or -1 when out of memory or when there are RT__NODES_MAX already. */
 int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
                        const char (*gpu_ids)[RT__ID_LEN],
-                       const char (*gpu_cpus)[RT__CPUS_LEN], int bind_cpus);
+                       const char (*gpu_cpus)[RT__CPUS_LEN],
+                       const char (*gpu_types)[RT__TYPE_LEN], int bind_cpus);
 /* Free a class and its leases at once, giving nothing back; the tasks
  * they hold are moved to *orphans for the caller to fail. */
 void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans);

@@ -372,6 +372,30 @@ START_TEST(mig_instances_are_the_gpus)
 }
 END_TEST
 
+/* Beyond Ray: a node with 2 x A100 and 2 x V100 offers both types, and a
+ * task of a type gets GPUs of that type alone. */
+START_TEST(several_gpu_types_in_one_node)
+{
+    init_on(FAKE "a100v100", RT_DETECT, RT_DEFAULT, 0);
+    char *s = run_str(t_devices, 2, RT_ACCEL_NVIDIA_TESLA_V100);
+    ck_assert_str_eq(s, "ids=2,3 cvd=2,3 order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    s = run_str(t_devices, 0.5, RT_ACCEL_NVIDIA_A100);
+    ck_assert_str_eq(s, "ids=0 cvd=0 order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 3;
+    o.accelerator_type = RT_ACCEL_NVIDIA_TESLA_V100;
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE,
+             "no node has that many GPUs of that type");
+    s = run_str(t_devices, 4, NULL);
+    ck_assert_str_eq(s, "ids=0,1,2,3 cvd=0,1,2,3 order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* The A100 of a100-mig is local to CPU 1: a worker that holds it is bound
  * there; without binding, or without a GPU, it has every CPU. */
 START_TEST(gpu_workers_are_bound_to_local_cpus)
@@ -466,6 +490,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, unreadable_topology_fails);
     tcase_add_test(tc, nvml_completes_what_it_knows);
     tcase_add_test(tc, mig_instances_are_the_gpus);
+    tcase_add_test(tc, several_gpu_types_in_one_node);
 #ifdef RT_HAVE_HWLOC
     tcase_add_test(tc, models_from_os_devices);
 #endif

@@ -152,7 +152,7 @@ START_TEST(random_requests_never_overcommit)
     rt__names_define(&names, items, n, &total);
     static rt__sched s;
     ck_assert_int_eq(rt__sched_init(&s, &names), 0);
-    ck_assert_int_eq(rt__sched_add_node(&s, &total, 4, NULL, NULL, 0), 0);
+    ck_assert_int_eq(rt__sched_add_node(&s, &total, 4, NULL, NULL, NULL, 0), 0);
     const rt__sched_node *node = s.node[0];
     rt__class *classes[CLASSES];
     for (int i = 0; i < CLASSES; i++) {
@@ -210,20 +210,45 @@ START_TEST(fractions_pack_then_wholes_take_free_gpus)
     rt__pick p;
     int expect[] = {0, 0, 1};
     for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT / 2, &p), 1);
+        ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT / 2, RT__ANY_TYPE, &p), 1);
         ck_assert_int_eq(rt__pick_has(&p, expect[i]), 1);
         rt__instances_take(&in, &p);
     }
-    ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT, &p), 1);
+    ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT, RT__ANY_TYPE, &p), 1);
     ck_assert_int_eq(rt__pick_has(&p, 2), 1);
     rt__instances_take(&in, &p);
-    ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT, &p), 0);
+    ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT, RT__ANY_TYPE, &p), 0);
     /* 0.5 is left on GPU 1 only: a quarter goes there, not to GPU 0. */
-    ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT / 4, &p), 1);
+    ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT / 4, RT__ANY_TYPE, &p), 1);
     ck_assert_int_eq(rt__pick_has(&p, 1), 1);
     char buf[RT__INSTANCE_MAX * RT__ID_LEN];
-    ck_assert_int_eq(rt__instances_pick(&in, 0, &p), 1);
+    ck_assert_int_eq(rt__instances_pick(&in, 0, RT__ANY_TYPE, &p), 1);
     ck_assert_int_eq(rt__pick_format(&p, &in, buf, sizeof buf), 0);
+}
+END_TEST
+
+/* A node of two types, A100 (type 3) on 0-1 and V100 (type 5) on 2-3:
+ * a V100 request gets V100s only, its fractions pack on one V100, and an
+ * untyped request takes any GPU. */
+START_TEST(typed_instances_take_their_type)
+{
+    rt__instances in;
+    rt__instances_init(&in, 4, NULL);
+    in.type[0] = in.type[1] = 3;
+    in.type[2] = in.type[3] = 5;
+    rt__pick p;
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT / 2, 5, &p), 1);
+        ck_assert_int_eq(rt__pick_has(&p, 2), 1);
+        rt__instances_take(&in, &p);
+    }
+    ck_assert_int_eq(rt__instances_pick(&in, 2 * RT__UNIT, 5, &p), 0); /* one V100 left */
+    ck_assert_int_eq(rt__instances_could(&in, 2 * RT__UNIT, 5), 1);
+    ck_assert_int_eq(rt__instances_could(&in, 3 * RT__UNIT, 5), 0);
+    ck_assert_int_eq(rt__instances_pick(&in, RT__UNIT, 5, &p), 1);
+    ck_assert_int_eq(rt__pick_has(&p, 3), 1);
+    ck_assert_int_eq(rt__instances_pick(&in, 2 * RT__UNIT, RT__ANY_TYPE, &p), 1);
+    ck_assert_int_eq(rt__pick_has(&p, 0) && rt__pick_has(&p, 1), 1);
 }
 END_TEST
 
@@ -234,6 +259,7 @@ Suite *placement_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, random_requests_never_overcommit);
     tcase_add_test(tc, fractions_pack_then_wholes_take_free_gpus);
+    tcase_add_test(tc, typed_instances_take_their_type);
     suite_add_tcase(s, tc);
     return s;
 }

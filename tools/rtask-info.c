@@ -128,7 +128,9 @@ static void print_text(const rt__offer *node)
     printf("Resources rt_init() would offer:\n  %s\n", totals);
     int gpus = (int)(node->total.gpu / RT__UNIT);
     for (int i = 0; i < gpus; i++)
-        printf("  GPU id %s: local CPUs %s\n", node->gpu_ids[i],
+        printf("  GPU id %s%s%s%s: local CPUs %s\n", node->gpu_ids[i],
+               node->gpu_types[i][0] ? " (" : "", node->gpu_types[i],
+               node->gpu_types[i][0] ? ")" : "",
                node->gpu_cpus[i][0] ? node->gpu_cpus[i] : "unknown (not bound)");
 }
 
