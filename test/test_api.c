@@ -2,6 +2,7 @@
 #include "tests.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 START_TEST(calls_before_init_fail)
@@ -55,6 +56,29 @@ START_TEST(zeroed_config_means_defaults)
     uint64_t x = 5;
     ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 10);
     ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* rt_config.cluster and RTASK_CLUSTER: an unknown cluster, and "mpi"
+ * where its module cannot be loaded, are clear errors that leave nothing
+ * running: rt_init() works afterwards. */
+START_TEST(cluster_errors_are_clear)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.cluster = "slurm";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "unknown cluster \"slurm\"");
+    c.cluster = NULL;
+    setenv("RTASK_CLUSTER", "bogus", 1);
+    ck_fails(rt_init_config(&c), RT_EINVAL, "RTASK_CLUSTER");
+    setenv("RTASK_CLUSTER", "mpi", 1);
+    setenv("RTASK_MPI_MODULE", "/nonexistent/rtask-mpi.so", 1);
+    ck_fails(rt_init_config(&c), RT_EINVAL, "cannot load the MPI module");
+    unsetenv("RTASK_MPI_MODULE");
+    setenv("RTASK_CLUSTER", "none", 1);
+    ck_ok(rt_init_config(&c));
+    ck_ok(rt_shutdown());
+    unsetenv("RTASK_CLUSTER");
 }
 END_TEST
 
@@ -249,6 +273,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, calls_before_init_fail);
     tcase_add_test(tc, init_twice_fails_and_init_after_shutdown_works);
     tcase_add_test(tc, bad_config_is_refused);
+    tcase_add_test(tc, cluster_errors_are_clear);
     tcase_add_test(tc, zeroed_config_means_defaults);
     tcase_add_test(tc, bad_submissions_are_refused);
     tcase_add_test(tc, bad_resource_lists_are_refused);

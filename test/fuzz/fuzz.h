@@ -37,6 +37,22 @@ static inline int fuzz_channel(rt__chan *c, const uint8_t *data, size_t size)
     return 0;
 }
 
+/* Each message of a channel holding the input, decoded by fn as one
+ * side of the wire decodes what it receives. */
+typedef void (*fuzz_message_fn)(const rt__hdr *h, const char *payload, int *fds);
+static inline void fuzz_messages(const uint8_t *data, size_t size, fuzz_message_fn fn)
+{
+    rt__chan c;
+    if (fuzz_channel(&c, data, size) < 0)
+        return;
+    rt__hdr h;
+    const char *payload;
+    int fds[RT__MSG_MAX_FDS];
+    while (rt__chan_next(&c, &h, &payload, fds) > 0)
+        fn(&h, payload, fds);
+    rt__chan_close(&c);
+}
+
 /* The input as a file of this process's own, for readers of files: its
  * path, or NULL; unlink it after. */
 static inline const char *fuzz_file(const char *name, const uint8_t *data, size_t size)

@@ -7,24 +7,19 @@
 
 #include <unistd.h>
 
+static void read_task_or_devices(const rt__hdr *h, const char *payload, int *fds)
+{
+    rt__task_msg m;
+    rt__devices d;
+    char *copy;
+    if (rt__proto_read_task(h, payload, fds, &m) == 0 && m.arg_fd >= 0)
+        close(m.arg_fd);
+    else if (h->type == RT__MSG_DEVICES && rt__proto_read_devices(h, payload, &d, &copy) == 0)
+        rt__free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    rt__chan c;
-    if (fuzz_channel(&c, data, size) < 0)
-        return 0;
-    rt__hdr h;
-    const char *payload;
-    int fds[RT__MSG_MAX_FDS];
-    while (rt__chan_next(&c, &h, &payload, fds) > 0) {
-        rt__task_msg m;
-        rt__devices d;
-        char *copy;
-        if (rt__proto_read_task(&h, payload, fds, &m) == 0 && m.arg_fd >= 0)
-            close(m.arg_fd);
-        else if (h.type == RT__MSG_DEVICES &&
-                 rt__proto_read_devices(&h, payload, &d, &copy) == 0)
-            rt__free(copy);
-    }
-    rt__chan_close(&c);
+    fuzz_messages(data, size, read_task_or_devices);
     return 0;
 }
