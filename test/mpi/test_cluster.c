@@ -420,5 +420,11 @@ int main(int argc, char **argv)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    return rt_shutdown() == 0 && !failed ? 0 : 1;
+    int ended = rt_shutdown() == 0;
+    if (strcmp(which, "single") == 0) { /* a process joins a job once */
+        int rc = rt_init(RT_DETECT);
+        ended = ended && rc == RT_EINVAL && strstr(rt_last_error(), "once") != NULL;
+        printf("single: rt_init again = %d (%s)\n", rc, rt_last_error());
+    }
+    return ended && !failed ? 0 : 1;
 }
