@@ -78,6 +78,10 @@ struct rt__bridge {
     char error[256];
 };
 
+/* End the whole job: for a rank that cannot go on (MPI is up, and the
+ * other ranks would wait for it forever). */
+static _Noreturn void end_job(rt__bridge *b, int code);
+
 /* ---- the bridge thread ------------------------------------------------------ */
 
 static void outgoing_free(outgoing *o)
@@ -116,7 +120,7 @@ static void unreachable(rt__bridge *b, int rank, const char *what)
 {
     incoming *in = rt__malloc(sizeof *in);
     if (!in)
-        rt__bridge_abort(b, 1);
+        end_job(b, 1);
     memset(in, 0, sizeof *in);
     in->from = rank;
     in->m.type = RT__RANK_FAILED;
@@ -233,7 +237,7 @@ static void *receive_pieces(rt__bridge *b, int from, size_t len)
     char *data = rt__buf_alloc(len);
     if (!data) {
         rt__warn("no memory for %zu bytes from rank %d: the job ends", len, from);
-        rt__bridge_abort(b, 1);
+        end_job(b, 1);
     }
     /* Every page made in one call, not in a fault each while MPI copies
      * (where the kernel can: Linux 5.14 and later). */
@@ -543,7 +547,7 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
          * only ending the job ends them. */
         fprintf(stderr, "rtask: rt_init: joining the MPI job: %s; the job ends\n",
                 b->error);
-        rt__bridge_abort(b, 1);
+        end_job(b, 1);
     }
     *rank = b->rank;
     *size = b->size;
@@ -653,7 +657,7 @@ void rt__bridge_close(rt__bridge *b, int finalize)
     bridge_free(b);
 }
 
-void rt__bridge_abort(rt__bridge *b, int code)
+static _Noreturn void end_job(rt__bridge *b, int code)
 {
     b->mpi->abort(code);
     _exit(code); /* MPI_Abort does not return; in case it did */

@@ -50,7 +50,5 @@ int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms);
 /* Flush, send what is queued, leave the job and free b.  MPI is finalized when
  * the bridge initialized it, or when finalize is set. */
 void rt__bridge_close(rt__bridge *b, int finalize);
-/* End the whole job with a message: for a rank that cannot go on. */
-void rt__bridge_abort(rt__bridge *b, int code);
 
 #endif

@@ -536,14 +536,6 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
     return 0;
 }
 
-int rt__machine_count(const rt__machine *m, rt__dev_kind kind)
-{
-    int n = 0;
-    for (int i = 0; i < m->count; i++)
-        n += m->dev[i].kind == kind;
-    return n;
-}
-
 int rt__machine_neuron_cores(const rt__machine *m)
 {
     int n = 0;

@@ -71,8 +71,7 @@ void rt__detect_hwloc_version(char *buf, size_t size);
  * V100-SXM2-16GB" -> "V100") or, for pci.ids names ("GV100GL [Tesla V100
  * SXM2 16GB]"), by the part in brackets.  "" when none. */
 void rt__accelerator_type(const char *model, char *type, size_t size);
-/* Devices of a kind, and neuron cores in all. */
-int rt__machine_count(const rt__machine *m, rt__dev_kind kind);
+/* Neuron cores in all. */
 int rt__machine_neuron_cores(const rt__machine *m);
 /* The i-th device of a kind, or NULL. */
 const rt__device *rt__machine_nth(const rt__machine *m, rt__dev_kind kind, int i);

@@ -52,7 +52,7 @@ static int by_name(struct dl_phdr_info *info, size_t size, void *arg)
     return s->found = 1;
 }
 
-int rt__image_place(const void *fn, rt__fn_place *out)
+static int image_place(const void *fn, rt__fn_place *out)
 {
     search s = {.addr = (uintptr_t)fn};
     dl_iterate_phdr(by_address, &s);
@@ -63,7 +63,7 @@ int rt__image_place(const void *fn, rt__fn_place *out)
     return 0;
 }
 
-void *rt__image_find(const rt__fn_place *p)
+static void *image_find(const rt__fn_place *p)
 {
     search s = {.object = p->object};
     dl_iterate_phdr(by_name, &s);
@@ -76,7 +76,7 @@ int rt__fn_cache_place(rt__fn_cache *c, const void *fn, rt__fn_place *out)
 {
     size_t i = ((uintptr_t)fn >> 4) % RT__FN_CACHE;
     if (c->slot[i].fn != fn) {
-        if (rt__image_place(fn, &c->slot[i].place) < 0)
+        if (image_place(fn, &c->slot[i].place) < 0)
             return -1;
         c->slot[i].fn = fn;
     }
@@ -90,7 +90,7 @@ void *rt__fn_cache_find(rt__fn_cache *c, const rt__fn_place *p)
     if (c->slot[i].fn && c->slot[i].place.offset == p->offset &&
         strcmp(c->slot[i].place.object, p->object) == 0)
         return (void *)c->slot[i].fn;
-    void *fn = rt__image_find(p);
+    void *fn = image_find(p);
     if (fn) {
         c->slot[i].fn = fn;
         c->slot[i].place = *p;

@@ -16,19 +16,18 @@
 
 #define RT__OBJECT_LEN 256 /* an object's path; "" is the program */
 
-/* Where a function lives: 0, or -1 when no loaded object holds it. */
+/* Where a function lives: an object and an offset in it. */
 typedef struct rt__fn_place {
     char object[RT__OBJECT_LEN];
     uint64_t offset;
 } rt__fn_place;
 
-int rt__image_place(const void *fn, rt__fn_place *out);
-/* The function at a place in this process: NULL when its object is not
- * loaded here, or the offset falls outside it. */
-void *rt__image_find(const rt__fn_place *p);
-/* The same, remembered: dl_iterate_phdr() walks every loaded object, and
- * a task's function is looked up for each task.  Zero-initialize one per
- * user (it is not shared between threads). */
+/* Functions and places, both ways, remembered: dl_iterate_phdr() walks
+ * every loaded object, and a task's function is looked up for each task.
+ * Zero-initialize one per user (it is not shared between threads).
+ * place: 0, or -1 when no loaded object holds fn.  find: the function,
+ * or NULL when its object is not loaded here or the offset falls outside
+ * it. */
 #define RT__FN_CACHE 64
 typedef struct rt__fn_cache {
     struct {
