@@ -92,16 +92,21 @@ typedef struct rt_config {
                            RT_DEFAULT = one per CPU */
     const char *resources; /* custom resources and their totals,
                               "name=amount,...", e.g. "fpga=2,disk=0.5";
-                              "neuron_cores=N" are placed like GPUs;
-                              NULL = none */
-    const char *accelerator_type; /* the GPUs' type (RT_ACCEL_H100...);
-                                     NULL = the detected one */
+                              NULL = none.  One accelerator family besides
+                              GPUs ("neuron_cores", "TPU", "HPU" or
+                              "NPU"), given or detected, is placed like
+                              GPUs (rt_init(3)) */
+    const char *accelerator_type; /* the GPUs' type (RT_ACCEL_H100...),
+                                     or the other accelerators' when the
+                                     node has no GPU; NULL = each
+                                     detected one */
     const char *sysfs_root; /* where detection reads sys/ and proc/; NULL =
                                $RTASK_SYSFS_ROOT, else "/" */
     int bind_cpus;      /* bind a worker that holds GPUs to the CPUs near
                            them; RT_DEFAULT = yes, 0 = no */
-    int other_gpus;     /* count AMD and Intel GPUs as GPUs too; default
-                           0: only NVIDIA's */
+    const char *gpu_vendor; /* whose GPUs are the resource "GPU": "nvidia",
+                               "amd" or "intel"; NULL = NVIDIA's if the
+                               machine has any, else AMD's, else Intel's */
     const char *cluster; /* "mpi": join the MPI job this process is a rank
                             of (see rt_init(3)); NULL = $RTASK_CLUSTER,
                             else one machine */
@@ -110,7 +115,7 @@ typedef struct rt_config {
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, 0, NULL }
+      RT_DEFAULT, NULL, NULL }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
@@ -136,8 +141,9 @@ typedef struct rt_opts {
                            again; default 0 */
     const char *resources; /* custom resources held while the task runs,
                               "name=amount,..."; NULL = none */
-    const char *accelerator_type; /* run only where the GPUs are of this
-                                     type (RT_ACCEL_V100...); NULL = any */
+    const char *accelerator_type; /* run only on GPUs (or, with no GPU
+                                     asked, accelerators) of this type
+                                     (RT_ACCEL_V100...); NULL = any */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
@@ -147,7 +153,8 @@ typedef struct rt_opts {
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
- * resource "accelerator_type:T", which a node with GPUs of type T has. */
+ * resource "accelerator_type:T", which a node with accelerators of type T
+ * has. */
 #define RT_ACCEL_NVIDIA_TESLA_V100 "V100"
 #define RT_ACCEL_NVIDIA_TESLA_P100 "P100"
 #define RT_ACCEL_NVIDIA_TESLA_T4 "T4"

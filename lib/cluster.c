@@ -170,22 +170,6 @@ void rt__cluster_nodes(const rt__cluster *c, rt__cluster_node_fn fn, void *arg)
 
 /* ---- rank 0 ------------------------------------------------------------------- */
 
-/* A rank's totals, its resource names made the scheduler's. */
-static int add_node(rt__sched *s, const rt__offer *o)
-{
-    rt__res total = {.cpu = o->total.cpu, .gpu = o->total.gpu};
-    for (int i = 0; i < o->names.count; i++) {
-        int j = rt__sched_name(s, o->names.name[i]);
-        if (j < 0)
-            return -1;
-        total.custom[j] = o->total.custom[i];
-    }
-    return rt__sched_add_node(s, &total, (int)(o->total.gpu / RT__UNIT),
-                              (const char(*)[RT__ID_LEN])o->gpu_ids,
-                              (const char(*)[RT__CPUS_LEN])o->gpu_cpus,
-                              (const char(*)[RT__TYPE_LEN])o->gpu_types, o->bind_cpus);
-}
-
 static void to_peer(void *ctx, int from, const rt__rank_msg *m)
 {
     rt__cluster *c = ctx;
@@ -199,7 +183,7 @@ static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
 {
     rt__node_events ev = rt__dispatch_events(d);
     for (int r = 1; r < c->size; r++) {
-        if (add_node(&d->sched, &c->descs[r].offer) < 0 ||
+        if (rt__offer_add_node(&c->descs[r].offer, &d->sched) < 0 ||
             !(c->peer[r] = rt__peer_new(c->bridge, r, &ev)))
             return rt__error(RT_ENOMEM, "rt_init: no room for rank %d's node (its "
                              "resources, or memory)", r);

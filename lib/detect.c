@@ -22,6 +22,8 @@
 #define VENDOR_AMD 0x1002
 #define VENDOR_INTEL 0x8086
 #define VENDOR_AMAZON 0x1d0f
+#define VENDOR_GOOGLE 0x1ae0
+#define VENDOR_HABANA 0x1da3
 #define PCI_IDS_DEFAULT "/usr/share/misc/pci.ids"
 
 /* ---- small file helpers -------------------------------------------------- */
@@ -86,16 +88,21 @@ static int is_display(unsigned cls)
 }
 
 /* NVIDIA's GPUs are VGA or 3D controllers; its audio, bridge and NVSwitch
- * functions share the vendor id and are not GPUs.  AMD and Intel GPUs are
- * reported as other GPUs.  Neuron devices are found in their own tree. */
+ * functions share the vendor id and are not GPUs.  Gaudi devices are
+ * processing accelerators.  Neuron devices, TPU chips and Ascend NPUs are
+ * found in their own trees. */
 static int classify(rt__device *d)
 {
     unsigned base = d->pci_class >> 8, sub = d->pci_class & 0xff;
+    d->cores = 1;
     if (d->vendor == VENDOR_NVIDIA && base == 0x03 && (sub == 0x00 || sub == 0x02))
-        d->kind = RT__DEV_GPU;
-    else if ((d->vendor == VENDOR_AMD || d->vendor == VENDOR_INTEL) &&
-             is_display(d->pci_class))
-        d->kind = RT__DEV_OTHER_GPU;
+        d->kind = RT__FAM_NVIDIA;
+    else if (d->vendor == VENDOR_AMD && is_display(d->pci_class))
+        d->kind = RT__FAM_AMD;
+    else if (d->vendor == VENDOR_INTEL && is_display(d->pci_class))
+        d->kind = RT__FAM_INTEL;
+    else if (d->vendor == VENDOR_HABANA && base == 0x12)
+        d->kind = RT__FAM_HPU;
     else
         return 0;
     return 1;
@@ -103,64 +110,95 @@ static int classify(rt__device *d)
 
 /* ---- names and types ------------------------------------------------------ */
 
-/* Ray's rule: skip the first word, take the run of capitals and digits
- * that starts the next ("NVIDIA H100 80GB HBM3" -> "H100"). */
+static int has_digit(const char *s, size_t n)
+{
+    while (n--)
+        if (isdigit((unsigned char)*s++))
+            return 1;
+    return 0;
+}
+
+/* Ray's rule (its nvidia_gpu.py and the tests beside it): after the
+ * first word, a model of capitals and digits that ends its word or a
+ * dash ("NVIDIA H100 80GB HBM3" -> "H100", "Tesla V100-SXM2-16GB" ->
+ * "V100"); where there is none, as in "NVIDIA GeForce RTX 4090" or
+ * "NVIDIA RTX PRO 6000 Blackwell", the words up to the first that has a
+ * digit, joined by dashes ("GeForce-RTX-4090", "RTX-PRO-6000"). */
 static void ray_rule(const char *name, char *type, size_t size)
 {
     const char *p = name + strcspn(name, " \t");
-    while (*p == ' ' || *p == '\t')
-        p++;
-    size_t n = 0;
-    while (n + 1 < size && (isupper((unsigned char)p[n]) || isdigit((unsigned char)p[n])))
-        n++;
-    memcpy(type, p, n);
-    type[n] = '\0';
-}
-
-/* pci.ids names the chip, then the product in brackets: "GH100 [H100 SXM5
- * 80GB]", "GV100GL [Tesla V100 SXM2 16GB]".  The product's first word is
- * the type, after a "Tesla" or "NVIDIA" that Ray's rule would skip. */
-static void bracket_rule(const char *name, char *type, size_t size)
-{
-    const char *open = strchr(name, '[');
-    char product[96];
-    snprintf(product, sizeof product, "%s", open + 1);
-    product[strcspn(product, "]")] = '\0';
-    if (strncmp(product, "Tesla ", 6) == 0 || strncmp(product, "NVIDIA ", 7) == 0) {
-        ray_rule(product, type, size);
+    p += strspn(p, " \t");
+    size_t n = 0, digits = 0;
+    while (isupper((unsigned char)p[n]) || isdigit((unsigned char)p[n]))
+        digits += isdigit((unsigned char)p[n++]) != 0;
+    type[0] = '\0';
+    if (n && digits && (!p[n] || strchr("- \t", p[n]))) {
+        snprintf(type, size, "%.*s", (int)n, p);
         return;
     }
-    size_t n = 0;
-    while (n + 1 < size && (isupper((unsigned char)product[n]) ||
-                            isdigit((unsigned char)product[n])))
-        n++;
-    memcpy(type, product, n);
-    type[n] = '\0';
+    for (size_t len = 0; *p && len + 1 < size; p += strspn(p, " \t")) {
+        size_t w = strcspn(p, " \t");
+        len += (size_t)snprintf(type + len, size - len, "%s%.*s", len ? "-" : "", (int)w, p);
+        if (has_digit(p, w))
+            return;
+        p += w;
+    }
+    type[0] = '\0'; /* no word with a digit: no model */
+}
+
+/* The product of a pci.ids name, "GH100 [H100 SXM5 80GB]": the part in
+ * brackets, else the name itself. */
+static void product(const char *name, char *out, size_t size)
+{
+    const char *open = strchr(name, '[');
+    snprintf(out, size, "%s", open ? open + 1 : name);
+    out[strcspn(out, "]")] = '\0';
 }
 
 void rt__accelerator_type(const char *model, char *type, size_t size)
 {
     type[0] = '\0';
-    if (strchr(model, '['))
-        bracket_rule(model, type, size);
-    else if (strchr(model, ' '))
+    if (!strchr(model, '[')) {
         ray_rule(model, type, size);
+        return;
+    }
+    /* A product name may start with its model ("H100 SXM5 80GB") or, as
+     * the driver's names do, with a brand that the rule skips. */
+    char name[128];
+    product(model, name + 2, sizeof name - 2);
+    int branded = strncmp(name + 2, "Tesla ", 6) == 0 || strncmp(name + 2, "NVIDIA ", 7) == 0;
+    memcpy(name, "- ", 2);
+    ray_rule(branded ? name + 2 : name, type, size);
 }
 
-/* Data-centre GPUs that Debian's pci.ids (2023) does not name yet. */
+/* Types that Debian's pci.ids (2023) does not name, or that Ray names by
+ * device id: Ray's table of AMD products (amd_gpu.py), Google's TPU
+ * generations, Gaudi's, and NVIDIA data-centre GPUs newer than pci.ids. */
 static const struct {
-    unsigned device;
+    unsigned vendor, device;
     const char *type;
-} newer_than_pci_ids[] = {
-    {0x2321, "H100"}, {0x2335, "H200"}, {0x26b9, "L40S"}, {0x2342, "GH200"},
+} type_table[] = {
+    {VENDOR_NVIDIA, 0x2321, "H100"}, {VENDOR_NVIDIA, 0x2335, "H200"},
+    {VENDOR_NVIDIA, 0x26b9, "L40S"}, {VENDOR_NVIDIA, 0x2342, "GH200"},
+    {VENDOR_AMD, 0x738c, "AMD-Instinct-MI100"}, {VENDOR_AMD, 0x7408, "AMD-Instinct-MI250X"},
+    {VENDOR_AMD, 0x740c, "AMD-Instinct-MI250X-MI250"},
+    {VENDOR_AMD, 0x740f, "AMD-Instinct-MI210"},
+    {VENDOR_AMD, 0x74a1, "AMD-Instinct-MI300X-OAM"},
+    {VENDOR_AMD, 0x6798, "AMD-Radeon-R9-200-HD-7900"},
+    {VENDOR_AMD, 0x6799, "AMD-Radeon-HD-7900"}, {VENDOR_AMD, 0x679a, "AMD-Radeon-HD-7900"},
+    {VENDOR_AMD, 0x679b, "AMD-Radeon-HD-7900"},
+    {VENDOR_GOOGLE, 0x005e, "TPU-V4"}, {VENDOR_GOOGLE, 0x0062, "TPU-V5P"},
+    {VENDOR_GOOGLE, 0x0063, "TPU-V5LITEPOD"}, {VENDOR_GOOGLE, 0x006f, "TPU-V6E"},
+    {VENDOR_GOOGLE, 0x0076, "TPU-V7X"},
+    {VENDOR_HABANA, 0x1000, "Intel-GAUDI"}, {VENDOR_HABANA, 0x1010, "Intel-GAUDI"},
+    {VENDOR_HABANA, 0x1020, "Intel-GAUDI2"},
 };
 
 static const char *type_by_id(unsigned vendor, unsigned device)
 {
-    for (size_t i = 0; vendor == VENDOR_NVIDIA &&
-                       i < sizeof newer_than_pci_ids / sizeof *newer_than_pci_ids; i++)
-        if (newer_than_pci_ids[i].device == device)
-            return newer_than_pci_ids[i].type;
+    for (size_t i = 0; i < sizeof type_table / sizeof *type_table; i++)
+        if (type_table[i].vendor == vendor && type_table[i].device == device)
+            return type_table[i].type;
     return "";
 }
 
@@ -228,29 +266,36 @@ static void driver_info(const char *root, rt__device *d)
     fclose(f);
 }
 
-/* Ray names AMD types after the product, dashed: "AMD-Instinct-MI210". */
-static void amd_type(const char *model, char *type, size_t size)
+/* Ray names Intel GPUs "Intel-GPU-" and the product's last two words:
+ * "Data Center GPU Max 1550" -> "Intel-GPU-Max-1550". */
+static void intel_type(const char *model, char *type, size_t size)
 {
-    const char *open = strchr(model, '[');
-    if (!open)
+    char name[128];
+    product(model, name, sizeof name);
+    size_t len = strlen(name);
+    while (len && name[len - 1] == ' ')
+        name[--len] = '\0';
+    char *last = strrchr(name, ' '), *cut = last;
+    while (cut && cut > name && cut[-1] != ' ')
+        cut--;
+    if (!last || cut == name)
         return;
-    snprintf(type, size, "AMD-%s", open + 1);
-    type[strcspn(type, "]")] = '\0';
-    for (char *p = type; *p; p++)
-        if (*p == ' ')
-            *p = '-';
+    *last = '-';
+    snprintf(type, size, "Intel-GPU-%s", cut);
 }
 
+/* The model and type of a PCI device.  Ray types AMD GPUs by device id
+ * alone; the others by the model's name where it gives one. */
 static void name_device(const char *root, const char *db, rt__device *d)
 {
     if (d->vendor == VENDOR_NVIDIA)
         driver_info(root, d);
     if (!d->model[0])
         pci_ids_name(db, d->vendor, d->device, d->model, sizeof d->model);
-    if (d->vendor == VENDOR_AMD)
-        amd_type(d->model, d->type, sizeof d->type);
-    else if (d->vendor == VENDOR_NVIDIA)
+    if (d->kind == RT__FAM_NVIDIA)
         rt__accelerator_type(d->model, d->type, sizeof d->type);
+    else if (d->kind == RT__FAM_INTEL)
+        intel_type(d->model, d->type, sizeof d->type);
     if (!d->type[0])
         snprintf(d->type, sizeof d->type, "%s", type_by_id(d->vendor, d->device));
 }
@@ -466,7 +511,7 @@ static void read_neuron(const char *root, rt__machine *m)
             rt__warn("%s/%s: missing or not a core count; device skipped", root, file);
             continue;
         }
-        rt__device d = {.kind = RT__DEV_NEURON, .numa_node = -1, .cores = (int)cores};
+        rt__device d = {.kind = RT__FAM_NEURON, .numa_node = -1, .cores = (int)cores};
         snprintf(d.bus_id, sizeof d.bus_id, "%.15s", e->d_name);
         snprintf(d.type, sizeof d.type, "aws-neuron-core");
         snprintf(file, sizeof file,
@@ -477,6 +522,70 @@ static void read_neuron(const char *root, rt__machine *m)
         add_device(m, &d);
     }
     closedir(dir);
+}
+
+/* ---- TPU chips and Ascend NPUs: device files ---------------------------------- */
+
+/* Whether name is prefix and a number: "accel3", "davinci0". */
+static int numbered(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return strncmp(name, prefix, n) == 0 && name[n] &&
+           strspn(name + n, "0123456789") == strlen(name + n) && strlen(name + n) < 6;
+}
+
+/* One device of family f per numbered file in dir; returns how many. */
+static int read_dev_files(const char *root, rt__machine *m, rt__family f, const char *dir,
+                          const char *prefix, const char *type)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, dir);
+    DIR *d = opendir(path);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!numbered(e->d_name, prefix))
+            continue;
+        rt__device dev = {.kind = f, .numa_node = -1, .cores = 1};
+        snprintf(dev.bus_id, sizeof dev.bus_id, "%.15s", e->d_name);
+        snprintf(dev.type, sizeof dev.type, "%s", type);
+        snprintf(dev.model, sizeof dev.model, "%s", type);
+        add_device(m, &dev);
+        found++;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* The TPU generation of the first Google function in PCI sysfs. */
+static const char *tpu_type(const char *root)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/bus/pci/devices", root);
+    DIR *dir = opendir(path);
+    const char *type = "";
+    for (struct dirent *e; dir && !*type && (e = readdir(dir));) {
+        char file[64];
+        snprintf(file, sizeof file, "sys/bus/pci/devices/%.12s/vendor", e->d_name);
+        if (!is_bus_id(e->d_name) || read_number(root, file, 16) != VENDOR_GOOGLE)
+            continue;
+        snprintf(file, sizeof file, "sys/bus/pci/devices/%.12s/device", e->d_name);
+        long device = read_number(root, file, 16);
+        type = type_by_id(VENDOR_GOOGLE, device < 0 ? 0 : (unsigned)device);
+    }
+    if (dir)
+        closedir(dir);
+    return type;
+}
+
+/* A TPU VM's chips are /dev/accelN (v2 to v4) or VFIO groups /dev/vfio/N
+ * (v5 and later), as Ray counts them; Ascend NPUs are /dev/davinciN. */
+static void read_dev_trees(const char *root, rt__machine *m)
+{
+    const char *tpu = tpu_type(root);
+    if (!read_dev_files(root, m, RT__FAM_TPU, "dev", "accel", tpu) && *tpu)
+        read_dev_files(root, m, RT__FAM_TPU, "dev/vfio", "", tpu);
+    read_dev_files(root, m, RT__FAM_NPU, "dev", "davinci", "");
 }
 
 /* ---- putting it together ---------------------------------------------------- */
@@ -524,6 +633,7 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
         read_sysfs(root, m);
 #endif
         read_neuron(root, m);
+        read_dev_trees(root, m);
     }
     for (int i = 0; i < m->count; i++)
         name_device(root, db, &m->dev[i]);
@@ -536,33 +646,32 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
     return 0;
 }
 
-int rt__machine_neuron_cores(const rt__machine *m)
+int rt__machine_instances(const rt__machine *m, rt__family f)
 {
     int n = 0;
     for (int i = 0; i < m->count; i++)
-        n += m->dev[i].kind == RT__DEV_NEURON ? m->dev[i].cores : 0;
+        n += m->dev[i].kind == f ? m->dev[i].cores : 0;
     return n;
 }
 
-const rt__device *rt__machine_nth(const rt__machine *m, rt__dev_kind kind, int i)
+const rt__device *rt__machine_nth(const rt__machine *m, rt__family f, int i)
 {
     for (int k = 0; k < m->count; k++)
-        if (m->dev[k].kind == kind && i-- == 0)
+        if (m->dev[k].kind == f && i-- == 0)
             return &m->dev[k];
     return NULL;
 }
 
 void rt__device_describe(const rt__device *d, int index, char *buf, size_t size)
 {
-    static const char *kind[] = {"GPU", "other GPU", "Neuron"};
     char numa[16] = "-";
     if (d->numa_node >= 0)
         snprintf(numa, sizeof numa, "%d", d->numa_node);
     int n = snprintf(buf, size, "%s %d: %s %04x:%04x \"%s\" type %s numa %s cpus %s",
-                     kind[d->kind], index, d->bus_id, d->vendor, d->device,
+                     rt__families[d->kind].name, index, d->bus_id, d->vendor, d->device,
                      d->model[0] ? d->model : "?", d->type[0] ? d->type : "?", numa,
                      d->cpus[0] ? d->cpus : "-");
-    if (d->kind == RT__DEV_NEURON && n > 0 && (size_t)n < size)
+    if (d->kind == RT__FAM_NEURON && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, " cores %d", d->cores);
     if (d->memory_mib && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, " memory %llu MiB", d->memory_mib);

@@ -1,16 +1,19 @@
 /*
- * detect.h - the machine's accelerators: NVIDIA GPUs, other vendors' GPUs
- * and AWS Neuron devices, with model, accelerator type and locality.
+ * detect.h - the machine's accelerators, of every family (family.h), with
+ * model, accelerator type and locality.
  *
- * Two paths give the same answer: hwloc (its PCI objects and their
- * non-I/O ancestors' cpusets), and a reader of PCI sysfs for machines
- * without hwloc.  Both read under a root that tests point at fake trees
- * (sysfs) or files (an hwloc XML topology).  Nothing here fails: what
- * cannot be read is skipped with a warning, never made up.
+ * GPUs and Gaudi devices are PCI functions, read through hwloc (its PCI
+ * objects and their non-I/O ancestors' cpusets) or, without hwloc, PCI
+ * sysfs; Neuron devices come from their sysfs class, TPU chips from
+ * /dev/accelN or /dev/vfio/N, Ascend NPUs from /dev/davinciN.  All is read
+ * under a root that tests point at fake trees (or an hwloc XML file).
+ * Nothing here fails on what it reads: what cannot be read is skipped
+ * with a warning, never made up.
  */
 #ifndef RT_DETECT_H
 #define RT_DETECT_H
 
+#include "family.h"
 #include "instance.h"
 
 #include <sched.h>
@@ -18,17 +21,11 @@
 
 #define RT__DEVICE_MAX 64
 
-typedef enum rt__dev_kind {
-    RT__DEV_GPU,       /* an NVIDIA GPU: the GPU resource */
-    RT__DEV_OTHER_GPU, /* AMD or Intel: reported, counted only on request */
-    RT__DEV_NEURON     /* an AWS Neuron device: neuron_cores */
-} rt__dev_kind;
-
 #define RT__MIG_MAX 7 /* instances of one GPU (an A100 or H100 has 7) */
 
 typedef struct rt__device {
-    rt__dev_kind kind;
-    char bus_id[16];          /* "0000:3b:00.0" */
+    rt__family kind;
+    char bus_id[16];          /* "0000:3b:00.0"; "neuron0", "accel0"... */
     unsigned vendor, device;  /* PCI ids */
     unsigned pci_class;       /* base and sub class: 0x0302 */
     char model[96];           /* driver, hwloc or pci.ids name; may be "" */
@@ -36,7 +33,8 @@ typedef struct rt__device {
     char uuid[48];            /* "GPU-..." where the driver says */
     int numa_node;            /* -1: unknown or none */
     char cpus[RT__CPUS_LEN];  /* local CPUs as a list ("0-19"); may be "" */
-    int cores;                /* neuron cores of a Neuron device */
+    int cores;                /* the instances it offers: 1, or a Neuron
+                                 device's cores */
     unsigned long long memory_mib; /* NVML: the GPU's memory; 0 = unknown */
     int cc_major, cc_minor;   /* NVML: CUDA compute capability; 0 = unknown */
     int migs;                 /* NVML: in MIG mode, its instances, which are
@@ -67,14 +65,16 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m);
 /* The API version of the hwloc rtask runs with ("API 2.8"), into buf; ""
  * when it was built without hwloc (PCI sysfs only). */
 void rt__detect_hwloc_version(char *buf, size_t size);
-/* The accelerator type of a model name, by Ray's rule ("Tesla
- * V100-SXM2-16GB" -> "V100") or, for pci.ids names ("GV100GL [Tesla V100
- * SXM2 16GB]"), by the part in brackets.  "" when none. */
+/* The accelerator type of an NVIDIA model name, by Ray's rule ("Tesla
+ * V100-SXM2-16GB" -> "V100", "NVIDIA GeForce RTX 4090" ->
+ * "GeForce-RTX-4090") or, for pci.ids names ("GV100GL [Tesla V100 SXM2
+ * 16GB]"), by the same rule on the part in brackets.  "" when none. */
 void rt__accelerator_type(const char *model, char *type, size_t size);
-/* Neuron cores in all. */
-int rt__machine_neuron_cores(const rt__machine *m);
-/* The i-th device of a kind, or NULL. */
-const rt__device *rt__machine_nth(const rt__machine *m, rt__dev_kind kind, int i);
+/* How many instances of family f the machine has (a Neuron device
+ * counts its cores). */
+int rt__machine_instances(const rt__machine *m, rt__family f);
+/* The i-th device of a family, or NULL. */
+const rt__device *rt__machine_nth(const rt__machine *m, rt__family f, int i);
 /* Parse a CPU list ("0-19,40-59") into set; -1 when it is not one or
  * names no CPU this kernel can bind to. */
 int rt__cpulist_parse(const char *list, cpu_set_t *set);

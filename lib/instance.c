@@ -1,4 +1,4 @@
-/* instance.c - placing GPU and neuron core requests on instances. */
+/* instance.c - placing GPU and accelerator requests on instances. */
 #include "instance.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
- * instance.h - resources that come in numbered instances: GPUs and
- * neuron cores.
+ * instance.h - resources that come in numbered instances: GPUs and the
+ * other accelerator families (neuron cores, TPU chips...).
  *
  * Each instance has capacity 1 (RT__UNIT).  A fractional request lands on
  * one instance, chosen by best fit as Ray does: among those where it fits,
@@ -22,7 +22,6 @@
 #include <stdint.h>
 
 #define RT__INSTANCE_MAX 256
-#define RT__NEURON "neuron_cores" /* the custom resource placed like GPUs */
 #define RT__ID_LEN 64 /* "3", "GPU-6f1c...", "MIG-..." */
 #define RT__CPUS_LEN 128 /* a CPU list near an instance, "0-19,40-59" */
 #define RT__TYPE_LEN 32  /* an accelerator type, "V100" */

@@ -58,6 +58,7 @@ struct rt__worker {
 
 struct rt__local {
     rt__node node;             /* ops and events: what the dispatcher sees */
+    rt__family_set families;   /* what its tasks are told of their devices */
     rt__loop *loop;
     pid_t forkserver_pid;
     rt__chan forkserver;
@@ -443,32 +444,39 @@ static int remember(char **sent, const char *now)
     return 0;
 }
 
-/* Whether sent ("gpus\nneuron\ncpus\nN") describes d: compared in place,
- * since a synchronous task gets a lease, and so this question, each time. */
+/* Whether sent ("gpus\naccel\ncpus") describes d: compared in place,
+ * since a synchronous task gets a lease, and so this question, each time.
+ * The environment follows from the ids. */
 static int same_devices(const char *sent, const rt__devices *d)
 {
-    const char *part[3] = {d->gpus, d->neuron, d->cpus};
+    const char *part[3] = {d->gpus, d->accel, d->cpus};
     for (int i = 0; sent && i < 3; i++) {
         size_t n = strlen(part[i]);
-        if (strncmp(sent, part[i], n) != 0 || sent[n] != '\n')
+        if (strncmp(sent, part[i], n) != 0 || sent[n] != (i < 2 ? '\n' : '\0'))
             return 0;
         sent += n + 1;
     }
-    return sent && sent[0] == (d->has_neuron ? '1' : '0') && sent[1] == '\0';
+    return sent != NULL;
 }
 
 static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
 {
-    (void)n;
+    rt__local *l = (rt__local *)n;
     if (same_devices(w->devices_sent, d))
         return 0;
-    size_t len = strlen(d->gpus) + strlen(d->neuron) + strlen(d->cpus) + 8;
-    char *sent = rt__malloc(len);
-    if (!sent || rt__proto_send_devices(&w->chan, d) < 0) {
+    size_t len = strlen(d->gpus) + strlen(d->accel) + strlen(d->cpus) + 3;
+    char *sent = rt__malloc(len), env[4096];
+    rt__devices with_env = *d;
+    with_env.env = env;
+    with_env.accel_name = l->families.accel == RT__FAM_NONE
+                              ? "" : rt__families[l->families.accel].resource;
+    if (rt__family_env(&l->families, d->gpus, d->accel, env, sizeof env) >= sizeof env)
+        env[0] = '\0'; /* ids longer than any real machine's: none named */
+    if (!sent || rt__proto_send_devices(&w->chan, &with_env) < 0) {
         rt__free(sent);
         return -1;
     }
-    snprintf(sent, len, "%s\n%s\n%s\n%d", d->gpus, d->neuron, d->cpus, d->has_neuron);
+    snprintf(sent, len, "%s\n%s\n%s", d->gpus, d->accel, d->cpus);
     rt__free(w->devices_sent);
     w->devices_sent = sent;
     mark_dirty(w);
@@ -767,8 +775,8 @@ static void free_books(rt__local *l)
     rt__free(l);
 }
 
-int rt__local_start(rt__local **out, const rt__node_events *ev, size_t target_idle,
-                    size_t max)
+int rt__local_start(rt__local **out, const rt__node_events *ev,
+                    const rt__family_set *families, size_t target_idle, size_t max)
 {
     rt__local *l = rt__calloc(1, sizeof *l);
     if (!l || alloc_books(l) < 0) {
@@ -778,6 +786,7 @@ int rt__local_start(rt__local **out, const rt__node_events *ev, size_t target_id
     }
     l->node.ops = &local_ops;
     l->node.ev = *ev;
+    l->families = *families;
     rt__link_init(&l->all);
     rt__link_init(&l->idle);
     rt__link_init(&l->graveyard);

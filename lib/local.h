@@ -11,6 +11,7 @@
 #ifndef RT_LOCAL_H
 #define RT_LOCAL_H
 
+#include "family.h"
 #include "loop.h"
 #include "node.h"
 
@@ -21,9 +22,10 @@ typedef struct rt__local rt__local;
 /* Map the run slots and fork the fork server: the first thing rt_init()
  * does, while the process holds nothing else of ours.  target_idle workers
  * are kept ready; at most max workers run tasks (actors have processes of
- * their own besides).  0, or a negative error code with a message. */
-int rt__local_start(rt__local **out, const rt__node_events *ev, size_t target_idle,
-                    size_t max);
+ * their own besides).  Tasks are told their devices in the variables of
+ * families.  0, or a negative error code with a message. */
+int rt__local_start(rt__local **out, const rt__node_events *ev,
+                    const rt__family_set *families, size_t target_idle, size_t max);
 /* Watch the fork server and the workers on loop, and start the idle
  * workers.  0, or -1 with errno when not one worker could start (some
  * but not all: a warning). */

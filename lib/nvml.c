@@ -51,7 +51,7 @@ static rt__device *match(rt__machine *m, const nvml_pci_info *p)
     for (int i = 0; i < m->count; i++) {
         unsigned dom, bus, dev, fn;
         rt__device *d = &m->dev[i];
-        if (d->kind == RT__DEV_GPU &&
+        if (d->kind == RT__FAM_NVIDIA &&
             sscanf(d->bus_id, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4 &&
             dom == p->domain && bus == p->bus && dev == p->device && fn == 0)
             return d;

@@ -3,6 +3,7 @@
 #include "offer.h"
 
 #include "error.h"
+#include "scheduler.h"
 #include "visible.h"
 
 #include <math.h>
@@ -27,7 +28,25 @@ static int online_cpus(void)
 /* Whether a detected device is a GPU of the node. */
 static int counts_as_gpu(const rt__offer *node, const rt__device *d)
 {
-    return d->kind == RT__DEV_GPU || (node->other_gpus && d->kind == RT__DEV_OTHER_GPU);
+    return d->kind == node->families.gpu;
+}
+
+/* The family of the node's GPUs: the vendor given, else NVIDIA's if it
+ * has any, else AMD's, else Intel's, as Ray picks (with GPUs of two
+ * vendors, the first vendor's alone are the resource "GPU"). */
+static int choose_gpu_family(const char *vendor, rt__offer *out)
+{
+    out->families.gpu = RT__FAM_NVIDIA;
+    for (int f = 0; f < RT__FAM_GPUS; f++) {
+        if (vendor ? strcmp(vendor, rt__families[f].vendor) == 0
+                   : rt__machine_instances(&out->machine, (rt__family)f) > 0) {
+            out->families.gpu = (rt__family)f;
+            return 0;
+        }
+    }
+    return vendor ? rt__error(RT_EINVAL, "rt_init: gpu_vendor \"%s\" is not \"nvidia\", "
+                              "\"amd\" or \"intel\"", vendor)
+                  : 0;
 }
 
 /* Whether d is in MIG mode with an instance whose UUID starts with id. */
@@ -95,28 +114,59 @@ static int names_a_gpu(const rt__offer *out, const char *id)
     return !checkable || gpu_named(out, id) != NULL;
 }
 
-/* The GPUs CUDA_VISIBLE_DEVICES lists, if it is set: -1 when it is not.
- * As CUDA reads it, the first entry that is not an id, repeats one, or
- * (when the GPUs are detected) names none ends the list, with a warning. */
-static int visible_gpus(rt__offer *out, int detected)
+/* The value of the variable that lists a family's devices, as set before
+ * rt_init(), or NULL.  AMD's runtime also reads ROCR_VISIBLE_DEVICES. */
+static const char *visible_value(rt__family f, const char **var)
 {
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    if (!cvd)
+    *var = rt__families[f].variable;
+    const char *v = getenv(*var);
+    if (!v && f == RT__FAM_AMD && (v = getenv("ROCR_VISIBLE_DEVICES")))
+        *var = "ROCR_VISIBLE_DEVICES";
+    return v;
+}
+
+/* The devices a family's variable lists, if it is set: -1 when it is
+ * not.  As CUDA reads CUDA_VISIBLE_DEVICES, the first entry that is not
+ * an id, repeats one, or (when the devices are detected, so that valid()
+ * can tell) names none ends the list, with a warning. */
+static int visible_ids(rt__offer *out, rt__family f, int detected, char (*ids)[RT__ID_LEN],
+                       int (*valid)(const rt__offer *, rt__family, const char *))
+{
+    const char *var, *value = visible_value(f, &var);
+    if (!value)
         return -1;
-    const char *bad, *why;
-    int n = rt__visible_parse(cvd, out->gpu_ids, RT__INSTANCE_MAX, &bad, &why);
+    const char *list = rt__family_listed(f, value), *bad, *why;
+    if (!list) {
+        rt__warn("%s=\"%s\" selects no Level Zero device; ignored", var, value);
+        return -1;
+    }
+    int n = rt__visible_parse(list, ids, RT__INSTANCE_MAX, &bad, &why);
     for (int i = 0; detected && i < n; i++) {
-        if (!names_a_gpu(out, out->gpu_ids[i])) {
-            bad = out->gpu_ids[i], why = "names no GPU here", n = i;
+        if (!valid(out, f, ids[i])) {
+            bad = ids[i], n = i;
+            why = f < RT__FAM_GPUS ? "names no GPU here" : "names no device here";
             break;
         }
     }
     if (bad)
-        rt__warn("CUDA_VISIBLE_DEVICES=\"%s\": \"%.*s\" %s, so only the %d entries "
-                 "before it count, as in CUDA", cvd, (int)strcspn(bad, ","), bad, why, n);
+        rt__warn("%s=\"%s\": \"%.*s\" %s, so only the %d entries before it count, "
+                 "as in CUDA", var, value, (int)strcspn(bad, ","), bad, why, n);
     return n;
 }
 
+static int gpu_valid(const rt__offer *out, rt__family f, const char *id)
+{
+    (void)f;
+    return names_a_gpu(out, id);
+}
+
+/* An accelerator of the other families is named by its index. */
+static int index_valid(const rt__offer *out, rt__family f, const char *id)
+{
+    char *end;
+    long k = strtol(id, &end, 10);
+    return !*end && k >= 0 && k < rt__machine_instances(&out->machine, f);
+}
 
 /* Ids and locality of the n GPUs offered: the listed ids, else the
  * detected ones, else (a logical count) indices. */
@@ -130,18 +180,18 @@ static void name_gpus(rt__offer *node, int n, int listed, int detect)
         snprintf(node->gpu_cpus[i], RT__CPUS_LEN, "%s", d ? d->cpus : "");
         /* A GPU no detected one answers to (a logical one, a MIG id without
          * NVML) has the type of the machine's first GPU. */
-        const rt__device *first = rt__machine_nth(&node->machine, RT__DEV_GPU, 0);
+        const rt__device *first = rt__machine_nth(&node->machine, node->families.gpu, 0);
         const rt__device *typed = d ? d : first;
         snprintf(node->gpu_types[i], RT__TYPE_LEN, "%s", typed ? typed->type : "");
     }
 }
 
 /* How many GPUs, and their ids.  An explicit count is logical (it may
- * exceed the machine's), but not CUDA_VISIBLE_DEVICES's list. */
+ * exceed the machine's), but not what the family's variable lists. */
 static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
 {
     double gpus = c->num_gpus;
-    int listed = visible_gpus(out, detect);
+    int listed = visible_ids(out, out->families.gpu, detect, out->gpu_ids, gpu_valid);
     int found = detected_gpus(out, NULL);
     if (detect)
         gpus = listed >= 0 && listed < found ? listed : found;
@@ -149,26 +199,26 @@ static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
         return rt__error(RT_EINVAL, "rt_init: num_gpus must be RT_DETECT or a "
                                     "whole number from 0 to %d, not %g",
                          RT__INSTANCE_MAX, gpus);
+    const char *var, *value = visible_value(out->families.gpu, &var);
     if (listed >= 0 && gpus > listed)
-        return rt__error(RT_EINVAL, "rt_init: num_gpus is %g but "
-                                    "CUDA_VISIBLE_DEVICES=\"%s\" lists %d GPU%s",
-                         gpus, getenv("CUDA_VISIBLE_DEVICES"), listed,
-                         listed == 1 ? "" : "s");
+        return rt__error(RT_EINVAL, "rt_init: num_gpus is %g but %s=\"%s\" lists %d "
+                         "GPU%s", gpus, var, value, listed, listed == 1 ? "" : "s");
     out->total.gpu = (rt__amount)gpus * RT__UNIT;
     name_gpus(out, (int)gpus, listed, detect);
     return 0;
 }
 
 /* The node's types: the one given, which all its GPUs are; else each
- * type its GPUs have (a node may hold several); else Neuron's. */
+ * type its GPUs have (a node may hold several); else its other
+ * accelerators' (Neuron's, a TPU's...). */
 static int add_types(const rt_config *c, rt__offer *node, rt__item *items, int *n)
 {
     int gpus = (int)(node->total.gpu / RT__UNIT), rc = 0;
     for (int i = 0; c->accelerator_type && i < gpus; i++)
         snprintf(node->gpu_types[i], RT__TYPE_LEN, "%s", c->accelerator_type);
-    const rt__device *neuron = rt__machine_nth(&node->machine, RT__DEV_NEURON, 0);
+    const rt__device *accel = rt__machine_nth(&node->machine, node->families.accel, 0);
     const char *only = c->accelerator_type ? c->accelerator_type
-                       : gpus == 0 && neuron ? neuron->type : NULL;
+                       : gpus == 0 && accel ? accel->type : NULL;
     for (int i = -1; rc == 0 && i < gpus; i++) {
         const char *type = i < 0 ? only : node->gpu_types[i];
         char name[RT__NAME_LEN + 32];
@@ -179,24 +229,82 @@ static int add_types(const rt_config *c, rt__offer *node, rt__item *items, int *
     return rc;
 }
 
-/* Custom resources, neuron cores among them (detected ones unless given),
- * and the node's accelerator type: the custom resource
+/* The family given in the configuration's resources ("TPU=4"), at most
+ * one: -1 and an error when two are; RT__FAM_NONE when none is. */
+static int given_family(const rt__item *items, int n, rt__family *given)
+{
+    const char *what = "rt_init: resources";
+    *given = RT__FAM_NONE;
+    for (int i = 0; i < n; i++) {
+        rt__family f = rt__family_of_resource(items[i].name);
+        if (f == RT__FAM_NONE)
+            continue;
+        if (*given != RT__FAM_NONE)
+            return rt__error(RT_EINVAL, "%s: a node offers one accelerator family "
+                             "besides GPUs, not both %s and %s", what,
+                             rt__families[*given].resource, items[i].name);
+        if (items[i].amount > RT__INSTANCE_MAX * RT__UNIT)
+            return rt__error(RT_EINVAL, "%s: at most %d %s", what, RT__INSTANCE_MAX,
+                             items[i].name);
+        *given = f;
+    }
+    return *given == RT__FAM_NONE ? 0 : rt__items_whole(items, n, rt__families[*given].resource, what);
+}
+
+/* The detected family besides GPUs: the first found of Neuron, TPU,
+ * Gaudi and Ascend (a machine with two is unheard of: the others are
+ * named in a warning). */
+static rt__family detected_family(const rt__machine *m)
+{
+    rt__family found = RT__FAM_NONE;
+    for (int f = RT__FAM_GPUS; f < RT__FAM_COUNT; f++) {
+        int n = rt__machine_instances(m, (rt__family)f);
+        if (n && found == RT__FAM_NONE)
+            found = (rt__family)f;
+        else if (n)
+            rt__warn("%d %s %s found but not offered: a node offers one accelerator "
+                     "family besides GPUs (%s here)", n, rt__families[f].name,
+                     rt__families[f].resource, rt__families[found].resource);
+    }
+    return found;
+}
+
+/* The node's other accelerators: the family given, else the detected one
+ * (those its variable lists, if it is set before rt_init()). */
+static int resolve_accel(rt__offer *out, rt__item *items, int *n)
+{
+    rt__family f;
+    int rc = given_family(items, *n, &f);
+    if (rc < 0)
+        return rc;
+    int given = f != RT__FAM_NONE;
+    if (!given)
+        f = detected_family(&out->machine);
+    out->families.accel = f;
+    if (f == RT__FAM_NONE)
+        return 0;
+    int count = rt__machine_instances(&out->machine, f);
+    int listed = given ? -1 : visible_ids(out, f, 1, out->accel_ids, index_valid);
+    if (given)
+        count = (int)(items[rt__items_find(items, *n, rt__families[f].resource)].amount /
+                      RT__UNIT);
+    else if (listed >= 0 && listed < count)
+        count = listed;
+    out->families.accel_total = count;
+    return given ? 0 : rt__items_add(items, n, rt__families[f].resource,
+                                     (rt__amount)count * RT__UNIT, "rt_init: resources");
+}
+
+/* Custom resources, other accelerators among them (detected ones unless
+ * given), and the node's accelerator types: the custom resources
  * "accelerator_type:T" = 1. */
 static int resolve_resources(const rt_config *c, rt__offer *out)
 {
     rt__item items[RT__CUSTOM_MAX];
     int n;
-    const char *what = "rt_init: resources";
-    int rc = rt__items_parse(c->resources, what, items, &n);
+    int rc = rt__items_parse(c->resources, "rt_init: resources", items, &n);
     if (rc == 0)
-        rc = rt__items_whole(items, n, RT__NEURON, what);
-    int neuron = rt__items_find(items, n, RT__NEURON);
-    int cores = rt__machine_neuron_cores(&out->machine);
-    if (rc == 0 && neuron < 0 && cores > 0)
-        rc = rt__items_add(items, &n, RT__NEURON, (rt__amount)cores * RT__UNIT, what);
-    neuron = rt__items_find(items, n, RT__NEURON);
-    if (rc == 0 && neuron >= 0 && items[neuron].amount > RT__INSTANCE_MAX * RT__UNIT)
-        rc = rt__error(RT_EINVAL, "%s: at most %d " RT__NEURON, what, RT__INSTANCE_MAX);
+        rc = resolve_accel(out, items, &n);
     if (rc == 0)
         rc = add_types(c, out, items, &n);
     if (rc == 0)
@@ -234,7 +342,10 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
     int rc = rt__detect(&detect, &out->machine);
     if (rc < 0)
         return rc;
-    out->other_gpus = c->other_gpus != 0;
+    rt__family_read_noset(&out->families);
+    rc = choose_gpu_family(c->gpu_vendor, out);
+    if (rc < 0)
+        return rc;
     out->bind_cpus = c->bind_cpus == RT_DEFAULT || (zeroed && c->bind_cpus == 0)
                          ? 1 : c->bind_cpus != 0;
     rc = rt__amount_parse(cpus, "num_cpus", &out->total.cpu);
@@ -256,4 +367,20 @@ void rt__offer_describe(const rt__offer *node, char *buf, size_t size)
     for (int i = 0; i < node->names.count && len < size; i++)
         len += (size_t)snprintf(buf + len, size - len, " %s=%g", node->names.name[i],
                                 (double)node->total.custom[i] / RT__UNIT);
+}
+
+int rt__offer_add_node(const rt__offer *o, rt__sched *s)
+{
+    rt__res total = {.cpu = o->total.cpu, .gpu = o->total.gpu};
+    for (int i = 0; i < o->names.count; i++) {
+        int j = rt__sched_name(s, o->names.name[i]);
+        if (j < 0)
+            return -1;
+        total.custom[j] = o->total.custom[i];
+    }
+    return rt__sched_add_node(s, &total, (int)(o->total.gpu / RT__UNIT),
+                              (const char(*)[RT__ID_LEN])o->gpu_ids,
+                              (const char(*)[RT__CPUS_LEN])o->gpu_cpus,
+                              (const char(*)[RT__TYPE_LEN])o->gpu_types,
+                              (const char(*)[RT__ID_LEN])o->accel_ids, o->bind_cpus);
 }

@@ -11,6 +11,7 @@
 #define RT_OFFER_H
 
 #include "detect.h"
+#include "family.h"
 #include "instance.h"
 #include "resources.h"
 #include "rtask.h"
@@ -23,16 +24,22 @@ typedef struct rt__offer {
     size_t workers;
     size_t max_workers;
     int bind_cpus;                /* bind workers to their GPUs' CPUs */
-    int other_gpus;               /* AMD and Intel GPUs count as GPUs */
+    rt__family_set families;      /* its GPUs' family and its other one */
     char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];   /* "" = its index */
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* "" = unknown */
     char gpu_types[RT__INSTANCE_MAX][RT__TYPE_LEN]; /* "" = untyped */
+    char accel_ids[RT__INSTANCE_MAX][RT__ID_LEN]; /* "" = its index */
     rt__machine machine;          /* what detection found */
 } rt__offer;
 
 /* Check the configuration (NULL = defaults) and complete it.  0, or
  * RT_EINVAL with a message. */
 int rt__offer_resolve(const rt_config *config, rt__offer *node);
+/* Add the node to a scheduler, its resource names made the scheduler's
+ * (a cluster's ranks may have names that rank 0 has not).  0, or -1 when
+ * out of room. */
+struct rt__sched;
+int rt__offer_add_node(const rt__offer *o, struct rt__sched *s);
 /* The resource totals, "CPU=2 GPU=4 accelerator_type:V100=1 ...". */
 void rt__offer_describe(const rt__offer *node, char *buf, size_t size);
 

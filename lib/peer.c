@@ -61,9 +61,9 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
 {
     rt__peer *p = (rt__peer *)n;
     char text[3 * 1024];
-    snprintf(text, sizeof text, "%s\n%s\n%s", d->gpus, d->neuron, d->cpus);
+    snprintf(text, sizeof text, "%s\n%s\n%s", d->gpus, d->accel, d->cpus);
     rt__rank_msg m = {.type = RT__RANK_DEVICES, .lease = ((proxy *)w)->byid.id,
-                      .w = {(uint64_t)d->has_neuron}, .text = text, .fd = -1};
+                      .text = text, .fd = -1};
     return rt__bridge_send(p->bridge, p->rank, &m);
 }
 

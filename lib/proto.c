@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,19 +54,17 @@ int rt__proto_send_name(rt__chan *c, const char *name)
     return rt__chan_put(c, &h, name, NULL);
 }
 
+/* Four lines, then the environment's lines. */
 int rt__proto_send_devices(rt__chan *c, const rt__devices *d)
 {
-    size_t a = strlen(d->gpus), b = strlen(d->neuron), k = strlen(d->cpus);
-    char *buf = rt__malloc(a + b + k + 2);
+    size_t len = strlen(d->gpus) + strlen(d->accel) + strlen(d->cpus) +
+                 strlen(d->accel_name) + strlen(d->env) + 5;
+    char *buf = rt__malloc(len);
     if (!buf)
         return -1;
-    memcpy(buf, d->gpus, a);
-    buf[a] = '\n';
-    memcpy(buf + a + 1, d->neuron, b);
-    buf[a + 1 + b] = '\n';
-    memcpy(buf + a + b + 2, d->cpus, k);
-    rt__hdr h = {.type = RT__MSG_DEVICES, .word = d->has_neuron != 0,
-                 .len = a + b + k + 2};
+    int n = snprintf(buf, len, "%s\n%s\n%s\n%s\n%s", d->gpus, d->accel, d->cpus,
+                     d->accel_name, d->env);
+    rt__hdr h = {.type = RT__MSG_DEVICES, .len = (uint64_t)n};
     int rc = rt__chan_put(c, &h, buf, NULL);
     rt__free(buf);
     return rc;
@@ -145,18 +144,15 @@ int rt__proto_read_devices(const rt__hdr *h, const char *payload,
     char *buf = rt__strndup(payload, (size_t)h->len);
     if (!buf)
         return -1;
-    char *line[3] = {buf, "", ""};
-    for (int i = 1; i < 3; i++) {
+    char *line[5] = {buf, "", "", "", ""};
+    for (int i = 1; i < 5; i++) {
         char *nl = strchr(line[i - 1], '\n');
         if (!nl)
             break;
         *nl = '\0';
         line[i] = nl + 1;
     }
-    char *nl = strchr(line[2], '\n');
-    if (nl)
-        *nl = '\0';
-    *d = (rt__devices){line[0], line[1], line[2], h->word != 0};
+    *d = (rt__devices){line[0], line[1], line[2], line[3], line[4]};
     *copy = buf;
     return 0;
 }

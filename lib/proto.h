@@ -24,8 +24,7 @@ typedef enum rt__msg_type {
     RT__MSG_SPAWNED,      /* fork server -> app: id = worker key, word = pid */
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
     RT__MSG_EXITED,       /* fork server -> app: id = worker key, word = wait status */
-    RT__MSG_DEVICES,      /* app -> worker: payload = three lines (rt__devices),
-                             word = 1 when the node has neuron cores */
+    RT__MSG_DEVICES,      /* app -> worker: payload = rt__devices's lines */
     RT__MSG_ACTOR,        /* app -> worker: become an actor; word = destructor */
     RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
     RT__MSG_CALL,         /* app -> worker: as TASK, word = actor method */
@@ -60,11 +59,13 @@ typedef struct rt__result_msg {
                           data points to, handed over whole; or NULL */
 } rt__result_msg;
 
-/* The devices of a lease: ids for CUDA_VISIBLE_DEVICES and
- * NEURON_RT_VISIBLE_CORES ("0,3"), and the CPUs to bind to ("" = any). */
+/* The devices of a lease: the ids of its GPUs and of its other
+ * accelerators ("0,3"), the CPUs to bind to ("" = any); and what the node
+ * adds (above the node, ""): the resource those accelerators are
+ * ("neuron_cores", "TPU"...) and the environment that names them
+ * (family.h: "NAME=value" or "NAME" lines). */
 typedef struct rt__devices {
-    const char *gpus, *neuron, *cpus;
-    int has_neuron;    /* the node has neuron cores: set their variable */
+    const char *gpus, *accel, *cpus, *accel_name, *env;
 } rt__devices;
 
 /* Sending: 0, or -1 when out of memory.  Descriptors given are the
@@ -84,7 +85,7 @@ int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
                         rt__task_msg *m);
 int rt__proto_read_result(const rt__hdr *h, const char *payload, const int *fds,
                           rt__result_msg *r);
-/* The three lines of DEVICES, copied into *copy (the caller frees it). */
+/* The lines of DEVICES, copied into *copy (the caller frees it). */
 int rt__proto_read_devices(const rt__hdr *h, const char *payload,
                            rt__devices *d, char **copy);
 

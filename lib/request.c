@@ -2,6 +2,7 @@
 #include "request.h"
 
 #include "error.h"
+#include "family.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,17 +41,34 @@ static int resolve_gpus(double gpus, rt__amount *out)
     return rc;
 }
 
-/* Custom resources, neuron cores (whole, never with GPUs) and the
- * accelerator type, which is a custom resource too. */
+/* Accelerators besides GPUs (family.h), each by its family's rule: one
+ * family per request, never with GPUs, since a node's are of one kind. */
+static int check_families(const rt__request *r)
+{
+    const char *seen = NULL;
+    for (int i = 0; i < r->nitems; i++) {
+        rt__family f = rt__family_of_resource(r->items[i].name);
+        if (f == RT__FAM_NONE || r->items[i].amount == 0)
+            continue;
+        int rc = rt__family_check(f, (double)r->items[i].amount / RT__UNIT);
+        if (rc < 0)
+            return rc;
+        if (r->res.gpu > 0 || seen)
+            return rt__error(RT_EINVAL, "a request cannot have both %s and %s; ask for "
+                             "one kind of accelerator", seen ? seen : "GPUs",
+                             r->items[i].name);
+        seen = r->items[i].name;
+    }
+    return 0;
+}
+
+/* Custom resources, other accelerators among them, and the accelerator
+ * type, which is a custom resource too. */
 static int resolve_items(const rt_opts *o, rt__request *r)
 {
     int rc = rt__items_parse(o->resources, "resources", r->items, &r->nitems);
     if (rc == 0)
-        rc = rt__items_whole(r->items, r->nitems, RT__NEURON, "resources");
-    int neuron = rt__items_find(r->items, r->nitems, RT__NEURON);
-    if (rc == 0 && neuron >= 0 && r->items[neuron].amount > 0 && r->res.gpu > 0)
-        rc = rt__error(RT_EINVAL, "a request cannot have both GPUs and "
-                                  RT__NEURON "; ask for one kind of accelerator");
+        rc = check_families(r);
     if (rc == 0 && o->accelerator_type) {
         char name[RT__NAME_LEN + 32];
         snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", o->accelerator_type);

@@ -366,12 +366,7 @@ static int start_scheduler(const rt__offer *set)
 {
     rt__dispatch *d = &rt__rt.dispatch;
     rt__dispatch_init(d);
-    if (rt__sched_init(&d->sched, &set->names) < 0 ||
-        rt__sched_add_node(&d->sched, &set->total, (int)(set->total.gpu / RT__UNIT),
-                           (const char(*)[RT__ID_LEN])set->gpu_ids,
-                           (const char(*)[RT__CPUS_LEN])set->gpu_cpus,
-                           (const char(*)[RT__TYPE_LEN])set->gpu_types,
-                           set->bind_cpus) < 0) {
+    if (rt__sched_init(&d->sched, &set->names) < 0 || rt__offer_add_node(set, &d->sched) < 0) {
         rt__tasks none = {0};
         rt__sched_free(&d->sched, &none);
         return rt__error(RT_ENOMEM, "rt_init: no memory for the scheduler");
@@ -385,7 +380,8 @@ static int start_scheduler(const rt__offer *set)
 static int start_node(const rt__offer *set)
 {
     rt__node_events ev = rt__dispatch_events(&rt__rt.dispatch);
-    int rc = rt__local_start(&rt__rt.local, &ev, set->workers, set->max_workers);
+    int rc = rt__local_start(&rt__rt.local, &ev, &set->families, set->workers,
+                             set->max_workers);
     if (rc < 0)
         return rc;
     pthread_mutex_lock(&rt__rt.wake_lock);

@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "family.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +27,6 @@ int rt__sched_init(rt__sched *s, const rt__names *names)
     rt__link_init(&s->waiting);
     rt__link_init(&s->feedable);
     s->names = *names;
-    s->neuron_index = rt__names_find(names, RT__NEURON);
     s->nbuckets = 64;
     s->bucket = rt__calloc(s->nbuckets, sizeof *s->bucket);
     return s->bucket ? 0 : -1;
@@ -39,8 +39,6 @@ int rt__sched_name(rt__sched *s, const char *name)
         return i;
     i = s->names.count++;
     strcpy(s->names.name[i], name);
-    if (strcmp(name, RT__NEURON) == 0)
-        s->neuron_index = i;
     return i;
 }
 
@@ -69,7 +67,8 @@ static void type_gpus(rt__sched *s, rt__instances *gpus,
 int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
                        const char (*gpu_ids)[RT__ID_LEN],
                        const char (*gpu_cpus)[RT__CPUS_LEN],
-                       const char (*gpu_types)[RT__TYPE_LEN], int bind_cpus)
+                       const char (*gpu_types)[RT__TYPE_LEN],
+                       const char (*accel_ids)[RT__ID_LEN], int bind_cpus)
 {
     if (s->nnodes == RT__NODES_MAX)
         return -1;
@@ -82,16 +81,21 @@ int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
     type_gpus(s, &n->gpus, gpu_types);
     if (gpu_cpus)
         memcpy(n->gpu_cpus, gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
-    if (s->neuron_index >= 0)
-        rt__instances_init(&n->neuron, (int)(total->custom[s->neuron_index] / RT__UNIT),
-                           NULL);
+    n->accel_index = -1;
+    for (int i = 0; i < s->names.count; i++)
+        if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
+            n->accel_index = i;
+    if (n->accel_index >= 0)
+        rt__instances_init(&n->accel, (int)(total->custom[n->accel_index] / RT__UNIT),
+                           accel_ids);
     s->node[s->nnodes++] = n;
     return 0;
 }
 
-static rt__amount neuron_of(const rt__sched *s, const rt__res *req)
+/* What req asks of n's accelerator family (neuron cores, TPU chips...). */
+static rt__amount accel_of(const rt__sched_node *n, const rt__res *req)
 {
-    return s->neuron_index >= 0 ? req->custom[s->neuron_index] : 0;
+    return n->accel_index >= 0 ? req->custom[n->accel_index] : 0;
 }
 
 int rt__sched_feasible(const rt__sched *s, const rt__res *req)
@@ -362,7 +366,7 @@ static int fits(const rt__sched *s, const rt__class *c, rt__grant *g)
         const rt__sched_node *n = s->node[i];
         if (rt__res_fits(&n->free, &c->req) &&
             rt__instances_pick(&n->gpus, c->req.gpu, c->gpu_type, &g->gpu) &&
-            rt__instances_pick(&n->neuron, neuron_of(s, &c->req), RT__ANY_TYPE, &g->neuron)) {
+            rt__instances_pick(&n->accel, accel_of(n, &c->req), RT__ANY_TYPE, &g->accel)) {
             g->node = i;
             return 1;
         }
@@ -411,7 +415,7 @@ void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
     rt__sched_node *n = s->node[g->node];
     rt__res_take(&n->free, &c->req);
     rt__instances_take(&n->gpus, &g->gpu);
-    rt__instances_take(&n->neuron, &g->neuron);
+    rt__instances_take(&n->accel, &g->accel);
     c->leases++;
     update_feedable(s, c);
 }
@@ -421,7 +425,7 @@ void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
     rt__sched_node *n = s->node[g->node];
     rt__res_give(&n->free, &c->req);
     rt__instances_give(&n->gpus, &g->gpu);
-    rt__instances_give(&n->neuron, &g->neuron);
+    rt__instances_give(&n->accel, &g->accel);
     c->leases--;
     update_feedable(s, c);
 }
@@ -567,12 +571,12 @@ static void format_cpus(const rt__sched_node *n, const rt__pick *gpu, char *buf,
 }
 
 void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
-                        char *neuron, char *cpus)
+                        char *accel, char *cpus)
 {
     const rt__sched_node *n = s->node[g->node];
     size_t size = RT__INSTANCE_MAX * RT__ID_LEN;
     rt__pick_format(&g->gpu, &n->gpus, gpus, size);
-    rt__pick_format(&g->neuron, &n->neuron, neuron, size);
+    rt__pick_format(&g->accel, &n->accel, accel, size);
     format_cpus(n, &g->gpu, cpus, size);
 }
 

@@ -16,8 +16,7 @@
  *
  * Plain data the dispatcher reads: rt__lease.worker, .cls, .grant,
  * .inflight and .budget; rt__class.owner, .max_calls, .pending, .leases,
- * .timed and .run_us; rt__sched.blocked, .neuron_index, .nnodes and
- * .npending.
+ * .timed and .run_us; rt__sched.blocked, .nnodes and .npending.
  */
 #ifndef RT_SCHEDULER_H
 #define RT_SCHEDULER_H
@@ -35,7 +34,7 @@
 /* What a lease holds: a node and instances on it. */
 typedef struct rt__grant {
     int node;
-    rt__pick gpu, neuron;
+    rt__pick gpu, accel;
 } rt__grant;
 
 typedef struct rt__lease rt__lease;
@@ -73,14 +72,16 @@ struct rt__lease {
 /* What one node offers, as the scheduler counts it. */
 typedef struct rt__sched_node {
     rt__res total, free;
-    rt__instances gpus, neuron;
+    rt__instances gpus;
+    int accel_index;                    /* its accelerator family's custom
+                                           resource (family.h), or -1 */
+    rt__instances accel;                /* that family's instances */
     int bind_cpus;                      /* tell workers the CPUs near their GPUs */
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
 } rt__sched_node;
 
 typedef struct rt__sched {
     rt__names names;                    /* every node's custom resources */
-    int neuron_index;                   /* of "neuron_cores" in names, or -1 */
     int nnodes;
     rt__sched_node *node[RT__NODES_MAX];
     rt__class **bucket;                 /* task classes by request */
@@ -99,12 +100,16 @@ int rt__sched_init(rt__sched *s, const rt__names *names);
 int rt__sched_name(rt__sched *s, const char *name);
 /* Add a node; its index is the next one.  Each GPU may have a type
  * ("V100"; "" or NULL types: untyped), whose "accelerator_type:T" the
- * node's totals offer: a request for a type gets GPUs of that type.  0,
- * or -1 when out of memory or when there are RT__NODES_MAX already. */
+ * node's totals offer: a request for a type gets GPUs of that type.  The
+ * custom resource of an accelerator family in total (at most one:
+ * "neuron_cores", "TPU"...) is placed on instances like GPUs, named by
+ * accel_ids (NULL, or "": by index).  0, or -1 when out of memory or
+ * when there are RT__NODES_MAX already. */
 int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
                        const char (*gpu_ids)[RT__ID_LEN],
                        const char (*gpu_cpus)[RT__CPUS_LEN],
-                       const char (*gpu_types)[RT__TYPE_LEN], int bind_cpus);
+                       const char (*gpu_types)[RT__TYPE_LEN],
+                       const char (*accel_ids)[RT__ID_LEN], int bind_cpus);
 /* Free a class and its leases at once, giving nothing back; the tasks
  * they hold are moved to *orphans for the caller to fail. */
 void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans);
@@ -190,10 +195,11 @@ rt__task *rt__sched_recall(rt__lease *l);
 /* Put tasks back first in line in c, in their order. */
 void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q);
 
-/* The ids of what g holds, "0,3" (GPUs) and "1" (neuron cores), and the
+/* The ids of what g holds, "0,3" (GPUs) and "1" (its accelerator
+ * family's instances: neuron cores, TPU chips...), and the
  * CPUs near its GPUs ("" when unknown or when binding is off), each
  * written into a buffer of RT__INSTANCE_MAX * RT__ID_LEN bytes. */
 void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
-                        char *neuron, char *cpus);
+                        char *accel, char *cpus);
 
 #endif

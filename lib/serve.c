@@ -21,8 +21,7 @@ typedef struct lease {
     rt__tasks queue;       /* waiting for w */
     rt__tasks inflight;    /* sent to w, in order */
     uint64_t fini;         /* an actor's destructor, for its constructor */
-    char *devices;         /* "gpus\nneuron\ncpus", or NULL */
-    int has_neuron;
+    char *devices;         /* "gpus\naccel\ncpus", or NULL */
     int stop;              /* an actor's: finish once its tasks are sent */
 } lease;
 
@@ -79,13 +78,13 @@ static int apply_devices(rt__serve *s, lease *l)
 {
     if (!l->devices)
         return 0;
-    char *gpus = l->devices, *neuron = strchr(gpus, '\n'), *cpus;
-    if (!neuron || !(cpus = strchr(neuron + 1, '\n')))
+    char *gpus = l->devices, *accel = strchr(gpus, '\n'), *cpus;
+    if (!accel || !(cpus = strchr(accel + 1, '\n')))
         return 0; /* checked when it came */
-    *neuron++ = '\0', *cpus++ = '\0';
-    rt__devices d = {gpus, neuron, cpus, l->has_neuron};
+    *accel++ = '\0', *cpus++ = '\0';
+    rt__devices d = {gpus, accel, cpus, "", ""};
     int rc = s->local->ops->devices(s->local, l->w, &d);
-    neuron[-1] = '\n', cpus[-1] = '\n';
+    accel[-1] = '\n', cpus[-1] = '\n';
     return rc;
 }
 
@@ -203,7 +202,6 @@ static int set_devices(lease *l, const rt__rank_msg *m)
     strcpy(copy, m->text);
     rt__free(l->devices);
     l->devices = copy;
-    l->has_neuron = (int)m->w[0];
     return 0;
 }
 

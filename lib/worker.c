@@ -4,6 +4,7 @@
 #include "clock.h"
 #include "detect.h"
 #include "error.h"
+#include "family.h"
 #include "instance.h"
 #include "shm.h"
 #include "alloc.h"
@@ -112,7 +113,8 @@ static struct {
     char *seen_text;  /* and their text, one after the other */
     rt__devices dev;  /* the lease's devices, from the last DEVICES */
     char *dev_mem;    /* what dev points into */
-    const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] neuron cores */
+    const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] the node's other
+                                             accelerators (dev.accel_name) */
     size_t nids[2];
     char *ids_buf;    /* what ids point into */
     cpu_set_t first_cpus; /* the worker's CPUs before any binding */
@@ -184,16 +186,32 @@ static void env_restore(const char *entry)
     setenv(name, eq + 1, 1);
 }
 
+/* The lease's variables, "NAME=value" lines ("NAME": removed). */
+static void env_apply(const char *lines)
+{
+    char entry[1024];
+    for (const char *p = lines; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+        size_t n = strcspn(p, "\n");
+        if (n >= sizeof entry)
+            continue;
+        memcpy(entry, p, n);
+        entry[n] = '\0';
+        char *eq = strchr(entry, '=');
+        if (eq)
+            *eq = '\0';
+        if (*entry && eq)
+            setenv(entry, eq + 1, 1);
+        else if (*entry)
+            unsetenv(entry);
+    }
+}
+
 static void env_reset(void)
 {
     clearenv();
     for (size_t i = 0; env.base && env.base[i]; i++)
         env_restore(env.base[i]);
-    /* CUDA numbers devices in PCI bus order, as the runtime does. */
-    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-    setenv("CUDA_VISIBLE_DEVICES", env.dev.gpus ? env.dev.gpus : "", 1);
-    if (env.dev.has_neuron)
-        setenv("NEURON_RT_VISIBLE_CORES", env.dev.neuron, 1);
+    env_apply(env.dev.env ? env.dev.env : "");
     env_snapshot();
 }
 
@@ -201,7 +219,7 @@ static void env_reset(void)
  * rt_get_accelerator_ids() return. */
 static void split_ids(void)
 {
-    const char *lists[2] = {env.dev.gpus, env.dev.neuron};
+    const char *lists[2] = {env.dev.gpus, env.dev.accel};
     size_t a = strlen(lists[0]), b = strlen(lists[1]);
     rt__free(env.ids_buf);
     env.ids_buf = rt__malloc(a + b + 2);
@@ -245,15 +263,19 @@ RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **i
 {
     if (!resource || !ids || !n)
         return rt__error(RT_EINVAL, "rt_get_accelerator_ids: NULL argument");
-    int list = strcmp(resource, "GPU") == 0 ? 0 : strcmp(resource, RT__NEURON) == 0 ? 1 : -1;
+    int list = strcmp(resource, "GPU") == 0                      ? 0
+               : rt__family_of_resource(resource) != RT__FAM_NONE ? 1
+                                                                    : -1;
     if (list < 0)
-        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: %s is not an "
-                                    "accelerator (GPU or " RT__NEURON ")", resource);
+        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: %s is not an accelerator "
+                         "(GPU, neuron_cores, TPU, HPU or NPU)", resource);
     if (!rt__in_worker)
         return rt__error(RT_EINVAL, "rt_get_accelerator_ids: only inside a task "
                                     "or an actor");
+    /* Another family than the node's: this task holds none of it. */
+    int held = list == 0 || (env.dev.accel_name && strcmp(resource, env.dev.accel_name) == 0);
     *ids = env.ids[list];
-    *n = env.nids[list];
+    *n = held ? env.nids[list] : 0;
     return 0;
 }
 

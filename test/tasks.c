@@ -181,6 +181,28 @@ int t_devices(const void *arg, size_t len, rt_result *r)
     return rt_result_set(r, out, (size_t)len_out + 1);
 }
 
+/* arg is "RESOURCE VAR...": describe what the task was given,
+ * "ids=<rt_get_accelerator_ids(RESOURCE)> VAR=<value>...", "-" for an
+ * unset variable. */
+int t_env(const void *arg, size_t len, rt_result *r)
+{
+    char words[512], out[2048];
+    snprintf(words, sizeof words, "%.*s", (int)len, (const char *)arg);
+    char *save, *resource = strtok_r(words, " ", &save);
+    const char *const *ids;
+    size_t n, used = 0;
+    if (!resource || rt_get_accelerator_ids(resource, &ids, &n) < 0)
+        return 1;
+    used += (size_t)snprintf(out, sizeof out, "ids=");
+    for (size_t i = 0; i < n && used < sizeof out; i++)
+        used += (size_t)snprintf(out + used, sizeof out - used, "%s%s", i ? "," : "", ids[i]);
+    for (char *var; (var = strtok_r(NULL, " ", &save)) && used < sizeof out;) {
+        const char *v = getenv(var);
+        used += (size_t)snprintf(out + used, sizeof out - used, " %s=%s", var, v ? v : "-");
+    }
+    return used < sizeof out ? rt_result_set(r, out, used + 1) : 1;
+}
+
 /* Report RT_TEST_VAR ("-" when unset), then dirty the environment. */
 int t_dirty_env(const void *arg, size_t len, rt_result *r)
 {

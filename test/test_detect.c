@@ -41,10 +41,10 @@ END_TEST
 START_TEST(four_v100_on_one_socket)
 {
     const char *want =
-        "GPU 0: 0000:3b:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
-        "GPU 1: 0000:5e:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
-        "GPU 2: 0000:86:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
-        "GPU 3: 0000:af:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n";
+        "NVIDIA GPU 0: 0000:3b:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
+        "NVIDIA GPU 1: 0000:5e:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
+        "NVIDIA GPU 2: 0000:86:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n"
+        "NVIDIA GPU 3: 0000:af:00.0 10de:1db4 \"Tesla V100-PCIE-16GB\" type V100 numa 0 cpus 0-19\n";
     ck_assert_str_eq(detected(FAKE "v100x4", NULL, 0), want);
     /* hwloc, fed the same machine as an XML topology, agrees. */
     ck_assert_str_eq(detected(FAKE "v100x4", FAKE "v100x4.xml", 0), want);
@@ -58,7 +58,7 @@ START_TEST(eight_h100_over_two_numa_nodes)
     const char *bus[] = {"18", "2a", "3a", "5d", "9b", "ab", "ba", "db"};
     for (int i = 0; i < 8; i++)
         snprintf(want + strlen(want), sizeof want - strlen(want),
-                 "GPU %d: 0000:%s:00.0 10de:2330 \"GH100 [H100 SXM5 80GB]\" type H100 "
+                 "NVIDIA GPU %d: 0000:%s:00.0 10de:2330 \"GH100 [H100 SXM5 80GB]\" type H100 "
                  "numa %d cpus %s\n", i, bus[i], i / 4,
                  i < 4 ? "0-47,96-143" : "48-95,144-191");
     /* The four NVSwitches share NVIDIA's vendor id and are not GPUs. */
@@ -69,13 +69,13 @@ END_TEST
 START_TEST(nvidia_and_amd)
 {
     ck_assert_str_eq(detected(FAKE "mixed", NULL, 0),
-                     "GPU 0: 0000:17:00.0 10de:20b2 \"NVIDIA A100-SXM4-80GB\" type A100 "
+                     "NVIDIA GPU 0: 0000:17:00.0 10de:20b2 \"NVIDIA A100-SXM4-80GB\" type A100 "
                      "numa 0 cpus 0-31\n"
-                     "GPU 1: 0000:31:00.0 10de:20b2 \"NVIDIA A100-SXM4-80GB\" type A100 "
+                     "NVIDIA GPU 1: 0000:31:00.0 10de:20b2 \"NVIDIA A100-SXM4-80GB\" type A100 "
                      "numa 0 cpus 0-31\n"
-                     "other GPU 2: 0000:c1:00.0 1002:740f \"Aldebaran/MI200 [Instinct "
+                     "AMD GPU 2: 0000:c1:00.0 1002:740f \"Aldebaran/MI200 [Instinct "
                      "MI210]\" type AMD-Instinct-MI210 numa 1 cpus 32-63\n"
-                     "other GPU 3: 0000:e1:00.0 1002:740f \"Aldebaran/MI200 [Instinct "
+                     "AMD GPU 3: 0000:e1:00.0 1002:740f \"Aldebaran/MI200 [Instinct "
                      "MI210]\" type AMD-Instinct-MI210 numa 1 cpus 32-63\n");
 }
 END_TEST
@@ -83,9 +83,9 @@ END_TEST
 START_TEST(neuron_devices)
 {
     ck_assert_str_eq(detected(FAKE "neuron", NULL, 0),
-                     "Neuron 0: neuron0 1d0f:0000 \"Trainium\" type aws-neuron-core "
+                     "AWS Neuron 0: neuron0 1d0f:0000 \"Trainium\" type aws-neuron-core "
                      "numa - cpus - cores 2\n"
-                     "Neuron 1: neuron1 1d0f:0000 \"Trainium\" type aws-neuron-core "
+                     "AWS Neuron 1: neuron1 1d0f:0000 \"Trainium\" type aws-neuron-core "
                      "numa - cpus - cores 2\n");
 }
 END_TEST
@@ -94,7 +94,7 @@ END_TEST
 START_TEST(broken_entries)
 {
     ck_assert_str_eq(detected(FAKE "broken", NULL, 0),
-                     "GPU 0: 0000:03:00.0 10de:1db4 \"GV100GL [Tesla V100 PCIe 16GB]\" "
+                     "NVIDIA GPU 0: 0000:03:00.0 10de:1db4 \"GV100GL [Tesla V100 PCIe 16GB]\" "
                      "type V100 numa - cpus -\n");
     ck_assert_str_eq(detected(FAKE "does-not-exist", NULL, 0), "");
 }
@@ -197,9 +197,16 @@ START_TEST(both_paths_agree_here)
 }
 END_TEST
 
+/* Ray's rule and its tests (python/ray/tests/accelerators/
+ * test_nvidia_gpu.py), and the same rule on pci.ids names. */
 START_TEST(model_names_give_types)
 {
     const char *cases[][2] = {
+        {"NVIDIA B200", "B200"},               {"NVIDIA GeForce RTX 5090", "GeForce-RTX-5090"},
+        {"NVIDIA GeForce RTX 4090", "GeForce-RTX-4090"},
+        {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000"},
+        {"Ampere A100-SXM4-40GB MIG 1g.5gb", "A100"}, {"NVIDIA", ""},
+        {"AD102 [GeForce RTX 4090]", "GeForce-RTX-4090"},
         {"Tesla V100-SXM2-16GB", "V100"},      {"NVIDIA A100-SXM4-80GB", "A100"},
         {"NVIDIA H100 80GB HBM3", "H100"},     {"Tesla P100-SXM2-16GB", "P100"},
         {"Tesla T4", "T4"},                    {"NVIDIA A10G", "A10G"},
@@ -222,7 +229,7 @@ END_TEST
 
 /* ---- what rt_init() offers -------------------------------------------------- */
 
-static void init_on(const char *tree, double gpus, int bind, int other)
+static void init_on(const char *tree, double gpus, int bind, const char *vendor)
 {
     rt_config c = RT_CONFIG_INIT;
     c.num_cpus = 2;
@@ -230,7 +237,7 @@ static void init_on(const char *tree, double gpus, int bind, int other)
     c.num_gpus = gpus;
     c.sysfs_root = tree;
     c.bind_cpus = bind;
-    c.other_gpus = other;
+    c.gpu_vendor = vendor;
     setenv("RTASK_PCI_IDS", FAKE "pci.ids", 1);
     ck_ok(rt_init_config(&c));
 }
@@ -249,7 +256,7 @@ static char *run_str(rt_fn fn, double gpus, const char *accel)
 
 START_TEST(rt_init_detects_gpus_and_type)
 {
-    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, NULL);
     char *s = run_str(t_devices, 4, RT_ACCEL_NVIDIA_TESLA_V100);
     ck_assert_str_eq(s, "ids=0,1,2,3 cvd=0,1,2,3 order=PCI_BUS_ID neuron=-");
     rt_free(s);
@@ -262,19 +269,21 @@ START_TEST(rt_init_detects_gpus_and_type)
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "this node has V100");
     ck_ok(rt_shutdown());
 
-    init_on(FAKE "none", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "none", RT_DETECT, RT_DEFAULT, NULL);
     o.accelerator_type = NULL;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "has 0 in all");
     ck_ok(rt_shutdown());
 
-    init_on(FAKE "mixed", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "mixed", RT_DETECT, RT_DEFAULT, NULL);
     o.num_gpus = 3;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "has 2 in all");
     ck_ok(rt_shutdown());
-    init_on(FAKE "mixed", RT_DETECT, RT_DEFAULT, 1); /* AMD's count too */
-    o.num_gpus = 4;
+    init_on(FAKE "mixed", RT_DETECT, RT_DEFAULT, "amd"); /* AMD's instead */
+    o.num_gpus = 2;
     ck_ok(rt_remote(t_echo, &o, NULL, 0, &ref));
     ck_ok(rt_get(ref, NULL, NULL, 60000));
+    o.num_gpus = 3;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "has 2 in all");
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -282,13 +291,13 @@ END_TEST
 START_TEST(cuda_visible_devices_restricts_detected_gpus)
 {
     setenv("CUDA_VISIBLE_DEVICES", "1,3", 1);
-    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, NULL);
     char *s = run_str(t_devices, 2, NULL);
     ck_assert_str_eq(s, "ids=1,3 cvd=1,3 order=PCI_BUS_ID neuron=-");
     rt_free(s);
     ck_ok(rt_shutdown());
     setenv("CUDA_VISIBLE_DEVICES", "MIG-5d3b4a7e-91c2-4f6e-b1a8-2e7c9d0f3a11", 1);
-    init_on(FAKE "a100-mig", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "a100-mig", RT_DETECT, RT_DEFAULT, NULL);
     s = run_str(t_devices, 1, RT_ACCEL_NVIDIA_A100);
     ck_assert_str_eq(s, "ids=MIG-5d3b4a7e-91c2-4f6e-b1a8-2e7c9d0f3a11 "
                         "cvd=MIG-5d3b4a7e-91c2-4f6e-b1a8-2e7c9d0f3a11 "
@@ -296,7 +305,7 @@ START_TEST(cuda_visible_devices_restricts_detected_gpus)
     rt_free(s);
     ck_ok(rt_shutdown());
     setenv("CUDA_VISIBLE_DEVICES", "", 1);
-    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, NULL);
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = 1;
     rt_ref ref;
@@ -307,12 +316,12 @@ END_TEST
 
 static void init_v100x4(void)
 {
-    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "v100x4", RT_DETECT, RT_DEFAULT, NULL);
 }
 
 static void init_h100x8(void)
 {
-    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, NULL);
 }
 
 /* The GPUs a task may hold, by asking for one more: "has N in all". */
@@ -352,7 +361,7 @@ END_TEST
 START_TEST(mig_instances_are_the_gpus)
 {
     use_fake_nvml();
-    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, NULL);
     ck_offers(9); /* 7 whole GPUs and 2 instances of the eighth */
     char *s = run_str(t_devices, 3, NULL);
     ck_assert_str_eq(s, "ids=0,MIG-a1b2c3d4-0000-4000-8000-000000000100,"
@@ -376,7 +385,7 @@ END_TEST
  * task of a type gets GPUs of that type alone. */
 START_TEST(several_gpu_types_in_one_node)
 {
-    init_on(FAKE "a100v100", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "a100v100", RT_DETECT, RT_DEFAULT, NULL);
     char *s = run_str(t_devices, 2, RT_ACCEL_NVIDIA_TESLA_V100);
     ck_assert_str_eq(s, "ids=2,3 cvd=2,3 order=PCI_BUS_ID neuron=-");
     rt_free(s);
@@ -400,7 +409,7 @@ END_TEST
  * there; without binding, or without a GPU, it has every CPU. */
 START_TEST(gpu_workers_are_bound_to_local_cpus)
 {
-    init_on(FAKE "a100-mig", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "a100-mig", RT_DETECT, RT_DEFAULT, NULL);
     /* A copy, freed before the next rt_init(): the fork server would
      * inherit the block, and valgrind would call it lost there. */
     char *got = run_str(t_affinity, 0, NULL), all[256];
@@ -411,7 +420,7 @@ START_TEST(gpu_workers_are_bound_to_local_cpus)
     ck_assert_str_ne(all, "1");
     rt_free(bound);
     ck_ok(rt_shutdown());
-    init_on(FAKE "a100-mig", RT_DETECT, 0, 0);
+    init_on(FAKE "a100-mig", RT_DETECT, 0, NULL);
     bound = run_str(t_affinity, 1, NULL);
     ck_assert_str_eq(bound, all);
     rt_free(bound);
@@ -421,7 +430,7 @@ END_TEST
 
 START_TEST(neuron_cores_are_detected)
 {
-    init_on(FAKE "neuron", RT_DETECT, RT_DEFAULT, 0);
+    init_on(FAKE "neuron", RT_DETECT, RT_DEFAULT, NULL);
     rt_opts o = RT_OPTS_INIT;
     o.resources = "neuron_cores=4";
     o.accelerator_type = RT_ACCEL_AWS_NEURON_CORE;

@@ -52,8 +52,8 @@ static rt__res random_request(const rt__sched *s)
     rt__res r = {.cpu = pick_of(cpu, 5), .gpu = pick_of(gpu, 10)};
     r.custom[0] = pick_of(small, 5);
     if (r.gpu == 0)
-        r.custom[s->neuron_index] = pick_of(small, 5);
-    if (r.cpu == 0 && r.gpu == 0 && r.custom[0] == 0 && r.custom[s->neuron_index] == 0)
+        r.custom[s->node[0]->accel_index] = pick_of(small, 5);
+    if (r.cpu == 0 && r.gpu == 0 && r.custom[0] == 0 && r.custom[s->node[0]->accel_index] == 0)
         r.cpu = 10000; /* a request for nothing would always fit */
     return r;
 }
@@ -62,12 +62,12 @@ static rt__res random_request(const rt__sched *s)
  * wrong, or NULL, since every ck_assert costs a write to Check's pipe. */
 
 static const char *check_instances(const rt__instances *in, const held *h, int nheld,
-                                   int neuron)
+                                   int accel)
 {
     for (int i = 0; i < in->count; i++) {
         rt__amount used = 0;
         for (int k = 0; k < nheld; k++) {
-            const rt__pick *p = neuron ? &h[k].g.neuron : &h[k].g.gpu;
+            const rt__pick *p = accel ? &h[k].g.accel : &h[k].g.gpu;
             if (rt__pick_has(p, i))
                 used += p->each;
         }
@@ -95,7 +95,7 @@ static const char *check_invariants(const rt__sched *sched, const held *h, int n
             s->free.custom[i] + used.custom[i] != s->total.custom[i])
             return "a custom resource is over-committed or does not add up";
     const char *err = check_instances(&s->gpus, h, nheld, 0);
-    return err ? err : check_instances(&s->neuron, h, nheld, 1);
+    return err ? err : check_instances(&s->accel, h, nheld, 1);
 }
 
 /* A fraction went where it leaves the least, ties to the lowest index; a
@@ -152,7 +152,7 @@ START_TEST(random_requests_never_overcommit)
     rt__names_define(&names, items, n, &total);
     static rt__sched s;
     ck_assert_int_eq(rt__sched_init(&s, &names), 0);
-    ck_assert_int_eq(rt__sched_add_node(&s, &total, 4, NULL, NULL, NULL, 0), 0);
+    ck_assert_int_eq(rt__sched_add_node(&s, &total, 4, NULL, NULL, NULL, NULL, 0), 0);
     const rt__sched_node *node = s.node[0];
     rt__class *classes[CLASSES];
     for (int i = 0; i < CLASSES; i++) {
@@ -171,7 +171,7 @@ START_TEST(random_requests_never_overcommit)
         if (c && nheld < HELD_MAX) {
             err = check_pick(&node->gpus, c->req.gpu, &g.gpu);
             if (!err)
-                err = check_pick(&node->neuron, c->req.custom[s.neuron_index], &g.neuron);
+                err = check_pick(&node->accel, c->req.custom[node->accel_index], &g.accel);
             rt__sched_take(&s, c, &g);
             h[nheld++] = (held){c, g, start_one(&s, c)};
             granted[c == classes[0] ? 0 : 1]++;

@@ -44,8 +44,6 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-static const char *kind_name[] = {"GPU", "other GPU", "Neuron"};
-
 /* The version, and how detection was built: a machine whose first build
  * lacked hwloc detects through PCI sysfs alone. */
 static void print_version(void)
@@ -81,7 +79,7 @@ static void print_json(const rt__offer *node, int rank, const char *host)
     printf(",\n  \"devices\": [");
     for (int i = 0; i < m->count; i++) {
         const rt__device *d = &m->dev[i];
-        printf("%s\n    {\"kind\": \"%s\", \"bus_id\": ", i ? "," : "", kind_name[d->kind]);
+        printf("%s\n    {\"kind\": \"%s\", \"bus_id\": ", i ? "," : "", rt__families[d->kind].name);
         json_string(d->bus_id);
         printf(", \"vendor\": \"%04x\", \"device\": \"%04x\", \"model\": ", d->vendor,
                d->device);
@@ -107,7 +105,25 @@ static void print_json(const rt__offer *node, int rank, const char *host)
         printf("%s", i ? ", " : "");
         json_string(node->gpu_ids[i]);
     }
-    printf("],\n  \"bind_cpus\": %s\n}", node->bind_cpus ? "true" : "false");
+    rt__family accel = node->families.accel;
+    printf("],\n  \"gpu_family\": \"%s\", \"gpu_variable\": \"%s\",\n",
+           rt__families[node->families.gpu].name, rt__families[node->families.gpu].variable);
+    if (accel != RT__FAM_NONE)
+        printf("  \"accelerator_family\": \"%s\", \"accelerator_resource\": \"%s\", "
+               "\"accelerator_variable\": \"%s\",\n", rt__families[accel].name,
+               rt__families[accel].resource, rt__families[accel].variable);
+    printf("  \"bind_cpus\": %s\n}", node->bind_cpus ? "true" : "false");
+}
+
+/* Which family a resource is, and the variable that tells tasks theirs. */
+static void print_family(const rt__offer *node, rt__family fam, int count)
+{
+    const rt__family_info *f = &rt__families[fam];
+    printf("  %s: %d %s; a task is told its own in %s", f->resource, count, f->name,
+           f->variable);
+    if (node->families.noset >> fam & 1)
+        printf(" (left alone: RTASK_NOSET_%s)", f->variable);
+    printf("\n");
 }
 
 static void print_text(const rt__offer *node)
@@ -132,6 +148,10 @@ static void print_text(const rt__offer *node)
                node->gpu_types[i][0] ? " (" : "", node->gpu_types[i],
                node->gpu_types[i][0] ? ")" : "",
                node->gpu_cpus[i][0] ? node->gpu_cpus[i] : "unknown (not bound)");
+    if (gpus > 0)
+        print_family(node, node->families.gpu, gpus);
+    if (node->families.accel != RT__FAM_NONE)
+        print_family(node, node->families.accel, node->families.accel_total);
 }
 
 typedef struct listing {
