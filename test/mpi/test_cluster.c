@@ -7,6 +7,8 @@
  *   pair     rank 0 test/fake/v100x4, rank 1 test/fake/h100x8
  *   trio     rank 0 test/fake/none, rank 1 v100x4, rank 2 h100x8
  *   single   no mpirun: a one-node cluster
+ *   families rank 0 test/fake/none, rank 1 test/fake/tpu-v4: a serving
+ *            rank tells its tasks its own family's devices
  *   stranger rank 1 runs another program: rt_init() fails on rank 0
  *   unended  rank 0 runs a task and returns from main without
  *            rt_shutdown(): every rank still ends, with status 0
@@ -44,6 +46,18 @@ static int where(const void *arg, size_t len, rt_result *res)
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     (void)arg, (void)len;
     snprintf(buf, sizeof buf, "%s %s", root ? root : "/", cvd && *cvd ? cvd : "-");
+    return rt_result_set(res, buf, strlen(buf) + 1);
+}
+
+/* Where it ran and its TPU variables: "<machine> <chips> <bounds>". */
+static int tpu_where(const void *arg, size_t len, rt_result *res)
+{
+    char buf[512];
+    const char *chips = getenv("TPU_VISIBLE_CHIPS");
+    const char *bounds = getenv("TPU_CHIPS_PER_HOST_BOUNDS");
+    (void)arg, (void)len;
+    snprintf(buf, sizeof buf, "%s %s %s", getenv("RTASK_SYSFS_ROOT"), chips ? chips : "-",
+             bounds ? bounds : "-");
     return rt_result_set(res, buf, strlen(buf) + 1);
 }
 
@@ -348,6 +362,21 @@ START_TEST(test_single_node)
 }
 END_TEST
 
+START_TEST(test_tpu_chips_on_rank_one)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.resources = "TPU=2";
+    char *r = run(tpu_where, &o, NULL, 0);
+    ck_assert_str_eq(r, "test/fake/tpu-v4 0,1 1,2,1");
+    rt_free(r);
+    o.resources = "TPU=1";
+    o.accelerator_type = RT_ACCEL_GOOGLE_TPU_V4;
+    r = run(tpu_where, &o, NULL, 0);
+    ck_assert_str_eq(r, "test/fake/tpu-v4 0 1,1,1");
+    rt_free(r);
+}
+END_TEST
+
 static Suite *suite(const char *which)
 {
     Suite *s = suite_create(which);
@@ -367,6 +396,8 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_cpu_task_on_rank_zero);
     if (strcmp(which, "single") == 0)
         tcase_add_test(tc, test_single_node);
+    if (strcmp(which, "families") == 0)
+        tcase_add_test(tc, test_tpu_chips_on_rank_one);
     suite_add_tcase(s, tc);
     return s;
 }
