@@ -2,6 +2,7 @@
 #include "detect.h"
 
 #include "error.h"
+#include "models.h"
 #include "nvml.h"
 
 #include <ctype.h>
@@ -18,12 +19,6 @@
 #include <unistd.h>
 #endif
 
-#define VENDOR_NVIDIA 0x10de
-#define VENDOR_AMD 0x1002
-#define VENDOR_INTEL 0x8086
-#define VENDOR_AMAZON 0x1d0f
-#define VENDOR_GOOGLE 0x1ae0
-#define VENDOR_HABANA 0x1da3
 #define PCI_IDS_DEFAULT "/usr/share/misc/pci.ids"
 
 /* ---- small file helpers -------------------------------------------------- */
@@ -95,13 +90,13 @@ static int classify(rt__device *d)
 {
     unsigned base = d->pci_class >> 8, sub = d->pci_class & 0xff;
     d->cores = 1;
-    if (d->vendor == VENDOR_NVIDIA && base == 0x03 && (sub == 0x00 || sub == 0x02))
+    if (d->vendor == RT__VENDOR_NVIDIA && base == 0x03 && (sub == 0x00 || sub == 0x02))
         d->kind = RT__FAM_NVIDIA;
-    else if (d->vendor == VENDOR_AMD && is_display(d->pci_class))
+    else if (d->vendor == RT__VENDOR_AMD && is_display(d->pci_class))
         d->kind = RT__FAM_AMD;
-    else if (d->vendor == VENDOR_INTEL && is_display(d->pci_class))
+    else if (d->vendor == RT__VENDOR_INTEL && is_display(d->pci_class))
         d->kind = RT__FAM_INTEL;
-    else if (d->vendor == VENDOR_HABANA && base == 0x12)
+    else if (d->vendor == RT__VENDOR_HABANA && base == 0x12)
         d->kind = RT__FAM_HPU;
     else
         return 0;
@@ -109,138 +104,6 @@ static int classify(rt__device *d)
 }
 
 /* ---- names and types ------------------------------------------------------ */
-
-static int has_digit(const char *s, size_t n)
-{
-    while (n--)
-        if (isdigit((unsigned char)*s++))
-            return 1;
-    return 0;
-}
-
-/* Ray's rule (its nvidia_gpu.py and the tests beside it): after the
- * first word, a model of capitals and digits that ends its word or a
- * dash ("NVIDIA H100 80GB HBM3" -> "H100", "Tesla V100-SXM2-16GB" ->
- * "V100"); where there is none, as in "NVIDIA GeForce RTX 4090" or
- * "NVIDIA RTX PRO 6000 Blackwell", the words up to the first that has a
- * digit, joined by dashes ("GeForce-RTX-4090", "RTX-PRO-6000"). */
-static void ray_rule(const char *name, char *type, size_t size)
-{
-    const char *p = name + strcspn(name, " \t");
-    p += strspn(p, " \t");
-    size_t n = 0, digits = 0;
-    while (isupper((unsigned char)p[n]) || isdigit((unsigned char)p[n]))
-        digits += isdigit((unsigned char)p[n++]) != 0;
-    type[0] = '\0';
-    if (n && digits && (!p[n] || strchr("- \t", p[n]))) {
-        snprintf(type, size, "%.*s", (int)n, p);
-        return;
-    }
-    for (size_t len = 0; *p && len + 1 < size; p += strspn(p, " \t")) {
-        size_t w = strcspn(p, " \t");
-        len += (size_t)snprintf(type + len, size - len, "%s%.*s", len ? "-" : "", (int)w, p);
-        if (has_digit(p, w))
-            return;
-        p += w;
-    }
-    type[0] = '\0'; /* no word with a digit: no model */
-}
-
-/* The product of a pci.ids name, "GH100 [H100 SXM5 80GB]": the part in
- * brackets, else the name itself. */
-static void product(const char *name, char *out, size_t size)
-{
-    const char *open = strchr(name, '[');
-    snprintf(out, size, "%s", open ? open + 1 : name);
-    out[strcspn(out, "]")] = '\0';
-}
-
-void rt__accelerator_type(const char *model, char *type, size_t size)
-{
-    type[0] = '\0';
-    if (!strchr(model, '[')) {
-        ray_rule(model, type, size);
-        return;
-    }
-    /* A product name may start with its model ("H100 SXM5 80GB") or, as
-     * the driver's names do, with a brand that the rule skips. */
-    char name[128];
-    product(model, name + 2, sizeof name - 2);
-    int branded = strncmp(name + 2, "Tesla ", 6) == 0 || strncmp(name + 2, "NVIDIA ", 7) == 0;
-    memcpy(name, "- ", 2);
-    ray_rule(branded ? name + 2 : name, type, size);
-}
-
-/* Types that Debian's pci.ids (2023) does not name, or that Ray names by
- * device id: Ray's table of AMD products (amd_gpu.py), Google's TPU
- * generations, Gaudi's, and NVIDIA data-centre GPUs newer than pci.ids. */
-static const struct {
-    unsigned vendor, device;
-    const char *type;
-} type_table[] = {
-    {VENDOR_NVIDIA, 0x2321, "H100"}, {VENDOR_NVIDIA, 0x2335, "H200"},
-    {VENDOR_NVIDIA, 0x26b9, "L40S"}, {VENDOR_NVIDIA, 0x2342, "GH200"},
-    {VENDOR_AMD, 0x738c, "AMD-Instinct-MI100"}, {VENDOR_AMD, 0x7408, "AMD-Instinct-MI250X"},
-    {VENDOR_AMD, 0x740c, "AMD-Instinct-MI250X-MI250"},
-    {VENDOR_AMD, 0x740f, "AMD-Instinct-MI210"},
-    {VENDOR_AMD, 0x74a1, "AMD-Instinct-MI300X-OAM"},
-    {VENDOR_AMD, 0x6798, "AMD-Radeon-R9-200-HD-7900"},
-    {VENDOR_AMD, 0x6799, "AMD-Radeon-HD-7900"}, {VENDOR_AMD, 0x679a, "AMD-Radeon-HD-7900"},
-    {VENDOR_AMD, 0x679b, "AMD-Radeon-HD-7900"},
-    {VENDOR_GOOGLE, 0x005e, "TPU-V4"}, {VENDOR_GOOGLE, 0x0062, "TPU-V5P"},
-    {VENDOR_GOOGLE, 0x0063, "TPU-V5LITEPOD"}, {VENDOR_GOOGLE, 0x006f, "TPU-V6E"},
-    {VENDOR_GOOGLE, 0x0076, "TPU-V7X"},
-    {VENDOR_HABANA, 0x1000, "Intel-GAUDI"}, {VENDOR_HABANA, 0x1010, "Intel-GAUDI"},
-    {VENDOR_HABANA, 0x1020, "Intel-GAUDI2"},
-};
-
-static const char *type_by_id(unsigned vendor, unsigned device)
-{
-    for (size_t i = 0; i < sizeof type_table / sizeof *type_table; i++)
-        if (type_table[i].vendor == vendor && type_table[i].device == device)
-            return type_table[i].type;
-    return "";
-}
-
-/* "dddd  name": exactly four hex digits, blanks, then a name.  A line of
- * another shape is not an entry (its name is never read from beyond its
- * end).  Returns the name, or NULL. */
-static const char *id_and_name(const char *s, unsigned *id)
-{
-    for (int i = 0; i < 4; i++)
-        if (!isxdigit((unsigned char)s[i]))
-            return NULL;
-    if (s[4] != ' ' && s[4] != '\t')
-        return NULL;
-    const char *name = s + 4 + strspn(s + 4, " \t");
-    if (!*name || sscanf(s, "%4x", id) != 1)
-        return NULL;
-    return name;
-}
-
-/* The device's name in pci.ids: the "\tdddd  name" line under the vendor. */
-static void pci_ids_name(const char *db, unsigned vendor, unsigned device, char *out,
-                         size_t size)
-{
-    FILE *f = fopen(db, "r");
-    if (!f)
-        return;
-    char line[512];
-    int in_vendor = 0;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        unsigned id;
-        const char *name;
-        if (line[0] != '\t' && line[0] != '#') {
-            in_vendor = id_and_name(line, &id) && id == vendor;
-        } else if (in_vendor && line[0] == '\t' && (name = id_and_name(line + 1, &id)) &&
-                   id == device) {
-            snprintf(out, size, "%s", name);
-            break;
-        }
-    }
-    fclose(f);
-}
 
 /* What the NVIDIA driver says of a GPU: its model and UUID. */
 static void driver_info(const char *root, rt__device *d)
@@ -266,38 +129,20 @@ static void driver_info(const char *root, rt__device *d)
     fclose(f);
 }
 
-/* Ray names Intel GPUs "Intel-GPU-" and the product's last two words:
- * "Data Center GPU Max 1550" -> "Intel-GPU-Max-1550". */
-static void intel_type(const char *model, char *type, size_t size)
-{
-    char name[128];
-    product(model, name, sizeof name);
-    size_t len = strlen(name);
-    while (len && name[len - 1] == ' ')
-        name[--len] = '\0';
-    char *last = strrchr(name, ' '), *cut = last;
-    while (cut && cut > name && cut[-1] != ' ')
-        cut--;
-    if (!last || cut == name)
-        return;
-    *last = '-';
-    snprintf(type, size, "Intel-GPU-%s", cut);
-}
-
 /* The model and type of a PCI device.  Ray types AMD GPUs by device id
  * alone; the others by the model's name where it gives one. */
 static void name_device(const char *root, const char *db, rt__device *d)
 {
-    if (d->vendor == VENDOR_NVIDIA)
+    if (d->vendor == RT__VENDOR_NVIDIA)
         driver_info(root, d);
     if (!d->model[0])
-        pci_ids_name(db, d->vendor, d->device, d->model, sizeof d->model);
+        rt__pci_ids_name(db, d->vendor, d->device, d->model, sizeof d->model);
     if (d->kind == RT__FAM_NVIDIA)
         rt__accelerator_type(d->model, d->type, sizeof d->type);
     else if (d->kind == RT__FAM_INTEL)
-        intel_type(d->model, d->type, sizeof d->type);
+        rt__intel_type(d->model, d->type, sizeof d->type);
     if (!d->type[0])
-        snprintf(d->type, sizeof d->type, "%s", type_by_id(d->vendor, d->device));
+        snprintf(d->type, sizeof d->type, "%s", rt__type_by_id(d->vendor, d->device));
 }
 
 /* ---- the sysfs path -------------------------------------------------------- */
@@ -518,7 +363,7 @@ static void read_neuron(const char *root, rt__machine *m)
                  "sys/devices/virtual/neuron_device/%.64s/info/architecture/device_name",
                  e->d_name);
         read_text(root, file, d.model, sizeof d.model);
-        d.vendor = VENDOR_AMAZON;
+        d.vendor = RT__VENDOR_AMAZON;
         add_device(m, &d);
     }
     closedir(dir);
@@ -567,11 +412,11 @@ static const char *tpu_type(const char *root)
     for (struct dirent *e; dir && !*type && (e = readdir(dir));) {
         char file[64];
         snprintf(file, sizeof file, "sys/bus/pci/devices/%.12s/vendor", e->d_name);
-        if (!is_bus_id(e->d_name) || read_number(root, file, 16) != VENDOR_GOOGLE)
+        if (!is_bus_id(e->d_name) || read_number(root, file, 16) != RT__VENDOR_GOOGLE)
             continue;
         snprintf(file, sizeof file, "sys/bus/pci/devices/%.12s/device", e->d_name);
         long device = read_number(root, file, 16);
-        type = type_by_id(VENDOR_GOOGLE, device < 0 ? 0 : (unsigned)device);
+        type = rt__type_by_id(RT__VENDOR_GOOGLE, device < 0 ? 0 : (unsigned)device);
     }
     if (dir)
         closedir(dir);

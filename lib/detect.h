@@ -65,11 +65,6 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m);
 /* The API version of the hwloc rtask runs with ("API 2.8"), into buf; ""
  * when it was built without hwloc (PCI sysfs only). */
 void rt__detect_hwloc_version(char *buf, size_t size);
-/* The accelerator type of an NVIDIA model name, by Ray's rule ("Tesla
- * V100-SXM2-16GB" -> "V100", "NVIDIA GeForce RTX 4090" ->
- * "GeForce-RTX-4090") or, for pci.ids names ("GV100GL [Tesla V100 SXM2
- * 16GB]"), by the same rule on the part in brackets.  "" when none. */
-void rt__accelerator_type(const char *model, char *type, size_t size);
 /* How many instances of family f the machine has (a Neuron device
  * counts its cores). */
 int rt__machine_instances(const rt__machine *m, rt__family f);

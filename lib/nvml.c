@@ -1,6 +1,7 @@
 /* nvml.c - NVML through dlopen: names, UUIDs, memory, compute capability. */
 #include "nvml.h"
 
+#include "models.h"
 #include "nvml_abi.h"
 
 #include <dlfcn.h>

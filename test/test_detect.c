@@ -6,6 +6,7 @@
 #include "tests.h"
 
 #include "../lib/detect.h" /* internal: detection is checked directly */
+#include "../lib/models.h"
 
 #include <stdio.h>
 #include <stdlib.h>
