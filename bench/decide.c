@@ -57,7 +57,7 @@ double decision_ns(size_t pending, size_t decisions)
     rt__names_define(&names, items, n, &total);
     static rt__sched s;
     rt__sched_init(&s, &names);
-    rt__sched_add_node(&s, &total, 8, NULL, NULL, NULL, 0);
+    rt__sched_add_node(&s, &(rt__node_spec){.total = total, .ngpus = 8});
 
     rt__task **tasks = malloc(pending * sizeof *tasks);
     for (size_t i = 0; i < pending; i++) {

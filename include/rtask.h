@@ -110,12 +110,18 @@ typedef struct rt_config {
     const char *cluster; /* "mpi": join the MPI job this process is a rank
                             of (see rt_init(3)); NULL = $RTASK_CLUSTER,
                             else one machine */
+    unsigned long long gpu_memory; /* bytes of memory of each GPU, for
+                                      rt_opts.gpu_memory; 0 = as NVML
+                                      says (unknown without it) */
+    int gpu_mps;        /* hold tasks to their GPU shares with NVIDIA MPS:
+                           1 = yes, 0 = no; RT_DEFAULT = yes when an MPS
+                           daemon runs (rt_init(3)) */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
@@ -144,12 +150,16 @@ typedef struct rt_opts {
     const char *accelerator_type; /* run only on GPUs (or, with no GPU
                                      asked, accelerators) of this type
                                      (RT_ACCEL_V100...); NULL = any */
+    unsigned long long gpu_memory; /* bytes of one GPU's memory, instead
+                                      of num_gpus: held as the fraction
+                                      they are of the GPU it lands on;
+                                      0 = none */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL }
+      NULL, NULL, 0 }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom

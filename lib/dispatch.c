@@ -39,9 +39,9 @@ static void end_lease(rt__dispatch *d, rt__lease *l)
 static int tell_devices(rt__dispatch *d, rt__lease *l)
 {
     static char gpus[RT__INSTANCE_MAX * RT__ID_LEN], accel[sizeof gpus],
-        cpus[sizeof gpus];
-    rt__sched_describe(&d->sched, &l->grant, gpus, accel, cpus);
-    rt__devices dev = {gpus, accel, cpus, "", ""};
+        cpus[sizeof gpus], memory[sizeof gpus];
+    rt__sched_describe(&d->sched, &l->grant, gpus, accel, cpus, memory);
+    rt__devices dev = {gpus, accel, cpus, l->grant.gpu.each, memory, "", ""};
     return node_of(d, l)->ops->devices(node_of(d, l), l->worker, &dev);
 }
 

@@ -3,6 +3,7 @@
 #include "family.h"
 
 #include "error.h"
+#include "resources.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -102,8 +103,30 @@ static size_t tpu_env(const rt__family_set *s, const char *ids, char *buf, size_
     return put(buf, size, len, TPU_HOST_BOUNDS, "", bounds ? "1,1,1" : NULL);
 }
 
-size_t rt__family_env(const rt__family_set *s, const char *gpus, const char *accel,
-                      char *buf, size_t size)
+/* MPS holds a client to a share of each GPU's threads and memory.  The
+ * devices are numbered as the task sees them (after CUDA_VISIBLE_DEVICES),
+ * from 0; memory goes in whole MiB, rounded down. */
+static size_t mps_env(const rt__held *h, char *buf, size_t size, size_t len)
+{
+    char percent[24], limits[4096] = "";
+    snprintf(percent, sizeof percent, "%ld", (h->share * 100 + RT__UNIT - 1) / RT__UNIT);
+    len = put(buf, size, len, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "", percent);
+    size_t used = 0;
+    int k = 0;
+    for (const char *p = h->memory; *p && used < sizeof limits; k++) {
+        char *end;
+        unsigned long long bytes = strtoull(p, &end, 10);
+        if (bytes >> 20)
+            used += (size_t)snprintf(limits + used, sizeof limits - used, "%s%d=%lluMB",
+                                     used ? "," : "", k, bytes >> 20);
+        p = *end == ',' ? end + 1 : end + strlen(end);
+    }
+    return used && used < sizeof limits
+               ? put(buf, size, len, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "", limits)
+               : len;
+}
+
+size_t rt__family_env(const rt__family_set *s, const rt__held *h, char *buf, size_t size)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -112,11 +135,13 @@ size_t rt__family_env(const rt__family_set *s, const char *gpus, const char *acc
         if (s->gpu == RT__FAM_NVIDIA)
             len = put(buf, size, len, "CUDA_DEVICE_ORDER", "", "PCI_BUS_ID");
         len = put(buf, size, len, rt__families[s->gpu].variable,
-                  s->gpu == RT__FAM_INTEL ? ONEAPI_PREFIX : "", gpus);
+                  s->gpu == RT__FAM_INTEL ? ONEAPI_PREFIX : "", h->gpus);
     }
+    if (s->mps && s->gpu == RT__FAM_NVIDIA && *h->gpus && h->share > 0)
+        len = mps_env(h, buf, size, len);
     if (s->accel == RT__FAM_NONE || s->noset >> s->accel & 1)
         return len;
     if (s->accel == RT__FAM_TPU)
-        return tpu_env(s, accel, buf, size, len);
-    return put(buf, size, len, rt__families[s->accel].variable, "", accel);
+        return tpu_env(s, h->accel, buf, size, len);
+    return put(buf, size, len, rt__families[s->accel].variable, "", h->accel);
 }

@@ -54,16 +54,30 @@ typedef struct rt__family_set {
     int accel_total;    /* how many instances of it the node has */
     unsigned noset;     /* a bit per family whose variables are left
                            alone (RTASK_NOSET_<VARIABLE>=1) */
+    int mps;            /* hold tasks to their GPU shares through NVIDIA
+                           MPS's client variables */
 } rt__family_set;
 
 /* Read the RTASK_NOSET_<VARIABLE> switches into s->noset. */
 void rt__family_read_noset(rt__family_set *s);
 
-/* The environment of a task that holds gpus ("0,3") and accel ids:
- * lines "NAME=value", or "NAME" for a variable to remove, each ended by
- * a newline, written into buf (always terminated).  Returns the length,
- * or size when it did not fit. */
-size_t rt__family_env(const rt__family_set *s, const char *gpus, const char *accel,
-                      char *buf, size_t size);
+/* A task's devices, as the environment names them: GPU ids ("0,3"), its
+ * share of each GPU (in units of 1/10000), the bytes of memory that share
+ * is of each ("21474836480,0"; 0 = unknown), and its other accelerators'
+ * ids. */
+typedef struct rt__held {
+    const char *gpus;
+    long share;
+    const char *memory;
+    const char *accel;
+} rt__held;
+
+/* The environment of a task that holds h: lines "NAME=value", or "NAME"
+ * for a variable to remove, each ended by a newline, written into buf
+ * (always terminated).  Returns the length, or size when it did not fit.
+ * With s->mps, NVIDIA GPUs come with CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+ * (the share, rounded up to a percent) and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+ * ("0=20480MB,1=...", the share of each GPU whose memory is known). */
+size_t rt__family_env(const rt__family_set *s, const rt__held *h, char *buf, size_t size);
 
 #endif

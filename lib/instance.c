@@ -44,6 +44,48 @@ static int best_fit(const rt__instances *in, rt__amount amount, int type)
     return best;
 }
 
+/* What bytes are of instance i, in units, rounded up; 0 when they do not
+ * fit in it or its memory is unknown. */
+static rt__amount share_of(const rt__instances *in, int i, uint64_t bytes)
+{
+    uint64_t mem = in->bytes[i];
+    if (!mem || bytes > mem)
+        return 0;
+    return (rt__amount)(((unsigned __int128)bytes * RT__UNIT + mem - 1) / mem);
+}
+
+int rt__instances_pick_bytes(const rt__instances *in, uint64_t bytes, int type,
+                             rt__pick *pick)
+{
+    int best = -1;
+    rt__amount best_left = 0, best_share = 0;
+    memset(pick, 0, sizeof *pick);
+    for (int i = 0; i < in->count; i++) {
+        rt__amount share = share_of(in, i, bytes);
+        if (!of_type(in, i, type) || !share || share > in->free[i])
+            continue;
+        if (best < 0 || in->free[i] - share < best_left) {
+            best = i;
+            best_left = in->free[i] - share;
+            best_share = share;
+        }
+    }
+    if (best < 0)
+        return 0;
+    pick->each = best_share;
+    pick_add(pick, best);
+    return 1;
+}
+
+uint64_t rt__instances_largest(const rt__instances *in, int type)
+{
+    uint64_t most = 0;
+    for (int i = 0; i < in->count; i++)
+        if (of_type(in, i, type) && in->bytes[i] > most)
+            most = in->bytes[i];
+    return most;
+}
+
 int rt__instances_could(const rt__instances *in, rt__amount amount, int type)
 {
     rt__amount have = 0;

@@ -12,6 +12,11 @@
  * An instance may have a type (the custom resource "accelerator_type:T"
  * of its GPU, by index): a node may hold GPUs of several types, and a
  * request for a type is placed on instances of that type alone.
+ *
+ * A GPU instance may know its memory: a request in bytes then takes the
+ * fraction of it that they are, rounded up (20 GB of an 80 GB GPU is
+ * 0.25), so that requests in bytes and in fractions share one GPU without
+ * over-committing either.
  */
 #ifndef RT_INSTANCE_H
 #define RT_INSTANCE_H
@@ -33,6 +38,7 @@ typedef struct rt__instances {
     char id[RT__INSTANCE_MAX][RT__ID_LEN]; /* what tasks are told */
     signed char type[RT__INSTANCE_MAX];    /* a custom resource index, or
                                               RT__ANY_TYPE: untyped */
+    uint64_t bytes[RT__INSTANCE_MAX];      /* its memory; 0 = unknown */
 } rt__instances;
 
 typedef struct rt__pick {
@@ -47,8 +53,14 @@ void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_L
  * instances of the type (RT__ANY_TYPE: any).  Returns 1 and fills pick,
  * or 0 when it does not fit now. */
 int rt__instances_pick(const rt__instances *in, rt__amount amount, int type, rt__pick *pick);
+/* Choose the instance of the type that bytes of its memory fit best
+ * (each instance's fraction is its own).  1 and fills pick, or 0. */
+int rt__instances_pick_bytes(const rt__instances *in, uint64_t bytes, int type,
+                             rt__pick *pick);
 /* Whether amount could ever fit on instances of the type, all free. */
 int rt__instances_could(const rt__instances *in, rt__amount amount, int type);
+/* The most memory an instance of the type has, 0 when none knows it. */
+uint64_t rt__instances_largest(const rt__instances *in, int type);
 void rt__instances_take(rt__instances *in, const rt__pick *pick);
 void rt__instances_give(rt__instances *in, const rt__pick *pick);
 /* Whether instance i is in the pick. */

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -444,19 +445,19 @@ static int remember(char **sent, const char *now)
     return 0;
 }
 
-/* Whether sent ("gpus\naccel\ncpus") describes d: compared in place,
- * since a synchronous task gets a lease, and so this question, each time.
- * The environment follows from the ids. */
+/* Whether sent ("gpus\naccel\ncpus\nshare") describes d: compared in
+ * place, since a synchronous task gets a lease, and so this question, each
+ * time.  The environment follows from the ids and the share. */
 static int same_devices(const char *sent, const rt__devices *d)
 {
     const char *part[3] = {d->gpus, d->accel, d->cpus};
     for (int i = 0; sent && i < 3; i++) {
         size_t n = strlen(part[i]);
-        if (strncmp(sent, part[i], n) != 0 || sent[n] != (i < 2 ? '\n' : '\0'))
+        if (strncmp(sent, part[i], n) != 0 || sent[n] != '\n')
             return 0;
         sent += n + 1;
     }
-    return sent != NULL;
+    return sent && strtol(sent, NULL, 10) == d->share;
 }
 
 static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
@@ -464,19 +465,20 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     rt__local *l = (rt__local *)n;
     if (same_devices(w->devices_sent, d))
         return 0;
-    size_t len = strlen(d->gpus) + strlen(d->accel) + strlen(d->cpus) + 3;
+    size_t len = strlen(d->gpus) + strlen(d->accel) + strlen(d->cpus) + 24;
     char *sent = rt__malloc(len), env[4096];
     rt__devices with_env = *d;
     with_env.env = env;
     with_env.accel_name = l->families.accel == RT__FAM_NONE
                               ? "" : rt__families[l->families.accel].resource;
-    if (rt__family_env(&l->families, d->gpus, d->accel, env, sizeof env) >= sizeof env)
+    rt__held held = {d->gpus, d->share, d->memory, d->accel};
+    if (rt__family_env(&l->families, &held, env, sizeof env) >= sizeof env)
         env[0] = '\0'; /* ids longer than any real machine's: none named */
     if (!sent || rt__proto_send_devices(&w->chan, &with_env) < 0) {
         rt__free(sent);
         return -1;
     }
-    snprintf(sent, len, "%s\n%s\n%s", d->gpus, d->accel, d->cpus);
+    snprintf(sent, len, "%s\n%s\n%s\n%ld", d->gpus, d->accel, d->cpus, d->share);
     rt__free(w->devices_sent);
     w->devices_sent = sent;
     mark_dirty(w);

@@ -168,9 +168,11 @@ static int index_valid(const rt__offer *out, rt__family f, const char *id)
     return !*end && k >= 0 && k < rt__machine_instances(&out->machine, f);
 }
 
-/* Ids and locality of the n GPUs offered: the listed ids, else the
- * detected ones, else (a logical count) indices. */
-static void name_gpus(rt__offer *node, int n, int listed, int detect)
+/* Ids, locality and memory of the n GPUs offered: the listed ids, else
+ * the detected ones, else (a logical count) indices.  The memory given in
+ * the configuration is every GPU's; else NVML's, for a whole GPU (a MIG
+ * instance's is not the GPU's). */
+static void name_gpus(rt__offer *node, int n, int listed, int detect, uint64_t memory)
 {
     int found = listed < 0 && detect ? detected_gpus(node, node->gpu_ids) : 0;
     for (int i = 0; i < n; i++) {
@@ -178,6 +180,8 @@ static void name_gpus(rt__offer *node, int n, int listed, int detect)
             snprintf(node->gpu_ids[i], RT__ID_LEN, "%d", i);
         const rt__device *d = gpu_named(node, node->gpu_ids[i]);
         snprintf(node->gpu_cpus[i], RT__CPUS_LEN, "%s", d ? d->cpus : "");
+        int whole = d && strncmp(node->gpu_ids[i], "MIG-", 4) != 0;
+        node->gpu_bytes[i] = memory ? memory : whole ? (uint64_t)d->memory_mib << 20 : 0;
         /* A GPU no detected one answers to (a logical one, a MIG id without
          * NVML) has the type of the machine's first GPU. */
         const rt__device *first = rt__machine_nth(&node->machine, node->families.gpu, 0);
@@ -204,7 +208,7 @@ static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
         return rt__error(RT_EINVAL, "rt_init: num_gpus is %g but %s=\"%s\" lists %d "
                          "GPU%s", gpus, var, value, listed, listed == 1 ? "" : "s");
     out->total.gpu = (rt__amount)gpus * RT__UNIT;
-    name_gpus(out, (int)gpus, listed, detect);
+    name_gpus(out, (int)gpus, listed, detect, c->gpu_memory);
     return 0;
 }
 
@@ -328,6 +332,24 @@ static int resolve_workers(int workers, int zeroed, double cpus, rt__offer *out)
     return 0;
 }
 
+/* MPS enforcement: as configured, else on when a control daemon listens
+ * in its pipe directory (where CUDA clients look for it). */
+static void resolve_mps(int asked, int zeroed, rt__offer *out)
+{
+    const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    char control[512];
+    snprintf(control, sizeof control, "%s/control", dir && *dir ? dir : "/tmp/nvidia-mps");
+    if (asked == RT_DEFAULT || (zeroed && asked == 0)) {
+        out->families.mps = access(control, F_OK) == 0;
+        snprintf(out->mps_why, sizeof out->mps_why, "%s (%s MPS control daemon at %s)",
+                 out->families.mps ? "on" : "off", out->families.mps ? "an" : "no", control);
+    } else {
+        out->families.mps = asked != 0;
+        snprintf(out->mps_why, sizeof out->mps_why, "%s (rt_config.gpu_mps)",
+                 out->families.mps ? "on" : "off");
+    }
+}
+
 int rt__offer_resolve(const rt_config *c, rt__offer *out)
 {
     rt_config dflt = RT_CONFIG_INIT;
@@ -343,6 +365,7 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
     if (rc < 0)
         return rc;
     rt__family_read_noset(&out->families);
+    resolve_mps(c->gpu_mps, zeroed, out);
     rc = choose_gpu_family(c->gpu_vendor, out);
     if (rc < 0)
         return rc;
@@ -378,9 +401,10 @@ int rt__offer_add_node(const rt__offer *o, rt__sched *s)
             return -1;
         total.custom[j] = o->total.custom[i];
     }
-    return rt__sched_add_node(s, &total, (int)(o->total.gpu / RT__UNIT),
-                              (const char(*)[RT__ID_LEN])o->gpu_ids,
-                              (const char(*)[RT__CPUS_LEN])o->gpu_cpus,
-                              (const char(*)[RT__TYPE_LEN])o->gpu_types,
-                              (const char(*)[RT__ID_LEN])o->accel_ids, o->bind_cpus);
+    rt__node_spec spec = {total, (int)(o->total.gpu / RT__UNIT),
+                          (const char(*)[RT__ID_LEN])o->gpu_ids,
+                          (const char(*)[RT__CPUS_LEN])o->gpu_cpus,
+                          (const char(*)[RT__TYPE_LEN])o->gpu_types, o->gpu_bytes,
+                          (const char(*)[RT__ID_LEN])o->accel_ids, o->bind_cpus};
+    return rt__sched_add_node(s, &spec);
 }

@@ -25,9 +25,11 @@ typedef struct rt__offer {
     size_t max_workers;
     int bind_cpus;                /* bind workers to their GPUs' CPUs */
     rt__family_set families;      /* its GPUs' family and its other one */
+    char mps_why[600];            /* why MPS shares are enforced or not */
     char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];   /* "" = its index */
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* "" = unknown */
     char gpu_types[RT__INSTANCE_MAX][RT__TYPE_LEN]; /* "" = untyped */
+    uint64_t gpu_bytes[RT__INSTANCE_MAX]; /* memory of each; 0 = unknown */
     char accel_ids[RT__INSTANCE_MAX][RT__ID_LEN]; /* "" = its index */
     rt__machine machine;          /* what detection found */
 } rt__offer;

@@ -60,10 +60,10 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
 static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
 {
     rt__peer *p = (rt__peer *)n;
-    char text[3 * 1024];
-    snprintf(text, sizeof text, "%s\n%s\n%s", d->gpus, d->accel, d->cpus);
+    char text[4 * 1024];
+    snprintf(text, sizeof text, "%s\n%s\n%s\n%s", d->gpus, d->accel, d->cpus, d->memory);
     rt__rank_msg m = {.type = RT__RANK_DEVICES, .lease = ((proxy *)w)->byid.id,
-                      .text = text, .fd = -1};
+                      .w = {(uint64_t)d->share}, .text = text, .fd = -1};
     return rt__bridge_send(p->bridge, p->rank, &m);
 }
 

@@ -152,7 +152,7 @@ int rt__proto_read_devices(const rt__hdr *h, const char *payload,
         *nl = '\0';
         line[i] = nl + 1;
     }
-    *d = (rt__devices){line[0], line[1], line[2], line[3], line[4]};
+    *d = (rt__devices){line[0], line[1], line[2], 0, "", line[3], line[4]};
     *copy = buf;
     return 0;
 }

@@ -60,12 +60,17 @@ typedef struct rt__result_msg {
 } rt__result_msg;
 
 /* The devices of a lease: the ids of its GPUs and of its other
- * accelerators ("0,3"), the CPUs to bind to ("" = any); and what the node
- * adds (above the node, ""): the resource those accelerators are
- * ("neuron_cores", "TPU"...) and the environment that names them
- * (family.h: "NAME=value" or "NAME" lines). */
+ * accelerators ("0,3"), the CPUs to bind to ("" = any), its share of each
+ * GPU (in units of 1/10000) and the bytes of memory that share is of
+ * each ("21474836480,0"); and what the node adds (above the node, ""):
+ * the resource its other accelerators are ("neuron_cores", "TPU"...) and
+ * the environment that names them all (family.h: "NAME=value" or "NAME"
+ * lines).  The worker is sent the ids, the CPUs, the name and the
+ * environment. */
 typedef struct rt__devices {
-    const char *gpus, *accel, *cpus, *accel_name, *env;
+    const char *gpus, *accel, *cpus;
+    long share;
+    const char *memory, *accel_name, *env;
 } rt__devices;
 
 /* Sending: 0, or -1 when out of memory.  Descriptors given are the

@@ -19,7 +19,8 @@
 
 typedef enum rt__rank_type {
     RT__RANK_LEASE = 1, /* 0 -> r: w0 = fresh, w1 = max_calls */
-    RT__RANK_DEVICES,   /* 0 -> r: text = "gpus\naccel\ncpus" */
+    RT__RANK_DEVICES,   /* 0 -> r: w0 = share of each GPU; text =
+                           "gpus\naccel\ncpus\nmemory" */
     RT__RANK_TASK,      /* 0 -> r: w0 = task id, w1 = kind; fn, fini; text =
                            name ("" = none); bytes = argument */
     RT__RANK_RELEASE,   /* 0 -> r: w0 = retire */

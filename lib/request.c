@@ -53,7 +53,7 @@ static int check_families(const rt__request *r)
         int rc = rt__family_check(f, (double)r->items[i].amount / RT__UNIT);
         if (rc < 0)
             return rc;
-        if (r->res.gpu > 0 || seen)
+        if (r->res.gpu > 0 || r->res.gpu_bytes > 0 || seen)
             return rt__error(RT_EINVAL, "a request cannot have both %s and %s; ask for "
                              "one kind of accelerator", seen ? seen : "GPUs",
                              r->items[i].name);
@@ -100,11 +100,15 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     int rc = resolve_cpus(o, zeroed, actor, &r->res.cpu);
     if (rc == 0)
         rc = resolve_gpus(o->num_gpus, &r->res.gpu);
+    r->res.gpu_bytes = o->gpu_memory;
+    if (rc == 0 && r->res.gpu && r->res.gpu_bytes)
+        rc = rt__error(RT_EINVAL, "num_gpus and gpu_memory are two ways to ask for GPU; "
+                                  "give one");
     /* GPU tasks get a fresh worker each, so GPU memory a task leaks dies
      * with its process.  Actors have a process of their own anyway. */
+    int gpu = r->res.gpu > 0 || r->res.gpu_bytes > 0;
     if (rc == 0)
-        rc = resolve_count(o->max_calls, zeroed, r->res.gpu > 0 ? 1 : 0,
-                           "max_calls", &r->max_calls);
+        rc = resolve_count(o->max_calls, zeroed, gpu ? 1 : 0, "max_calls", &r->max_calls);
     if (rc == 0)
         rc = resolve_count(o->max_retries, zeroed, DEFAULT_MAX_RETRIES,
                            "max_retries", &r->max_retries);
@@ -143,6 +147,7 @@ int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
         return rc;
     t->cpu = r->res.cpu;
     t->gpu = r->res.gpu;
+    t->gpu_bytes = r->res.gpu_bytes;
     t->max_calls = r->max_calls;
     needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->nneeds);
     return 0;

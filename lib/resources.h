@@ -22,6 +22,9 @@ typedef struct rt__res {
     rt__amount cpu;
     rt__amount gpu;
     rt__amount custom[RT__CUSTOM_MAX]; /* indexed as in rt__names */
+    uint64_t gpu_bytes;  /* a request's GPU memory (rt_opts.gpu_memory),
+                            which holds the fraction it is of the GPU it
+                            lands on (instance.h); 0 in totals */
 } rt__res;
 
 /* The custom resources of the node, fixed at rt_init(). */

@@ -64,30 +64,30 @@ static void type_gpus(rt__sched *s, rt__instances *gpus,
     }
 }
 
-int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
-                       const char (*gpu_ids)[RT__ID_LEN],
-                       const char (*gpu_cpus)[RT__CPUS_LEN],
-                       const char (*gpu_types)[RT__TYPE_LEN],
-                       const char (*accel_ids)[RT__ID_LEN], int bind_cpus)
+int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
 {
+    const rt__res *total = &spec->total;
+    int ngpus = spec->ngpus;
     if (s->nnodes == RT__NODES_MAX)
         return -1;
     rt__sched_node *n = rt__calloc(1, sizeof *n);
     if (!n)
         return -1;
     n->total = n->free = *total;
-    n->bind_cpus = bind_cpus;
-    rt__instances_init(&n->gpus, ngpus, gpu_ids);
-    type_gpus(s, &n->gpus, gpu_types);
-    if (gpu_cpus)
-        memcpy(n->gpu_cpus, gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
+    n->bind_cpus = spec->bind_cpus;
+    rt__instances_init(&n->gpus, ngpus, spec->gpu_ids);
+    type_gpus(s, &n->gpus, spec->gpu_types);
+    if (spec->gpu_cpus)
+        memcpy(n->gpu_cpus, spec->gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
+    if (spec->gpu_bytes)
+        memcpy(n->gpus.bytes, spec->gpu_bytes, (size_t)ngpus * sizeof *n->gpus.bytes);
     n->accel_index = -1;
     for (int i = 0; i < s->names.count; i++)
         if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
             n->accel_index = i;
     if (n->accel_index >= 0)
         rt__instances_init(&n->accel, (int)(total->custom[n->accel_index] / RT__UNIT),
-                           accel_ids);
+                           spec->accel_ids);
     s->node[s->nnodes++] = n;
     return 0;
 }
@@ -98,18 +98,38 @@ static rt__amount accel_of(const rt__sched_node *n, const rt__res *req)
     return n->accel_index >= 0 ? req->custom[n->accel_index] : 0;
 }
 
+/* Why no node could ever hold req->gpu_bytes: the most memory of a GPU
+ * of its type, or none known. */
+static int memory_infeasible(const rt__sched *s, const rt__res *req, int type)
+{
+    uint64_t most = 0;
+    for (int i = 0; i < s->nnodes; i++) {
+        uint64_t m = rt__instances_largest(&s->node[i]->gpus, type);
+        most = m > most ? m : most;
+    }
+    if (most == 0)
+        return rt__error(RT_EINFEASIBLE, "gpu_memory: no node knows its GPUs' memory "
+                         "(NVML did not say, and rt_config.gpu_memory is not set)");
+    return rt__error(RT_EINFEASIBLE, "a request for %llu bytes of GPU memory can never be "
+                     "met: the largest GPU%s has %llu", (unsigned long long)req->gpu_bytes,
+                     type == RT__ANY_TYPE ? "" : " of that type", (unsigned long long)most);
+}
+
 int rt__sched_feasible(const rt__sched *s, const rt__res *req)
 {
     int rc = RT_EINFEASIBLE, type = gpu_type_of(s, req);
     for (int i = 0; i < s->nnodes && rc < 0; i++) {
-        rc = rt__res_feasible(&s->node[i]->total, req, &s->names);
-        if (rc == 0 && !rt__instances_could(&s->node[i]->gpus, req->gpu, type))
+        const rt__sched_node *n = s->node[i];
+        rc = rt__res_feasible(&n->total, req, &s->names);
+        if (rc == 0 && req->gpu_bytes && rt__instances_largest(&n->gpus, type) < req->gpu_bytes)
+            rc = RT_EINFEASIBLE;
+        else if (rc == 0 && !rt__instances_could(&n->gpus, req->gpu, type))
             rc = rt__error(RT_EINFEASIBLE, "a request for %g GPU of type %s can never be "
                            "met: no node has that many GPUs of that type",
                            (double)req->gpu / RT__UNIT,
                            s->names.name[type] + strlen(RT__ACCEL_PREFIX));
     }
-    return rc;
+    return rc == RT_EINFEASIBLE && req->gpu_bytes ? memory_infeasible(s, req, type) : rc;
 }
 
 /* ---- classes ------------------------------------------------------------ */
@@ -364,8 +384,11 @@ static int fits(const rt__sched *s, const rt__class *c, rt__grant *g)
 {
     for (int i = 0; i < s->nnodes; i++) {
         const rt__sched_node *n = s->node[i];
-        if (rt__res_fits(&n->free, &c->req) &&
-            rt__instances_pick(&n->gpus, c->req.gpu, c->gpu_type, &g->gpu) &&
+        int gpus = c->req.gpu_bytes
+                       ? rt__instances_pick_bytes(&n->gpus, c->req.gpu_bytes, c->gpu_type,
+                                                  &g->gpu)
+                       : rt__instances_pick(&n->gpus, c->req.gpu, c->gpu_type, &g->gpu);
+        if (rt__res_fits(&n->free, &c->req) && gpus &&
             rt__instances_pick(&n->accel, accel_of(n, &c->req), RT__ANY_TYPE, &g->accel)) {
             g->node = i;
             return 1;
@@ -410,10 +433,23 @@ rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
     return NULL;
 }
 
+/* What a grant holds of its node's totals: the class's request, with the
+ * GPU amount its instances hold (a request in bytes holds the fraction
+ * they are of the GPU it got). */
+static rt__res held(const rt__class *c, const rt__grant *g)
+{
+    rt__res r = c->req;
+    r.gpu = 0;
+    for (size_t w = 0; w < sizeof g->gpu.mask / sizeof *g->gpu.mask; w++)
+        r.gpu += g->gpu.each * __builtin_popcountll(g->gpu.mask[w]);
+    return r;
+}
+
 void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
 {
     rt__sched_node *n = s->node[g->node];
-    rt__res_take(&n->free, &c->req);
+    rt__res h = held(c, g);
+    rt__res_take(&n->free, &h);
     rt__instances_take(&n->gpus, &g->gpu);
     rt__instances_take(&n->accel, &g->accel);
     c->leases++;
@@ -423,7 +459,8 @@ void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
 void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
 {
     rt__sched_node *n = s->node[g->node];
-    rt__res_give(&n->free, &c->req);
+    rt__res h = held(c, g);
+    rt__res_give(&n->free, &h);
     rt__instances_give(&n->gpus, &g->gpu);
     rt__instances_give(&n->accel, &g->accel);
     c->leases--;
@@ -570,14 +607,31 @@ static void format_cpus(const rt__sched_node *n, const rt__pick *gpu, char *buf,
         buf[0] = '\0';
 }
 
+/* The bytes of memory g's share of each of its GPUs is, "21474836480,0"
+ * (0: unknown). */
+static void format_memory(const rt__sched_node *n, const rt__pick *gpu, char *buf,
+                          size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; gpu->each && i < n->gpus.count && len < size; i++)
+        if (rt__pick_has(gpu, i))
+            len += (size_t)snprintf(buf + len, size - len, "%s%llu", len ? "," : "",
+                                    (unsigned long long)((unsigned __int128)n->gpus.bytes[i] *
+                                                         (uint64_t)gpu->each / RT__UNIT));
+    if (len >= size)
+        buf[0] = '\0';
+}
+
 void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
-                        char *accel, char *cpus)
+                        char *accel, char *cpus, char *memory)
 {
     const rt__sched_node *n = s->node[g->node];
     size_t size = RT__INSTANCE_MAX * RT__ID_LEN;
     rt__pick_format(&g->gpu, &n->gpus, gpus, size);
     rt__pick_format(&g->accel, &n->accel, accel, size);
     format_cpus(n, &g->gpu, cpus, size);
+    format_memory(n, &g->gpu, memory, size);
 }
 
 void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)

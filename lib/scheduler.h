@@ -98,18 +98,26 @@ int rt__sched_init(rt__sched *s, const rt__names *names);
 /* The index of a custom resource, added to the names when new (a node
  * of a cluster offers it); -1 when there are RT__CUSTOM_MAX already. */
 int rt__sched_name(rt__sched *s, const char *name);
+/* What a node offers, as rt__sched_add_node() takes it.  Arrays have
+ * ngpus entries, or are NULL. */
+typedef struct rt__node_spec {
+    rt__res total;                       /* by the scheduler's names */
+    int ngpus;
+    const char (*gpu_ids)[RT__ID_LEN];   /* "" or NULL: by index */
+    const char (*gpu_cpus)[RT__CPUS_LEN]; /* "" or NULL: unknown */
+    const char (*gpu_types)[RT__TYPE_LEN]; /* "" or NULL: untyped */
+    const uint64_t *gpu_bytes;           /* each GPU's memory; 0: unknown */
+    const char (*accel_ids)[RT__ID_LEN]; /* "" or NULL: by index */
+    int bind_cpus;
+} rt__node_spec;
+
 /* Add a node; its index is the next one.  Each GPU may have a type
- * ("V100"; "" or NULL types: untyped), whose "accelerator_type:T" the
- * node's totals offer: a request for a type gets GPUs of that type.  The
- * custom resource of an accelerator family in total (at most one:
- * "neuron_cores", "TPU"...) is placed on instances like GPUs, named by
- * accel_ids (NULL, or "": by index).  0, or -1 when out of memory or
- * when there are RT__NODES_MAX already. */
-int rt__sched_add_node(rt__sched *s, const rt__res *total, int ngpus,
-                       const char (*gpu_ids)[RT__ID_LEN],
-                       const char (*gpu_cpus)[RT__CPUS_LEN],
-                       const char (*gpu_types)[RT__TYPE_LEN],
-                       const char (*accel_ids)[RT__ID_LEN], int bind_cpus);
+ * ("V100"), whose "accelerator_type:T" the node's totals offer: a request
+ * for a type gets GPUs of that type.  The custom resource of an
+ * accelerator family in the totals (at most one: "neuron_cores",
+ * "TPU"...) is placed on instances like GPUs.  0, or -1 when out of
+ * memory or when there are RT__NODES_MAX already. */
+int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec);
 /* Free a class and its leases at once, giving nothing back; the tasks
  * they hold are moved to *orphans for the caller to fail. */
 void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans);
@@ -196,10 +204,11 @@ rt__task *rt__sched_recall(rt__lease *l);
 void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q);
 
 /* The ids of what g holds, "0,3" (GPUs) and "1" (its accelerator
- * family's instances: neuron cores, TPU chips...), and the
+ * family's instances: neuron cores, TPU chips...), the bytes its share of
+ * each GPU's memory is ("21474836480,0"; 0 = unknown), and the
  * CPUs near its GPUs ("" when unknown or when binding is off), each
  * written into a buffer of RT__INSTANCE_MAX * RT__ID_LEN bytes. */
 void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
-                        char *accel, char *cpus);
+                        char *accel, char *cpus, char *memory);
 
 #endif

@@ -21,7 +21,8 @@ typedef struct lease {
     rt__tasks queue;       /* waiting for w */
     rt__tasks inflight;    /* sent to w, in order */
     uint64_t fini;         /* an actor's destructor, for its constructor */
-    char *devices;         /* "gpus\naccel\ncpus", or NULL */
+    char *devices;         /* "gpus\naccel\ncpus\nmemory", or NULL */
+    long share;            /* of each GPU */
     int stop;              /* an actor's: finish once its tasks are sent */
 } lease;
 
@@ -78,13 +79,16 @@ static int apply_devices(rt__serve *s, lease *l)
 {
     if (!l->devices)
         return 0;
-    char *gpus = l->devices, *accel = strchr(gpus, '\n'), *cpus;
-    if (!accel || !(cpus = strchr(accel + 1, '\n')))
-        return 0; /* checked when it came */
-    *accel++ = '\0', *cpus++ = '\0';
-    rt__devices d = {gpus, accel, cpus, "", ""};
+    char *line[4] = {l->devices};
+    for (int i = 1; i < 4; i++)
+        if (!(line[i] = strchr(line[i - 1], '\n')))
+            return 0; /* checked when it came */
+        else
+            *line[i]++ = '\0';
+    rt__devices d = {line[0], line[1], line[2], l->share, line[3], "", ""};
     int rc = s->local->ops->devices(s->local, l->w, &d);
-    accel[-1] = '\n', cpus[-1] = '\n';
+    for (int i = 1; i < 4; i++)
+        line[i][-1] = '\n';
     return rc;
 }
 
@@ -193,8 +197,13 @@ static void start_lease(rt__serve *s, const rt__rank_msg *m)
 
 static int set_devices(lease *l, const rt__rank_msg *m)
 {
-    const char *nl = strchr(m->text, '\n');
-    if (!nl || !strchr(nl + 1, '\n'))
+    const char *nl = m->text;
+    for (int i = 0; i < 3; i++)
+        if (!(nl = strchr(nl, '\n')))
+            return -1;
+        else
+            nl++;
+    if (m->w[0] > RT__UNIT)
         return -1;
     char *copy = rt__malloc(strlen(m->text) + 1);
     if (!copy)
@@ -202,6 +211,7 @@ static int set_devices(lease *l, const rt__rank_msg *m)
     strcpy(copy, m->text);
     rt__free(l->devices);
     l->devices = copy;
+    l->share = (long)m->w[0];
     return 0;
 }
 

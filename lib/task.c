@@ -121,6 +121,7 @@ void rt__task_request(const rt__task *t, rt__res *req)
     memset(req, 0, sizeof *req);
     req->cpu = t->cpu;
     req->gpu = t->gpu;
+    req->gpu_bytes = t->gpu_bytes;
     const rt__need *needs = rt__task_needs(t);
     for (int i = 0; i < t->nneeds; i++)
         if (needs[i].index >= 0)

@@ -52,6 +52,7 @@ typedef struct rt__task {
     struct rt__class *cls;   /* runtime thread: the class it is filed under */
     struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
     rt__amount cpu, gpu;     /* its request; custom needs are in tail */
+    uint64_t gpu_bytes;      /* its request in GPU memory, or 0 */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
     unsigned char kind;      /* rt__task_kind */

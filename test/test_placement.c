@@ -152,7 +152,7 @@ START_TEST(random_requests_never_overcommit)
     rt__names_define(&names, items, n, &total);
     static rt__sched s;
     ck_assert_int_eq(rt__sched_init(&s, &names), 0);
-    ck_assert_int_eq(rt__sched_add_node(&s, &total, 4, NULL, NULL, NULL, NULL, 0), 0);
+    ck_assert_int_eq(rt__sched_add_node(&s, &(rt__node_spec){.total = total, .ngpus = 4}), 0);
     const rt__sched_node *node = s.node[0];
     rt__class *classes[CLASSES];
     for (int i = 0; i < CLASSES; i++) {

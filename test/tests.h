@@ -94,6 +94,7 @@ Suite *placement_suite(void);
 Suite *actors_suite(void);
 Suite *detect_suite(void);
 Suite *families_suite(void);
+Suite *sharing_suite(void);
 Suite *core_suite(void);
 Suite *wire_suite(void);
 Suite *alloc_suite(void);

@@ -112,7 +112,12 @@ static void print_json(const rt__offer *node, int rank, const char *host)
         printf("  \"accelerator_family\": \"%s\", \"accelerator_resource\": \"%s\", "
                "\"accelerator_variable\": \"%s\",\n", rt__families[accel].name,
                rt__families[accel].resource, rt__families[accel].variable);
-    printf("  \"bind_cpus\": %s\n}", node->bind_cpus ? "true" : "false");
+    printf("  \"mps\": %s, \"mps_why\": ", node->families.mps ? "true" : "false");
+    json_string(node->mps_why);
+    printf(",\n  \"gpu_memory\": [");
+    for (int i = 0; i < (int)(node->total.gpu / RT__UNIT); i++)
+        printf("%s%llu", i ? ", " : "", (unsigned long long)node->gpu_bytes[i]);
+    printf("],\n  \"bind_cpus\": %s\n}", node->bind_cpus ? "true" : "false");
 }
 
 /* Which family a resource is, and the variable that tells tasks theirs. */
@@ -150,6 +155,8 @@ static void print_text(const rt__offer *node)
                node->gpu_cpus[i][0] ? node->gpu_cpus[i] : "unknown (not bound)");
     if (gpus > 0)
         print_family(node, node->families.gpu, gpus);
+    if (gpus > 0 && node->families.gpu == RT__FAM_NVIDIA)
+        printf("  GPU shares held by MPS: %s\n", node->mps_why);
     if (node->families.accel != RT__FAM_NONE)
         print_family(node, node->families.accel, node->families.accel_total);
 }
