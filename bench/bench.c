@@ -206,6 +206,27 @@ static double noop_fresh_worker(size_t n)
     return submit_all_get_all(n, submit_task, &o);
 }
 
+/* The median latency of one synchronous task with opts, each after a
+ * pause of gap_us: time for the runtime to replace a spare worker, as
+ * between GPU tasks that do work.  Microseconds. */
+static double sync_after_pause(const rt_opts *opts, size_t n, long gap_us)
+{
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        exit(1);
+    for (size_t i = 0; i < n; i++) {
+        usleep((useconds_t)gap_us);
+        double start = now();
+        rt_ref ref;
+        check(rt_remote(noop, opts, NULL, 0, &ref), "rt_remote");
+        check(rt_get(ref, NULL, NULL, RT_FOREVER), "rt_get");
+        v[i] = (now() - start) * 1e6;
+    }
+    double m = quantile(v, n, 0.5);
+    free(v);
+    return m;
+}
+
 /* Touch size bytes so that they count in the application's RSS. */
 static void *grow_app(size_t size)
 {
@@ -292,6 +313,7 @@ int main(void)
     rt_config c = RT_CONFIG_INIT;
     c.num_cpus = 2;
     c.num_workers = 2;
+    c.num_gpus = 4; /* logical: GPU tasks take the fresh-worker path */
     check(rt_init_config(&c), "rt_init");
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("rtask %d.%d.%d benchmarks: 2 workers, medians of %d runs\n\n",
@@ -353,12 +375,23 @@ int main(void)
         fresh_big, "us/task", ballast ? "touched after rt_init" : "(no memory: skipped)");
     row("Python Pool maxtasksperchild=1", peer_value(peers, np, "Pool maxtasksperchild=1"),
         "us/task", "");
-    row("raw: fork + exit + wait, 10 MB app", raw_fork_small, "us", "");
+    row("raw: fork + exit + wait, 10 MB app", raw_fork_small, "us",
+        "as the fork server forks");
     row("raw: fork + exit + wait, big app", raw_fork_big, "us", "what forking the app costs");
     verdict("rtask at 10 MB / 300 us", fresh_small / 300, 1, 1);
+    verdict("max_calls=1 rate / raw fork rate", raw_fork_small / fresh_small, 0.8, 0);
     verdict("rtask big / rtask 10 MB (flat)", fresh_big / fresh_small, 1.2, 1);
     if (ballast)
         munmap(ballast, big);
+    ballast = NULL;
+    rt_opts gpu = RT_OPTS_INIT, cpu = RT_OPTS_INIT;
+    gpu.num_gpus = 0.25; /* default max_calls: a fresh worker per task */
+    size_t n_sync = scaled(400);
+    double gpu_us = sync_after_pause(&gpu, n_sync, 2000);
+    double cpu_us = sync_after_pause(&cpu, n_sync, 2000);
+    row("rtask, sync 0.25-GPU task, spare worker", gpu_us, "us", "2 ms between tasks");
+    row("rtask, sync CPU task, reused worker", cpu_us, "us", "2 ms between tasks");
+    verdict("GPU task / reused CPU task", gpu_us / cpu_us, 1.5, 1);
     printf("\n");
 
     printf("4. A 256 MiB result handed to the caller\n");

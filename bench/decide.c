@@ -36,7 +36,7 @@ static rt__class *class_of(rt__sched *s, const struct shape *sh)
 {
     rt__res req = {.cpu = units(sh->cpu), .gpu = units(sh->gpu)};
     req.custom[rt__names_find(&s->names, "fpga")] = units(sh->fpga);
-    req.custom[s->neuron_index] = units(sh->neuron);
+    req.custom[rt__names_find(&s->names, "neuron_cores")] = units(sh->neuron);
     return rt__sched_class(s, &req, 0);
 }
 

@@ -7,11 +7,13 @@
 #include "forkserver.h"
 #include "list.h"
 #include "output.h"
+#include "spares.h"
 #include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -55,6 +58,7 @@ struct rt__worker {
         broke : 1;
     int wait_status;           /* how it exited */
     int spawn_errno;           /* why the fork server could not fork it */
+    uint64_t spawn_ns;         /* when the fork server was asked for it */
 };
 
 struct rt__local {
@@ -72,6 +76,11 @@ struct rt__local {
     rt__link all, idle, graveyard; /* workers: running, idle (also in all), gone */
     rt__worker *dirty;
     size_t nidle, task_workers;
+    size_t nfresh;             /* idle workers that never ran a task */
+    rt__spares spares;         /* how many of those to keep */
+    pthread_t thread;          /* the runtime thread, which forks them */
+    int refill_fd;             /* an eventfd: other threads ask it to */
+    rt__watch w_refill;
     size_t starting;           /* asked for, not yet reported by the fork server */
     size_t target_idle, max;
     int spawn_failing;         /* the last spawn failed: no idle top-ups */
@@ -93,6 +102,7 @@ static void idle_add(rt__local *l, rt__worker *w)
 {
     rt__list_push_front(&l->idle, &w->idle_link);
     l->nidle++;
+    l->nfresh += w->calls == 0;
 }
 
 static void idle_remove(rt__local *l, rt__worker *w)
@@ -101,6 +111,7 @@ static void idle_remove(rt__local *l, rt__worker *w)
         return; /* not idle */
     rt__list_remove(&w->idle_link);
     l->nidle--;
+    l->nfresh -= w->calls == 0;
 }
 
 static void mark_dirty(rt__worker *w)
@@ -335,14 +346,23 @@ static rt__worker *start_worker(rt__local *l)
     }
     rt__list_push_front(&l->all, &w->link);
     l->starting++;
+    w->spawn_ns = rt__now_ns();
     flush_forkserver(l); /* its three descriptors leave with it */
     return w;
 }
 
+/* Keep target_idle workers idle, and as many spares (fresh ones) as
+ * tasks that need them call for (spares.h). */
+static int wants_workers(const rt__local *l)
+{
+    return !l->spawn_failing && l->task_workers < l->max &&
+           (l->nidle < l->target_idle ||
+            l->nfresh < rt__spares_wanted(&l->spares, rt__now_ns()));
+}
+
 static void top_up(rt__local *l)
 {
-    while (!l->spawn_failing && l->nidle < l->target_idle &&
-           l->task_workers < l->max) {
+    while (wants_workers(l)) {
         rt__worker *w = start_worker(l);
         if (!w)
             return;
@@ -400,6 +420,8 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
 {
     rt__local *l = (rt__local *)n;
     rt__worker *w = fresh ? NULL : find_idle(l, fresh, max_calls);
+    if (!fresh && max_calls == 1)
+        rt__spares_leased(&l->spares, rt__now_ns());
     if (w) {
         idle_remove(l, w);
     } else {
@@ -598,13 +620,19 @@ static void op_flush(rt__node *n)
 {
     rt__local *l = (rt__local *)n;
     bury_graveyard(l); /* no callback of this round can reach them now */
-    top_up(l);
     while (l->dirty) {
         rt__worker *w = l->dirty;
         l->dirty = w->dnext;
         w->dirty = 0;
         flush_worker(w);
     }
+    /* New workers are for later tasks: an application thread that runs
+     * this round (a synchronous task) leaves the forks to the runtime
+     * thread rather than make its caller wait for them. */
+    if (pthread_equal(pthread_self(), l->thread))
+        top_up(l);
+    else if (wants_workers(l))
+        (void)!write(l->refill_fd, &(uint64_t){1}, sizeof(uint64_t));
     flush_forkserver(l);
 }
 
@@ -711,6 +739,7 @@ static void notice(rt__local *l, const rt__hdr *h)
     switch (h->type) {
     case RT__MSG_SPAWNED:
         w->pid = (pid_t)h->word;
+        rt__spares_started(&l->spares, rt__now_ns() - w->spawn_ns);
         l->spawn_failing = 0;
         l->starting--;
         l->running++;
@@ -795,6 +824,7 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
     l->target_idle = target_idle;
     l->max = max;
     l->w_forkserver.fd = -1;
+    l->refill_fd = -1;
     l->slots = mmap(NULL, SLOTS_MAX * sizeof *l->slots, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (l->slots == MAP_FAILED) {
@@ -815,10 +845,24 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
     return 0;
 }
 
+static void on_refill(rt__watch *wt, uint32_t events)
+{
+    rt__local *l = RT__OWNER(wt, rt__local, w_refill);
+    uint64_t asked;
+    (void)events;
+    (void)!read(l->refill_fd, &asked, sizeof asked);
+    top_up(l);
+    flush_forkserver(l);
+}
+
 int rt__local_attach(rt__local *l, rt__loop *loop)
 {
     l->loop = loop;
-    if (rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, on_forkserver) < 0)
+    l->thread = pthread_self();
+    l->refill_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->refill_fd < 0 ||
+        rt__loop_add(loop, &l->w_refill, l->refill_fd, EPOLLIN, on_refill) < 0 ||
+        rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, on_forkserver) < 0)
         return -1;
     errno = 0;
     top_up(l);
@@ -840,6 +884,8 @@ void rt__local_stop(rt__local *l)
     if (l->forkserver.fd >= 0)
         shutdown(l->forkserver.fd, SHUT_RDWR); /* end of file, whatever copies exist */
     rt__chan_close(&l->forkserver);
+    if (l->refill_fd >= 0)
+        close(l->refill_fd);
     while (waitpid(l->forkserver_pid, NULL, 0) < 0 && errno == EINTR)
         ;
     bury_graveyard(l);

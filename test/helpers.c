@@ -93,3 +93,37 @@ char *capture_output(void (*fn)(void))
     unlink(path);
     return text;
 }
+
+/* The fork server: the one child of this process, forked by one of its
+ * threads (the runtime thread). */
+pid_t forkserver_pid(void)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    int pid = 0;
+    for (struct dirent *e; tasks && !pid && (e = readdir(tasks));) {
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = e->d_name[0] == '.' ? NULL : fopen(path, "r");
+        if (f && fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        if (f)
+            fclose(f);
+    }
+    if (tasks)
+        closedir(tasks);
+    return pid;
+}
+
+int count_workers(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)forkserver_pid(),
+             (int)forkserver_pid());
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    for (int pid; f && fscanf(f, "%d", &pid) == 1;)
+        n++;
+    if (f)
+        fclose(f);
+    return n;
+}

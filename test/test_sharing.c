@@ -7,6 +7,7 @@
 #include "tests.h"
 
 #include "../lib/scheduler.h"
+#include "../lib/spares.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,66 @@ START_TEST(mps_follows_the_daemon)
 }
 END_TEST
 
+/* ---- spare workers ------------------------------------------------------ */
+
+static void init_logical(double gpus)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_workers = 2;
+    c.num_gpus = gpus;
+    ck_ok(rt_init_config(&c));
+}
+
+/* GPU tasks run on spares, fresh workers forked ahead: each its own
+ * process, never one that ran another task, CPU tasks' included. */
+START_TEST(spare_workers_run_one_task_each)
+{
+    init_logical(2);
+    uint64_t cpu = call_u64(t_getpid, NULL, NULL, 0), pids[30];
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 0.5;
+    for (int i = 0; i < 30; i++) {
+        pids[i] = call_u64(t_getpid, &o, NULL, 0);
+        ck_assert_uint_ne(pids[i], cpu);
+        for (int j = 0; j < i; j++)
+            ck_assert_uint_ne(pids[i], pids[j]);
+    }
+    ck_assert_uint_eq(call_u64(t_getpid, NULL, NULL, 0), cpu); /* reused */
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* 1000 GPU tasks at once: the workers the burst needs, bounded, and
+ * spares bounded too once it is over; none after rt_shutdown(). */
+START_TEST(spares_are_bounded_under_a_burst)
+{
+    init_logical(1);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 0.01;
+    o.num_cpus = 0;
+    enum { N = 1000 };
+    static rt_ref refs[N];
+    for (int i = 0; i < N; i++)
+        ck_ok(rt_remote(t_echo, &o, NULL, 0, &refs[i]));
+    int most = 0;
+    for (int i = 0; i < N; i++) {
+        ck_ok(rt_get(refs[i], NULL, NULL, 60000));
+        int n = count_workers();
+        most = n > most ? n : most;
+    }
+    ck_assert_int_le(most, 64 + RT__SPARES_MAX); /* max_workers for 2 CPUs: 64 */
+    usleep(200000);
+    ck_assert_int_le(count_workers(), 2 + RT__SPARES_MAX);
+    pid_t server = forkserver_pid();
+    ck_ok(rt_shutdown());
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d", (int)server);
+    ck_assert_int_ne(access(path, F_OK), 0); /* the fork server, and its workers */
+    ck_assert_int_eq(forkserver_pid(), 0);
+}
+END_TEST
+
 Suite *sharing_suite(void)
 {
     Suite *s = suite_create("sharing");
@@ -227,6 +288,8 @@ Suite *sharing_suite(void)
     tcase_add_test(tc, memory_requests_need_known_memory);
     tcase_add_test(tc, mps_variables_hold_the_share);
     tcase_add_test(tc, mps_follows_the_daemon);
+    tcase_add_test(tc, spare_workers_run_one_task_each);
+    tcase_add_test(tc, spares_are_bounded_under_a_burst);
     suite_add_tcase(s, tc);
     return s;
 }

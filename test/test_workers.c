@@ -235,26 +235,6 @@ START_TEST(shutdown_wakes_blocked_callers)
 }
 END_TEST
 
-/* The fork server: the one child of this process, forked by one of its
- * threads (the runtime thread). */
-static pid_t forkserver_pid(void)
-{
-    DIR *tasks = opendir("/proc/self/task");
-    int pid = 0;
-    for (struct dirent *e; tasks && !pid && (e = readdir(tasks));) {
-        char path[300];
-        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
-        FILE *f = e->d_name[0] == '.' ? NULL : fopen(path, "r");
-        if (f && fscanf(f, "%d", &pid) != 1)
-            pid = 0;
-        if (f)
-            fclose(f);
-    }
-    if (tasks)
-        closedir(tasks);
-    return pid;
-}
-
 START_TEST(a_dead_fork_server_stops_the_runtime_cleanly)
 {
     int fds = count_fds();

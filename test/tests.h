@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Assert that a call succeeded, naming the error if it did not. */
 #define ck_ok(call)                                                          \
@@ -32,6 +33,9 @@ size_t scaled(size_t n);
 void start_runtime(void);
 /* Open descriptors of this process. */
 int count_fds(void);
+/* The fork server (0 when there is none), and how many workers it has. */
+pid_t forkserver_pid(void);
+int count_workers(void);
 /* A fresh path under /tmp for a test's files; removed by the caller. */
 void temp_path(char *buf, size_t len, const char *what);
 /* Run fn with stdout and stderr going to one file; return its text
