@@ -124,7 +124,7 @@ static void print_json(const rt__offer *node, int rank, const char *host)
 static void print_family(const rt__offer *node, rt__family fam, int count)
 {
     const rt__family_info *f = &rt__families[fam];
-    printf("  %s: %d %s; a task is told its own in %s", f->resource, count, f->name,
+    printf("  %s: %d x %s; a task is told its own in %s", f->resource, count, f->name,
            f->variable);
     if (node->families.noset >> fam & 1)
         printf(" (left alone: RTASK_NOSET_%s)", f->variable);
