@@ -300,7 +300,26 @@ RT_EXPORT RT_NODISCARD int rt_get_accelerator_ids(const char *resource,
                                                   size_t *n);
 
 /* The name of an error code ("invalid argument"); never NULL. */
+/*
+ * What the runtime holds, as Ray's ray.cluster_resources() and
+ * ray.available_resources(): one entry per resource, first the sums over
+ * every node (node -1), then each node's (node 0 is this machine's; the
+ * others are MPI ranks).  *out is an array of *n entries that the caller
+ * frees with rt_free().
+ */
+typedef struct rt_resource {
+    char name[64];  /* "CPU", "GPU", "accelerator_type:H100", "fpga"... */
+    double amount;
+    int node;       /* -1: all nodes */
+} rt_resource;
+
+RT_EXPORT RT_NODISCARD int rt_cluster_resources(rt_resource **out, size_t *n);
+RT_EXPORT RT_NODISCARD int rt_available_resources(rt_resource **out, size_t *n);
+
 RT_EXPORT const char *rt_strerror(int code);
+/* The version of the library the program runs with, "0.1.0" (the
+ * RT_VERSION_* macros say which header it was compiled with). */
+RT_EXPORT const char *rt_version(void);
 /* The detailed message of this thread's most recent failed call. */
 RT_EXPORT const char *rt_last_error(void);
 

@@ -218,6 +218,11 @@ static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
 static int add_types(const rt_config *c, rt__offer *node, rt__item *items, int *n)
 {
     int gpus = (int)(node->total.gpu / RT__UNIT), rc = 0;
+    size_t len = c->accelerator_type ? strlen(c->accelerator_type) : 1;
+    if (len == 0 || len >= RT__TYPE_LEN)
+        return rt__error(RT_EINVAL, "rt_init: accelerator_type must have 1 to %d bytes; "
+                         "\"%s\" is invalid (NULL takes the detected types)",
+                         RT__TYPE_LEN - 1, c->accelerator_type);
     for (int i = 0; c->accelerator_type && i < gpus; i++)
         snprintf(node->gpu_types[i], RT__TYPE_LEN, "%s", c->accelerator_type);
     const rt__device *accel = rt__machine_nth(&node->machine, node->families.accel, 0);

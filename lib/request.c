@@ -34,7 +34,7 @@ static int resolve_count(int v, int zeroed, int dflt, const char *what, int *out
 /* A GPU amount is a fraction of one GPU or a whole number of them. */
 static int resolve_gpus(double gpus, rt__amount *out)
 {
-    int rc = rt__amount_parse(gpus, "num_gpus", out);
+    int rc = rt__amount_parse(gpus == RT_DEFAULT ? 0 : gpus, "num_gpus", out);
     if (rc == 0 && *out > RT__UNIT && *out % RT__UNIT)
         rc = rt__error(RT_EINVAL, "GPU quantities above 1 must be whole numbers; "
                                   "%g is invalid", gpus);

@@ -345,6 +345,14 @@ void rt__await(rt_ref ref)
 
 /* ---- rt_init ------------------------------------------------------------ */
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+RT_EXPORT const char *rt_version(void)
+{
+    return STR(RT_VERSION_MAJOR) "." STR(RT_VERSION_MINOR) "." STR(RT_VERSION_PATCH);
+}
+
 RT_EXPORT void rt_config_init(rt_config *config)
 {
     rt_config init = RT_CONFIG_INIT;

@@ -2,6 +2,7 @@
 #include "tests.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,6 +232,10 @@ START_TEST(every_code_has_a_distinct_name)
     ck_assert_str_eq(rt_strerror(RT_OK), "success");
     ck_assert_str_eq(rt_strerror(-999), "unknown error");
     ck_assert_str_eq(rt_strerror(5), "unknown error");
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", RT_VERSION_MAJOR, RT_VERSION_MINOR,
+             RT_VERSION_PATCH);
+    ck_assert_str_eq(rt_version(), want);
 }
 END_TEST
 

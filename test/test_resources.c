@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void init_node(double cpus, double gpus, const char *resources,
                       const char *accelerator_type)
@@ -318,6 +319,56 @@ START_TEST(a_large_request_is_not_starved)
 }
 END_TEST
 
+/* The amount of name on node (-1: all) in a list, or -1 when absent. */
+static double amount_of(const rt_resource *list, size_t n, const char *name, int node)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].node == node && strcmp(list[i].name, name) == 0)
+            return list[i].amount;
+    return -1;
+}
+
+/* The totals, and what is free while a task holds 1 GPU, 1 CPU and an
+ * FPGA: per node and summed, in an array the caller frees. */
+START_TEST(resources_can_be_read)
+{
+    rt_resource *list;
+    size_t n;
+    ck_fails(rt_cluster_resources(&list, &n), RT_ENOTINIT, "rt_init");
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 2;
+    c.num_workers = 1;
+    c.resources = "fpga=2";
+    ck_ok(rt_init_config(&c));
+    ck_fails(rt_cluster_resources(NULL, &n), RT_EINVAL, "NULL");
+    ck_ok(rt_cluster_resources(&list, &n));
+    ck_assert_uint_eq(n, 6); /* CPU, GPU, fpga: for all nodes, then node 0 */
+    ck_assert_double_eq(amount_of(list, n, "CPU", -1), 2);
+    ck_assert_double_eq(amount_of(list, n, "GPU", 0), 2);
+    ck_assert_double_eq(amount_of(list, n, "fpga", -1), 2);
+    rt_free(list);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 1;
+    o.resources = "fpga=1";
+    uint64_t ms = 1000;
+    rt_ref ref;
+    ck_ok(rt_remote(t_sleep_ms, &o, &ms, sizeof ms, &ref));
+    usleep(300000);
+    ck_ok(rt_available_resources(&list, &n));
+    ck_assert_double_eq(amount_of(list, n, "CPU", -1), 1);
+    ck_assert_double_eq(amount_of(list, n, "GPU", 0), 1);
+    ck_assert_double_eq(amount_of(list, n, "fpga", 0), 1);
+    ck_assert_double_eq(amount_of(list, n, "neuron_cores", 0), -1);
+    rt_free(list);
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    ck_ok(rt_available_resources(&list, &n));
+    ck_assert_double_eq(amount_of(list, n, "GPU", -1), 2);
+    rt_free(list);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *resources_suite(void)
 {
     Suite *s = suite_create("resources");
@@ -332,6 +383,7 @@ Suite *resources_suite(void)
     tcase_add_test(tc, accelerator_type_selects_the_node_type);
     tcase_add_test(tc, neuron_cores_are_placed_like_gpus);
     tcase_add_test(tc, a_large_request_is_not_starved);
+    tcase_add_test(tc, resources_can_be_read);
     suite_add_tcase(s, tc);
     return s;
 }
