@@ -127,3 +127,15 @@ int count_workers(void)
         fclose(f);
     return n;
 }
+
+const char *env_seen(const rt_opts *opts, const char *what)
+{
+    static char out[2048];
+    rt_ref ref;
+    char *s;
+    ck_ok(rt_remote(t_env, opts, what, strlen(what), &ref));
+    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
+    snprintf(out, sizeof out, "%s", s);
+    rt_free(s);
+    return out;
+}

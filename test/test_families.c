@@ -23,22 +23,14 @@ static void init_tree(const char *tree, const char *vendor)
     ck_ok(rt_init_config(&c));
 }
 
-/* Run t_env with "what" ("RESOURCE VAR...") as a task holding gpus and
- * resources; its answer, in static storage. */
+/* What t_env sees ("RESOURCE VAR...") as a task holding gpus and
+ * resources. */
 static const char *seen(double gpus, const char *resources, const char *what)
 {
-    static char out[2048];
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = gpus;
     o.resources = resources;
-    rt_ref ref;
-    char *s;
-    size_t len;
-    ck_ok(rt_remote(t_env, &o, what, strlen(what), &ref));
-    ck_ok(rt_get(ref, (void **)&s, &len, 60000));
-    snprintf(out, sizeof out, "%s", s);
-    rt_free(s);
-    return out;
+    return env_seen(&o, what);
 }
 
 /* A request that rt_remote() refuses with code and a message with text. */

@@ -124,17 +124,10 @@ static void init_v100x4(unsigned long long memory, int mps)
 /* What t_env sees for a task of gpus or bytes. */
 static const char *seen(double gpus, unsigned long long bytes)
 {
-    static char out[1024];
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = gpus;
     o.gpu_memory = bytes;
-    rt_ref ref;
-    char *s;
-    ck_ok(rt_remote(t_env, &o, MPS_VARS, strlen(MPS_VARS), &ref));
-    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
-    snprintf(out, sizeof out, "%s", s);
-    rt_free(s);
-    return out;
+    return env_seen(&o, MPS_VARS);
 }
 
 /* Without NVML and without rt_config.gpu_memory, no GPU's memory is

@@ -41,6 +41,9 @@ void temp_path(char *buf, size_t len, const char *what);
 /* Run fn with stdout and stderr going to one file; return its text
  * (static storage, 4 KiB at most). */
 char *capture_output(void (*fn)(void));
+/* What a t_env task with opts reports for what ("RESOURCE VAR..."), in
+ * static storage. */
+const char *env_seen(const rt_opts *opts, const char *what);
 /* Submit fn(arg) with opts and return its result as a uint64_t. */
 uint64_t call_u64(rt_fn fn, const rt_opts *opts, const void *arg, size_t len);
 
