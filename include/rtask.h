@@ -48,7 +48,8 @@ enum {
     RT_EINFEASIBLE = -10, /* no node could ever satisfy the request */
     RT_ESYS = -11,        /* a system call failed (errno in rt_last_error()) */
     RT_EINWORKER = -12,   /* called from inside a task, where it is not allowed */
-    RT_EACTORDIED = -13   /* the actor was killed, or died and cannot restart */
+    RT_EACTORDIED = -13,  /* the actor was killed, or died and cannot restart */
+    RT_ECANCELLED = -14   /* rt_cancel() stopped the task */
 };
 
 /* Timeouts are in milliseconds; RT_FOREVER waits without limit, 0 polls. */
@@ -233,6 +234,13 @@ RT_EXPORT RT_NODISCARD int rt_get(rt_ref ref, void **data, size_t *len,
  * come first.  Handles are not consumed. */
 RT_EXPORT RT_NODISCARD int rt_wait(rt_ref *refs, size_t n, size_t num_ready,
                                    long timeout_ms, size_t *n_ready);
+
+/* Cancel a task, as ray.cancel: one still queued is removed; one that
+ * runs is stopped by killing its worker when force is set (tasks only,
+ * not actor calls), else it runs to its end and its result is dropped.
+ * Its rt_get() then fails with RT_ECANCELLED.  A finished task is left
+ * as it is.  0, or RT_EBADREF / RT_EINVAL (rt_cancel(3)). */
+RT_EXPORT RT_NODISCARD int rt_cancel(rt_ref ref, int force);
 
 /* Drop a handle whose result is not wanted; a task still running goes on
  * and its result is discarded. */

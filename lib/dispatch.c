@@ -422,6 +422,35 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
         absorb_one(d, t);
 }
 
+/* ---- cancels --------------------------------------------------------------- */
+
+void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
+{
+    rt__class *c = t->cls;
+    if (!c)
+        return; /* finished, waiting to be published */
+    if (rt__sched_withdraw(&d->sched, c, t)) {
+        rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
+        finish(d, t, RT_ECANCELLED);
+        if (!c->owner)
+            rt__sched_release_class(&d->sched, c);
+        return;
+    }
+    rt__lease *l = rt__sched_lease_of(c, t);
+    if (l && t->cancelling == RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
+        node_of(d, l)->ops->kill(node_of(d, l), l->worker); /* lost: on_lost() */
+}
+
+/* A task cancelled while it ran: its outcome, whatever the worker did. */
+static void fail_cancelled(rt__dispatch *d, rt__task *t)
+{
+    rt__task_fail(t, RT_ECANCELLED, t->cancelling == RT__CANCEL_KILL
+                                        ? "rt_cancel: its worker was killed"
+                                        : "rt_cancel: it ran to its end; its result "
+                                          "was dropped");
+    finish(d, t, RT_ECANCELLED);
+}
+
 /* ---- what nodes report ---------------------------------------------------- */
 
 static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
@@ -475,10 +504,14 @@ static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
         return;
     }
     rt__sched_answered(l, r->run_us, rt__now_ns());
-    if (t->kind == RT__KIND_CREATE)
+    if (t->kind == RT__KIND_CREATE) {
         constructed(d, t, r);
-    else
+    } else if (t->cancelling) {
+        drop_result(r);
+        fail_cancelled(d, t);
+    } else {
         take_result(d, t, r);
+    }
     if (rt__sched_lease_idle(l))
         end_lease(d, l);
 }
@@ -519,7 +552,9 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
     rt__tasks retried = {0}, unstarted = {0};
     size_t started = loss->started;
     for (rt__task *t; (t = rt__sched_recall(l)); started -= started > 0) {
-        if (!started) {
+        if (t->cancelling) {
+            fail_cancelled(d, t); /* never run again */
+        } else if (!started) {
             rt__tasks_push(&unstarted, t);
         } else if (t->retries_left > 0) {
             t->retries_left--;

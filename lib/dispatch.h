@@ -47,6 +47,11 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming);
 /* Act on rt_actor_kill(): calls not yet sent fail, the actor's process
  * finishes what it has, runs its destructor and exits. */
 void rt__dispatch_kill(rt__dispatch *d, rt__actor *a);
+/* Cancel t as its cancelling says (RT__CANCEL_*): a queued task fails at
+ * once with RT_ECANCELLED; one in flight fails so when its worker answers
+ * (the result dropped) or, killed for RT__CANCEL_KILL, is lost.  A task
+ * already finished is left alone. */
+void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
 /* Free the records of actors that were published as dead. */
 void rt__dispatch_free_actors(rt__actor *published);
 /* Grant leases and send tasks, then flush the nodes. */

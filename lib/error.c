@@ -25,6 +25,7 @@ RT_EXPORT const char *rt_strerror(int code)
     case RT_ESYS: return "system call failed";
     case RT_EINWORKER: return "not allowed inside a task";
     case RT_EACTORDIED: return "actor died";
+    case RT_ECANCELLED: return "cancelled";
     default: return "unknown error";
     }
 }

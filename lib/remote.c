@@ -175,6 +175,24 @@ RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
     return count < 0 ? (int)count : 0;
 }
 
+RT_EXPORT int rt_cancel(rt_ref ref, int force)
+{
+    pthread_mutex_lock(&rt__rt.lock);
+    int rc = rt__check_running("rt_cancel"), wake = 0;
+    rt__task *t = rc == 0 ? rt__table_find(&rt__rt.tasks, ref.id) : NULL;
+    if (rc == 0 && !t)
+        rc = rt__error(RT_EBADREF, "rt_cancel: unknown or consumed handle");
+    else if (rc == 0 && force && t->kind != RT__KIND_TASK)
+        rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
+                                  "ends with its actor (rt_actor_kill())");
+    else if (rc == 0 && t->state != RT__TASK_DONE)
+        wake = rt__submit_cancel(t, force ? RT__CANCEL_KILL : RT__CANCEL_DROP);
+    pthread_mutex_unlock(&rt__rt.lock);
+    if (wake)
+        rt__submitted(wake);
+    return rc;
+}
+
 RT_EXPORT int rt_release(rt_ref ref)
 {
     pthread_mutex_lock(&rt__rt.lock);

@@ -63,6 +63,7 @@ static void forked_child(void)
     rt__rt.queued = 0;
     rt__rt.incoming = (rt__tasks){0};
     rt__rt.kills = NULL;
+    rt__rt.cancels = NULL;
     rt__rt.tasks = (rt__table){0};
     rt__rt.actors = (rt__table){.fifo = 1};
     rt__rt.local = NULL;
@@ -124,6 +125,18 @@ int rt__submit_kill(rt__actor *a)
     return need_wake();
 }
 
+int rt__submit_cancel(rt__task *t, int how)
+{
+    if (how > t->cancel_asked)
+        t->cancel_asked = (unsigned char)how;
+    if (t->cancel_listed)
+        return 0; /* asked already: the exchange takes the stronger ask */
+    t->cancel_listed = 1;
+    t->next_cancel = rt__rt.cancels;
+    rt__rt.cancels = t;
+    return need_wake();
+}
+
 int rt__check_running(const char *call)
 {
     if (rt__in_worker)
@@ -146,6 +159,9 @@ int rt__check_running(const char *call)
 typedef struct exchange {
     rt__tasks incoming;    /* taken: submitted tasks */
     rt__actor *kills;      /* taken: kills asked for */
+    rt__task *cancels;     /* taken: cancels asked for (through
+                              next_taken), each ask copied into its
+                              cancelling */
     rt__actor *published;  /* given: dead actors, now only epitaphs */
     rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
 } exchange;
@@ -185,6 +201,14 @@ static void exchange_locked(exchange *x)
     rt__rt.incoming = (rt__tasks){0};
     x->kills = rt__rt.kills;
     rt__rt.kills = NULL;
+    x->cancels = NULL;
+    for (rt__task *t = rt__rt.cancels; t; t = t->next_cancel) {
+        t->cancelling = t->cancel_asked;
+        t->cancel_listed = 0;
+        t->next_taken = x->cancels;
+        x->cancels = t;
+    }
+    rt__rt.cancels = NULL;
     x->published = publish_actors(d);
     rt__rt.queued = d->sched.npending;
     int changed = publish_tasks(&d->done, &x->orphans);
@@ -221,6 +245,9 @@ static rt__state exchange_and_act(void)
     pthread_mutex_unlock(&rt__rt.lock);
     free_tasks(&x.orphans);
     rt__dispatch_absorb(d, &x.incoming);
+    /* Not yet published, a task cancelled here cannot have been freed. */
+    for (rt__task *t = x.cancels; t; t = t->next_taken)
+        rt__dispatch_cancel(d, t);
     for (rt__actor *a = x.kills, *next; a; a = next) {
         next = a->next_kill;
         rt__dispatch_kill(d, a);
@@ -579,6 +606,7 @@ static void finish_shutdown(void)
     rt__rt.incoming = (rt__tasks){0};
     rt__rt.actors = (rt__table){.fifo = 1};
     rt__rt.kills = NULL;
+    rt__rt.cancels = NULL; /* the tasks fail with the others */
     pthread_mutex_unlock(&rt__rt.lock);
     rt__table_free(&actors, free_epitaph); /* before the actors it tells apart */
     rt__dispatch_absorb(d, &incoming);

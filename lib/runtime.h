@@ -65,6 +65,7 @@ typedef struct rt__runtime {
     rt__table actors;            /* [L] actor handles */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
     rt__actor *kills;            /* [L] kills asked for, not yet taken */
+    rt__task *cancels;           /* [L] cancels asked for, not yet taken */
     rt__loop loop;
     rt__local *local;
     rt__dispatch dispatch;
@@ -87,6 +88,9 @@ int rt__submit(rt__task *t);
 int rt__submit_ref(rt__task *t, rt_ref *ref);
 /* [L] Ask the runtime to act on a kill; same return. */
 int rt__submit_kill(rt__actor *a);
+/* [L] Ask the runtime to cancel t (not done), how being RT__CANCEL_*;
+ * returns how to wake it, as rt__submit(). */
+int rt__submit_cancel(rt__task *t, int how);
 /* End a submission made under the lock: unlock, then free t when rc
  * says it failed, or act on rc's wake-up (rt__submitted()).  Returns rc
  * when negative, else 0. */

@@ -341,6 +341,33 @@ rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
     return t;
 }
 
+int rt__sched_withdraw(rt__sched *s, rt__class *c, rt__task *t)
+{
+    if (c->pending.head == t)
+        return rt__sched_pop(s, c) == t;
+    for (rt__task *p = c->pending.head; p; p = p->next) {
+        if (p->next != t)
+            continue;
+        p->next = t->next; /* not the head: the class keeps its place */
+        if (c->pending.tail == t)
+            c->pending.tail = p;
+        t->next = NULL;
+        c->pending.count--;
+        s->npending--;
+        return 1;
+    }
+    return 0;
+}
+
+rt__lease *rt__sched_lease_of(const rt__class *c, const rt__task *t)
+{
+    for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l))
+        for (const rt__task *in = l->inflight.head; in; in = in->next)
+            if (in == t)
+                return l;
+    return NULL;
+}
+
 rt__class *rt__sched_waiting(const rt__sched *s)
 {
     return waiting_class(s, s->waiting.next);

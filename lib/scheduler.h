@@ -139,6 +139,10 @@ void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t);
 void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t);
 /* The class's first pending task, taken off its queue; NULL when none. */
 rt__task *rt__sched_pop(rt__sched *s, rt__class *c);
+/* Take t off c's queue wherever it is; 1 when it was there. */
+int rt__sched_withdraw(rt__sched *s, rt__class *c, rt__task *t);
+/* The lease of c that has t in flight, or NULL. */
+rt__lease *rt__sched_lease_of(const rt__class *c, const rt__task *t);
 /* Free c if it has no task and no lease; returns 1 when it did. */
 int rt__sched_release_class(rt__sched *s, rt__class *c);
 

@@ -21,6 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What rt_cancel() asked: drop the result of a running task, or kill its
+ * worker. */
+enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2 };
+
 typedef enum rt__task_state {
     RT__TASK_QUEUED, /* submitted: the runtime thread owns it */
     RT__TASK_DONE    /* [L] the outcome is published */
@@ -59,6 +63,11 @@ typedef struct rt__task {
     unsigned char nneeds;    /* rt__need entries at the start of tail */
     unsigned char state;     /* [L] rt__task_state */
     unsigned char orphan;    /* [L] handle released: free it when done */
+    unsigned char cancel_asked; /* [L] rt_cancel(): RT__CANCEL_* */
+    unsigned char cancel_listed; /* [L] on the list of cancels asked for */
+    unsigned char cancelling;   /* the runtime's copy, once taken */
+    struct rt__task *next_cancel; /* [L] the list of cancels asked for */
+    struct rt__task *next_taken;  /* the runtime's list of those taken */
     int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
     int task_status;         /* what the function returned */
     char *error;             /* the message rt_get() gives, or NULL */

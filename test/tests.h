@@ -102,6 +102,7 @@ Suite *actors_suite(void);
 Suite *detect_suite(void);
 Suite *families_suite(void);
 Suite *sharing_suite(void);
+Suite *cancel_suite(void);
 Suite *core_suite(void);
 Suite *wire_suite(void);
 Suite *alloc_suite(void);
