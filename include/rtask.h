@@ -49,7 +49,8 @@ enum {
     RT_ESYS = -11,        /* a system call failed (errno in rt_last_error()) */
     RT_EINWORKER = -12,   /* called from inside a task, where it is not allowed */
     RT_EACTORDIED = -13,  /* the actor was killed, or died and cannot restart */
-    RT_ECANCELLED = -14   /* rt_cancel() stopped the task */
+    RT_ECANCELLED = -14,  /* rt_cancel() stopped the task */
+    RT_EKILLED = -15      /* the task ran past its timeout_ms and was killed */
 };
 
 /* Timeouts are in milliseconds; RT_FOREVER waits without limit, 0 polls. */
@@ -155,12 +156,14 @@ typedef struct rt_opts {
                                       of num_gpus: held as the fraction
                                       they are of the GPU it lands on;
                                       0 = none */
+    long timeout_ms;    /* tasks only: kill one that runs longer (not
+                           retried: RT_EKILLED); 0 = no limit */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0 }
+      NULL, NULL, 0, 0 }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom

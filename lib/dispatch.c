@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "error.h"
 #include "shm.h"
 #include "worker.h"
 
@@ -25,6 +26,9 @@ static void finish(rt__dispatch *d, rt__task *t, int status)
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->done, t);
 }
+
+/* Tasks with a time limit are looked at at least this often. */
+#define TIMEOUT_POLL_MS 20
 
 /* ---- leases ------------------------------------------------------------- */
 
@@ -145,6 +149,34 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
         return;
     }
     rt__sched_sent(l, t, now);
+    if (t->timeout_ms && rt__timeouts_add(&d->timeouts, t, l) < 0)
+        rt__warn("no memory to watch a task's timeout_ms: it runs without its limit");
+}
+
+/* Kill the workers of tasks that ran past their limit (their loss fails
+ * them with RT_EKILLED), and say when to look again. */
+static void expire(rt__dispatch *d, uint64_t now)
+{
+    d->check_ms = -1;
+    for (size_t i = 0; i < d->timeouts.n; i++) {
+        rt__task *t = d->timeouts.v[i].task;
+        rt__lease *l = d->timeouts.v[i].lease;
+        uint64_t limit_us = (uint64_t)t->timeout_ms * 1000, ran_us = 0;
+        if (l->inflight.head == t && !t->cancelling)
+            ran_us = node_of(d, l)->ops->busy_us(node_of(d, l), l->worker, now);
+        if (ran_us >= limit_us) {
+            t->cancelling = RT__CANCEL_TIMEOUT;
+            node_of(d, l)->ops->kill(node_of(d, l), l->worker);
+            continue;
+        }
+        /* Not yet running (queued in its worker) or running: look again
+         * when it could pass its limit, at most every TIMEOUT_POLL_MS. */
+        int ms = (int)((limit_us - ran_us) / 1000) + 1;
+        if (ms > TIMEOUT_POLL_MS || l->inflight.head != t)
+            ms = TIMEOUT_POLL_MS;
+        if (d->check_ms < 0 || ms < d->check_ms)
+            d->check_ms = ms;
+    }
 }
 
 /* Give each lease of c its share, and end those left with nothing. */
@@ -204,6 +236,8 @@ void rt__dispatch_flush(rt__dispatch *d)
 void rt__dispatch_run(rt__dispatch *d)
 {
     d->retry_soon = 0;
+    if (d->timeouts.n)
+        expire(d, rt__now_ns());
     grant_leases(d);
     feed(d);
     rt__dispatch_flush(d);
@@ -441,9 +475,16 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
         node_of(d, l)->ops->kill(node_of(d, l), l->worker); /* lost: on_lost() */
 }
 
-/* A task cancelled while it ran: its outcome, whatever the worker did. */
+/* A task cancelled while it ran, or killed at its time limit: its
+ * outcome, whatever the worker did. */
 static void fail_cancelled(rt__dispatch *d, rt__task *t)
 {
+    if (t->cancelling == RT__CANCEL_TIMEOUT) {
+        rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
+                      "its worker was killed", t->timeout_ms);
+        finish(d, t, RT_EKILLED);
+        return;
+    }
     rt__task_fail(t, RT_ECANCELLED, t->cancelling == RT__CANCEL_KILL
                                         ? "rt_cancel: its worker was killed"
                                         : "rt_cancel: it ran to its end; its result "
@@ -504,6 +545,7 @@ static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
         return;
     }
     rt__sched_answered(l, r->run_us, rt__now_ns());
+    rt__timeouts_remove(&d->timeouts, t);
     if (t->kind == RT__KIND_CREATE) {
         constructed(d, t, r);
     } else if (t->cancelling) {
@@ -552,6 +594,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
     rt__tasks retried = {0}, unstarted = {0};
     size_t started = loss->started;
     for (rt__task *t; (t = rt__sched_recall(l)); started -= started > 0) {
+        rt__timeouts_remove(&d->timeouts, t);
         if (t->cancelling) {
             fail_cancelled(d, t); /* never run again */
         } else if (!started) {
@@ -579,6 +622,7 @@ void rt__dispatch_init(rt__dispatch *d)
 {
     memset(d, 0, sizeof *d);
     rt__link_init(&d->actors);
+    d->check_ms = -1;
 }
 
 rt__node_events rt__dispatch_events(rt__dispatch *d)
@@ -622,4 +666,6 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         forget_actor(actor_at(d, d->actors.next));
     d->buried = d->declared = NULL;
     d->running_actors = 0;
+    rt__timeouts_free(&d->timeouts);
+    d->check_ms = -1;
 }

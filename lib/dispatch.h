@@ -14,8 +14,9 @@
  * happened), and fails with RT_EWORKERDIED when none is left; a task that
  * never started is sent again for free.  Actor calls are never re-run.
  *
- * Plain data the runtime reads: done, declared, buried, failed and
- * retry_soon, to publish them and to know how long it may sleep.
+ * Plain data the runtime reads: done, declared, buried, failed,
+ * retry_soon and check_ms, to publish them and to know how long it may
+ * sleep.
  */
 #ifndef RT_DISPATCH_H
 #define RT_DISPATCH_H
@@ -24,6 +25,7 @@
 #include "node.h"
 #include "scheduler.h"
 #include "task.h"
+#include "timeouts.h"
 
 typedef struct rt__dispatch {
     rt__sched sched;
@@ -36,6 +38,9 @@ typedef struct rt__dispatch {
     const char *failed;            /* why a node failed, or NULL */
     int retry_soon;                /* a lease failed for lack of memory or
                                       descriptors: run again soon */
+    rt__timeouts timeouts;         /* tasks in flight with a time limit */
+    int check_ms;                  /* when the next may pass its limit;
+                                      -1: none runs */
 } rt__dispatch;
 
 /* Start with no task and no actor. */

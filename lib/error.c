@@ -26,6 +26,7 @@ RT_EXPORT const char *rt_strerror(int code)
     case RT_EINWORKER: return "not allowed inside a task";
     case RT_EACTORDIED: return "actor died";
     case RT_ECANCELLED: return "cancelled";
+    case RT_EKILLED: return "killed at its time limit";
     default: return "unknown error";
     }
 }

@@ -9,6 +9,7 @@
 
 #define DEFAULT_MAX_RETRIES 3 /* as Ray */
 #define NAME_MAX_BYTES 200
+#define TIMEOUT_MAX_MS 2000000000L /* about 23 days */
 
 RT_EXPORT void rt_opts_init(rt_opts *opts)
 {
@@ -117,6 +118,13 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
                            &r->max_restarts);
     if (rc == 0)
         rc = resolve_items(o, r);
+    if (rc == 0 && (o->timeout_ms < 0 || o->timeout_ms > TIMEOUT_MAX_MS))
+        rc = rt__error(RT_EINVAL, "timeout_ms must be from 0 (no limit) to %ld; %ld is "
+                       "invalid", TIMEOUT_MAX_MS, o->timeout_ms);
+    if (rc == 0 && actor && o->timeout_ms)
+        rc = rt__error(RT_EINVAL, "timeout_ms is for tasks: an actor lives until it is "
+                                  "killed (rt_actor_kill())");
+    r->timeout_ms = (uint32_t)(rc == 0 ? o->timeout_ms : 0);
     if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
     if (actor) {
@@ -149,6 +157,7 @@ int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
     t->gpu = r->res.gpu;
     t->gpu_bytes = r->res.gpu_bytes;
     t->max_calls = r->max_calls;
+    t->timeout_ms = r->timeout_ms;
     needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->nneeds);
     return 0;
 }

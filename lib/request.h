@@ -20,6 +20,7 @@ typedef struct rt__request {
     int max_calls;
     int max_retries;
     int max_restarts;
+    uint32_t timeout_ms;
     int nitems;
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;

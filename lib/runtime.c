@@ -278,7 +278,10 @@ static int next_timeout(rt__state state)
         return 0;
     if (state != RT__RUNNING)
         return STOPPING_POLL_MS;
-    return d->retry_soon ? RETRY_MS : -1;
+    int timeout = d->retry_soon ? RETRY_MS : -1;
+    if (d->check_ms >= 0 && (timeout < 0 || d->check_ms < timeout))
+        timeout = d->check_ms; /* a task may pass its timeout_ms by then */
+    return timeout;
 }
 
 /* The last thing the runtime thread does: the fork server kills and reaps

@@ -23,7 +23,7 @@
 
 /* What rt_cancel() asked: drop the result of a running task, or kill its
  * worker. */
-enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2 };
+enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2, RT__CANCEL_TIMEOUT = 3 };
 
 typedef enum rt__task_state {
     RT__TASK_QUEUED, /* submitted: the runtime thread owns it */
@@ -57,6 +57,8 @@ typedef struct rt__task {
     struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
     rt__amount cpu, gpu;     /* its request; custom needs are in tail */
     uint64_t gpu_bytes;      /* its request in GPU memory, or 0 */
+    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
+    size_t timed_at;         /* its place among the timed tasks + 1, or 0 */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
     unsigned char kind;      /* rt__task_kind */

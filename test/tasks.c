@@ -250,6 +250,7 @@ int t_log(const void *arg, size_t len, rt_result *r)
     int fd = open(rec->path, O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (fd >= 0 && write(fd, &rec->id, sizeof rec->id) == sizeof rec->id)
         close(fd);
+    sleep_ms((long)rec->sleep_ms);
     if (rec->die)
         raise(SIGKILL);
     return set_u64(r, rec->id);

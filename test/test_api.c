@@ -221,8 +221,8 @@ END_TEST
 
 START_TEST(every_code_has_a_distinct_name)
 {
-    const char *seen[15];
-    for (int code = 0; code >= RT_ECANCELLED; code--) {
+    const char *seen[16];
+    for (int code = 0; code >= RT_EKILLED; code--) {
         const char *s = rt_strerror(code);
         ck_assert_ptr_nonnull(s);
         for (int j = 0; j < -code; j++)

@@ -1,14 +1,17 @@
 /*
- * test_cancel.c - rt_cancel(): a queued task is removed, a running one
- * runs to its end (its result dropped) or, with force, its worker is
- * killed and it is not run again; finished tasks, bad handles and actor
- * calls.
+ * test_cancel.c - stopping tasks.  rt_cancel(): a queued task is
+ * removed, a running one runs to its end (its result dropped) or, with
+ * force, its worker is killed and it is not run again; finished tasks,
+ * bad handles and actor calls.  timeout_ms: a task that runs longer is
+ * killed, once, and reported with RT_EKILLED.
  */
 #include "tests.h"
 
 #include "../lib/clock.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* An actor class of test_actors.c. */
@@ -112,6 +115,51 @@ START_TEST(actor_calls)
 }
 END_TEST
 
+/* A task past its timeout_ms is killed at about that time, not retried
+ * (it ran once, whatever its max_retries), and the pool goes on; a quick
+ * one with a limit is untouched. */
+START_TEST(timeout_kills_a_long_task_once)
+{
+    start_runtime();
+    log_record rec = {.id = 1, .sleep_ms = 30000};
+    temp_path(rec.path, sizeof rec.path, "timeout");
+    rt_opts o = RT_OPTS_INIT;
+    o.timeout_ms = 300;
+    o.max_retries = 3;
+    rt_ref ref;
+    uint64_t start = rt__now_ns();
+    ck_ok(rt_remote(t_log, &o, &rec, sizeof rec, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EKILLED, "timeout_ms (300 ms)");
+    uint64_t took_ms = (rt__now_ns() - start) / 1000000;
+    ck_assert_uint_ge(took_ms, 250);
+    ck_assert_uint_lt(took_ms, 10000);
+    struct stat st;
+    ck_assert_int_eq(stat(rec.path, &st), 0);
+    ck_assert_int_eq(st.st_size, sizeof rec.id); /* one run */
+    unlink(rec.path);
+    o.timeout_ms = 10000;
+    uint64_t x = 4;
+    ck_assert_uint_eq(call_u64(t_double, &o, &x, sizeof x), 8);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* timeout_ms is a count of milliseconds, and for tasks. */
+START_TEST(timeout_is_checked)
+{
+    start_runtime();
+    rt_opts o = RT_OPTS_INIT;
+    rt_ref ref;
+    o.timeout_ms = -1;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "timeout_ms");
+    o.timeout_ms = 1000;
+    static const rt_actor_class cls = {"Sleeper", counter_init, counter_fini};
+    rt_actor a;
+    ck_fails(rt_actor_create(&cls, &o, NULL, 0, &a), RT_EINVAL, "timeout_ms is for tasks");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *cancel_suite(void)
 {
     Suite *s = suite_create("cancel");
@@ -122,6 +170,8 @@ Suite *cancel_suite(void)
     tcase_add_test(tc, force_kills_the_worker);
     tcase_add_test(tc, finished_tasks_and_bad_handles);
     tcase_add_test(tc, actor_calls);
+    tcase_add_test(tc, timeout_kills_a_long_task_once);
+    tcase_add_test(tc, timeout_is_checked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -81,12 +81,13 @@ enum forge_kind {
     FORGE_FDS       /* three descriptors with one result */
 };
 
-/* The argument of t_log(): append id to the file at path, then die if
- * die is set. */
+/* The argument of t_log(): append id to the file at path, then sleep
+ * for sleep_ms, then die if die is set. */
 typedef struct log_record {
     char path[112];
     uint64_t id;
     uint64_t die;
+    uint64_t sleep_ms;
 } log_record;
 
 /* The byte pattern of t_big_result() and the checksum of t_checksum(). */

@@ -1,0 +1,35 @@
+/* timeouts.c - the tasks in flight that have a time limit. */
+#include "timeouts.h"
+
+#include "alloc.h"
+
+int rt__timeouts_add(rt__timeouts *q, rt__task *t, void *lease)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? 2 * q->cap : 16;
+        rt__timed *v = rt__realloc(q->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        q->v = v;
+        q->cap = cap;
+    }
+    q->v[q->n] = (rt__timed){t, lease};
+    t->timed_at = ++q->n;
+    return 0;
+}
+
+void rt__timeouts_remove(rt__timeouts *q, rt__task *t)
+{
+    if (!t->timed_at)
+        return;
+    size_t i = t->timed_at - 1;
+    q->v[i] = q->v[--q->n]; /* the last takes its place */
+    q->v[i].task->timed_at = i + 1;
+    t->timed_at = 0;
+}
+
+void rt__timeouts_free(rt__timeouts *q)
+{
+    rt__free(q->v);
+    *q = (rt__timeouts){0};
+}
