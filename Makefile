@@ -1,6 +1,7 @@
 # rtask - run C functions as tasks in a pool of forked worker processes.
 #
-#   make                 build lib/librtask.a, the shared library and the examples
+#   make                 build build/librtask.a, build/librtask.so and the examples
+#                        (installs nothing: sh mk/make installs what is missing)
 #   make run-examples    build and run every example in examples/
 #   make check           build and run the test suite (installs Check if needed)
 #   make check-asan      the suite under AddressSanitizer and UBSan
@@ -11,17 +12,22 @@
 #                        or FUZZ_RUNS inputs each if that comes first
 #   make bench           benchmarks next to Python's peers and the raw limits
 
+# The standard variables are honoured: CC, CFLAGS, CPPFLAGS, LDFLAGS, and
+# PREFIX, LIBDIR, INCLUDEDIR, BINDIR, MANDIR and DESTDIR for install.
+# Warnings are errors in the check targets (and CI) alone: WERROR=.
 CC       ?= cc
 CSTD      = -std=c11 -D_GNU_SOURCE
-WARN      = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+WERROR   ?=
+WARN      = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
 CFLAGS   ?= $(OPT)
-ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -Iinclude -pthread
+ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -Iinclude -pthread
 LIBS      = -pthread -lm -ldl
+CHECKING  = WERROR=-Werror
 
 # hwloc finds devices where it is installed; without it, PCI sysfs does.
-# pkg-config is asked when a compiler first needs the answer, which is
-# after `deps` has installed hwloc on a fresh machine, not when make starts.
+# pkg-config is asked when a compiler first needs the answer, not when
+# make starts (mk/make installs hwloc first on a fresh machine).
 HWLOC_CFLAGS = $(eval HWLOC_CFLAGS := $$(shell pkg-config --cflags hwloc 2>/dev/null \
                    && echo -DRT_HAVE_HWLOC))$(HWLOC_CFLAGS)
 HWLOC_LIBS   = $(eval HWLOC_LIBS := $$(shell pkg-config --libs hwloc 2>/dev/null))$(HWLOC_LIBS)
@@ -35,11 +41,12 @@ LIB_SRC  = $(sort $(wildcard lib/*.c))
 LIB_HDR  = include/rtask.h $(wildcard lib/*.h)
 
 # Every build flavour lives in its own directory so that switching between
-# them never mixes objects: build/ (normal), build-asan/.
+# them never mixes objects: build/ (normal), build-asan/, build-fuzz/.
+# Nothing is written in the source tree.
 B ?= build
 LIB_OBJ  = $(LIB_SRC:lib/%.c=$(B)/lib/%.o)
-STATIC   = $(if $(filter build,$(B)),lib/librtask.a,$(B)/librtask.a)
-SHARED   = lib/librtask.so.$(VERSION)
+STATIC   = $(B)/librtask.a
+SHARED   = $(B)/librtask.so.$(VERSION)
 
 EXAMPLE_SRC = $(sort $(wildcard examples/*.c))
 EXAMPLES    = $(EXAMPLE_SRC:examples/%.c=$(B)/examples/%)
@@ -59,6 +66,13 @@ PROG_LDFLAGS = -rdynamic
 
 all: lib examples $(INFO_BIN)
 
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DESTDIR    ?=
+
 # The MPI module (lib/mpi_ops.h), where mpicc is: rt_init() loads it for
 # cluster "mpi"; programs never link MPI.
 MPICC      := $(shell command -v mpicc 2>/dev/null)
@@ -68,23 +82,34 @@ lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED)) $(MPI_MODULE)
 
 $(B)/rtask-mpi.so: lib/mpi/module.c lib/mpi_ops.h
 	@mkdir -p $(@D)
-	mpicc $(CSTD) $(WARN) $(OPT) -fPIC -shared $< -o $@
+	mpicc $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) $(LDFLAGS) -fPIC -shared $< -o $@
 
-# Where `make install` puts the module, for programs linked statically.
-$(B)/lib/cluster.o: ALL_CFLAGS += -DRT_MPI_MODULE_DIR='"$(PREFIX)/lib/rtask"'
+# A generated file ($@.new written) replaces $@ only when it differs, so
+# that what depends on it is rebuilt only then.
+UPDATE = cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+
+# Where `make install` puts the module, for programs linked statically;
+# cluster.o is built again when that changes.
+$(B)/lib/cluster.o: ALL_CFLAGS += -DRT_MPI_MODULE_DIR='"$(LIBDIR)/rtask"'
+$(B)/lib/cluster.o: $(B)/moduledir
+$(B)/moduledir: FORCE
+	@mkdir -p $(@D)
+	@echo '$(LIBDIR)/rtask' > $@.new && $(UPDATE)
 
 # The flags the library was built with: when they change (hwloc installed
-# since), everything is built again.
-$(B)/flags: FORCE | deps
+# since, or a check build's -Werror), everything is built again.
+$(B)/flags: FORCE
 	@mkdir -p $(@D)
-	@echo '$(ALL_CFLAGS) $(LIBS)' > $@.new
-	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+	@echo '$(ALL_CFLAGS) $(LDFLAGS) $(LIBS)' > $@.new && $(UPDATE)
 
 FORCE:
 
-$(B)/lib/%.o: lib/%.c $(LIB_HDR) $(B)/flags | deps
+# Each object depends on the headers it includes (-MMD writes them down).
+$(B)/lib/%.o: lib/%.c $(B)/flags
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -MMD -MP -fPIC -fvisibility=hidden -c $< -o $@
+
+-include $(LIB_OBJ:.o=.d)
 
 $(STATIC): $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -92,20 +117,20 @@ $(STATIC): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(SHARED): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
-	ln -sf librtask.so.$(VERSION) lib/$(SONAME)
-	ln -sf $(SONAME) lib/librtask.so
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+	ln -sf librtask.so.$(VERSION) $(B)/$(SONAME)
+	ln -sf $(SONAME) $(B)/librtask.so
 
 examples: $(EXAMPLES)
 
 # rtask-info includes internal headers to resolve the node as rt_init() does.
 $(INFO_BIN): tools/rtask-info.c $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $< -o $@ $(STATIC) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
 $(B)/examples/%: examples/%.c examples/example.h $(STATIC) include/rtask.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
 # Each command line is shown before what it printed.
 run-examples: examples
@@ -114,7 +139,8 @@ run-examples: examples
 # ---- dependencies -----------------------------------------------------------
 
 # hwloc and the PCI id database improve detection; a machine that cannot
-# install them (no registry) builds without them, with a warning.
+# install them (no registry) builds without them, with a warning.  mk/make
+# runs this before any build; plain make never installs anything.
 deps:
 	@mk/need-packages build-essential pkg-config
 	@mk/need-packages --optional libhwloc-dev pci.ids
@@ -136,11 +162,11 @@ $(FAKE_NVML): test/fake/nvml.c lib/nvml_abi.h
 # test_placement.c includes internal headers to drive the scheduler.
 $(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
 check: deps-test check-man
-	$(MAKE) B=build $(TEST_BIN) examples $(INFO_BIN)
+	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN)
 	build/test/rtask-tests
 	build/tools/rtask-info --root test/fake/v100x4 --pci-ids test/fake/pci.ids \
 	    --json | python3 -m json.tool > /dev/null
@@ -155,11 +181,11 @@ check: deps-test check-man
 # at most): no task lost, hung, wrong or run more often than allowed.
 $(CHAOS_BIN): $(CHAOS_SRC) test/tests.h $(LIB_HDR) $(STATIC) | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $(CHAOS_SRC) -o $@ \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(CHAOS_SRC) -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
 check-chaos: deps-test
-	$(MAKE) B=build $(CHAOS_BIN)
+	$(MAKE) B=build $(CHECKING) $(CHAOS_BIN)
 	CK_DEFAULT_TIMEOUT=120 build/test/rtask-chaos
 
 # The cluster over MPI (mk/check-mpi runs the jobs).  Like any program
@@ -167,18 +193,18 @@ check-chaos: deps-test
 MPI_TEST_BIN = $(B)/test/rtask-mpi-tests
 $(MPI_TEST_BIN): test/mpi/test_cluster.c include/rtask.h $(STATIC) | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PROG_LDFLAGS) $< -o $@ \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $< -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
 # A program that uses MPI itself links it, as its own choice.
 MPI_APP_BIN = $(B)/test/rtask-mpi-app
 $(MPI_APP_BIN): test/mpi/app_mpi.c include/rtask.h $(STATIC)
 	@mkdir -p $(@D)
-	mpicc $(ALL_CFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
+	mpicc $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
 check-mpi: deps-test
 	@mk/need-packages libopenmpi-dev openmpi-bin
-	$(MAKE) B=build lib $(MPI_TEST_BIN) $(MPI_APP_BIN) examples $(INFO_BIN)
+	$(MAKE) B=build $(CHECKING) lib $(MPI_TEST_BIN) $(MPI_APP_BIN) examples $(INFO_BIN)
 	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
 
 # Every page must render without a single warning.
@@ -195,7 +221,8 @@ SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover
 # from a module that is unloaded before the leak check: not ours to fix.
 NO_HWLOC_PCI = HWLOC_PLUGINS_BLACKLIST=hwloc_pci
 check-asan: deps-test
-	$(MAKE) B=build-asan OPT="-O1 -g $(SAN)" LIBS="$(LIBS) $(SAN)" build-asan/test/rtask-tests
+	$(MAKE) B=build-asan $(CHECKING) OPT="-O1 -g $(SAN)" LIBS="$(LIBS) $(SAN)" \
+	    build-asan/test/rtask-tests
 	$(NO_HWLOC_PCI) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/test/rtask-tests
@@ -205,7 +232,7 @@ check-asan: deps-test
 # hwloc's x86 backend cannot run under valgrind and says so on stderr.
 check-valgrind: deps-test
 	@mk/need-packages valgrind
-	$(MAKE) B=build $(TEST_BIN)
+	$(MAKE) B=build $(CHECKING) $(TEST_BIN)
 	$(NO_HWLOC_PCI) HWLOC_COMPONENTS=-x86 CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    --suppressions=test/valgrind.supp build/test/rtask-tests
@@ -231,7 +258,7 @@ build-fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h build-fuzz/librtask.a
 
 fuzz: deps-test
 	@mk/need-packages clang libclang-rt-14-dev
-	$(MAKE) B=build-fuzz CC=clang OPT="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" lib
+	$(MAKE) B=build-fuzz $(CHECKING) CC=clang OPT="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" lib
 	$(MAKE) $(FUZZ_BIN)
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p build-fuzz/corpus/$$t && \
@@ -251,14 +278,14 @@ fuzz: deps-test
 BENCH_SRC = bench/bench.c bench/measure.c bench/decide.c bench/scale.c
 $(BENCH_BIN): $(BENCH_SRC) bench/bench.h $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(PROG_LDFLAGS) $(BENCH_SRC) -o $@ \
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(BENCH_SRC) -o $@ \
 	    $(STATIC) $(LIBS)
 
 # The cluster section uses MPI itself, for MPI's own figures: mpicc.
 CLUSTER_BENCH_BIN = $(B)/bench/rtask-bench-cluster
 $(CLUSTER_BENCH_BIN): bench/cluster.c bench/measure.c bench/bench.h include/rtask.h $(STATIC)
 	@mkdir -p $(@D)
-	mpicc $(ALL_CFLAGS) $(PROG_LDFLAGS) bench/cluster.c bench/measure.c -o $@ \
+	mpicc $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) bench/cluster.c bench/measure.c -o $@ \
 	    $(STATIC) $(LIBS)
 
 MPIRUN = mpirun --oversubscribe --bind-to none $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
@@ -270,34 +297,36 @@ bench: $(BENCH_BIN) $(if $(MPICC),$(CLUSTER_BENCH_BIN) $(MPI_MODULE))
 
 # ---- installation -------------------------------------------------------------
 
-PREFIX  ?= /usr/local
-DESTDIR ?=
-D = $(DESTDIR)$(PREFIX)
 INSTALLED_MAN = $(MAN_PAGES:man/%=%)
+L = $(DESTDIR)$(LIBDIR)
 
-build/rtask.pc: rtask.pc.in Makefile
+# Built with hwloc, a static link needs it too: Requires.private says so.
+# Written for each install, whose directories it names.
+$(B)/rtask.pc: rtask.pc.in FORCE
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-	    -e 's|@HWLOC_LIBS@|$(HWLOC_LIBS)|' $< > $@
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@REQUIRES@|$(if $(HWLOC_LIBS),Requires.private: hwloc)|' $< > $@.new && \
+	    $(UPDATE)
 
-install: all build/rtask.pc
-	install -d $(D)/include $(D)/lib/pkgconfig $(D)/bin $(D)/share/man/man1 \
-	    $(D)/share/man/man3 $(D)/share/man/man7
-	install -m 644 include/rtask.h $(D)/include/
-	install -m 644 lib/librtask.a $(D)/lib/
-	install -m 755 $(SHARED) $(D)/lib/
-	ln -sf librtask.so.$(VERSION) $(D)/lib/$(SONAME)
-	ln -sf $(SONAME) $(D)/lib/librtask.so
-	install -m 644 build/rtask.pc $(D)/lib/pkgconfig/
-	install -m 755 $(INFO_BIN) $(D)/bin/
-	$(if $(MPI_MODULE),install -d $(D)/lib/rtask && install -m 755 $(MPI_MODULE) $(D)/lib/rtask/)
-	for p in $(INSTALLED_MAN); do install -m 644 man/$$p $(D)/share/man/$$p; done
+install: all $(B)/rtask.pc
+	install -d $(DESTDIR)$(INCLUDEDIR) $(L)/pkgconfig $(DESTDIR)$(BINDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+	install -m 644 include/rtask.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(STATIC) $(L)/
+	install -m 755 $(SHARED) $(L)/
+	ln -sf librtask.so.$(VERSION) $(L)/$(SONAME)
+	ln -sf $(SONAME) $(L)/librtask.so
+	install -m 644 $(B)/rtask.pc $(L)/pkgconfig/
+	install -m 755 $(INFO_BIN) $(DESTDIR)$(BINDIR)/
+	$(if $(MPI_MODULE),install -d $(L)/rtask && install -m 755 $(MPI_MODULE) $(L)/rtask/)
+	for p in $(INSTALLED_MAN); do install -m 644 man/$$p $(DESTDIR)$(MANDIR)/$$p; done
 
 uninstall:
-	rm -f $(D)/include/rtask.h $(D)/lib/librtask.a $(D)/lib/librtask.so* \
-	    $(D)/lib/pkgconfig/rtask.pc $(D)/bin/rtask-info $(D)/lib/rtask/rtask-mpi.so
-	rmdir $(D)/lib/rtask 2>/dev/null || true
-	for p in $(INSTALLED_MAN); do rm -f $(D)/share/man/$$p; done
+	rm -f $(DESTDIR)$(INCLUDEDIR)/rtask.h $(L)/librtask.a $(L)/librtask.so* \
+	    $(L)/pkgconfig/rtask.pc $(DESTDIR)$(BINDIR)/rtask-info $(L)/rtask/rtask-mpi.so
+	rmdir $(L)/rtask 2>/dev/null || true
+	for p in $(INSTALLED_MAN); do rm -f $(DESTDIR)$(MANDIR)/$$p; done
 
 # Install into a temporary prefix, build an example with pkg-config alone,
 # run it, uninstall, and check that nothing is left.
@@ -315,4 +344,4 @@ check-install:
 	@echo "install: pkg-config build ran; uninstall left nothing"
 
 clean:
-	rm -rf build build-asan build-fuzz lib/librtask.a lib/librtask.so*
+	rm -rf build build-asan build-fuzz
