@@ -62,7 +62,8 @@ INFO_BIN    = $(B)/tools/rtask-info
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: FORCE all lib examples run-examples check check-man check-asan check-valgrind \
-        check-chaos check-mpi check-install install uninstall bench fuzz deps deps-test clean
+        check-chaos check-mpi check-install install uninstall bench peer-starpu fuzz deps \
+        deps-test clean
 
 all: lib examples $(INFO_BIN)
 
@@ -290,7 +291,25 @@ $(CLUSTER_BENCH_BIN): bench/cluster.c bench/measure.c bench/bench.h include/rtas
 
 MPIRUN = mpirun --oversubscribe --bind-to none $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
 
-bench: $(BENCH_BIN) $(if $(MPICC),$(CLUSTER_BENCH_BIN) $(MPI_MODULE))
+# The C peers: OpenMP tasks (gcc's -fopenmp) and StarPU (Debian's
+# libstarpu-dev, installed when it can be), threads in one process.
+PEER_OPENMP = $(B)/bench/rtask-peer-openmp
+PEER_STARPU = $(B)/bench/rtask-peer-starpu
+$(PEER_OPENMP): bench/peer_openmp.c bench/peer.h
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) -fopenmp $(LDFLAGS) $< -o $@
+
+peer-starpu:
+	@mk/need-packages --optional libstarpu-dev
+	@if pkg-config --exists starpu-1.3; then \
+	    mkdir -p $(B)/bench && \
+	    $(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) \
+	        $$(pkg-config --cflags starpu-1.3 | sed "s/-I/-isystem /g") \
+	        $(LDFLAGS) bench/peer_starpu.c -o $(PEER_STARPU) $$(pkg-config --libs starpu-1.3); \
+	else echo "bench: StarPU is not installed: its figures are left out"; fi
+
+bench: $(BENCH_BIN) $(PEER_OPENMP) peer-starpu \
+       $(if $(MPICC),$(CLUSTER_BENCH_BIN) $(MPI_MODULE))
 	@mk/need-packages python3
 	$(BENCH_BIN)
 	$(if $(MPICC),RTASK_MPI_MODULE=$(CURDIR)/$(MPI_MODULE) $(MPIRUN) -np 3 $(CLUSTER_BENCH_BIN))

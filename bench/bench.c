@@ -280,12 +280,12 @@ typedef struct peer {
     double value;
 } peer;
 
-static int run_peers(peer *p, int max, size_t n)
+/* Read one peer program's figures into p; returns how many. */
+static int read_peer(const char *program, size_t n, peer *p, int max)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "python3 bench/peers.py %zu 2>/dev/null", n);
+    char cmd[256], line[256];
+    snprintf(cmd, sizeof cmd, "%s %zu 2>/dev/null", program, n);
     FILE *f = popen(cmd, "r");
-    char line[256];
     int count = 0;
     while (f && count < max && fgets(line, sizeof line, f))
         if (sscanf(line, "PEER|%63[^|]|%15[^|]|%lf", p[count].name, p[count].unit,
@@ -293,6 +293,19 @@ static int run_peers(peer *p, int max, size_t n)
             count++;
     if (f)
         pclose(f);
+    return count;
+}
+
+/* Python's process pools, OpenMP tasks, and StarPU where it is installed
+ * (a missing peer's figures are 0, "not run"). */
+static int run_peers(peer *p, int max, size_t n)
+{
+    static const char *const programs[] = {"python3 bench/peers.py",
+                                           "build/bench/rtask-peer-openmp",
+                                           "build/bench/rtask-peer-starpu"};
+    int count = 0;
+    for (size_t i = 0; i < sizeof programs / sizeof *programs; i++)
+        count += read_peer(programs[i], n, p + count, max - count);
     return count;
 }
 
@@ -320,8 +333,8 @@ int main(void)
            RT_VERSION_MAJOR, RT_VERSION_MINOR, RT_VERSION_PATCH, REPS);
 
     size_t n_peer = scaled(20000);
-    peer peers[8];
-    int np = run_peers(peers, 8, n_peer);
+    peer peers[16];
+    int np = run_peers(peers, 16, n_peer);
 
     printf("1. No-op tasks, reused workers, all submitted then all collected\n");
     noop_pipelined(10000); /* warm up: workers started, classes timed */
@@ -332,6 +345,10 @@ int main(void)
         "tasks/s", "chunksize=1");
     row("Python ProcessPoolExecutor", peer_value(peers, np, "ProcessPoolExecutor submit all"),
         "tasks/s", "submit all, wait");
+    row("C, OpenMP tasks, 2 threads", peer_value(peers, np, "OpenMP tasks submit all"),
+        "tasks/s", "threads of one process");
+    row("C, StarPU 1.3 tasks, 2 CPU workers", peer_value(peers, np, "StarPU submit all"),
+        "tasks/s", "threads; 0: not installed");
     row("raw: pipe, one syscall per message", raw_rate, "msg/s", "256 in flight");
     verdict("rtask / 1M tasks/s", rt_rate / 1e6, 1, 0);
     printf("\n");
@@ -343,6 +360,10 @@ int main(void)
     row("Python Pool.apply", peer_value(peers, np, "Pool.apply (sync)"), "us", "");
     row("Python ProcessPoolExecutor", peer_value(peers, np, "ProcessPoolExecutor submit+result"),
         "us", "submit().result()");
+    row("C, OpenMP task + taskwait", peer_value(peers, np, "OpenMP task + taskwait"), "us",
+        "may run on the waiting thread");
+    row("C, StarPU synchronous task", peer_value(peers, np, "StarPU synchronous task"), "us",
+        "0: not installed");
     row("raw: pipe round trip between 2 processes", raw_rt, "us", "64 bytes");
     verdict("rtask / pipe round trip", rt_sync / raw_rt, 1.5, 1);
     printf("\n");
