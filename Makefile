@@ -56,6 +56,7 @@ CHAOS_SRC   = test/chaos.c test/helpers.c test/tasks.c
 CHAOS_BIN   = $(B)/test/rtask-chaos
 BENCH_BIN   = $(B)/bench/rtask-bench
 INFO_BIN    = $(B)/tools/rtask-info
+TIMELINE_BIN = $(B)/tools/rtask-timeline
 
 # Tasks are named after their function through dladdr(), which needs the
 # program's symbols in its dynamic table: link programs with -rdynamic.
@@ -65,7 +66,7 @@ PROG_LDFLAGS = -rdynamic
         check-chaos check-mpi check-install install uninstall bench peer-starpu fuzz deps \
         deps-test clean
 
-all: lib examples $(INFO_BIN)
+all: lib examples $(INFO_BIN) $(TIMELINE_BIN)
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -129,6 +130,11 @@ $(INFO_BIN): tools/rtask-info.c $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
+# rtask-timeline reads the files rt_timeline() writes; it needs no library.
+$(TIMELINE_BIN): tools/rtask-timeline.c
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@
+
 $(B)/examples/%: examples/%.c examples/example.h $(STATIC) include/rtask.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
@@ -167,7 +173,7 @@ $(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) | deps-t
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
 check: deps-test check-man
-	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN)
+	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN) $(TIMELINE_BIN)
 	build/test/rtask-tests
 	build/tools/rtask-info --root test/fake/v100x4 --pci-ids test/fake/pci.ids \
 	    --json | python3 -m json.tool > /dev/null
@@ -224,6 +230,7 @@ NO_HWLOC_PCI = HWLOC_PLUGINS_BLACKLIST=hwloc_pci
 check-asan: deps-test
 	$(MAKE) B=build-asan $(CHECKING) OPT="-O1 -g $(SAN)" LIBS="$(LIBS) $(SAN)" \
 	    build-asan/test/rtask-tests
+	$(MAKE) B=build $(CHECKING) $(TIMELINE_BIN)
 	$(NO_HWLOC_PCI) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/test/rtask-tests
@@ -233,7 +240,7 @@ check-asan: deps-test
 # hwloc's x86 backend cannot run under valgrind and says so on stderr.
 check-valgrind: deps-test
 	@mk/need-packages valgrind
-	$(MAKE) B=build $(CHECKING) $(TEST_BIN)
+	$(MAKE) B=build $(CHECKING) $(TEST_BIN) $(TIMELINE_BIN)
 	$(NO_HWLOC_PCI) HWLOC_COMPONENTS=-x86 CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    --suppressions=test/valgrind.supp build/test/rtask-tests
@@ -337,13 +344,14 @@ install: all $(B)/rtask.pc
 	ln -sf librtask.so.$(VERSION) $(L)/$(SONAME)
 	ln -sf $(SONAME) $(L)/librtask.so
 	install -m 644 $(B)/rtask.pc $(L)/pkgconfig/
-	install -m 755 $(INFO_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(INFO_BIN) $(TIMELINE_BIN) $(DESTDIR)$(BINDIR)/
 	$(if $(MPI_MODULE),install -d $(L)/rtask && install -m 755 $(MPI_MODULE) $(L)/rtask/)
 	for p in $(INSTALLED_MAN); do install -m 644 man/$$p $(DESTDIR)$(MANDIR)/$$p; done
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/rtask.h $(L)/librtask.a $(L)/librtask.so* \
-	    $(L)/pkgconfig/rtask.pc $(DESTDIR)$(BINDIR)/rtask-info $(L)/rtask/rtask-mpi.so
+	    $(L)/pkgconfig/rtask.pc $(DESTDIR)$(BINDIR)/rtask-info \
+	    $(DESTDIR)$(BINDIR)/rtask-timeline $(L)/rtask/rtask-mpi.so
 	rmdir $(L)/rtask 2>/dev/null || true
 	for p in $(INSTALLED_MAN); do rm -f $(DESTDIR)$(MANDIR)/$$p; done
 

@@ -317,6 +317,27 @@ static double peer_value(const peer *p, int n, const char *name)
     return 0;
 }
 
+/* What recording a timeline costs each task: section 1's figure again,
+ * with rt_config.timeline on, against the rate off (rate_off). */
+static void bench_timeline(double rate_off)
+{
+    printf("\n10. Timeline recording (rt_config.timeline = 1)\n");
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_workers = 2;
+    c.timeline = 1;
+    check(rt_init_config(&c), "rt_init");
+    noop_pipelined(10000);
+    size_t n = scaled(100000); /* 500 000 records of 200 bytes, kept */
+    double rate_on = 1 / median_per(noop_pipelined, n, REPS);
+    check(rt_shutdown(), "rt_shutdown");
+    double cost_ns = (1 / rate_on - 1 / rate_off) * 1e9;
+    row("rtask, recording", rate_on, "tasks/s", "no-op tasks, pipelined");
+    row("rtask, not recording (section 1)", rate_off, "tasks/s", "");
+    row("cost per task", cost_ns > 0 ? cost_ns : 0, "ns", "a record and its GPU ids");
+    verdict("recording / not recording", rate_off / rate_on, 1.25, 1);
+}
+
 /* ---- report --------------------------------------------------------------- */
 
 int main(void)
@@ -452,5 +473,6 @@ int main(void)
     bench_many_actors();
     bench_many_shapes();
     bench_beside_a_long_task();
+    bench_timeline(rt_rate);
     return 0;
 }

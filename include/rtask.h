@@ -118,12 +118,14 @@ typedef struct rt_config {
     int gpu_mps;        /* hold tasks to their GPU shares with NVIDIA MPS:
                            1 = yes, 0 = no; RT_DEFAULT = yes when an MPS
                            daemon runs (rt_init(3)) */
+    int timeline;       /* 1: record every task for rt_timeline(); 0 (the
+                           default): no record, unless $RTASK_TIMELINE */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0 }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
@@ -326,6 +328,11 @@ typedef struct rt_resource {
 
 RT_EXPORT RT_NODISCARD int rt_cluster_resources(rt_resource **out, size_t *n);
 RT_EXPORT RT_NODISCARD int rt_available_resources(rt_resource **out, size_t *n);
+
+/* Write every task and actor call that ended so far as Chrome trace-event
+ * JSON (Perfetto, chrome://tracing, rtask-timeline(1)) to path; needs
+ * rt_config.timeline or $RTASK_TIMELINE (rt_timeline(3)). */
+RT_EXPORT RT_NODISCARD int rt_timeline(const char *path);
 
 RT_EXPORT const char *rt_strerror(int code);
 /* The version of the library the program runs with, "0.1.0" (the

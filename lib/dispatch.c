@@ -534,6 +534,26 @@ static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
     finish(d, t, t->task_status ? RT_ETASK : RT_OK);
 }
 
+/* Record how t's run on l ended, when a timeline is kept: after ran_us,
+ * or lost with its worker (a death, marked where it happened). */
+static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint64_t ran_us,
+                   int lost)
+{
+    static char gpus[RT__INSTANCE_MAX * RT__ID_LEN], accel[sizeof gpus], cpus[sizeof gpus],
+        memory[sizeof gpus];
+    uint64_t now = rt__now_ns();
+    rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
+                  .lane = node_of(d, l)->ops->lane(node_of(d, l), l->worker),
+                  .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
+                  .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
+                  .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL};
+    snprintf(s.name, sizeof s.name, "%s", t->name ? t->name : "");
+    rt__sched_describe(&d->sched, &l->grant, gpus, accel, cpus, memory);
+    snprintf(s.gpus, sizeof s.gpus, "%.63s", gpus); /* a long list is cut */
+    if (rt__timeline_add(d->timeline, &s) < 0)
+        rt__warn("no memory to record a task in the timeline: it is left out");
+}
+
 static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
 {
     rt__dispatch *d = ctx;
@@ -554,6 +574,8 @@ static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
     } else {
         take_result(d, t, r);
     }
+    if (d->timeline && t->kind != RT__KIND_CREATE)
+        record(d, l, t, r->run_us, 0);
     if (rt__sched_lease_idle(l))
         end_lease(d, l);
 }
@@ -595,12 +617,15 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
     size_t started = loss->started;
     for (rt__task *t; (t = rt__sched_recall(l)); started -= started > 0) {
         rt__timeouts_remove(&d->timeouts, t);
+        if (started && d->timeline)
+            record(d, l, t, 0, 1);
         if (t->cancelling) {
             fail_cancelled(d, t); /* never run again */
         } else if (!started) {
             rt__tasks_push(&unstarted, t);
         } else if (t->retries_left > 0) {
             t->retries_left--;
+            t->runs_lost++;
             rt__tasks_push(&retried, t);
         } else {
             explain_loss(t, loss);

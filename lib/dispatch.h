@@ -25,6 +25,7 @@
 #include "node.h"
 #include "scheduler.h"
 #include "task.h"
+#include "timeline.h"
 #include "timeouts.h"
 
 typedef struct rt__dispatch {
@@ -41,6 +42,8 @@ typedef struct rt__dispatch {
     rt__timeouts timeouts;         /* tasks in flight with a time limit */
     int check_ms;                  /* when the next may pass its limit;
                                       -1: none runs */
+    rt__timeline *timeline;        /* where ended tasks are recorded, or
+                                      NULL: not recording */
 } rt__dispatch;
 
 /* Start with no task and no actor. */

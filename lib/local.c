@@ -576,6 +576,12 @@ static void op_kill(rt__node *n, rt__worker *w)
     kill_worker(w);
 }
 
+static uint64_t op_lane(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    return (uint64_t)w->pid;
+}
+
 static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
 {
     const rt__run_slot *slot = &((rt__local *)n)->slots[w->slot];
@@ -666,6 +672,7 @@ static const rt__node_ops local_ops = {
     .release = op_release,
     .stop = op_stop,
     .kill = op_kill,
+    .lane = op_lane,
     .busy_us = op_busy_us,
     .flush = op_flush,
     .await = op_await,

@@ -70,6 +70,8 @@ typedef struct rt__node_ops {
     void (*stop)(rt__node *n, rt__worker *w);
     /* Kill w (it broke the protocol); its loss is reported later. */
     void (*kill)(rt__node *n, rt__worker *w);
+    /* What names w's process in a timeline: its pid on this machine. */
+    uint64_t (*lane)(rt__node *n, rt__worker *w);
     /* How long w's current task has run, in microseconds; 0 between. */
     uint64_t (*busy_us)(rt__node *n, rt__worker *w, uint64_t now_ns);
     /* Send what is queued, start spare workers, forget gone ones. */

@@ -105,6 +105,13 @@ static void op_kill(rt__node *n, rt__worker *w)
 
 /* From rank 0's side: since it last heard from the worker, or sent to it
  * when idle. */
+/* The rank's worker process is not known here: its lease names it. */
+static uint64_t op_lane(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    return ((const proxy *)w)->byid.id;
+}
+
 static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
 {
     const proxy *x = (const proxy *)w;
@@ -126,7 +133,7 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 }
 
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
-                                      op_kill, op_busy_us, op_flush, op_await};
+                                      op_kill, op_lane, op_busy_us, op_flush, op_await};
 
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {

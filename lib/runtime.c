@@ -104,6 +104,8 @@ static void close_loop(void)
 int rt__submit(rt__task *t)
 {
     t->seq = rt__rt.next_seq++;
+    if (rt__rt.recording)
+        t->queued_ns = rt__now_ns();
     rt__tasks_push(&rt__rt.incoming, t);
     return need_wake();
 }
@@ -404,6 +406,7 @@ static int start_scheduler(const rt__offer *set)
 {
     rt__dispatch *d = &rt__rt.dispatch;
     rt__dispatch_init(d);
+    d->timeline = rt__rt.recording ? &rt__rt.timeline : NULL;
     if (rt__sched_init(&d->sched, &set->names) < 0 || rt__offer_add_node(set, &d->sched) < 0) {
         rt__tasks none = {0};
         rt__sched_free(&d->sched, &none);
@@ -544,6 +547,18 @@ static int join_cluster(const rt__offer *set)
     return 0;
 }
 
+/* A timeline is kept when the configuration asks or RTASK_TIMELINE names
+ * the file that rt_shutdown() writes; its time 0 is now. */
+static void start_timeline(const rt_config *config)
+{
+    const char *path = getenv("RTASK_TIMELINE");
+    rt__timeline_free(&rt__rt.timeline);
+    rt__free(rt__rt.timeline_path);
+    rt__rt.timeline_path = path && *path ? rt__strdup(path) : NULL;
+    rt__rt.recording = (config && config->timeline) || rt__rt.timeline_path;
+    rt__rt.timeline.origin_ns = rt__now_ns();
+}
+
 RT_EXPORT int rt_init_config(const rt_config *config)
 {
     if (rt__in_worker)
@@ -555,10 +570,12 @@ RT_EXPORT int rt_init_config(const rt_config *config)
         return cluster;
     pthread_once(&once, init_once);
     pthread_mutex_lock(&rt__rt.lifecycle);
-    if (rt__rt.state != RT__STOPPED)
+    if (rt__rt.state != RT__STOPPED) {
         rc = rt__error(RT_EALREADY, "rt_init: the runtime is already running");
-    else
+    } else {
+        start_timeline(config);
         rc = start(&set);
+    }
     if (rc == 0 && cluster)
         rc = join_cluster(&set);
     pthread_mutex_unlock(&rt__rt.lifecycle);
@@ -614,6 +631,8 @@ static void finish_shutdown(void)
     rt__table_free(&actors, free_epitaph); /* before the actors it tells apart */
     rt__dispatch_absorb(d, &incoming);
     rt__dispatch_free(d, "the runtime was shut down");
+    if (rt__rt.timeline_path && rt__timeline_write(&rt__rt.timeline, rt__rt.timeline_path) < 0)
+        rt__warn("RTASK_TIMELINE: %s", rt_last_error());
     pthread_mutex_lock(&rt__rt.lock);
     exchange_locked(&x);
     rt__rt.state = RT__STOPPED;

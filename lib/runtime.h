@@ -70,6 +70,9 @@ typedef struct rt__runtime {
     rt__local *local;
     rt__dispatch dispatch;
     rt__cluster *cluster;        /* the MPI job joined, or NULL */
+    int recording;               /* keep a timeline (fixed by rt_init()) */
+    rt__timeline timeline;       /* the round holder's: what ended */
+    char *timeline_path;         /* RTASK_TIMELINE: rt_shutdown() writes it */
     pthread_t thread;
 } rt__runtime;
 

@@ -79,6 +79,23 @@ static int resources(const char *call, int available, rt_resource **out, size_t 
     return rc;
 }
 
+RT_EXPORT int rt_timeline(const char *path)
+{
+    if (rt__in_worker)
+        return rt__error(RT_EINWORKER, "rt_timeline: not inside a task");
+    pthread_mutex_lock(&rt__rt.round); /* the timeline is the round holder's */
+    pthread_mutex_lock(&rt__rt.lock);
+    int rc = rt__check_running("rt_timeline");
+    pthread_mutex_unlock(&rt__rt.lock);
+    if (rc == 0 && !rt__rt.recording)
+        rc = rt__error(RT_EINVAL, "rt_timeline: nothing was recorded: set "
+                                  "rt_config.timeline or RTASK_TIMELINE before rt_init()");
+    if (rc == 0)
+        rc = rt__timeline_write(&rt__rt.timeline, path);
+    pthread_mutex_unlock(&rt__rt.round);
+    return rc;
+}
+
 RT_EXPORT int rt_cluster_resources(rt_resource **out, size_t *n)
 {
     return resources("rt_cluster_resources", 0, out, n);

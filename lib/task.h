@@ -58,6 +58,8 @@ typedef struct rt__task {
     rt__amount cpu, gpu;     /* its request; custom needs are in tail */
     uint64_t gpu_bytes;      /* its request in GPU memory, or 0 */
     uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
+    uint32_t runs_lost;      /* runs lost with their worker, then retried */
+    uint64_t queued_ns;      /* [L] submitted, when a timeline records */
     size_t timed_at;         /* its place among the timed tasks + 1, or 0 */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;

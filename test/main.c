@@ -15,6 +15,7 @@ int main(void)
     srunner_add_suite(sr, families_suite());
     srunner_add_suite(sr, sharing_suite());
     srunner_add_suite(sr, cancel_suite());
+    srunner_add_suite(sr, timeline_suite());
     srunner_add_suite(sr, core_suite());
     srunner_add_suite(sr, wire_suite());
     srunner_add_suite(sr, alloc_suite());

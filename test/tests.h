@@ -104,6 +104,7 @@ Suite *detect_suite(void);
 Suite *families_suite(void);
 Suite *sharing_suite(void);
 Suite *cancel_suite(void);
+Suite *timeline_suite(void);
 Suite *core_suite(void);
 Suite *wire_suite(void);
 Suite *alloc_suite(void);
