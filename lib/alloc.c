@@ -66,3 +66,14 @@ void rt__alloc_forked(void)
 {
     atomic_store(&fail_at, 0);
 }
+
+void *rt__grow(void *v, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return v;
+    size_t more = *cap ? 2 * *cap : first;
+    void *grown = rt__realloc(v, more * size);
+    if (grown)
+        *cap = more;
+    return grown;
+}

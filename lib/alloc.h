@@ -16,6 +16,10 @@ void *rt__malloc(size_t size);
 void *rt__calloc(size_t n, size_t size);
 char *rt__strdup(const char *s);
 char *rt__strndup(const char *s, size_t n);
+/* Room for one more element in an array v of n elements of size bytes
+ * and capacity *cap, which doubles (from first): the array, perhaps
+ * moved, or NULL when out of memory (v and *cap unchanged). */
+void *rt__grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
 void rt__free(void *p);
 
 /* Tests: make the n-th allocation from now on fail, and every later one

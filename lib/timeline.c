@@ -11,14 +11,10 @@
 
 int rt__timeline_add(rt__timeline *tl, const rt__span *s)
 {
-    if (tl->n == tl->cap) {
-        size_t cap = tl->cap ? 2 * tl->cap : 1024;
-        rt__span *v = rt__realloc(tl->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        tl->v = v;
-        tl->cap = cap;
-    }
+    rt__span *v = rt__grow(tl->v, &tl->cap, tl->n, sizeof *v, 1024);
+    if (!v)
+        return -1;
+    tl->v = v;
     tl->v[tl->n++] = *s;
     return 0;
 }

@@ -5,14 +5,10 @@
 
 int rt__timeouts_add(rt__timeouts *q, rt__task *t, void *lease)
 {
-    if (q->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 16;
-        rt__timed *v = rt__realloc(q->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        q->v = v;
-        q->cap = cap;
-    }
+    rt__timed *v = rt__grow(q->v, &q->cap, q->n, sizeof *v, 16);
+    if (!v)
+        return -1;
+    q->v = v;
     q->v[q->n] = (rt__timed){t, lease};
     t->timed_at = ++q->n;
     return 0;
