@@ -58,7 +58,7 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
     void *old = NULL;
     int rc = rt__request_resolve(opts, 1, &r);
     if (rc == 0)
-        rc = rt__task_new(RT__KIND_CREATE, (rt__any_fn)cls->init, name, r.nitems, arg,
+        rc = rt__task_new(RT__KIND_CREATE, (rt__any_fn)cls->init, name, rt__request_needs(&r), arg,
                           arg_len, &create);
     if (rc == 0 && !(a = new_actor(name, cls, &r)))
         rc = rt__error(RT_ENOMEM, "rt_actor_create: no memory for the actor");

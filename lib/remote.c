@@ -28,7 +28,7 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
     int rc = rt__request_resolve(opts, 0, &r);
     if (rc == 0)
         rc = rt__task_new(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
-                          r.nitems, arg, arg_len, &t);
+                          rt__request_needs(&r), arg, arg_len, &t);
     if (rc < 0)
         return rc;
     t->retries_left = r.max_retries;
@@ -177,6 +177,9 @@ RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
 
 RT_EXPORT int rt_cancel(rt_ref ref, int force)
 {
+    rt__cancel *c = rt__malloc(sizeof *c); /* outside the lock */
+    if (!c)
+        return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
     pthread_mutex_lock(&rt__rt.lock);
     int rc = rt__check_running("rt_cancel"), wake = 0;
     rt__task *t = rc == 0 ? rt__table_find(&rt__rt.tasks, ref.id) : NULL;
@@ -185,9 +188,13 @@ RT_EXPORT int rt_cancel(rt_ref ref, int force)
     else if (rc == 0 && force && t->kind != RT__KIND_TASK)
         rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
                                   "ends with its actor (rt_actor_kill())");
-    else if (rc == 0 && t->state != RT__TASK_DONE)
-        wake = rt__submit_cancel(t, force ? RT__CANCEL_KILL : RT__CANCEL_DROP);
+    if (rc == 0 && t->state != RT__TASK_DONE) {
+        *c = (rt__cancel){.task = t, .how = force ? RT__CANCEL_KILL : RT__CANCEL_DROP};
+        wake = rt__submit_cancel(c);
+        c = NULL; /* the runtime's now */
+    }
     pthread_mutex_unlock(&rt__rt.lock);
+    rt__free(c);
     if (wake)
         rt__submitted(wake);
     return rc;

@@ -102,6 +102,8 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     if (rc == 0)
         rc = resolve_gpus(o->num_gpus, &r->res.gpu);
     r->res.gpu_bytes = o->gpu_memory;
+    if (rc == 0 && o->gpu_memory > (unsigned long long)INT64_MAX)
+        rc = rt__error(RT_EINVAL, "gpu_memory of %llu bytes is too large", o->gpu_memory);
     if (rc == 0 && r->res.gpu && r->res.gpu_bytes)
         rc = rt__error(RT_EINVAL, "num_gpus and gpu_memory are two ways to ask for GPU; "
                                   "give one");
@@ -142,8 +144,15 @@ static void needs_of(const rt__res *res, int nnames, rt__need *needs, int room)
     for (int i = 0; i < nnames && n < room; i++)
         if (res->custom[i])
             needs[n++] = (rt__need){i, res->custom[i]};
+    if (res->gpu_bytes && n < room)
+        needs[n++] = (rt__need){RT__NEED_GPU_BYTES, (rt__amount)res->gpu_bytes};
     while (n < room)
         needs[n++] = (rt__need){-1, 0};
+}
+
+int rt__request_needs(const rt__request *r)
+{
+    return r->nitems + (r->res.gpu_bytes > 0);
 }
 
 int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
@@ -155,7 +164,6 @@ int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
         return rc;
     t->cpu = r->res.cpu;
     t->gpu = r->res.gpu;
-    t->gpu_bytes = r->res.gpu_bytes;
     t->max_calls = r->max_calls;
     t->timeout_ms = r->timeout_ms;
     needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->nneeds);

@@ -25,6 +25,8 @@ typedef struct rt__request {
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;
 
+/* How many rt__need entries a task record of r needs room for. */
+int rt__request_needs(const rt__request *r);
 /* Resolve options (NULL: defaults) for a task, or for an actor, whose
  * defaults differ.  0, or RT_EINVAL with a message. */
 int rt__request_resolve(const rt_opts *opts, int actor, rt__request *r);

@@ -127,15 +127,10 @@ int rt__submit_kill(rt__actor *a)
     return need_wake();
 }
 
-int rt__submit_cancel(rt__task *t, int how)
+int rt__submit_cancel(rt__cancel *c)
 {
-    if (how > t->cancel_asked)
-        t->cancel_asked = (unsigned char)how;
-    if (t->cancel_listed)
-        return 0; /* asked already: the exchange takes the stronger ask */
-    t->cancel_listed = 1;
-    t->next_cancel = rt__rt.cancels;
-    rt__rt.cancels = t;
+    c->next = rt__rt.cancels;
+    rt__rt.cancels = c;
     return need_wake();
 }
 
@@ -161,9 +156,9 @@ int rt__check_running(const char *call)
 typedef struct exchange {
     rt__tasks incoming;    /* taken: submitted tasks */
     rt__actor *kills;      /* taken: kills asked for */
-    rt__task *cancels;     /* taken: cancels asked for (through
-                              next_taken), each ask copied into its
-                              cancelling */
+    rt__cancel *cancels;   /* taken: cancels of tasks not done, each ask
+                              copied into its task's cancelling */
+    rt__cancel *dropped;   /* taken: cancels of tasks done, to free */
     rt__actor *published;  /* given: dead actors, now only epitaphs */
     rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
 } exchange;
@@ -196,6 +191,27 @@ static rt__actor *publish_actors(rt__dispatch *d)
     return list;
 }
 
+/* [L] Take the cancels asked for, after publishing: a task published
+ * (done, perhaps freed by rt_get() or as an orphan) is left alone; the
+ * others cannot be freed before the next exchange. */
+static void take_cancels(exchange *x)
+{
+    x->cancels = NULL;
+    for (rt__cancel *c = rt__rt.cancels, *next; c; c = next) {
+        next = c->next;
+        if (c->task->state == RT__TASK_DONE) {
+            c->next = x->dropped;
+            x->dropped = c;
+            continue;
+        }
+        if (c->how > c->task->cancelling)
+            c->task->cancelling = (unsigned char)c->how;
+        c->next = x->cancels;
+        x->cancels = c;
+    }
+    rt__rt.cancels = NULL;
+}
+
 static void exchange_locked(exchange *x)
 {
     rt__dispatch *d = &rt__rt.dispatch;
@@ -203,17 +219,10 @@ static void exchange_locked(exchange *x)
     rt__rt.incoming = (rt__tasks){0};
     x->kills = rt__rt.kills;
     rt__rt.kills = NULL;
-    x->cancels = NULL;
-    for (rt__task *t = rt__rt.cancels; t; t = t->next_cancel) {
-        t->cancelling = t->cancel_asked;
-        t->cancel_listed = 0;
-        t->next_taken = x->cancels;
-        x->cancels = t;
-    }
-    rt__rt.cancels = NULL;
     x->published = publish_actors(d);
     rt__rt.queued = d->sched.npending;
     int changed = publish_tasks(&d->done, &x->orphans);
+    take_cancels(x);
     if (d->failed && rt__rt.state == RT__RUNNING) {
         rt__rt.state = RT__STOPPING;
         rt__rt.stop_reason = d->failed;
@@ -247,9 +256,15 @@ static rt__state exchange_and_act(void)
     pthread_mutex_unlock(&rt__rt.lock);
     free_tasks(&x.orphans);
     rt__dispatch_absorb(d, &x.incoming);
-    /* Not yet published, a task cancelled here cannot have been freed. */
-    for (rt__task *t = x.cancels; t; t = t->next_taken)
-        rt__dispatch_cancel(d, t);
+    for (rt__cancel *c = x.cancels, *next; c; c = next) {
+        next = c->next;
+        rt__dispatch_cancel(d, c->task);
+        rt__free(c);
+    }
+    for (rt__cancel *c = x.dropped, *next; c; c = next) {
+        next = c->next;
+        rt__free(c);
+    }
     for (rt__actor *a = x.kills, *next; a; a = next) {
         next = a->next_kill;
         rt__dispatch_kill(d, a);
@@ -626,7 +641,11 @@ static void finish_shutdown(void)
     rt__rt.incoming = (rt__tasks){0};
     rt__rt.actors = (rt__table){.fifo = 1};
     rt__rt.kills = NULL;
-    rt__rt.cancels = NULL; /* the tasks fail with the others */
+    for (rt__cancel *c = rt__rt.cancels, *next; c; c = next) {
+        next = c->next; /* the tasks fail with the others */
+        rt__free(c);
+    }
+    rt__rt.cancels = NULL;
     pthread_mutex_unlock(&rt__rt.lock);
     rt__table_free(&actors, free_epitaph); /* before the actors it tells apart */
     rt__dispatch_absorb(d, &incoming);

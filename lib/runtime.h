@@ -65,7 +65,7 @@ typedef struct rt__runtime {
     rt__table actors;            /* [L] actor handles */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
     rt__actor *kills;            /* [L] kills asked for, not yet taken */
-    rt__task *cancels;           /* [L] cancels asked for, not yet taken */
+    struct rt__cancel *cancels;  /* [L] cancels asked for, not yet taken */
     rt__loop loop;
     rt__local *local;
     rt__dispatch dispatch;
@@ -91,9 +91,17 @@ int rt__submit(rt__task *t);
 int rt__submit_ref(rt__task *t, rt_ref *ref);
 /* [L] Ask the runtime to act on a kill; same return. */
 int rt__submit_kill(rt__actor *a);
-/* [L] Ask the runtime to cancel t (not done), how being RT__CANCEL_*;
- * returns how to wake it, as rt__submit(). */
-int rt__submit_cancel(rt__task *t, int how);
+/* A cancel asked for (rt_cancel()), until the runtime takes it: a record
+ * of its own, so that task records pay nothing for cancels. */
+typedef struct rt__cancel {
+    struct rt__cancel *next;
+    rt__task *task;   /* not done when asked */
+    int how;          /* RT__CANCEL_* */
+} rt__cancel;
+
+/* [L] Ask the runtime to carry out c (rt__malloc()ed; the runtime frees
+ * it); returns how to wake it, as rt__submit(). */
+int rt__submit_cancel(rt__cancel *c);
 /* End a submission made under the lock: unlock, then free t when rc
  * says it failed, or act on rc's wake-up (rt__submitted()).  Returns rc
  * when negative, else 0. */

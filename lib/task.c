@@ -121,11 +121,12 @@ void rt__task_request(const rt__task *t, rt__res *req)
     memset(req, 0, sizeof *req);
     req->cpu = t->cpu;
     req->gpu = t->gpu;
-    req->gpu_bytes = t->gpu_bytes;
     const rt__need *needs = rt__task_needs(t);
     for (int i = 0; i < t->nneeds; i++)
         if (needs[i].index >= 0)
             req->custom[needs[i].index] = needs[i].amount;
+        else if (needs[i].index == RT__NEED_GPU_BYTES)
+            req->gpu_bytes = (uint64_t)needs[i].amount;
 }
 
 void rt__task_fail(rt__task *t, int status, const char *fmt, ...)

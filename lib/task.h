@@ -42,11 +42,14 @@ typedef void (*rt__any_fn)(void); /* cast back to the kind's type to call */
 struct rt__class;
 struct rt__actor;
 
-/* One custom resource of a request: its index in the node's names. */
+/* One custom resource of a request: its index in the node's names; or,
+ * with index RT__NEED_GPU_BYTES, its GPU memory in bytes (gpu_memory). */
 typedef struct rt__need {
     int64_t index;
     rt__amount amount;
 } rt__need;
+
+#define RT__NEED_GPU_BYTES (-2)
 
 typedef struct rt__task {
     struct rt__task *next;
@@ -55,25 +58,22 @@ typedef struct rt__task {
     rt__any_fn fn;
     struct rt__class *cls;   /* runtime thread: the class it is filed under */
     struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
-    rt__amount cpu, gpu;     /* its request; custom needs are in tail */
-    uint64_t gpu_bytes;      /* its request in GPU memory, or 0 */
-    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
-    uint32_t runs_lost;      /* runs lost with their worker, then retried */
+    rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
+                                are in tail */
     uint64_t queued_ns;      /* [L] submitted, when a timeline records */
-    size_t timed_at;         /* its place among the timed tasks + 1, or 0 */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
+    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
+    uint32_t runs_lost;      /* runs lost with their worker, then retried */
+    uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
+    int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
+    int task_status;         /* what the function returned */
     unsigned char kind;      /* rt__task_kind */
     unsigned char nneeds;    /* rt__need entries at the start of tail */
     unsigned char state;     /* [L] rt__task_state */
     unsigned char orphan;    /* [L] handle released: free it when done */
-    unsigned char cancel_asked; /* [L] rt_cancel(): RT__CANCEL_* */
-    unsigned char cancel_listed; /* [L] on the list of cancels asked for */
-    unsigned char cancelling;   /* the runtime's copy, once taken */
-    struct rt__task *next_cancel; /* [L] the list of cancels asked for */
-    struct rt__task *next_taken;  /* the runtime's list of those taken */
-    int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
-    int task_status;         /* what the function returned */
+    unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
+                                 time limit passed (set by the round) */
     char *error;             /* the message rt_get() gives, or NULL */
     void *result;            /* rt_free()-able bytes, or NULL */
     size_t result_len;

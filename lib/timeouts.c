@@ -10,7 +10,7 @@ int rt__timeouts_add(rt__timeouts *q, rt__task *t, void *lease)
         return -1;
     q->v = v;
     q->v[q->n] = (rt__timed){t, lease};
-    t->timed_at = ++q->n;
+    t->timed_at = (uint32_t)++q->n;
     return 0;
 }
 
@@ -20,7 +20,7 @@ void rt__timeouts_remove(rt__timeouts *q, rt__task *t)
         return;
     size_t i = t->timed_at - 1;
     q->v[i] = q->v[--q->n]; /* the last takes its place */
-    q->v[i].task->timed_at = i + 1;
+    q->v[i].task->timed_at = (uint32_t)(i + 1);
     t->timed_at = 0;
 }
 
