@@ -12,7 +12,9 @@ static void noop(void)
     ran++; /* a side effect, so that the task is not optimised away */
 }
 
-static double pipelined(size_t n)
+/* n tasks from one thread of a team of two, each waited for (OpenMP may
+ * then run it on the waiting thread) or all at the end. */
+static double tasks(size_t n, int wait_each)
 {
     double start = peer_now();
 #pragma omp parallel num_threads(2)
@@ -21,24 +23,23 @@ static double pipelined(size_t n)
         for (size_t i = 0; i < n; i++) {
 #pragma omp task
             noop();
+            if (wait_each) {
+#pragma omp taskwait
+            }
         }
 #pragma omp taskwait
     }
     return peer_now() - start;
 }
 
-/* A task, then a wait for it: OpenMP may run it on the waiting thread. */
+static double pipelined(size_t n)
+{
+    return tasks(n, 0);
+}
+
 static double one_at_a_time(size_t n)
 {
-    double start = peer_now();
-#pragma omp parallel num_threads(2)
-#pragma omp single
-    for (size_t i = 0; i < n; i++) {
-#pragma omp task
-        noop();
-#pragma omp taskwait
-    }
-    return peer_now() - start;
+    return tasks(n, 1);
 }
 
 int main(int argc, char **argv)

@@ -40,12 +40,19 @@ static void end_lease(rt__dispatch *d, rt__lease *l)
     rt__sched_unlease(&d->sched, l);
 }
 
-static int tell_devices(rt__dispatch *d, rt__lease *l)
+/* What l holds, in buffers of the runtime thread's, valid until the next
+ * call. */
+static rt__devices describe(rt__dispatch *d, const rt__lease *l)
 {
     static char gpus[RT__INSTANCE_MAX * RT__ID_LEN], accel[sizeof gpus],
         cpus[sizeof gpus], memory[sizeof gpus];
     rt__sched_describe(&d->sched, &l->grant, gpus, accel, cpus, memory);
-    rt__devices dev = {gpus, accel, cpus, l->grant.gpu.each, memory, "", ""};
+    return (rt__devices){gpus, accel, cpus, l->grant.gpu.each, memory, "", ""};
+}
+
+static int tell_devices(rt__dispatch *d, rt__lease *l)
+{
+    rt__devices dev = describe(d, l);
     return node_of(d, l)->ops->devices(node_of(d, l), l->worker, &dev);
 }
 
@@ -539,8 +546,6 @@ static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
 static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint64_t ran_us,
                    int lost)
 {
-    static char gpus[RT__INSTANCE_MAX * RT__ID_LEN], accel[sizeof gpus], cpus[sizeof gpus],
-        memory[sizeof gpus];
     uint64_t now = rt__now_ns();
     rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
                   .lane = node_of(d, l)->ops->lane(node_of(d, l), l->worker),
@@ -548,8 +553,7 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
                   .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
                   .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL};
     snprintf(s.name, sizeof s.name, "%s", t->name ? t->name : "");
-    rt__sched_describe(&d->sched, &l->grant, gpus, accel, cpus, memory);
-    snprintf(s.gpus, sizeof s.gpus, "%.63s", gpus); /* a long list is cut */
+    snprintf(s.gpus, sizeof s.gpus, "%.63s", describe(d, l).gpus); /* a long list is cut */
     if (rt__timeline_add(d->timeline, &s) < 0)
         rt__warn("no memory to record a task in the timeline: it is left out");
 }

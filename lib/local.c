@@ -355,9 +355,11 @@ static rt__worker *start_worker(rt__local *l)
  * tasks that need them call for (spares.h). */
 static int wants_workers(const rt__local *l)
 {
+    /* Every round asks: the clock only once a lease has needed a spare. */
     return !l->spawn_failing && l->task_workers < l->max &&
            (l->nidle < l->target_idle ||
-            l->nfresh < rt__spares_wanted(&l->spares, rt__now_ns()));
+            (l->spares.last_ns &&
+             l->nfresh < rt__spares_wanted(&l->spares, rt__now_ns())));
 }
 
 static void top_up(rt__local *l)

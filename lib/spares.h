@@ -18,7 +18,8 @@
 #define RT__SPARES_MAX 8
 
 typedef struct rt__spares {
-    uint64_t last_ns;   /* the last lease that needed a fresh worker */
+    uint64_t last_ns;   /* the last lease that needed a fresh worker; 0:
+                           none yet (the node reads it) */
     double gap_ns;      /* moving average of the time between them */
     double start_ns;    /* moving average of a worker's start */
 } rt__spares;
