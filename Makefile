@@ -63,7 +63,7 @@ TIMELINE_BIN = $(B)/tools/rtask-timeline
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: FORCE all lib examples run-examples check check-man check-asan check-valgrind \
-        check-chaos check-mpi check-install install uninstall bench peer-starpu fuzz deps \
+        check-chaos check-mpi check-install check-header install uninstall bench peer-starpu fuzz deps \
         deps-test clean
 
 all: lib examples $(INFO_BIN) $(TIMELINE_BIN)
@@ -172,7 +172,7 @@ $(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) | deps-t
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
-check: deps-test check-man
+check: deps-test check-man check-header
 	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN) $(TIMELINE_BIN)
 	build/test/rtask-tests
 	build/tools/rtask-info --root test/fake/v100x4 --pci-ids test/fake/pci.ids \
@@ -213,6 +213,21 @@ check-mpi: deps-test
 	@mk/need-packages libopenmpi-dev openmpi-bin
 	$(MAKE) B=build $(CHECKING) lib $(MPI_TEST_BIN) $(MPI_APP_BIN) examples $(INFO_BIN)
 	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
+
+# A (void) cast silences RT_NODISCARD with gcc and clang, in each C
+# standard and in C++; without it, the dropped result is warned about.
+HEADER_TRIES = gcc:-std=c99 gcc:-std=c11 gcc:-std=c17 gcc:-std=c2x clang:-std=c11 \
+               clang:-std=c2x g++:-std=c++17:-xc++ clang++:-std=c++17:-xc++
+check-header:
+	@for t in $(HEADER_TRIES); do \
+	    cc=$${t%%:*} flags=$$(echo $${t#*:} | tr : ' '); \
+	    command -v $$cc > /dev/null || continue; \
+	    $$cc $$flags -pedantic -Wall -Wextra -Werror -Iinclude -c -o /dev/null \
+	        test/header/void_cast.c || { echo "check-header: $$cc $$flags"; exit 1; }; \
+	    ! $$cc $$flags -Wall -Werror -Iinclude -c -o /dev/null -DIGNORED \
+	        test/header/void_cast.c 2> /dev/null || \
+	        { echo "check-header: $$cc $$flags: a dropped result is not warned about"; exit 1; }; \
+	done; echo "check-header: (void) silences RT_NODISCARD; a dropped result warns"
 
 # Every page must render without a single warning.
 MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7))

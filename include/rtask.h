@@ -23,10 +23,34 @@ extern "C" {
 
 #if defined(__GNUC__) || defined(__clang__)
 #define RT_EXPORT __attribute__((visibility("default")))
-#define RT_NODISCARD __attribute__((warn_unused_result))
 #else
 #define RT_EXPORT
+#endif
+
+/*
+ * RT_NODISCARD: ignoring the code a call returns is warned about, and a
+ * cast to void says that it is ignored on purpose, (void)rt_cancel(r, 0),
+ * with every compiler.  GCC honours the cast only for the standard
+ * attribute, which it accepts in every C mode (the push below keeps
+ * -pedantic quiet about it before C23); clang honours it for both.
+ */
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#define RT_NODISCARD [[nodiscard]]
+#elif !defined(__cplusplus) && defined(__GNUC__) && !defined(__clang__) && \
+    defined(__has_c_attribute)
+#if __has_c_attribute(nodiscard)
+#define RT_NODISCARD [[nodiscard]]
+#define RT_PEDANTIC_OFF_ 1
+#endif
+#endif
+#if !defined(RT_NODISCARD) && (defined(__GNUC__) || defined(__clang__))
+#define RT_NODISCARD __attribute__((warn_unused_result))
+#elif !defined(RT_NODISCARD)
 #define RT_NODISCARD
+#endif
+#ifdef RT_PEDANTIC_OFF_
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
 #endif
 
 #define RT_VERSION_MAJOR 0
@@ -58,8 +82,9 @@ enum {
 
 /* Special values for counts and amounts in rt_config and rt_opts. */
 #define RT_DETECT (-1.0) /* num_cpus / num_gpus: take what the machine has */
-#define RT_DEFAULT (-1)  /* num_cpus, max_calls, max_retries, max_restarts:
-                            the documented default */
+#define RT_DEFAULT (-1)  /* num_cpus, num_gpus (in rt_opts: 0), max_calls,
+                            max_retries, max_restarts: the documented
+                            default */
 
 /* A handle to a submitted task's result.  It is a plain value: copy it
  * freely.  It stays valid until rt_get() consumes it or rt_release()
@@ -141,7 +166,7 @@ typedef struct rt_opts {
     double num_cpus;    /* CPUs held while the task runs; default 1 for a
                            task, 0 for an actor (as Ray) */
     double num_gpus;    /* GPUs held: a fraction in (0, 1] or a whole
-                           number; default 0 */
+                           number; default (0 or RT_DEFAULT) none */
     int max_calls;      /* calls before a worker retires; 0 = unlimited;
                            default 1 for GPU tasks, else unlimited; not
                            for actors */
@@ -211,8 +236,8 @@ RT_EXPORT void rt_opts_init(rt_opts *opts);
 /* Start the runtime: fork the fork server, start the runtime thread and
  * the workers.  Call it early, before threads, big allocations, CUDA or
  * dlopen(): see rt_init(3).  num_gpus may be RT_DETECT. */
-RT_EXPORT RT_NODISCARD int rt_init(double num_gpus);
-RT_EXPORT RT_NODISCARD int rt_init_config(const rt_config *config);
+RT_NODISCARD RT_EXPORT int rt_init(double num_gpus);
+RT_NODISCARD RT_EXPORT int rt_init_config(const rt_config *config);
 
 /* Stop everything: fail pending tasks with RT_ESHUTDOWN, kill the workers
  * and the fork server and reap them, close every descriptor, free every
@@ -222,7 +247,7 @@ RT_EXPORT int rt_shutdown(void);
 /* Submit fn(arg) as a task.  The argument bytes are copied before the call
  * returns; opts may be NULL for defaults.  On success *ref is the task's
  * handle. */
-RT_EXPORT RT_NODISCARD int rt_remote(rt_fn fn, const rt_opts *opts,
+RT_NODISCARD RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts,
                                      const void *arg, size_t arg_len,
                                      rt_ref *ref);
 
@@ -231,13 +256,13 @@ RT_EXPORT RT_NODISCARD int rt_remote(rt_fn fn, const rt_opts *opts,
  * with rt_free(), *len their count, and the handle is consumed.  data and
  * len may be NULL to drop the bytes.  On RT_ETIMEDOUT the handle stays
  * valid. */
-RT_EXPORT RT_NODISCARD int rt_get(rt_ref ref, void **data, size_t *len,
+RT_NODISCARD RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len,
                                   long timeout_ms);
 
 /* Wait until num_ready of the n handles are ready or timeout_ms passes.
  * refs is reordered in place, stably, so that the *n_ready ready handles
  * come first.  Handles are not consumed. */
-RT_EXPORT RT_NODISCARD int rt_wait(rt_ref *refs, size_t n, size_t num_ready,
+RT_NODISCARD RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready,
                                    long timeout_ms, size_t *n_ready);
 
 /* Cancel a task, as ray.cancel: one still queued is removed; one that
@@ -245,7 +270,7 @@ RT_EXPORT RT_NODISCARD int rt_wait(rt_ref *refs, size_t n, size_t num_ready,
  * not actor calls), else it runs to its end and its result is dropped.
  * Its rt_get() then fails with RT_ECANCELLED.  A finished task is left
  * as it is.  0, or RT_EBADREF / RT_EINVAL (rt_cancel(3)). */
-RT_EXPORT RT_NODISCARD int rt_cancel(rt_ref ref, int force);
+RT_NODISCARD RT_EXPORT int rt_cancel(rt_ref ref, int force);
 
 /* Drop a handle whose result is not wanted; a task still running goes on
  * and its result is discarded. */
@@ -255,7 +280,7 @@ RT_EXPORT int rt_release(rt_ref ref);
 RT_EXPORT void rt_free(void *data);
 
 /* Inside a task: copy len bytes as the task's result. */
-RT_EXPORT RT_NODISCARD int rt_result_set(rt_result *result, const void *data,
+RT_NODISCARD RT_EXPORT int rt_result_set(rt_result *result, const void *data,
                                          size_t len);
 /* Inside a task: get a len-byte result buffer to fill in place.  Large
  * buffers live in shared memory and reach the caller without a copy.
@@ -290,11 +315,11 @@ typedef struct rt_actor {
 /* Create an actor: opts as for a task (num_gpus, num_cpus, resources,
  * accelerator_type, max_restarts; max_calls does not apply).  Returns at
  * once; calls made before the actor runs wait for its constructor. */
-RT_EXPORT RT_NODISCARD int rt_actor_create(const rt_actor_class *cls,
+RT_NODISCARD RT_EXPORT int rt_actor_create(const rt_actor_class *cls,
                                            const rt_opts *opts, const void *arg,
                                            size_t arg_len, rt_actor *actor);
 /* Call method(state, arg) in the actor; *ref is read like a task's. */
-RT_EXPORT RT_NODISCARD int rt_actor_call(rt_actor actor, rt_method method,
+RT_NODISCARD RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method,
                                          const void *arg, size_t arg_len,
                                          rt_ref *ref);
 /* Kill an actor: calls not yet sent fail with RT_EACTORDIED, calls sent
@@ -306,13 +331,12 @@ RT_EXPORT int rt_actor_kill(rt_actor actor);
  * in CUDA_VISIBLE_DEVICES order ("0", "3", or "GPU-<uuid>" entries when
  * CUDA_VISIBLE_DEVICES named GPUs so before rt_init()).  *ids points to
  * *n strings owned by the runtime, valid until the task returns. */
-RT_EXPORT RT_NODISCARD int rt_get_gpu_ids(const char *const **ids, size_t *n);
+RT_NODISCARD RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n);
 /* The same for any accelerator resource: "GPU" or "neuron_cores". */
-RT_EXPORT RT_NODISCARD int rt_get_accelerator_ids(const char *resource,
+RT_NODISCARD RT_EXPORT int rt_get_accelerator_ids(const char *resource,
                                                   const char *const **ids,
                                                   size_t *n);
 
-/* The name of an error code ("invalid argument"); never NULL. */
 /*
  * What the runtime holds, as Ray's ray.cluster_resources() and
  * ray.available_resources(): one entry per resource, first the sums over
@@ -326,20 +350,25 @@ typedef struct rt_resource {
     int node;       /* -1: all nodes */
 } rt_resource;
 
-RT_EXPORT RT_NODISCARD int rt_cluster_resources(rt_resource **out, size_t *n);
-RT_EXPORT RT_NODISCARD int rt_available_resources(rt_resource **out, size_t *n);
+RT_NODISCARD RT_EXPORT int rt_cluster_resources(rt_resource **out, size_t *n);
+RT_NODISCARD RT_EXPORT int rt_available_resources(rt_resource **out, size_t *n);
 
 /* Write every task and actor call that ended so far as Chrome trace-event
  * JSON (Perfetto, chrome://tracing, rtask-timeline(1)) to path; needs
  * rt_config.timeline or $RTASK_TIMELINE (rt_timeline(3)). */
-RT_EXPORT RT_NODISCARD int rt_timeline(const char *path);
+RT_NODISCARD RT_EXPORT int rt_timeline(const char *path);
 
+/* The name of an error code ("invalid argument"); never NULL. */
 RT_EXPORT const char *rt_strerror(int code);
 /* The version of the library the program runs with, "0.1.0" (the
  * RT_VERSION_* macros say which header it was compiled with). */
 RT_EXPORT const char *rt_version(void);
 /* The detailed message of this thread's most recent failed call. */
 RT_EXPORT const char *rt_last_error(void);
+
+#ifdef RT_PEDANTIC_OFF_
+#pragma GCC diagnostic pop
+#endif
 
 #ifdef __cplusplus
 }

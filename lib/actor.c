@@ -45,7 +45,7 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
                               const void *arg, size_t arg_len, rt_actor *actor)
 {
     if (rt__in_worker)
-        return rt__error(RT_EINWORKER, "rt_actor_create: not inside a task");
+        return rt__error(RT_EINWORKER, "rt_actor_create: not available inside a task");
     if (!cls || !actor || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_create: %s is NULL",
                          !cls ? "the class" : !actor ? "actor" : "arg");
@@ -100,7 +100,7 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
                             size_t arg_len, rt_ref *ref)
 {
     if (rt__in_worker)
-        return rt__error(RT_EINWORKER, "rt_actor_call: not inside a task");
+        return rt__error(RT_EINWORKER, "rt_actor_call: not available inside a task");
     if (!method || !ref || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_call: %s is NULL",
                          !method ? "the method" : !ref ? "ref" : "arg");
@@ -124,7 +124,7 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
 RT_EXPORT int rt_actor_kill(rt_actor actor)
 {
     if (rt__in_worker)
-        return rt__error(RT_EINWORKER, "rt_actor_kill: not inside a task");
+        return rt__error(RT_EINWORKER, "rt_actor_kill: not available inside a task");
     rt__actor *a = NULL;
     int wake = 0;
     pthread_mutex_lock(&rt__rt.lock);

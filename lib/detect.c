@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifdef RT_HAVE_HWLOC
 #include <hwloc.h>
@@ -445,6 +446,16 @@ static int by_kind_then_bus(const void *a, const void *b)
     return lx != ly ? (lx > ly) - (lx < ly) : strcmp(x->bus_id, y->bus_id);
 }
 
+/* A root given in place of "/" that is not a directory yields no device:
+ * say so, since zero GPUs would otherwise look like a machine without. */
+static void check_root(const char *root)
+{
+    struct stat st;
+    if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
+        rt__warn("the sysfs root %s is not a directory: no device can be detected "
+                 "there", root);
+}
+
 int rt__detect(const rt__detect_opts *opts, rt__machine *m)
 {
     const char *root = opts && opts->root ? opts->root : getenv("RTASK_SYSFS_ROOT");
@@ -452,6 +463,8 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
     const char *db = opts && opts->pci_ids ? opts->pci_ids : getenv("RTASK_PCI_IDS");
     if (!root || !*root)
         root = "/";
+    else if (strcmp(root, "/") != 0)
+        check_root(root);
     if (!db)
         db = PCI_IDS_DEFAULT;
     memset(m, 0, sizeof *m);

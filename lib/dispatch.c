@@ -252,10 +252,21 @@ void rt__dispatch_run(rt__dispatch *d)
 
 /* ---- actors --------------------------------------------------------------- */
 
+/* How the actor's process ended, from its wait status. */
+static void describe_crash(const rt__actor *a, char *text, size_t size)
+{
+    int ws = a->wait_status;
+    if (WIFSIGNALED(ws))
+        snprintf(text, size, "the actor %s (pid %d) died: killed by signal %d (%s)",
+                 a->name, a->pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    else
+        snprintf(text, size, "the actor %s (pid %d) died: it exited with status %d",
+                 a->name, a->pid, WEXITSTATUS(ws));
+}
+
 static void compose_epitaph(rt__actor *a)
 {
     char text[320];
-    int ws = a->wait_status;
     switch (a->death) {
     case RT__DEATH_KILLED:
         snprintf(text, sizeof text, "the actor %s was killed", a->name);
@@ -272,13 +283,7 @@ static void compose_epitaph(rt__actor *a)
                                           : "");
         break;
     default:
-        if (WIFSIGNALED(ws))
-            snprintf(text, sizeof text, "the actor %s (pid %d) died: killed by "
-                     "signal %d (%s)", a->name, a->pid, WTERMSIG(ws),
-                     strsignal(WTERMSIG(ws)));
-        else
-            snprintf(text, sizeof text, "the actor %s (pid %d) died: it exited "
-                     "with status %d", a->name, a->pid, WEXITSTATUS(ws));
+        describe_crash(a, text, sizeof text);
     }
     size_t len = strlen(text) + 1;
     rt__free(a->epitaph);
@@ -295,6 +300,17 @@ static void compose_epitaph(rt__actor *a)
 static void fail_call(rt__dispatch *d, rt__task *t, rt__actor *a)
 {
     rt__task_fail(t, RT_EACTORDIED, "%s", a->epitaph ? a->epitaph : "the actor died");
+    finish(d, t, RT_EACTORDIED);
+}
+
+/* A call that the actor's process held when it died, while the actor
+ * restarts: the call is not run again, and says how the process ended. */
+static void fail_restarting_call(rt__dispatch *d, rt__task *t, rt__actor *a)
+{
+    char text[320];
+    describe_crash(a, text, sizeof text);
+    rt__task_fail(t, RT_EACTORDIED, "%s; it restarts (%d restart%s left after this one)",
+                  text, a->restarts_left - 1, a->restarts_left - 1 == 1 ? "" : "s");
     finish(d, t, RT_EACTORDIED);
 }
 
@@ -381,7 +397,9 @@ static void actor_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
         set_death(d, a, RT__DEATH_CRASHED);
     }
     for (rt__task *t; (t = rt__sched_recall(l));)
-        if (t != a->create)
+        if (t != a->create && restart)
+            fail_restarting_call(d, t, a);
+        else if (t != a->create)
             fail_call(d, t, a);
     rt__sched_unlease(&d->sched, l);
     d->running_actors--;

@@ -148,9 +148,17 @@ static int visible_ids(rt__offer *out, rt__family f, int detected, char (*ids)[R
             break;
         }
     }
-    if (bad)
-        rt__warn("%s=\"%s\": \"%.*s\" %s, so only the %d entries before it count, "
-                 "as in CUDA", var, value, (int)strcspn(bad, ","), bad, why, n);
+    if (bad) {
+        char kept[48];
+        if (n == 0)
+            snprintf(kept, sizeof kept, "no entry counts");
+        else if (n == 1)
+            snprintf(kept, sizeof kept, "only the entry before it counts");
+        else
+            snprintf(kept, sizeof kept, "only the %d entries before it count", n);
+        rt__warn("%s=\"%s\": \"%.*s\" %s, so %s, as in CUDA", var, value,
+                 (int)strcspn(bad, ","), bad, why, kept);
+    }
     return n;
 }
 
@@ -190,6 +198,18 @@ static void name_gpus(rt__offer *node, int n, int listed, int detect, uint64_t m
     }
 }
 
+/* The family's variable lists more GPUs than were found: only those
+ * found are offered, which the user should hear of (a count above the
+ * machine's is for num_gpus to give, as logical GPUs). */
+static void warn_unseen(const rt__offer *out, int listed, int found)
+{
+    const char *var, *value = visible_value(out->families.gpu, &var);
+    rt__warn("%s=\"%s\" lists %d GPU%s but %d %s detected here, so %d %s offered; "
+             "set num_gpus to offer logical GPUs", var, value, listed,
+             listed == 1 ? "" : "s", found, found == 1 ? "was" : "were", found,
+             found == 1 ? "is" : "are");
+}
+
 /* How many GPUs, and their ids.  An explicit count is logical (it may
  * exceed the machine's), but not what the family's variable lists. */
 static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
@@ -199,6 +219,8 @@ static int resolve_gpus(const rt_config *c, int detect, rt__offer *out)
     int found = detected_gpus(out, NULL);
     if (detect)
         gpus = listed >= 0 && listed < found ? listed : found;
+    if (detect && listed > found)
+        warn_unseen(out, listed, found);
     if (isnan(gpus) || gpus < 0 || gpus != floor(gpus) || gpus > RT__INSTANCE_MAX)
         return rt__error(RT_EINVAL, "rt_init: num_gpus must be RT_DETECT or a "
                                     "whole number from 0 to %d, not %g",

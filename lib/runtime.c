@@ -553,6 +553,11 @@ static int join_cluster(const rt__offer *set)
         char why[512];
         snprintf(why, sizeof why, "%s", rt_last_error());
         stop_runtime();
+        /* A failed rt_init() leaves the runtime as if it had never been
+         * started: later calls are RT_ENOTINIT, not RT_ESHUTDOWN. */
+        pthread_mutex_lock(&rt__rt.lock);
+        rt__rt.was_shut_down = 0;
+        pthread_mutex_unlock(&rt__rt.lock);
         return rt__error(rc, "%s", why);
     }
     if (rt__cluster_serving(c))

@@ -57,7 +57,7 @@ static int resources(const char *call, int available, rt_resource **out, size_t 
     if (!out || !n)
         return rt__error(RT_EINVAL, "%s: NULL argument", call);
     if (rt__in_worker)
-        return rt__error(RT_EINWORKER, "%s: not inside a task", call);
+        return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
     /* The books are the round holder's: hold it, so that they are whole. */
     pthread_mutex_lock(&rt__rt.round);
     pthread_mutex_lock(&rt__rt.lock);
@@ -82,7 +82,7 @@ static int resources(const char *call, int available, rt_resource **out, size_t 
 RT_EXPORT int rt_timeline(const char *path)
 {
     if (rt__in_worker)
-        return rt__error(RT_EINWORKER, "rt_timeline: not inside a task");
+        return rt__error(RT_EINWORKER, "rt_timeline: not available inside a task");
     pthread_mutex_lock(&rt__rt.round); /* the timeline is the round holder's */
     pthread_mutex_lock(&rt__rt.lock);
     int rc = rt__check_running("rt_timeline");

@@ -273,20 +273,21 @@ static void set_devices(const rt__hdr *h, const char *payload)
     bind_cpus();
 }
 
-RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,
-                                     size_t *n)
+/* The ids of resource that this task holds; call names the public call
+ * in messages. */
+static int accelerator_ids(const char *call, const char *resource,
+                           const char *const **ids, size_t *n)
 {
     if (!resource || !ids || !n)
-        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: NULL argument");
+        return rt__error(RT_EINVAL, "%s: NULL argument", call);
     int list = strcmp(resource, "GPU") == 0                      ? 0
                : rt__family_of_resource(resource) != RT__FAM_NONE ? 1
                                                                     : -1;
     if (list < 0)
-        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: %s is not an accelerator "
-                         "(GPU, neuron_cores, TPU, HPU or NPU)", resource);
+        return rt__error(RT_EINVAL, "%s: %s is not an accelerator "
+                         "(GPU, neuron_cores, TPU, HPU or NPU)", call, resource);
     if (!rt__in_worker)
-        return rt__error(RT_EINVAL, "rt_get_accelerator_ids: only inside a task "
-                                    "or an actor");
+        return rt__error(RT_EINVAL, "%s: only inside a task or an actor", call);
     /* Another family than the node's: this task holds none of it. */
     int held = list == 0 || (env.dev.accel_name && strcmp(resource, env.dev.accel_name) == 0);
     *ids = env.ids[list];
@@ -294,9 +295,15 @@ RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **i
     return 0;
 }
 
+RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,
+                                     size_t *n)
+{
+    return accelerator_ids("rt_get_accelerator_ids", resource, ids, n);
+}
+
 RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)
 {
-    return rt_get_accelerator_ids("GPU", ids, n);
+    return accelerator_ids("rt_get_gpu_ids", "GPU", ids, n);
 }
 
 static void result_drop(rt_result *r)

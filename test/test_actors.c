@@ -365,6 +365,39 @@ START_TEST(max_restarts_runs_the_constructor_again)
 }
 END_TEST
 
+int counter_die(void *state, const void *arg, size_t len, rt_result *r);
+int counter_die(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    (void)arg;
+    (void)len;
+    (void)r;
+    raise(SIGKILL);
+    return 0;
+}
+
+/* A call whose process dies while the actor restarts says who died and
+ * how, as the last call of a dead actor does. */
+START_TEST(a_call_lost_to_a_restart_says_why)
+{
+    init_gpus(2, 0);
+    rt_opts o = RT_OPTS_INIT;
+    o.max_restarts = 1;
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    uint64_t pid = call_actor_u64(a, counter_pid);
+    rt_ref ref;
+    ck_ok(rt_actor_call(a, counter_die, NULL, 0, &ref));
+    char want[128];
+    snprintf(want, sizeof want, "the actor Counter (pid %llu) died: killed by signal 9",
+             (unsigned long long)pid);
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EACTORDIED, want);
+    ck_assert_msg(strstr(rt_last_error(), "restarts") != NULL, "%s", rt_last_error());
+    ck_assert_uint_eq(call_actor_u64(a, counter_next), 1); /* restarted */
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 static char fini_path[128];
 
 static int file_says(const char *path, const char *want)
@@ -440,6 +473,7 @@ Suite *actors_suite(void)
     tcase_add_test(tc, an_actor_needs_no_constructor);
     tcase_add_test(tc, sigkilled_actor_fails_its_calls);
     tcase_add_test(tc, max_restarts_runs_the_constructor_again);
+    tcase_add_test(tc, a_call_lost_to_a_restart_says_why);
     tcase_add_test(tc, kill_runs_the_destructor_and_frees_the_gpu);
     tcase_add_test(tc, shutdown_runs_destructors);
     suite_add_tcase(s, tc);

@@ -72,9 +72,14 @@ START_TEST(cluster_errors_are_clear)
     c.cluster = NULL;
     setenv("RTASK_CLUSTER", "bogus", 1);
     ck_fails(rt_init_config(&c), RT_EINVAL, "RTASK_CLUSTER");
+    rt_ref none;
+    ck_fails(rt_remote(t_echo, NULL, NULL, 0, &none), RT_ENOTINIT, "call rt_init() first");
     setenv("RTASK_CLUSTER", "mpi", 1);
     setenv("RTASK_MPI_MODULE", "/nonexistent/rtask-mpi.so", 1);
     ck_fails(rt_init_config(&c), RT_EINVAL, "cannot load the MPI module");
+    /* Whatever made rt_init() fail, the runtime is as if never started. */
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, NULL, NULL, 0, &ref), RT_ENOTINIT, "call rt_init() first");
     unsetenv("RTASK_MPI_MODULE");
     setenv("RTASK_CLUSTER", "none", 1);
     ck_ok(rt_init_config(&c));
@@ -215,6 +220,48 @@ START_TEST(tasks_cannot_submit_tasks)
     start_runtime();
     int64_t rc = (int64_t)call_u64(t_submit_inside, NULL, "x", 1);
     ck_assert_int_eq(rc, RT_EINWORKER);
+    /* The message says the call is not available there, not that the
+     * caller is outside a task. */
+    rt_ref ref;
+    char *msg;
+    ck_ok(rt_remote(t_call_actor_inside, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&msg, NULL, RT_FOREVER));
+    ck_assert_str_eq(msg, "rt_actor_call: not available inside a task");
+    rt_free(msg);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Each call names itself in its messages, not the call it is built on. */
+START_TEST(messages_name_the_call)
+{
+    const char *const *ids;
+    size_t n;
+    ck_fails(rt_get_gpu_ids(&ids, &n), RT_EINVAL, "rt_get_gpu_ids: only inside a task");
+    ck_fails(rt_get_accelerator_ids("TPU", &ids, &n), RT_EINVAL,
+             "rt_get_accelerator_ids: only inside a task");
+}
+END_TEST
+
+/* num_gpus = RT_DEFAULT in a task is the default, none; other negative
+ * counts are refused. */
+START_TEST(num_gpus_default_is_none)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 1;
+    ck_ok(rt_init_config(&c));
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = RT_DEFAULT;
+    o.num_cpus = 0;
+    rt_ref ref;
+    char *s;
+    ck_ok(rt_remote(t_devices, &o, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&s, NULL, RT_FOREVER));
+    ck_assert_str_eq(s, "ids= cvd= order=PCI_BUS_ID neuron=-");
+    rt_free(s);
+    o.num_gpus = -2;
+    ck_fails(rt_remote(t_devices, &o, NULL, 0, &ref), RT_EINVAL, "num_gpus");
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -287,6 +334,8 @@ Suite *api_suite(void)
     tcase_add_test(tc, calls_after_shutdown_fail);
     tcase_add_test(tc, failing_task_reports_its_status_and_bytes);
     tcase_add_test(tc, tasks_cannot_submit_tasks);
+    tcase_add_test(tc, messages_name_the_call);
+    tcase_add_test(tc, num_gpus_default_is_none);
     tcase_add_test(tc, every_code_has_a_distinct_name);
     tcase_add_test(tc, initialisers_agree_with_their_macros);
     tcase_add_test(tc, free_ignores_null);

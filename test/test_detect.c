@@ -357,6 +357,43 @@ START_TEST(cuda_visible_devices_ends_at_an_invalid_entry)
 }
 END_TEST
 
+/* Zero GPUs is never silent when the user asked for some: a sysfs root
+ * that is not there, and GPUs listed by UUID on a machine with none. */
+static void init_nonexistent(void)
+{
+    init_on("/nonexistent", RT_DETECT, RT_DEFAULT, NULL);
+}
+
+static void init_none(void)
+{
+    init_on(FAKE "none", RT_DETECT, RT_DEFAULT, NULL);
+}
+
+START_TEST(zero_gpus_found_is_said)
+{
+    const char *out = capture_output(init_nonexistent);
+    ck_assert_msg(strstr(out, "the sysfs root /nonexistent is not a directory") != NULL,
+                  "warning: %s", out);
+    ck_offers(0);
+    ck_ok(rt_shutdown());
+    setenv("CUDA_VISIBLE_DEVICES", "GPU-a,GPU-b", 1);
+    out = capture_output(init_none);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    ck_assert_msg(strstr(out, "CUDA_VISIBLE_DEVICES=\"GPU-a,GPU-b\" lists 2 GPUs but 0 "
+                              "were detected here, so 0 are offered") != NULL,
+                  "warning: %s", out);
+    ck_offers(0);
+    ck_ok(rt_shutdown());
+    /* One valid entry before a bad one: the message counts in words. */
+    setenv("CUDA_VISIBLE_DEVICES", "1,x", 1);
+    out = capture_output(init_v100x4);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    ck_assert_msg(strstr(out, "so only the entry before it counts") != NULL, "warning: %s",
+                  out);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* A GPU in MIG mode offers its instances as the GPUs, by UUID, as
  * `nvidia-smi -L` lists them; CUDA_VISIBLE_DEVICES may name them. */
 START_TEST(mig_instances_are_the_gpus)
@@ -509,6 +546,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, rt_init_detects_gpus_and_type);
     tcase_add_test(tc, cuda_visible_devices_restricts_detected_gpus);
     tcase_add_test(tc, cuda_visible_devices_ends_at_an_invalid_entry);
+    tcase_add_test(tc, zero_gpus_found_is_said);
     tcase_add_test(tc, gpu_workers_are_bound_to_local_cpus);
     tcase_add_test(tc, neuron_cores_are_detected);
     tcase_add_test(tc, a_short_pci_ids_line_names_nothing);

@@ -61,6 +61,7 @@ int t_big_result(const void *arg, size_t len, rt_result *r);
 int t_checksum(const void *arg, size_t len, rt_result *r);
 int t_print(const void *arg, size_t len, rt_result *r);
 int t_submit_inside(const void *arg, size_t len, rt_result *r);
+int t_call_actor_inside(const void *arg, size_t len, rt_result *r);
 int t_span(const void *arg, size_t len, rt_result *r);
 int t_devices(const void *arg, size_t len, rt_result *r);
 int t_env(const void *arg, size_t len, rt_result *r);
