@@ -182,6 +182,7 @@ check: deps-test check-man check-header
 	    && echo "rtask-info: output as expected"
 	$(MAKE) --no-print-directory check-install
 	@mk/examples check build/examples
+	@mk/man-examples build/librtask.a build/man-examples
 	$(if $(MPICC),$(MAKE) --no-print-directory check-mpi,@echo "check-mpi: skipped (no mpicc)")
 
 # Work goes on while workers are killed and stopped at random (2 minutes
@@ -229,14 +230,16 @@ check-header:
 	        { echo "check-header: $$cc $$flags: a dropped result is not warned about"; exit 1; }; \
 	done; echo "check-header: (void) silences RT_NODISCARD; a dropped result warns"
 
-# Every page must render without a single warning.
+# Every page must render without a single warning, and open as the
+# README says, with man -l from the top of the tree (aliases are links).
 MAN_PAGES = $(sort $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7))
 check-man:
-	@mk/need-packages groff-base
-	@cd man && for p in $(MAN_PAGES:man/%=%); do \
-	    out=$$(groff -t -ww -man -z -Tutf8 $$p 2>&1); \
-	    [ -z "$$out" ] || { echo "man/$$p: $$out"; exit 1; }; \
-	done; echo "man pages: $(words $(MAN_PAGES)) render cleanly"
+	@mk/need-packages groff-base man-db
+	@for p in $(MAN_PAGES); do \
+	    out=$$(groff -t -ww -man -z -Tutf8 $$p 2>&1; \
+	           MANPAGER=cat man -l $$p 2>&1 > /dev/null); \
+	    [ -z "$$out" ] || { echo "$$p: $$out"; exit 1; }; \
+	done; echo "man pages: $(words $(MAN_PAGES)) render cleanly and open with man -l"
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # hwloc's PCI plugin (libpciaccess) leaks a little on every topology load,
@@ -379,11 +382,17 @@ check-install:
 	    $(CC) -rdynamic examples/hello.c -o build/prefix/hello \
 	    $$(pkg-config --cflags --libs rtask) && \
 	    LD_LIBRARY_PATH=build/prefix/lib build/prefix/hello > /dev/null
+	@for p in $(INSTALLED_MAN); do \
+	    name=$$(basename $$p); name=$${name%.*}; section=$${p%%/*}; \
+	    out=$$(MANPAGER=cat man -M build/prefix/share/man $${section#man} $$name 2>&1 \
+	           > /dev/null); \
+	    [ -z "$$out" ] || { echo "installed $$p: $$out"; exit 1; }; \
+	done
 	$(MAKE) --no-print-directory uninstall PREFIX=$(CURDIR)/build/prefix > /dev/null
 	rm -f build/prefix/hello
 	@test -z "$$(find build/prefix -type f -o -type l)" || \
 	    { echo "uninstall left:"; find build/prefix -type f -o -type l; exit 1; }
-	@echo "install: pkg-config build ran; uninstall left nothing"
+	@echo "install: pkg-config build ran, every page opens with man; uninstall left nothing"
 
 clean:
 	rm -rf build build-asan build-fuzz
