@@ -77,10 +77,18 @@ DESTDIR    ?=
 
 # The MPI module (lib/mpi_ops.h), where mpicc is: rt_init() loads it for
 # cluster "mpi"; programs never link MPI.
-MPICC      := $(shell command -v mpicc 2>/dev/null)
+# It is optional: built only where mpicc compiles a file that includes
+# mpi.h (Open MPI's programs come without its headers in openmpi-bin).
+MPICC_FOUND := $(shell command -v mpicc 2>/dev/null)
+MPICC      := $(if $(MPICC_FOUND),$(shell printf '\043include <mpi.h>\n' | \
+                  mpicc -x c -E - > /dev/null 2>&1 && echo $(MPICC_FOUND)))
 MPI_MODULE  = $(if $(MPICC),$(if $(filter build,$(B)),$(B)/rtask-mpi.so))
+MPI_MISSING = $(if $(MPICC_FOUND),mpicc cannot compile with mpi.h (libopenmpi-dev is \
+                  missing),there is no mpicc)
 
 lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED)) $(MPI_MODULE)
+	@$(if $(MPICC),:,echo "rtask: the MPI module is not built: $(MPI_MISSING);" \
+	    "make check-mpi installs Open MPI")
 
 $(B)/rtask-mpi.so: lib/mpi/module.c lib/mpi_ops.h
 	@mkdir -p $(@D)
@@ -139,8 +147,9 @@ $(B)/examples/%: examples/%.c examples/example.h $(STATIC) include/rtask.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
-# Each command line is shown before what it printed.
-run-examples: examples
+# Each command line is shown before what it printed.  The tools are built
+# too: the README's tour runs rtask-info next.
+run-examples: examples $(INFO_BIN) $(TIMELINE_BIN)
 	@mk/examples run $(B)/examples
 
 # ---- dependencies -----------------------------------------------------------
@@ -183,7 +192,9 @@ check: deps-test check-man check-header
 	$(MAKE) --no-print-directory check-install
 	@mk/examples check build/examples
 	@mk/man-examples build/librtask.a build/man-examples
-	$(if $(MPICC),$(MAKE) --no-print-directory check-mpi,@echo "check-mpi: skipped (no mpicc)")
+	@test/build/check-build
+	@mk/readme-tour
+	$(if $(MPICC),$(MAKE) --no-print-directory check-mpi,@echo "check-mpi: skipped ($(MPI_MISSING))")
 
 # Work goes on while workers are killed and stopped at random (2 minutes
 # at most): no task lost, hung, wrong or run more often than allowed.
@@ -214,6 +225,7 @@ check-mpi: deps-test
 	@mk/need-packages libopenmpi-dev openmpi-bin
 	$(MAKE) B=build $(CHECKING) lib $(MPI_TEST_BIN) $(MPI_APP_BIN) examples $(INFO_BIN)
 	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
+	mk/readme-tour mpi
 
 # A (void) cast silences RT_NODISCARD with gcc and clang, in each C
 # standard and in C++; without it, the dropped result is warned about.
