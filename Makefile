@@ -141,7 +141,7 @@ $(INFO_BIN): tools/rtask-info.c $(LIB_HDR) $(STATIC)
 # rtask-timeline reads the files rt_timeline() writes; it needs no library.
 $(TIMELINE_BIN): tools/rtask-timeline.c
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@
+	$(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ -lm
 
 $(B)/examples/%: examples/%.c examples/example.h $(STATIC) include/rtask.h
 	@mkdir -p $(@D)

@@ -519,16 +519,30 @@ static int start(const rt__offer *set)
 
 static void stop_runtime(void);
 
-/* Rank 0 of a cluster: when the program ends without rt_shutdown(), the
- * other ranks are still told to stop, and MPI is left as it must be. */
+/* A program that ends without rt_shutdown() gets it at exit, on one
+ * machine as on rank 0 of a cluster: the workers' last output is relayed,
+ * actors' destructors run, the timeline is written, and the other ranks
+ * are told to stop.  A child the program forked has no runtime (see
+ * forked_child), so the handler does nothing there. */
 static void shutdown_at_exit(void)
 {
     rt_shutdown();
 }
 
-/* A rank other than 0 serves until rank 0 shuts down, then ends. */
+static void shutdown_at_exit_once(void)
+{
+    static int registered;
+    if (!registered)
+        registered = atexit(shutdown_at_exit) == 0;
+}
+
+/* A rank other than 0 serves until rank 0 shuts down, then ends.  Its
+ * tasks are in rank 0's timeline; it writes none of its own, which would
+ * replace rank 0's file where the ranks share a file system. */
 static _Noreturn void serve_until_shutdown(void)
 {
+    rt__free(rt__rt.timeline_path);
+    rt__rt.timeline_path = NULL;
     rt__cluster_wait(rt__rt.cluster);
     stop_runtime();
     pthread_mutex_unlock(&rt__rt.lifecycle); /* for the program's exit handlers */
@@ -539,7 +553,6 @@ static _Noreturn void serve_until_shutdown(void)
  * before MPI starts). */
 static int join_cluster(const rt__offer *set)
 {
-    static int exit_handler;
     rt__cluster *c;
     int rc = rt__cluster_join(&c, set);
     if (rc == 0) {
@@ -562,8 +575,6 @@ static int join_cluster(const rt__offer *set)
     }
     if (rt__cluster_serving(c))
         serve_until_shutdown();
-    if (!exit_handler)
-        exit_handler = atexit(shutdown_at_exit) == 0;
     return 0;
 }
 
@@ -598,6 +609,8 @@ RT_EXPORT int rt_init_config(const rt_config *config)
     }
     if (rc == 0 && cluster)
         rc = join_cluster(&set);
+    if (rc == 0)
+        shutdown_at_exit_once();
     pthread_mutex_unlock(&rt__rt.lifecycle);
     return rc;
 }

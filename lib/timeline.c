@@ -65,7 +65,10 @@ static void write_span(FILE *f, const rt__timeline *tl, const rt__span *s)
             us_since(s->started_ns, s->ended_ns), s->node, (unsigned long long)s->lane,
             (unsigned long long)s->id);
     json_text(f, s->gpus);
-    fprintf(f, "\",\"queued_us\":%.3f,\"status\":\"", us_since(tl->origin_ns, s->queued_ns));
+    fprintf(f, "\",\"gpu_share\":%g,\"accel\":\"", s->gpu_share);
+    json_text(f, s->accel);
+    fprintf(f, "\",\"accel_share\":%g,\"queued_us\":%.3f,\"status\":\"", s->accel_share,
+            us_since(tl->origin_ns, s->queued_ns));
     json_text(f, rt_strerror(s->status));
     fprintf(f, "\",\"retries\":%d}}", s->retries);
 }

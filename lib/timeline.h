@@ -22,6 +22,9 @@ typedef struct rt__span {
     int node;
     uint64_t lane;           /* the worker process (its pid on this machine) */
     char gpus[64];           /* the GPU ids it held, "0,1"; "" */
+    char accel[64];          /* the ids of its accelerator family's instances */
+    double gpu_share;        /* how much of each of those GPUs: 0.25, 1 */
+    double accel_share;      /* and of each of those accelerators */
     uint64_t queued_ns, started_ns, ended_ns;
     int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED... */
     int retries;             /* runs before this one that were lost */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char *slurp(const char *path)
@@ -59,9 +60,9 @@ START_TEST(timeline_records_what_ended)
     snprintf(cmd, sizeof cmd, "python3 -m json.tool %s > /dev/null", path);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(svg, sizeof svg, "%s.svg", path);
-    snprintf(cmd, sizeof cmd, "build/tools/rtask-timeline %s > %s", path, svg);
+    snprintf(cmd, sizeof cmd, "build/tools/rtask-timeline --view workers %s > %s", path, svg);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(count(slurp(svg), "<rect"), 3 + 3); /* runs, then the legend */
+    ck_assert_int_eq(count(slurp(svg), "<title>"), 3); /* a bar per run */
     unlink(svg);
     unlink(path);
     ck_fails(rt_timeline(""), RT_EINVAL, "no path");
@@ -88,6 +89,131 @@ START_TEST(timeline_off_and_at_shutdown)
 }
 END_TEST
 
+/* A program that ends without rt_shutdown() still writes RTASK_TIMELINE:
+ * rt_shutdown() runs at exit, on one machine as on rank 0 of a cluster. */
+START_TEST(timeline_written_at_exit)
+{
+    char path[128];
+    temp_path(path, sizeof path, "atexit");
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("RTASK_TIMELINE", path, 1);
+        start_runtime();
+        uint64_t x = 2;
+        rt_ref ref;
+        if (rt_remote(t_double, NULL, &x, sizeof x, &ref) < 0 ||
+            rt_get(ref, NULL, NULL, 60000) < 0)
+            _exit(2);
+        exit(0); /* no rt_shutdown() */
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    ck_assert_int_eq(count(slurp(path), "\"ph\":\"X\""), 1);
+    unlink(path);
+}
+END_TEST
+
+/* What rtask-timeline does with path: its exit status, and what it
+ * printed on stdout and stderr in out. */
+static int draw(const char *args, const char *path, char *out, size_t size)
+{
+    char cmd[512], log[128];
+    temp_path(log, sizeof log, "drawn");
+    snprintf(cmd, sizeof cmd, "build/tools/rtask-timeline %s %s > %s 2>&1", args, path, log);
+    int status = system(cmd);
+    snprintf(out, size, "%s", slurp(log));
+    unlink(log);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+/* rtask-timeline(1): what is not a timeline is refused with status 1. */
+START_TEST(rtask_timeline_refuses_what_is_not_a_timeline)
+{
+    static char out[65536];
+    char path[128];
+    temp_path(path, sizeof path, "notatimeline");
+    ck_assert_int_eq(draw("", "/etc/passwd", out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "not a timeline rtask wrote") != NULL, "%s", out);
+    write_file(path, "", 0);
+    ck_assert_int_eq(draw("", path, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "an empty file") != NULL, "%s", out);
+    unsigned char noise[4096];
+    for (size_t i = 0; i < sizeof noise; i++)
+        noise[i] = (unsigned char)(i * 2654435761u >> 13);
+    write_file(path, noise, sizeof noise);
+    ck_assert_int_eq(draw("", path, out, sizeof out), 1);
+    /* A timeline cut short, and one with a line that is not rtask's. */
+    const char *cut = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+                      "{\"name\":\"f\",\"cat\":\"task\",\"ph\":\"X\",\"ts\":1,\"dur\":2,"
+                      "\"pid\":0,\"tid\":7,\"args\":{\"status\":\"success\"}},\n";
+    write_file(path, cut, strlen(cut));
+    ck_assert_int_eq(draw("", path, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "ends too soon") != NULL, "%s", out);
+    char odd[1024];
+    snprintf(odd, sizeof odd, "%s{\"x\":1}\n]}\n", cut);
+    write_file(path, odd, strlen(odd));
+    ck_assert_int_eq(draw("", path, out, sizeof out), 1);
+    snprintf(odd, sizeof odd, "%s]}\n", cut); /* the same, whole: drawn */
+    write_file(path, odd, strlen(odd));
+    ck_assert_int_eq(draw("", path, out, sizeof out), 0);
+    ck_assert_int_eq(draw("", "/tmp", out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "Is a directory") != NULL, "%s", out);
+    ck_assert_int_eq(draw("--view nonsense", path, out, sizeof out), 2);
+    unlink(path);
+}
+END_TEST
+
+/* The picture: a round time axis, a title a person reads, and a lane per
+ * GPU where four quarter-GPU tasks stand side by side as quarters. */
+START_TEST(rtask_timeline_shows_gpus_shared)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 4;
+    c.num_workers = 4;
+    c.num_gpus = 1;
+    c.timeline = 1;
+    ck_ok(rt_init_config(&c));
+    rt_opts quarter = RT_OPTS_INIT;
+    quarter.num_gpus = 0.25;
+    rt_ref refs[4];
+    uint64_t ms = 150;
+    for (int i = 0; i < 4; i++)
+        ck_ok(rt_remote(t_sleep_ms, &quarter, &ms, sizeof ms, &refs[i]));
+    for (int i = 0; i < 4; i++)
+        ck_ok(rt_get(refs[i], NULL, NULL, 60000));
+    char path[128];
+    temp_path(path, sizeof path, "quarters");
+    ck_ok(rt_timeline(path));
+    ck_ok(rt_shutdown());
+    static char svg[65536];
+    ck_assert_int_eq(draw("--view gpus", path, svg, sizeof svg), 0);
+    unlink(path);
+    ck_assert_int_eq(count(svg, ">node 0, GPU 0<"), 1);
+    ck_assert_int_eq(count(svg, "(0.25 of each)"), 4);
+    /* A quarter of the 44-pixel lane each, at four heights. */
+    ck_assert_int_eq(count(svg, "height=\"10.0\""), 4);
+    ck_assert_int_eq(count(svg, "worker"), 0);
+    ck_assert_msg(strstr(svg, ">0<") && strstr(svg, ">100 ms<"), "no round ticks: %s", svg);
+    ck_assert_msg(strstr(svg, "e+") == NULL, "a number a person cannot read: %s", svg);
+    const char *title = strstr(svg, "rtask timeline: 4 runs over ");
+    ck_assert_msg(title != NULL, "%s", svg);
+    double len;
+    char unit[4];
+    ck_assert_int_eq(sscanf(title, "rtask timeline: 4 runs over %lf %3[a-z]<", &len, unit), 2);
+    ck_assert_str_eq(unit, "ms");
+}
+END_TEST
+
 Suite *timeline_suite(void)
 {
     Suite *s = suite_create("timeline");
@@ -95,6 +221,9 @@ Suite *timeline_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, timeline_records_what_ended);
     tcase_add_test(tc, timeline_off_and_at_shutdown);
+    tcase_add_test(tc, timeline_written_at_exit);
+    tcase_add_test(tc, rtask_timeline_refuses_what_is_not_a_timeline);
+    tcase_add_test(tc, rtask_timeline_shows_gpus_shared);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,12 +1,17 @@
 /*
  * rtask-timeline - draw a timeline written by rt_timeline(3) as an SVG
- * Gantt chart: one row per worker process, grouped by node, each task a
- * bar coloured by its function, with the GPU ids it held written on it.
+ * Gantt chart with a time axis: one lane per GPU (and per accelerator),
+ * where each run is a bar as tall as its share of the device, so that one
+ * sees how fractional tasks packed; then one row per worker process,
+ * grouped by node.  Bars are coloured by function.
  *
- *   rtask-timeline trace.json > trace.svg
+ *   rtask-timeline [--view gpus|workers|both] trace.json > trace.svg
  *
- * It reads the file rtask writes (one event per line), not any trace.
+ * It reads the file rtask writes (one event per line) and refuses any
+ * other: a trace from elsewhere, a truncated file, a directory.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,29 +19,38 @@
 #define LINE_MAX_BYTES 4096
 #define WIDTH 1000.0
 #define LABEL 170.0 /* room for the row labels, left of the bars */
-#define ROW 22.0
+#define ROW 22.0    /* a worker's row */
+#define LANE 44.0   /* a device's lane: a whole device is this tall */
+#define AXIS 46.0   /* where the first row starts, below the axis */
+#define HEADER "{\"displayTimeUnit\":\"ms\",\"traceEvents\":["
+#define FOOTER "]}"
+#define MAX_ROWS 4096
+#define MAX_NAMES 64
 
 typedef struct event {
-    char name[64], gpus[64], status[48];
-    double ts, dur;
+    char name[64], gpus[64], accel[64], status[48];
+    double ts, dur, gpu_share, accel_share;
     int node;
     unsigned long long lane;
-    int row;
 } event;
 
 typedef struct row {
     int node;
-    unsigned long long lane;
+    unsigned long long lane; /* a worker's pid */
+    char device[72];         /* or a device: "GPU 1", "accelerator 0" */
 } row;
 
 typedef struct chart {
     event *ev;
     size_t n, cap;
-    row rows[4096];
+    row rows[MAX_ROWS];
     int nrows;
-    char names[64][64]; /* functions, in order of first appearance: colours */
+    char names[MAX_NAMES][64]; /* functions, in order of first appearance */
     int nnames;
+    double end, scale, y;      /* the last end (us), px per us, next row's top */
 } chart;
+
+/* ---- reading ---------------------------------------------------------------- */
 
 /* The string value of "key":"..." in line, unescaped enough for names. */
 static int text_of(const char *line, const char *key, char *out, size_t size)
@@ -61,67 +75,95 @@ static int number_of(const char *line, const char *key, double *out)
     char pat[32];
     snprintf(pat, sizeof pat, "\"%s\":", key);
     const char *p = strstr(line, pat);
-    return p && sscanf(p + strlen(pat), "%lf", out) == 1 ? 0 : -1;
+    return p && sscanf(p + strlen(pat), "%lf", out) == 1 && isfinite(*out) ? 0 : -1;
 }
 
-static int row_of(chart *c, int node, unsigned long long lane)
+/* A run ("ph":"X"): every field rtask writes must be there. */
+static int parse_run(const char *line, event *e)
 {
-    for (int i = 0; i < c->nrows; i++)
-        if (c->rows[i].node == node && c->rows[i].lane == lane)
-            return i;
-    if (c->nrows == (int)(sizeof c->rows / sizeof *c->rows))
-        return c->nrows - 1;
-    c->rows[c->nrows].node = node;
-    c->rows[c->nrows].lane = lane;
-    return c->nrows++;
-}
-
-static int colour_of(chart *c, const char *name)
-{
-    for (int i = 0; i < c->nnames; i++)
-        if (strcmp(c->names[i], name) == 0)
-            return i;
-    if (c->nnames == 64)
-        return 63;
-    snprintf(c->names[c->nnames], sizeof c->names[0], "%s", name);
-    return c->nnames++;
-}
-
-static int read_events(FILE *f, chart *c)
-{
-    char line[LINE_MAX_BYTES];
-    while (fgets(line, sizeof line, f)) {
-        if (!strstr(line, "\"ph\":\"X\""))
-            continue;
-        event e = {0};
-        double pid, tid;
-        if (text_of(line, "name", e.name, sizeof e.name) < 0 ||
-            number_of(line, "ts", &e.ts) < 0 || number_of(line, "dur", &e.dur) < 0 ||
-            number_of(line, "pid", &pid) < 0 || number_of(line, "tid", &tid) < 0)
-            return -1;
-        text_of(line, "gpus", e.gpus, sizeof e.gpus);
-        text_of(line, "status", e.status, sizeof e.status);
-        e.node = (int)pid;
-        e.lane = (unsigned long long)tid;
-        if (c->n == c->cap) {
-            c->cap = c->cap ? 2 * c->cap : 256;
-            event *v = realloc(c->ev, c->cap * sizeof *v);
-            if (!v)
-                return -1;
-            c->ev = v;
-        }
-        c->ev[c->n++] = e;
-    }
+    double pid, tid;
+    memset(e, 0, sizeof *e);
+    if (text_of(line, "name", e->name, sizeof e->name) < 0 ||
+        number_of(line, "ts", &e->ts) < 0 || number_of(line, "dur", &e->dur) < 0 ||
+        number_of(line, "pid", &pid) < 0 || number_of(line, "tid", &tid) < 0 ||
+        text_of(line, "status", e->status, sizeof e->status) < 0 || e->ts < 0 ||
+        e->dur < 0 || pid < 0 || tid < 0)
+        return -1;
+    text_of(line, "gpus", e->gpus, sizeof e->gpus);
+    text_of(line, "accel", e->accel, sizeof e->accel);
+    /* Files written before shares were recorded: a whole device. */
+    if (number_of(line, "gpu_share", &e->gpu_share) < 0)
+        e->gpu_share = 1;
+    if (number_of(line, "accel_share", &e->accel_share) < 0)
+        e->accel_share = 1;
+    e->node = (int)pid;
+    e->lane = (unsigned long long)tid;
     return 0;
 }
 
-static int by_node_then_lane(const void *a, const void *b)
+static int add_event(chart *c, const event *e)
 {
-    const row *x = a, *y = b;
-    if (x->node != y->node)
-        return x->node - y->node;
-    return (x->lane > y->lane) - (x->lane < y->lane);
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 256;
+        event *v = realloc(c->ev, cap * sizeof *v);
+        if (!v)
+            return -1;
+        c->ev = v;
+        c->cap = cap;
+    }
+    c->ev[c->n++] = *e;
+    return 0;
 }
+
+/* An event line of rtask's: a run or a node's name, with or without the
+ * comma that separates it from the next. */
+static int read_line(chart *c, char *line)
+{
+    size_t len = strlen(line);
+    if (len && line[len - 1] == ',')
+        line[--len] = '\0';
+    if (strncmp(line, "{\"name\":\"", 9) != 0 || len < 2 || line[len - 1] != '}')
+        return -1;
+    if (strstr(line, "\"ph\":\"M\""))
+        return 0;
+    event e;
+    if (!strstr(line, "\"ph\":\"X\"") || parse_run(line, &e) < 0)
+        return -1;
+    return add_event(c, &e);
+}
+
+/* 0, or -1 with why: rtask's header, its lines, its footer last. */
+static int read_events(FILE *f, chart *c, const char **why)
+{
+    char line[LINE_MAX_BYTES];
+    int lines = 0, ended = 0;
+    *why = "not a timeline rtask wrote";
+    while (fgets(line, sizeof line, f)) {
+        size_t len = strlen(line);
+        if (len == 0 || line[len - 1] != '\n')
+            return -1; /* a line too long, or a file cut short */
+        line[len - 1] = '\0';
+        if (ended)
+            return -1; /* something after the footer */
+        if (lines++ == 0) {
+            if (strcmp(line, HEADER) != 0)
+                return -1;
+        } else if (strcmp(line, FOOTER) == 0) {
+            ended = 1;
+        } else if (read_line(c, line) < 0) {
+            return -1;
+        }
+    }
+    if (ferror(f)) {
+        *why = strerror(errno);
+        return -1;
+    }
+    if (!ended)
+        *why = lines ? "not a timeline rtask wrote (it ends too soon)" : "an empty file";
+    return ended ? 0 : -1;
+}
+
+/* ---- drawing ----------------------------------------------------------------- */
 
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1",
                                       "#76b7b2", "#edc948", "#ff9da7", "#9c755f"};
@@ -139,73 +181,326 @@ static void xml(const char *s)
         }
 }
 
-static void draw(chart *c)
+/* A length of time in microseconds, as a person writes it: "850 us",
+ * "12.5 ms", "1.23 s". */
+static void duration(double us, char *out, size_t size)
 {
-    double end = 1;
+    if (us < 1000)
+        snprintf(out, size, "%.0f us", us);
+    else if (us < 1e6)
+        snprintf(out, size, "%.*f ms", us < 1e4 ? 2 : us < 1e5 ? 1 : 0, us / 1e3);
+    else
+        snprintf(out, size, "%.*f s", us < 1e7 ? 2 : us < 1e8 ? 1 : 0, us / 1e6);
+}
+
+static int colour_of(chart *c, const char *name)
+{
+    for (int i = 0; i < c->nnames; i++)
+        if (strcmp(c->names[i], name) == 0)
+            return i;
+    if (c->nnames == MAX_NAMES)
+        return MAX_NAMES - 1;
+    snprintf(c->names[c->nnames], sizeof c->names[0], "%s", name);
+    return c->nnames++;
+}
+
+/* The row of a worker (device NULL) or of a device of a node. */
+static int row_of(chart *c, int node, unsigned long long lane, const char *device)
+{
+    for (int i = 0; i < c->nrows; i++)
+        if (c->rows[i].node == node && c->rows[i].lane == lane &&
+            strcmp(c->rows[i].device, device ? device : "") == 0)
+            return i;
+    if (c->nrows == MAX_ROWS)
+        return MAX_ROWS - 1;
+    row *r = &c->rows[c->nrows];
+    r->node = node;
+    r->lane = lane;
+    snprintf(r->device, sizeof r->device, "%s", device ? device : "");
+    return c->nrows++;
+}
+
+static int by_node_then_lane(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node - y->node;
+    if (x->lane != y->lane)
+        return (x->lane > y->lane) - (x->lane < y->lane);
+    size_t lx = strlen(x->device), ly = strlen(y->device); /* GPU 10 after GPU 9 */
+    return lx != ly ? (lx > ly) - (lx < ly) : strcmp(x->device, y->device);
+}
+
+/* A round step for the axis: 1, 2 or 5 times a power of ten, giving
+ * about eight ticks over the whole span. */
+static double tick_step(double span)
+{
+    double raw = span / 8, power = pow(10, floor(log10(raw)));
+    double step = raw / power < 1.5 ? 1 : raw / power < 3.5 ? 2 : raw / power < 7.5 ? 5 : 10;
+    return step * power;
+}
+
+static void draw_axis(const chart *c, double bottom)
+{
+    double step = tick_step(c->end);
+    double unit = step >= 1e6 ? 1e6 : step >= 1e3 ? 1e3 : 1;
+    const char *name = unit == 1e6 ? "s" : unit == 1e3 ? "ms" : "us";
+    for (double t = 0; t <= c->end; t += step) {
+        double x = LABEL + t * c->scale;
+        char label[32];
+        snprintf(label, sizeof label, "%g %s", t / unit, name);
+        printf("<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#ddd\"/>"
+               "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
+               x, AXIS - 8, x, bottom, x, AXIS - 12, t == 0 ? "0" : label);
+    }
+}
+
+static void draw_heading(chart *c, const char *text)
+{
+    printf("<text x=\"10\" y=\"%g\" font-weight=\"bold\">%s</text>\n", c->y + 14, text);
+    c->y += 20;
+}
+
+/* One bar: its tooltip names the run, its length, devices and status. */
+static void draw_bar(chart *c, const event *e, double y, double height, double share)
+{
+    double x = LABEL + e->ts * c->scale, w = e->dur * c->scale < 1 ? 1 : e->dur * c->scale;
+    int failed = strcmp(e->status, "success") != 0;
+    char len[32];
+    duration(e->dur, len, sizeof len);
+    printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"%s><title>",
+           x, y, w, height, palette[colour_of(c, e->name) % 8],
+           failed ? " stroke=\"#e15759\" stroke-width=\"2\"" : "");
+    xml(e->name);
+    printf(": %s", len);
+    if (e->gpus[0]) {
+        printf(", GPU ");
+        xml(e->gpus);
+        printf(" (%g of each)", e->gpu_share);
+    }
+    printf(" (");
+    xml(e->status);
+    printf(")</title></rect>\n");
+    if (w > 40 && height >= 12) {
+        printf("<text x=\"%.1f\" y=\"%.1f\" fill=\"white\" font-size=\"10\">", x + 3,
+               y + height / 2 + 4);
+        if (share > 0 && share < 1)
+            printf("%g ", share);
+        xml(e->name);
+        printf("</text>\n");
+    }
+}
+
+/* Whether id is one of the comma-separated list's. */
+static int listed(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strncmp(p, id, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    }
+    return 0;
+}
+
+/* Each device lane's runs, stacked: a run takes the lowest place free of
+ * the runs it overlaps in time, so that the lane shows the device shared. */
+typedef struct placed {
+    double start, end, low, share;
+} placed;
+
+static double place(placed *p, int n, double start, double end, double share)
+{
+    double candidates[1 + MAX_ROWS];
+    int nc = 0;
+    candidates[nc++] = 0;
+    for (int i = 0; i < n && nc < (int)(sizeof candidates / sizeof *candidates); i++)
+        if (p[i].start < end && start < p[i].end)
+            candidates[nc++] = p[i].low + p[i].share;
+    double best = -1;
+    for (int k = 0; k < nc; k++) {
+        double low = candidates[k];
+        int free = low + share <= 1 + 1e-9;
+        for (int i = 0; free && i < n; i++)
+            free = !(p[i].start < end && start < p[i].end && p[i].low < low + share - 1e-9 &&
+                     low < p[i].low + p[i].share - 1e-9);
+        if (free && (best < 0 || low < best))
+            best = low;
+    }
+    return best < 0 ? 0 : best; /* times measured apart overlap a little */
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const event *x = *(const event *const *)a, *y = *(const event *const *)b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The runs that held device id of family ("GPU" or "accelerator") on a
+ * node, stacked in its lane. */
+static void draw_device(chart *c, const row *r, const char *family, const char *id)
+{
+    const event **runs = malloc(c->n * sizeof *runs);
+    placed *p = malloc(c->n * sizeof *p);
+    int n = 0;
+    for (size_t i = 0; runs && p && i < c->n; i++) {
+        const event *e = &c->ev[i];
+        const char *list = strcmp(family, "GPU") == 0 ? e->gpus : e->accel;
+        if (e->node == r->node && listed(list, id))
+            runs[n++] = e;
+    }
+    qsort(runs, (size_t)n, sizeof *runs, by_start);
+    printf("<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#f4f4f4\"/>\n", LABEL,
+           c->y, WIDTH - LABEL - 30, LANE);
+    printf("<text x=\"10\" y=\"%g\">node %d, ", c->y + LANE / 2 + 4, r->node);
+    xml(r->device);
+    printf("</text>\n");
+    for (int i = 0; i < n; i++) {
+        const event *e = runs[i];
+        double share = strcmp(family, "GPU") == 0 ? e->gpu_share : e->accel_share;
+        share = share > 0 && share < 1 ? share : 1;
+        double low = place(p, i, e->ts, e->ts + e->dur, share);
+        p[i] = (placed){e->ts, e->ts + e->dur, low, share};
+        draw_bar(c, e, c->y + LANE * (1 - low - share) + 0.5, LANE * share - 1, share);
+    }
+    c->y += LANE + 4;
+    free(runs);
+    free(p);
+}
+
+/* Every device some run held: one lane each, by node and id. */
+static int collect_devices(chart *c)
+{
+    c->nrows = 0;
     for (size_t i = 0; i < c->n; i++) {
-        end = c->ev[i].ts + c->ev[i].dur > end ? c->ev[i].ts + c->ev[i].dur : end;
-        row_of(c, c->ev[i].node, c->ev[i].lane);
+        const char *lists[2] = {c->ev[i].gpus, c->ev[i].accel};
+        const char *family[2] = {"GPU", "accelerator"};
+        for (int k = 0; k < 2; k++) {
+            char copy[64], *save, device[72];
+            snprintf(copy, sizeof copy, "%s", lists[k]);
+            for (char *id = strtok_r(copy, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
+                snprintf(device, sizeof device, "%s %s", family[k], id);
+                row_of(c, c->ev[i].node, 0, device);
+            }
+        }
     }
     qsort(c->rows, (size_t)c->nrows, sizeof *c->rows, by_node_then_lane);
-    double scale = (WIDTH - LABEL - 10) / end;
-    double height = 40 + ROW * c->nrows + 30;
-    printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
-           "font-family=\"sans-serif\" font-size=\"11\">\n", WIDTH, height);
-    printf("<text x=\"10\" y=\"18\" font-size=\"13\">rtask timeline: %zu runs, %.3g ms"
-           "</text>\n", c->n, end / 1000);
+    return c->nrows;
+}
+
+static void draw_devices(chart *c)
+{
+    if (collect_devices(c) == 0)
+        return;
+    draw_heading(c, "GPUs and accelerators (a bar's height is its share of the device)");
+    for (int r = 0; r < c->nrows; r++) {
+        const char *family = strncmp(c->rows[r].device, "GPU ", 4) == 0 ? "GPU" : "accelerator";
+        draw_device(c, &c->rows[r], family, c->rows[r].device + strlen(family) + 1);
+    }
+}
+
+static void draw_workers(chart *c)
+{
+    c->nrows = 0;
+    for (size_t i = 0; i < c->n; i++)
+        row_of(c, c->ev[i].node, c->ev[i].lane, NULL);
+    qsort(c->rows, (size_t)c->nrows, sizeof *c->rows, by_node_then_lane);
+    draw_heading(c, "Worker processes");
     for (int r = 0; r < c->nrows; r++)
-        printf("<text x=\"10\" y=\"%g\">node %d, worker %llu</text>\n", 40 + ROW * r + 15,
+        printf("<text x=\"10\" y=\"%g\">node %d, worker %llu</text>\n", c->y + ROW * r + 15,
                c->rows[r].node, c->rows[r].lane);
     for (size_t i = 0; i < c->n; i++) {
         const event *e = &c->ev[i];
-        int r = row_of(c, e->node, e->lane);
-        double x = LABEL + e->ts * scale, w = e->dur * scale < 1 ? 1 : e->dur * scale;
-        int failed = e->status[0] && strcmp(e->status, "success") != 0;
-        printf("<rect x=\"%.1f\" y=\"%g\" width=\"%.1f\" height=\"%g\" fill=\"%s\"%s>"
-               "<title>", x, 40 + ROW * r + 2, w, ROW - 4,
-               palette[colour_of(c, e->name) % 8],
-               failed ? " stroke=\"#e15759\" stroke-width=\"2\"" : "");
-        xml(e->name);
-        printf(": %.3g ms%s", e->dur / 1000, e->gpus[0] ? ", GPU " : "");
-        xml(e->gpus);
-        printf(" (");
-        xml(e->status);
-        printf(")</title></rect>\n");
-        if (e->gpus[0] && w > 40) {
-            printf("<text x=\"%.1f\" y=\"%g\" fill=\"white\">GPU ", x + 3, 40 + ROW * r + 15);
-            xml(e->gpus);
-            printf("</text>\n");
-        }
+        int r = row_of(c, e->node, e->lane, NULL);
+        draw_bar(c, e, c->y + ROW * r + 2, ROW - 4, 0);
     }
+    c->y += ROW * c->nrows + 4;
+}
+
+static void draw_legend(const chart *c)
+{
     for (int i = 0; i < c->nnames; i++) {
-        double x = 10 + 150.0 * i;
+        double x = 10 + 150.0 * (i % 6), y = c->y + 10 + 18.0 * (i / 6);
         printf("<rect x=\"%g\" y=\"%g\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-               "<text x=\"%g\" y=\"%g\">", x, height - 20, palette[i % 8], x + 14, height - 11);
+               "<text x=\"%g\" y=\"%g\">", x, y, palette[i % 8], x + 14, y + 9);
         xml(c->names[i]);
         printf("</text>\n");
     }
+}
+
+static int count_workers(chart *c)
+{
+    c->nrows = 0;
+    for (size_t i = 0; i < c->n; i++)
+        row_of(c, c->ev[i].node, c->ev[i].lane, NULL);
+    return c->nrows;
+}
+
+/* The layout is known before anything is drawn, so that the frame has
+ * its height and the axis' grid lies under the bars. */
+static void draw(chart *c, int devices, int workers)
+{
+    c->end = 1;
+    for (size_t i = 0; i < c->n; i++) {
+        c->end = fmax(c->end, c->ev[i].ts + c->ev[i].dur);
+        colour_of(c, c->ev[i].name); /* the legend's size, for the height */
+    }
+    c->scale = (WIDTH - LABEL - 30) / c->end;
+    int ndev = devices ? collect_devices(c) : 0, nwork = workers ? count_workers(c) : 0;
+    double rows = (ndev ? 20 + ndev * (LANE + 4) : 0) + (workers ? 20 + ROW * nwork + 4 : 0);
+    double height = AXIS + rows + 20 + 18.0 * ((c->nnames + 5) / 6 + 1);
+    char span[32];
+    duration(c->end, span, sizeof span);
+    printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
+           "font-family=\"sans-serif\" font-size=\"11\">\n"
+           "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+           "<text x=\"10\" y=\"16\" font-size=\"13\">rtask timeline: %zu run%s over %s"
+           "</text>\n", WIDTH, height, c->n, c->n == 1 ? "" : "s", span);
+    draw_axis(c, AXIS + rows);
+    c->y = AXIS;
+    if (ndev)
+        draw_devices(c);
+    if (workers)
+        draw_workers(c);
+    draw_legend(c);
     printf("</svg>\n");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(argc == 2 ? stdout : stderr, "usage: rtask-timeline trace.json > trace.svg\n");
-        return argc == 2 ? 0 : 2;
+    const char *view = "both", *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--view") == 0 && i + 1 < argc)
+            view = argv[++i];
+        else if (strcmp(argv[i], "--help") == 0)
+            path = "--help";
+        else if (!path && argv[i][0] != '-')
+            path = argv[i];
+        else
+            path = NULL, argc = 0;
     }
-    FILE *f = fopen(argv[1], "r");
+    int devices = strcmp(view, "gpus") == 0 || strcmp(view, "both") == 0;
+    int workers = strcmp(view, "workers") == 0 || strcmp(view, "both") == 0;
+    if (!path || strcmp(path, "--help") == 0 || (!devices && !workers)) {
+        int help = path && strcmp(path, "--help") == 0;
+        fprintf(help ? stdout : stderr,
+                "usage: rtask-timeline [--view gpus|workers|both] trace.json > trace.svg\n");
+        return help ? 0 : 2;
+    }
+    FILE *f = fopen(path, "r");
     if (!f) {
-        perror(argv[1]);
+        fprintf(stderr, "rtask-timeline: %s: %s\n", path, strerror(errno));
         return 1;
     }
     static chart c;
-    int rc = read_events(f, &c);
+    const char *why;
+    int rc = read_events(f, &c, &why);
     fclose(f);
     if (rc < 0) {
-        fprintf(stderr, "rtask-timeline: %s is not a timeline rtask wrote\n", argv[1]);
+        fprintf(stderr, "rtask-timeline: %s: %s\n", path, why);
+        free(c.ev);
         return 1;
     }
-    draw(&c);
+    draw(&c, devices, workers);
     free(c.ev);
     return 0;
 }
