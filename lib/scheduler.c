@@ -73,21 +73,23 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
     rt__sched_node *n = rt__calloc(1, sizeof *n);
     if (!n)
         return -1;
-    n->total = n->free = *total;
+    rt__pool *free = &n->free;
+    n->total = free->res = *total;
     n->bind_cpus = spec->bind_cpus;
-    rt__instances_init(&n->gpus, ngpus, spec->gpu_ids);
-    type_gpus(s, &n->gpus, spec->gpu_types);
+    rt__instances_init(&free->gpus, ngpus, spec->gpu_ids);
+    type_gpus(s, &free->gpus, spec->gpu_types);
     if (spec->gpu_cpus)
         memcpy(n->gpu_cpus, spec->gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
     if (spec->gpu_bytes)
-        memcpy(n->gpus.bytes, spec->gpu_bytes, (size_t)ngpus * sizeof *n->gpus.bytes);
+        memcpy(free->gpus.bytes, spec->gpu_bytes, (size_t)ngpus * sizeof *free->gpus.bytes);
     n->accel_index = -1;
     for (int i = 0; i < s->names.count; i++)
         if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
             n->accel_index = i;
     if (n->accel_index >= 0)
-        rt__instances_init(&n->accel, (int)(total->custom[n->accel_index] / RT__UNIT),
+        rt__instances_init(&free->accel, (int)(total->custom[n->accel_index] / RT__UNIT),
                            spec->accel_ids);
+    n->unheld = n->free;
     s->node[s->nnodes++] = n;
     return 0;
 }
@@ -104,7 +106,7 @@ static int memory_infeasible(const rt__sched *s, const rt__res *req, int type)
 {
     uint64_t most = 0;
     for (int i = 0; i < s->nnodes; i++) {
-        uint64_t m = rt__instances_largest(&s->node[i]->gpus, type);
+        uint64_t m = rt__instances_largest(&s->node[i]->free.gpus, type);
         most = m > most ? m : most;
     }
     if (most == 0)
@@ -121,9 +123,10 @@ int rt__sched_feasible(const rt__sched *s, const rt__res *req)
     for (int i = 0; i < s->nnodes && rc < 0; i++) {
         const rt__sched_node *n = s->node[i];
         rc = rt__res_feasible(&n->total, req, &s->names);
-        if (rc == 0 && req->gpu_bytes && rt__instances_largest(&n->gpus, type) < req->gpu_bytes)
+        if (rc == 0 && req->gpu_bytes &&
+            rt__instances_largest(&n->free.gpus, type) < req->gpu_bytes)
             rc = RT_EINFEASIBLE;
-        else if (rc == 0 && !rt__instances_could(&n->gpus, req->gpu, type))
+        else if (rc == 0 && !rt__instances_could(&n->free.gpus, req->gpu, type))
             rc = rt__error(RT_EINFEASIBLE, "a request for %g GPU of type %s can never be "
                            "met: no node has that many GPUs of that type",
                            (double)req->gpu / RT__UNIT,
@@ -405,18 +408,20 @@ rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l)
 
 /* ---- decisions ------------------------------------------------------------ */
 
-/* Whether c's request fits what one node has free now, and where: nodes
- * are tried in order, so the first node fills before the next. */
-static int fits(const rt__sched *s, const rt__class *c, rt__grant *g)
+/* Whether c's request fits a node's pool (what it has free now, or
+ * would have once its tasks ended), and where: nodes are tried in order,
+ * so the first node fills before the next. */
+static int fits(const rt__sched *s, const rt__class *c, int unheld, rt__grant *g)
 {
     for (int i = 0; i < s->nnodes; i++) {
         const rt__sched_node *n = s->node[i];
+        const rt__pool *p = unheld ? &n->unheld : &n->free;
         int gpus = c->req.gpu_bytes
-                       ? rt__instances_pick_bytes(&n->gpus, c->req.gpu_bytes, c->gpu_type,
+                       ? rt__instances_pick_bytes(&p->gpus, c->req.gpu_bytes, c->gpu_type,
                                                   &g->gpu)
-                       : rt__instances_pick(&n->gpus, c->req.gpu, c->gpu_type, &g->gpu);
-        if (rt__res_fits(&n->free, &c->req) && gpus &&
-            rt__instances_pick(&n->accel, accel_of(n, &c->req), RT__ANY_TYPE, &g->accel)) {
+                       : rt__instances_pick(&p->gpus, c->req.gpu, c->gpu_type, &g->gpu);
+        if (rt__res_fits(&p->res, &c->req) && gpus &&
+            rt__instances_pick(&p->accel, accel_of(n, &c->req), RT__ANY_TYPE, &g->accel)) {
             g->node = i;
             return 1;
         }
@@ -439,20 +444,27 @@ static int older(const rt__class *a, const rt__class *b)
     return !b || a->pending.head->seq < b->pending.head->seq;
 }
 
+/* An actor's calls never wait behind other requests: the actor already
+ * holds what they need, and holding them back frees nothing. */
 int rt__sched_may_feed(const rt__sched *s, const rt__class *c)
 {
-    return !s->blocked || c == s->blocked || older(c, s->blocked);
+    return c->owner || !s->blocked || c == s->blocked || older(c, s->blocked);
 }
 
+/* The oldest class that wants a lease and fits gets it.  One that holds
+ * nothing and does not fit blocks every younger class, so that the tasks
+ * in its way end and it runs next, but only while what it waits for can
+ * come free: if it would not fit even once every task ended (actors hold
+ * what it needs), younger classes that fit are placed past it. */
 rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
 {
     s->blocked = NULL;
     for (rt__class *c = rt__sched_waiting(s); c; c = rt__sched_next_waiting(s, c)) {
         if (!wants_lease(c))
             continue;
-        if (fits(s, c, g))
+        if (fits(s, c, 0, g))
             return c;
-        if (c->leases == 0) {
+        if (c->leases == 0 && fits(s, c, 1, g)) {
             s->blocked = c; /* every younger class waits for it */
             return NULL;
         }
@@ -472,13 +484,28 @@ static rt__res held(const rt__class *c, const rt__grant *g)
     return r;
 }
 
+static void pool_take(rt__pool *p, const rt__res *h, const rt__grant *g)
+{
+    rt__res_take(&p->res, h);
+    rt__instances_take(&p->gpus, &g->gpu);
+    rt__instances_take(&p->accel, &g->accel);
+}
+
+static void pool_give(rt__pool *p, const rt__res *h, const rt__grant *g)
+{
+    rt__res_give(&p->res, h);
+    rt__instances_give(&p->gpus, &g->gpu);
+    rt__instances_give(&p->accel, &g->accel);
+}
+
+/* An actor's holdings are not free once tasks end: they leave both pools. */
 void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
 {
     rt__sched_node *n = s->node[g->node];
     rt__res h = held(c, g);
-    rt__res_take(&n->free, &h);
-    rt__instances_take(&n->gpus, &g->gpu);
-    rt__instances_take(&n->accel, &g->accel);
+    pool_take(&n->free, &h, g);
+    if (c->owner)
+        pool_take(&n->unheld, &h, g);
     c->leases++;
     update_feedable(s, c);
 }
@@ -487,9 +514,9 @@ void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
 {
     rt__sched_node *n = s->node[g->node];
     rt__res h = held(c, g);
-    rt__res_give(&n->free, &h);
-    rt__instances_give(&n->gpus, &g->gpu);
-    rt__instances_give(&n->accel, &g->accel);
+    pool_give(&n->free, &h, g);
+    if (c->owner)
+        pool_give(&n->unheld, &h, g);
     c->leases--;
     update_feedable(s, c);
 }
@@ -620,7 +647,7 @@ static void format_cpus(const rt__sched_node *n, const rt__pick *gpu, char *buf,
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int i = 0; n->bind_cpus && gpu->each && i < n->gpus.count; i++) {
+    for (int i = 0; n->bind_cpus && gpu->each && i < n->free.gpus.count; i++) {
         if (!rt__pick_has(gpu, i))
             continue;
         if (!n->gpu_cpus[i][0] || len >= size) {
@@ -641,10 +668,10 @@ static void format_memory(const rt__sched_node *n, const rt__pick *gpu, char *bu
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int i = 0; gpu->each && i < n->gpus.count && len < size; i++)
+    for (int i = 0; gpu->each && i < n->free.gpus.count && len < size; i++)
         if (rt__pick_has(gpu, i))
             len += (size_t)snprintf(buf + len, size - len, "%s%llu", len ? "," : "",
-                                    (unsigned long long)((unsigned __int128)n->gpus.bytes[i] *
+                                    (unsigned long long)((unsigned __int128)n->free.gpus.bytes[i] *
                                                          (uint64_t)gpu->each / RT__UNIT));
     if (len >= size)
         buf[0] = '\0';
@@ -655,8 +682,8 @@ void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
 {
     const rt__sched_node *n = s->node[g->node];
     size_t size = RT__INSTANCE_MAX * RT__ID_LEN;
-    rt__pick_format(&g->gpu, &n->gpus, gpus, size);
-    rt__pick_format(&g->accel, &n->accel, accel, size);
+    rt__pick_format(&g->gpu, &n->free.gpus, gpus, size);
+    rt__pick_format(&g->accel, &n->free.accel, accel, size);
     format_cpus(n, &g->gpu, cpus, size);
     format_memory(n, &g->gpu, memory, size);
 }

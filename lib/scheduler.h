@@ -70,12 +70,22 @@ struct rt__lease {
 };
 
 /* What one node offers, as the scheduler counts it. */
+/* What a node has free: resources, and its GPUs' and accelerators'
+ * instances. */
+typedef struct rt__pool {
+    rt__res res;
+    rt__instances gpus, accel;
+} rt__pool;
+
 typedef struct rt__sched_node {
-    rt__res total, free;
-    rt__instances gpus;
+    rt__res total;
+    rt__pool free;
+    /* What would be free once every running task ended: the totals less
+     * what actors hold.  A request that does not fit there waits for an
+     * actor to end, which may never happen, so it holds no one back. */
+    rt__pool unheld;
     int accel_index;                    /* its accelerator family's custom
                                            resource (family.h), or -1 */
-    rt__instances accel;                /* that family's instances */
     int bind_cpus;                      /* tell workers the CPUs near their GPUs */
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
 } rt__sched_node;

@@ -43,11 +43,11 @@ static size_t entries(const rt__sched *s, int available, rt_resource *out)
 {
     rt__res sum = {0};
     for (int k = 0; k < s->nnodes; k++)
-        rt__res_give(&sum, available ? &s->node[k]->free : &s->node[k]->total);
+        rt__res_give(&sum, available ? &s->node[k]->free.res : &s->node[k]->total);
     size_t n = node_entries(s, &sum, -1, out);
     for (int k = 0; k < s->nnodes; k++) {
         const rt__sched_node *node = s->node[k];
-        n += node_entries(s, available ? &node->free : &node->total, k, out ? out + n : NULL);
+        n += node_entries(s, available ? &node->free.res : &node->total, k, out ? out + n : NULL);
     }
     return n;
 }

@@ -398,6 +398,104 @@ START_TEST(a_call_lost_to_a_restart_says_why)
 }
 END_TEST
 
+/* ---- queueing: actors never wait behind requests that cannot start ---- */
+
+static void init_with(double cpus, double gpus, const char *resources)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = cpus;
+    c.num_gpus = gpus;
+    c.resources = resources;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+}
+
+static rt_actor make_actor(double cpus, double gpus, const char *resources)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.num_cpus = cpus;
+    o.num_gpus = gpus;
+    o.resources = resources;
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    return a;
+}
+
+/* The actor's next count, within 10 s (a call that waits behind another
+ * request would wait forever). */
+static uint64_t answered(rt_actor a)
+{
+    rt_ref ref;
+    uint64_t *v;
+    ck_ok(rt_actor_call(a, counter_next, NULL, 0, &ref));
+    int rc = rt_get(ref, (void **)&v, NULL, 10000);
+    ck_assert_msg(rc == 0, "the call waits: %s", rt_last_error());
+    uint64_t out = *v;
+    rt_free(v);
+    return out;
+}
+
+/* Two 1-CPU actors on 1 CPU, both created before either is called: the
+ * first answers while the second waits for the CPU it holds. */
+START_TEST(an_actor_answers_while_another_waits_for_its_cpu)
+{
+    init_with(1, 0, NULL);
+    rt_actor first = make_actor(1, 0, NULL), second = make_actor(1, 0, NULL);
+    (void)second;
+    ck_assert_uint_eq(answered(first), 1);
+    ck_assert_uint_eq(answered(first), 2);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Custom=1: one actor holds 0.7; another asking 0.7 can never start while
+ * it lives, so one asking 0.3 starts past it. */
+START_TEST(a_small_actor_starts_past_one_that_cannot)
+{
+    init_with(2, 0, "Custom=1");
+    rt_actor holder = make_actor(0, 0, "Custom=0.7");
+    ck_assert_uint_eq(answered(holder), 1);
+    make_actor(0, 0, "Custom=0.7");
+    rt_actor small = make_actor(0, 0, "Custom=0.3");
+    ck_assert_uint_eq(answered(small), 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Two GPUs: a 1-GPU actor holds one, a 2-GPU actor waits for both, and
+ * another 1-GPU actor starts on the other. */
+START_TEST(one_gpu_actors_start_while_a_two_gpu_actor_waits)
+{
+    init_with(2, 2, NULL);
+    rt_actor one = make_actor(0, 1, NULL);
+    ck_assert_uint_eq(answered(one), 1);
+    make_actor(0, 2, NULL);
+    rt_actor other = make_actor(0, 1, NULL);
+    ck_assert_uint_eq(answered(other), 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task that waits for the CPU an actor holds does not hold back that
+ * actor's calls. */
+START_TEST(a_queued_task_does_not_block_the_actor_it_waits_for)
+{
+    init_with(1, 0, NULL);
+    rt_actor a = make_actor(1, 0, NULL);
+    ck_assert_uint_eq(answered(a), 1);
+    rt_ref task;
+    uint64_t x = 1;
+    ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &task));
+    ck_assert_uint_eq(answered(a), 2);
+    ck_ok(rt_actor_kill(a)); /* the CPU comes free: the task runs */
+    uint64_t *v;
+    ck_ok(rt_get(task, (void **)&v, NULL, 10000));
+    ck_assert_uint_eq(*v, 2);
+    rt_free(v);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 static char fini_path[128];
 
 static int file_says(const char *path, const char *want)
@@ -474,6 +572,10 @@ Suite *actors_suite(void)
     tcase_add_test(tc, sigkilled_actor_fails_its_calls);
     tcase_add_test(tc, max_restarts_runs_the_constructor_again);
     tcase_add_test(tc, a_call_lost_to_a_restart_says_why);
+    tcase_add_test(tc, an_actor_answers_while_another_waits_for_its_cpu);
+    tcase_add_test(tc, a_small_actor_starts_past_one_that_cannot);
+    tcase_add_test(tc, one_gpu_actors_start_while_a_two_gpu_actor_waits);
+    tcase_add_test(tc, a_queued_task_does_not_block_the_actor_it_waits_for);
     tcase_add_test(tc, kill_runs_the_destructor_and_frees_the_gpu);
     tcase_add_test(tc, shutdown_runs_destructors);
     suite_add_tcase(s, tc);

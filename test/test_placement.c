@@ -86,16 +86,16 @@ static const char *check_invariants(const rt__sched *sched, const held *h, int n
     rt__res used = {0};
     for (int k = 0; k < nheld; k++)
         rt__res_give(&used, &h[k].c->req);
-    if (s->free.cpu < 0 || s->free.gpu < 0)
+    const rt__res *free = &s->free.res;
+    if (free->cpu < 0 || free->gpu < 0)
         return "CPUs or GPUs over-committed";
-    if (s->free.cpu + used.cpu != s->total.cpu || s->free.gpu + used.gpu != s->total.gpu)
+    if (free->cpu + used.cpu != s->total.cpu || free->gpu + used.gpu != s->total.gpu)
         return "CPU or GPU amounts do not add up";
     for (int i = 0; i < sched->names.count; i++)
-        if (s->free.custom[i] < 0 ||
-            s->free.custom[i] + used.custom[i] != s->total.custom[i])
+        if (free->custom[i] < 0 || free->custom[i] + used.custom[i] != s->total.custom[i])
             return "a custom resource is over-committed or does not add up";
-    const char *err = check_instances(&s->gpus, h, nheld, 0);
-    return err ? err : check_instances(&s->accel, h, nheld, 1);
+    const char *err = check_instances(&s->free.gpus, h, nheld, 0);
+    return err ? err : check_instances(&s->free.accel, h, nheld, 1);
 }
 
 /* A fraction went where it leaves the least, ties to the lowest index; a
@@ -169,9 +169,9 @@ START_TEST(random_requests_never_overcommit)
         rt__class *c = rand() % 2 ? rt__sched_decide(&s, &g) : NULL;
         const char *err = NULL;
         if (c && nheld < HELD_MAX) {
-            err = check_pick(&node->gpus, c->req.gpu, &g.gpu);
+            err = check_pick(&node->free.gpus, c->req.gpu, &g.gpu);
             if (!err)
-                err = check_pick(&node->accel, c->req.custom[node->accel_index], &g.accel);
+                err = check_pick(&node->free.accel, c->req.custom[node->accel_index], &g.accel);
             rt__sched_take(&s, c, &g);
             h[nheld++] = (held){c, g, start_one(&s, c)};
             granted[c == classes[0] ? 0 : 1]++;

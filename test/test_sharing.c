@@ -74,9 +74,9 @@ START_TEST(memory_and_fractions_share_one_gpu)
     ck_assert_int_eq(share, RT__UNIT / 4);
     ck_assert_int_eq(grant(&s, half, &share), 0);
     ck_assert_int_eq(grant(&s, twenty, &share), 0);
-    ck_assert_int_eq(s.node[0]->gpus.free[0], 0);
+    ck_assert_int_eq(s.node[0]->free.gpus.free[0], 0);
     ck_assert_int_eq(grant(&s, twenty, &share), 1);
-    ck_assert_int_eq(s.node[0]->free.gpu, 2 * RT__UNIT - RT__UNIT - RT__UNIT / 4);
+    ck_assert_int_eq(s.node[0]->free.res.gpu, 2 * RT__UNIT - RT__UNIT - RT__UNIT / 4);
     rt__res eighty = {.gpu_bytes = 80 * GIB}, more = {.gpu_bytes = 60 * GIB + 1};
     no_grant(&s, eighty);
     no_grant(&s, more);
