@@ -137,6 +137,26 @@ static void partition(rt_ref *refs, size_t n, const unsigned char *ready,
         memcpy(refs + k, scratch, (n - k) * sizeof *refs);
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const rt_ref *)a)->id, y = ((const rt_ref *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Whether a handle is listed twice: it would count twice towards
+ * num_ready.  scratch has room for n handles. */
+static int has_duplicate(const rt_ref *refs, size_t n, rt_ref *scratch)
+{
+    if (n < 2)
+        return 0;
+    memcpy(scratch, refs, n * sizeof *refs);
+    qsort(scratch, n, sizeof *scratch, by_id);
+    for (size_t i = 1; i < n; i++)
+        if (scratch[i].id == scratch[i - 1].id)
+            return 1;
+    return 0;
+}
+
 RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
                       size_t *n_ready)
 {
@@ -151,6 +171,12 @@ RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
         rt__free(ready);
         rt__free(scratch);
         return rt__error(RT_ENOMEM, "rt_wait: no memory for %zu handles", n);
+    }
+    if (has_duplicate(refs, n, scratch)) {
+        rt__free(ready);
+        rt__free(scratch);
+        return rt__error(RT_EINVAL, "rt_wait: a handle is listed twice (as Ray, "
+                                    "rt_wait takes each once)");
     }
     struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
     pthread_mutex_lock(&rt__rt.lock);

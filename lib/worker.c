@@ -504,7 +504,10 @@ static void run_task(const rt__task_msg *m)
     answer.status = invoke(m, arg, &r);
     atomic_store(&self.slot->running, 0);
     task_ended();
-    if (env_changed())
+    /* Tasks that share a worker each start from the lease's environment;
+     * an actor's process keeps what its constructor and methods set, as
+     * Ray's does (distributed setups export MASTER_ADDR and the like). */
+    if (m->type == RT__MSG_TASK && env_changed())
         env_reset();
     answer.run_us = (rt__now_ns() - start) / 1000;
     fflush(stdout);

@@ -398,6 +398,64 @@ START_TEST(a_call_lost_to_a_restart_says_why)
 }
 END_TEST
 
+/* ---- an actor's process keeps its environment ---------------------------- */
+
+int actor_setenv(void *state, const void *arg, size_t len, rt_result *r);
+int actor_getenv(void *state, const void *arg, size_t len, rt_result *r);
+
+/* arg: "NAME=value" (NUL-terminated). */
+int actor_setenv(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    (void)len;
+    (void)r;
+    return putenv(strdup(arg));
+}
+
+/* arg: a name; the result: its value, or "-". */
+int actor_getenv(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    (void)len;
+    const char *v = getenv(arg);
+    v = v ? v : "-";
+    return rt_result_set(r, v, strlen(v) + 1);
+}
+
+static char *actor_env(rt_actor a, const char *name)
+{
+    rt_ref ref;
+    char *v;
+    ck_ok(rt_actor_call(a, actor_getenv, name, strlen(name) + 1, &ref));
+    ck_ok(rt_get(ref, (void **)&v, NULL, 60000));
+    return v;
+}
+
+/* What a method sets stays for the next method, CUDA_VISIBLE_DEVICES too,
+ * as in Ray; tasks that share a worker still start clean. */
+START_TEST(an_actor_keeps_its_environment)
+{
+    init_gpus(2, 2);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 1;
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    const char *sets[] = {"MASTER_ADDR=10.0.0.1", "CUDA_VISIBLE_DEVICES=7"};
+    for (int i = 0; i < 2; i++) {
+        rt_ref ref;
+        ck_ok(rt_actor_call(a, actor_setenv, sets[i], strlen(sets[i]) + 1, &ref));
+        ck_ok(rt_get(ref, NULL, NULL, 60000));
+    }
+    char *v = actor_env(a, "MASTER_ADDR");
+    ck_assert_str_eq(v, "10.0.0.1");
+    rt_free(v);
+    v = actor_env(a, "CUDA_VISIBLE_DEVICES");
+    ck_assert_str_eq(v, "7");
+    rt_free(v);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* ---- queueing: actors never wait behind requests that cannot start ---- */
 
 static void init_with(double cpus, double gpus, const char *resources)
@@ -572,6 +630,7 @@ Suite *actors_suite(void)
     tcase_add_test(tc, sigkilled_actor_fails_its_calls);
     tcase_add_test(tc, max_restarts_runs_the_constructor_again);
     tcase_add_test(tc, a_call_lost_to_a_restart_says_why);
+    tcase_add_test(tc, an_actor_keeps_its_environment);
     tcase_add_test(tc, an_actor_answers_while_another_waits_for_its_cpu);
     tcase_add_test(tc, a_small_actor_starts_past_one_that_cannot);
     tcase_add_test(tc, one_gpu_actors_start_while_a_two_gpu_actor_waits);

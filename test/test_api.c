@@ -168,6 +168,12 @@ START_TEST(bad_handles_are_refused)
     size_t n_ready;
     ck_fails(rt_wait(&ref, 1, 1, 0, &n_ready), RT_EBADREF, "handle 0");
     ck_fails(rt_wait(&ref, 1, 2, 0, &n_ready), RT_EINVAL, "num_ready");
+    /* A handle listed twice would count twice: refused, as Ray does. */
+    rt_ref twice[2];
+    ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &twice[0]));
+    twice[1] = twice[0];
+    ck_fails(rt_wait(twice, 2, 2, 0, &n_ready), RT_EINVAL, "listed twice");
+    ck_ok(rt_get(twice[0], NULL, NULL, RT_FOREVER));
     ck_ok(rt_shutdown());
 }
 END_TEST
