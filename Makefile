@@ -175,8 +175,14 @@ $(FAKE_NVML): test/fake/nvml.c lib/nvml_abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) -fPIC -shared $< -o $@
 
+# A task function in a library of its own, for dlopen() (test_tasks.c).
+LATE_LIB = $(B)/test/libtask-late.so
+$(LATE_LIB): test/late/late_task.c include/rtask.h
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) -Iinclude -fPIC -shared $< -o $@
+
 # test_placement.c includes internal headers to drive the scheduler.
-$(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) | deps-test
+$(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) $(LATE_LIB) | deps-test
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)

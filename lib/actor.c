@@ -30,6 +30,11 @@ static rt__actor *new_actor(const char *name, const rt_actor_class *cls,
 static int start_actor(rt__actor *a, rt__task *create, rt__request *r, void **old)
 {
     int rc = rt__check_running("rt_actor_create");
+    if (rc == 0 && create->fn)
+        rc = rt__check_code((const void *)create->fn, "rt_actor_create", "the constructor");
+    if (rc == 0 && a->fini)
+        rc = rt__check_code((const void *)(uintptr_t)a->fini, "rt_actor_create",
+                            "the destructor");
     if (rc == 0)
         rc = rt__request_place(&rt__rt.dispatch.sched, r, create);
     if (rc == 0 && rt__table_add(&rt__rt.actors, a, &a->handle, old) < 0)
@@ -112,6 +117,8 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
         return rc;
     pthread_mutex_lock(&rt__rt.lock);
     rc = rt__check_running("rt_actor_call");
+    if (rc == 0)
+        rc = rt__check_code((const void *)(uintptr_t)method, "rt_actor_call", "the method");
     if (rc == 0)
         rc = find_live(actor, "rt_actor_call", &a);
     if (rc == 0) {

@@ -75,6 +75,8 @@ static void *image_find(const rt__fn_place *p)
 int rt__fn_cache_place(rt__fn_cache *c, const void *fn, rt__fn_place *out)
 {
     size_t i = ((uintptr_t)fn >> 4) % RT__FN_CACHE;
+    if (!fn)
+        return -1; /* an empty slot's fn is NULL too */
     if (c->slot[i].fn != fn) {
         if (image_place(fn, &c->slot[i].place) < 0)
             return -1;
@@ -96,6 +98,42 @@ void *rt__fn_cache_find(rt__fn_cache *c, const rt__fn_place *p)
         c->slot[i].place = *p;
     }
     return fn;
+}
+
+static int add_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    rt__code_map *m = arg;
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum && m->n != SIZE_MAX; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        if (m->n == RT__CODE_RANGES) {
+            m->n = SIZE_MAX;
+            break;
+        }
+        m->range[m->n].lo = info->dlpi_addr + ph->p_vaddr;
+        m->range[m->n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        m->n++;
+    }
+    return 0;
+}
+
+void rt__code_map_take(rt__code_map *m)
+{
+    m->n = 0;
+    dl_iterate_phdr(add_code, m);
+}
+
+int rt__code_map_has(const rt__code_map *m, const void *fn)
+{
+    uintptr_t a = (uintptr_t)fn;
+    if (m->n == SIZE_MAX)
+        return 1;
+    for (size_t i = 0; i < m->n; i++)
+        if (a >= m->range[i].lo && a < m->range[i].hi)
+            return 1;
+    return 0;
 }
 
 /* The GNU build id note of the program (the first object walked). */

@@ -39,6 +39,21 @@ typedef struct rt__fn_cache {
 int rt__fn_cache_place(rt__fn_cache *c, const void *fn, rt__fn_place *out);
 void *rt__fn_cache_find(rt__fn_cache *c, const rt__fn_place *p);
 
+/* The code a fork server forked now would have: the executable segments
+ * of every object loaded.  A function outside them (in a library
+ * dlopen()ed later) does not exist in the workers.  has: 1 when fn lies in
+ * the map (or the map could not hold every segment), else 0. */
+#define RT__CODE_RANGES 512
+typedef struct rt__code_map {
+    size_t n;                /* SIZE_MAX: too many segments to tell */
+    struct {
+        uintptr_t lo, hi;
+    } range[RT__CODE_RANGES];
+} rt__code_map;
+
+void rt__code_map_take(rt__code_map *m);
+int rt__code_map_has(const rt__code_map *m, const void *fn);
+
 /* The program's identity, as text ("build-id 1a2b..." or "sha 9f..."),
  * into buf. */
 void rt__image_identity(char *buf, size_t size);

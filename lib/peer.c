@@ -71,10 +71,13 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
 {
     rt__peer *p = (rt__peer *)n;
     proxy *x = (proxy *)w;
+    /* w[2]: bit 0, a destructor follows; bit 1, there is no function (a
+     * class without a constructor), which has no place to send. */
     rt__rank_msg m = {.type = RT__RANK_TASK, .lease = x->byid.id,
-                      .w = {t->id, t->kind, fini != 0}, .text = t->name ? t->name : "",
-                      .bytes = rt__task_arg(t), .len = t->arg_len, .fd = -1};
-    if (rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0 ||
+                      .w = {t->id, t->kind, (fini != 0) | (uint64_t)(t->fn == NULL) << 1},
+                      .text = t->name ? t->name : "", .bytes = rt__task_arg(t),
+                      .len = t->arg_len, .fd = -1};
+    if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
         (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0))
         return -1;
     if (t->arg_fd >= 0 && (m.fd = dup(t->arg_fd)) < 0)

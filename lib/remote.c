@@ -35,6 +35,8 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
     pthread_mutex_lock(&rt__rt.lock);
     rc = rt__check_running("rt_remote");
     if (rc == 0)
+        rc = rt__check_code((const void *)fn, "rt_remote", "the function");
+    if (rc == 0)
         rc = rt__request_place(&rt__rt.dispatch.sched, &r, t);
     if (rc == 0)
         rc = rt__submit_ref(t, ref);

@@ -9,6 +9,7 @@
 #include "thread.h"
 #include "worker.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -132,6 +133,26 @@ int rt__submit_cancel(rt__cancel *c)
     c->next = rt__rt.cancels;
     rt__rt.cancels = c;
     return need_wake();
+}
+
+int rt__check_code(const void *fn, const char *call, const char *what)
+{
+    /* A submitter calls one function many times: the last one that passed
+     * is not looked up again. */
+    static _Thread_local const void *passed;
+    static _Thread_local unsigned passed_generation;
+    if (fn == passed && passed_generation == rt__rt.code_generation)
+        return 0;
+    if (!rt__code_map_has(&rt__rt.code, fn)) {
+        Dl_info info;
+        const char *object = dladdr(fn, &info) && info.dli_fname ? info.dli_fname : "?";
+        return rt__error(RT_EINVAL, "%s: %s is in %s, loaded after rt_init(): the workers, "
+                         "forked from the fork server that rt_init() started, do not have "
+                         "it (load it before rt_init())", call, what, object);
+    }
+    passed = fn;
+    passed_generation = rt__rt.code_generation;
+    return 0;
 }
 
 int rt__check_running(const char *call)
@@ -506,6 +527,8 @@ static int start_thread(const rt__offer *set)
 static int start(const rt__offer *set)
 {
     raise_descriptor_limit();
+    rt__code_map_take(&rt__rt.code); /* what the fork server will have */
+    rt__rt.code_generation++;
     rt__rt.state = RT__RUNNING; /* before the thread, which checks it */
     rt__rt.was_shut_down = 0;
     rt__rt.stop_reason = NULL;

@@ -38,6 +38,8 @@
 #include "table.h"
 #include "task.h"
 
+#include "image.h"
+
 #include <pthread.h>
 
 typedef enum rt__state {
@@ -73,6 +75,8 @@ typedef struct rt__runtime {
     int recording;               /* keep a timeline (fixed by rt_init()) */
     rt__timeline timeline;       /* the round holder's: what ended */
     char *timeline_path;         /* RTASK_TIMELINE: rt_shutdown() writes it */
+    rt__code_map code;           /* what the fork server has (fixed by rt_init()) */
+    unsigned code_generation;    /* which rt_init() took it */
     pthread_t thread;
 } rt__runtime;
 
@@ -81,6 +85,9 @@ extern rt__runtime rt__rt;
 /* [L] Fail a public call made when the runtime is not running, in a
  * worker, or after rt_shutdown(); 0 when it is running. */
 int rt__check_running(const char *call);
+/* [L] 0, or RT_EINVAL when fn (what names it: "the function") was loaded
+ * after rt_init(), so that no worker has it. */
+int rt__check_code(const void *fn, const char *call, const char *what);
 /* [L] Queue a record for the runtime.  Returns 1 when the caller must call
  * rt__submitted() after unlocking. */
 int rt__submit(rt__task *t);

@@ -219,9 +219,11 @@ static int set_devices(lease *l, const rt__rank_msg *m)
  * a constructor's destructor goes to the lease. */
 static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
 {
-    void *fn = rt__fn_cache_find(&s->functions, &m->fn);
-    void *fini = m->w[2] ? rt__fn_cache_find(&s->functions, &m->fini) : NULL;
-    if (!fn || (m->w[2] && !fini) || m->w[1] > RT__KIND_CALL) {
+    int has_fini = m->w[2] & 1, no_fn = m->w[2] >> 1 & 1; /* peer.c's op_send */
+    void *fn = no_fn ? NULL : rt__fn_cache_find(&s->functions, &m->fn);
+    void *fini = has_fini ? rt__fn_cache_find(&s->functions, &m->fini) : NULL;
+    int bad_kind = m->w[1] > RT__KIND_CALL || (no_fn && m->w[1] != RT__KIND_CREATE);
+    if ((!fn && !no_fn) || (has_fini && !fini) || bad_kind || m->w[2] > 3) {
         rt__warn("rank 0 sent a function this program does not have: dropped");
         return NULL;
     }
@@ -230,7 +232,7 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
                  m->bytes, m->len, &t);
     if (t) {
         t->id = m->w[0];
-        l->fini = m->w[2] ? (uint64_t)(uintptr_t)fini : l->fini;
+        l->fini = has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
     }
     return t;
 }

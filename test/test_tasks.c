@@ -1,6 +1,7 @@
 /* test_tasks.c - results, volume, threads, large payloads, rt_wait(). */
 #include "tests.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,30 @@ START_TEST(output_lines_carry_name_and_pid)
 }
 END_TEST
 
+/* A function from a library dlopen()ed after rt_init() is not in the
+ * workers: refused at submission, with why; loaded before, it runs. */
+START_TEST(functions_loaded_after_init_are_refused)
+{
+    start_runtime();
+    void *lib = dlopen("build/test/libtask-late.so", RTLD_NOW);
+    ck_assert_msg(lib != NULL, "%s", dlerror());
+    rt_fn late = (rt_fn)(uintptr_t)dlsym(lib, "late_task");
+    ck_assert_ptr_nonnull((void *)(uintptr_t)late);
+    rt_ref ref;
+    ck_fails(rt_remote(late, NULL, NULL, 0, &ref), RT_EINVAL, "loaded after rt_init()");
+    ck_assert_msg(strstr(rt_last_error(), "libtask-late.so") != NULL, "%s", rt_last_error());
+    ck_ok(rt_shutdown());
+    start_runtime(); /* now the library is there when the fork server forks */
+    char *s;
+    ck_ok(rt_remote(late, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
+    ck_assert_str_eq(s, "late");
+    rt_free(s);
+    ck_ok(rt_shutdown());
+    dlclose(lib);
+}
+END_TEST
+
 Suite *tasks_suite(void)
 {
     Suite *s = suite_create("tasks");
@@ -230,6 +255,7 @@ Suite *tasks_suite(void)
     tcase_add_test(tc, custom_resources_limit_concurrency);
     tcase_add_test(tc, released_tasks_still_run_and_are_freed);
     tcase_add_test(tc, output_lines_carry_name_and_pid);
+    tcase_add_test(tc, functions_loaded_after_init_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -172,6 +172,14 @@ static int counter_add(void *state, const void *arg, size_t len, rt_result *res)
     return rt_result_set(res, buf, strlen(buf) + 1);
 }
 
+/* A method that needs no state: the rank's machine. */
+static int where_method(void *state, const void *arg, size_t len, rt_result *res)
+{
+    (void)state, (void)arg, (void)len;
+    const char *root = getenv("RTASK_SYSFS_ROOT");
+    return rt_result_set(res, root, strlen(root) + 1);
+}
+
 /* ---- helpers -------------------------------------------------------------------- */
 
 static rt_opts gpu_opts(double gpus, const char *type)
@@ -329,6 +337,23 @@ START_TEST(test_remote_actor)
 }
 END_TEST
 
+/* A class with neither constructor nor destructor, placed on rank 1. */
+START_TEST(test_remote_actor_without_constructor)
+{
+    static const rt_actor_class plain = {"plain", NULL, NULL};
+    rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+    rt_actor a;
+    rt_ref ref;
+    ck_ok(rt_actor_create(&plain, &o, NULL, 0, &a));
+    ck_ok(rt_actor_call(a, where_method, NULL, 0, &ref));
+    char *r;
+    ck_ok(rt_get(ref, (void **)&r, NULL, 60000));
+    ck_assert_str_eq(r, "test/fake/h100x8");
+    rt_free(r);
+    ck_ok(rt_actor_kill(a));
+}
+END_TEST
+
 START_TEST(test_remote_worker_killed)
 {
     char marker[64];
@@ -390,6 +415,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_remote_results);
         tcase_add_test(tc, test_remote_output);
         tcase_add_test(tc, test_remote_actor);
+        tcase_add_test(tc, test_remote_actor_without_constructor);
         tcase_add_test(tc, test_remote_worker_killed);
     }
     if (strcmp(which, "trio") == 0)
