@@ -260,14 +260,11 @@ check-man:
 	done; echo "man pages: $(words $(MAN_PAGES)) render cleanly and open with man -l"
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-# hwloc's PCI plugin (libpciaccess) leaks a little on every topology load,
-# from a module that is unloaded before the leak check: not ours to fix.
-NO_HWLOC_PCI = HWLOC_PLUGINS_BLACKLIST=hwloc_pci
 check-asan: deps-test
 	$(MAKE) B=build-asan $(CHECKING) OPT="-O1 -g $(SAN)" LIBS="$(LIBS) $(SAN)" \
 	    build-asan/test/rtask-tests
 	$(MAKE) B=build $(CHECKING) $(TIMELINE_BIN)
-	$(NO_HWLOC_PCI) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/test/rtask-tests
 
@@ -277,7 +274,7 @@ check-asan: deps-test
 check-valgrind: deps-test
 	@mk/need-packages valgrind
 	$(MAKE) B=build $(CHECKING) $(TEST_BIN) $(TIMELINE_BIN)
-	$(NO_HWLOC_PCI) HWLOC_COMPONENTS=-x86 CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
+	HWLOC_COMPONENTS=-x86 CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    --suppressions=test/valgrind.supp build/test/rtask-tests
 

@@ -1,6 +1,7 @@
 /* test_api.c - the contract of the public calls: errors and misuse. */
 #include "tests.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,26 @@ START_TEST(bad_config_is_refused)
     /* None of those started anything. */
     rt_ref ref;
     ck_fails(rt_remote(t_echo, NULL, NULL, 0, &ref), RT_ENOTINIT, "rt_init");
+}
+END_TEST
+
+/* Starting and stopping the runtime again and again costs no memory:
+ * 100 cycles (detection through hwloc included) grow the heap by less
+ * than 100 KB. */
+START_TEST(init_shutdown_cycles_keep_the_heap)
+{
+    start_runtime();
+    ck_ok(rt_shutdown());
+    size_t before = mallinfo2().uordblks, cycles = scaled(100);
+    for (size_t i = 0; i < cycles; i++) {
+        rt_config c = RT_CONFIG_INIT;
+        c.num_workers = 1;
+        ck_ok(rt_init_config(&c));
+        ck_ok(rt_shutdown());
+    }
+    size_t after = mallinfo2().uordblks;
+    ck_assert_msg(after < before + 100 * 1024, "%zu cycles grew the heap from %zu to %zu bytes",
+                  cycles, before, after);
 }
 END_TEST
 
@@ -333,6 +354,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, bad_config_is_refused);
     tcase_add_test(tc, cluster_errors_are_clear);
     tcase_add_test(tc, zeroed_config_means_defaults);
+    tcase_add_test(tc, init_shutdown_cycles_keep_the_heap);
     tcase_add_test(tc, bad_submissions_are_refused);
     tcase_add_test(tc, bad_resource_lists_are_refused);
     tcase_add_test(tc, bad_handles_are_refused);
