@@ -315,12 +315,18 @@ static int resolve_accel(rt__offer *out, rt__item *items, int *n)
     if (f == RT__FAM_NONE)
         return 0;
     int count = rt__machine_instances(&out->machine, f);
-    int listed = given ? -1 : visible_ids(out, f, 1, out->accel_ids, index_valid);
+    int listed = visible_ids(out, f, count > 0, out->accel_ids, index_valid);
     if (given)
         count = (int)(items[rt__items_find(items, *n, rt__families[f].resource)].amount /
                       RT__UNIT);
     else if (listed >= 0 && listed < count)
         count = listed;
+    /* As for GPUs (and as Ray raises): what the variable excludes is not
+     * offered, whatever count is given. */
+    const char *var, *value = visible_value(f, &var);
+    if (given && listed >= 0 && count > listed)
+        return rt__error(RT_EINVAL, "rt_init: %s is %d but %s=\"%s\" lists %d",
+                         rt__families[f].resource, count, var, value, listed);
     out->families.accel_total = count;
     return given ? 0 : rt__items_add(items, n, rt__families[f].resource,
                                      (rt__amount)count * RT__UNIT, "rt_init: resources");

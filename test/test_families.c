@@ -201,6 +201,33 @@ START_TEST(noset_leaves_a_variable_alone)
 }
 END_TEST
 
+/* A count above what the family's variable lists is refused, as for GPUs
+ * (and as Ray raises): a task would be given a device the variable
+ * excludes.  Within it, tasks get the listed devices. */
+START_TEST(a_count_above_the_variable_is_refused)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_workers = 1;
+    c.sysfs_root = FAKE "none";
+    setenv("NEURON_RT_VISIBLE_CORES", "0,1,2", 1);
+    c.resources = "neuron_cores=4";
+    ck_fails(rt_init_config(&c), RT_EINVAL,
+             "neuron_cores is 4 but NEURON_RT_VISIBLE_CORES=\"0,1,2\" lists 3");
+    c.resources = "neuron_cores=3";
+    ck_ok(rt_init_config(&c));
+    ck_assert_str_eq(seen(0, "neuron_cores=3", "neuron_cores NEURON_RT_VISIBLE_CORES"),
+                     "ids=0,1,2 NEURON_RT_VISIBLE_CORES=0,1,2");
+    ck_ok(rt_shutdown());
+    unsetenv("NEURON_RT_VISIBLE_CORES");
+    setenv("HABANA_VISIBLE_MODULES", "0,1,2", 1);
+    c.resources = "HPU=4";
+    ck_fails(rt_init_config(&c), RT_EINVAL,
+             "HPU is 4 but HABANA_VISIBLE_MODULES=\"0,1,2\" lists 3");
+    unsetenv("HABANA_VISIBLE_MODULES");
+}
+END_TEST
+
 /* A node offers one family besides GPUs: two in the configuration are an
  * error; one given there is placed like GPUs whatever was detected. */
 START_TEST(one_family_besides_gpus)
@@ -234,6 +261,7 @@ Suite *families_suite(void)
     tcase_add_test(tc, gaudi_hpus_get_habana_visible_modules);
     tcase_add_test(tc, ascend_npus_get_ascend_rt_visible_devices);
     tcase_add_test(tc, noset_leaves_a_variable_alone);
+    tcase_add_test(tc, a_count_above_the_variable_is_refused);
     tcase_add_test(tc, one_family_besides_gpus);
     suite_add_tcase(s, tc);
     return s;
