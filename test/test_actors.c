@@ -554,6 +554,62 @@ START_TEST(a_queued_task_does_not_block_the_actor_it_waits_for)
 }
 END_TEST
 
+/* What the runtime has free of resource name, summed over its nodes. */
+static double available(const char *name)
+{
+    rt_resource *list;
+    size_t n;
+    double amount = -1;
+    ck_ok(rt_available_resources(&list, &n));
+    for (size_t i = 0; i < n; i++)
+        if (list[i].node < 0 && strcmp(list[i].name, name) == 0)
+            amount = list[i].amount;
+    rt_free(list);
+    return amount;
+}
+
+/* A restarting actor gives its CPU back while its process is down and
+ * takes it again first (its constructor keeps its place in line); a task
+ * submitted meanwhile waits for the actor to end, then runs: nothing
+ * waits forever. */
+START_TEST(a_restarting_actor_keeps_its_place_and_nothing_hangs)
+{
+    init_with(1, 0, NULL);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_cpus = 1;
+    o.max_restarts = 1;
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    uint64_t pid = call_actor_u64(a, counter_pid);
+    ck_assert(available("CPU") == 0);
+    rt_ref task;
+    uint64_t x = 4;
+    kill((pid_t)pid, SIGKILL);
+    ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &task));
+    /* Calls sent to the dying process fail; then the restarted one counts
+     * from 1 again. */
+    uint64_t count = 0;
+    for (int tries = 0; tries < 100 && count == 0; tries++) {
+        rt_ref ref;
+        uint64_t *v;
+        ck_ok(rt_actor_call(a, counter_next, NULL, 0, &ref));
+        if (rt_get(ref, (void **)&v, NULL, 10000) == 0) {
+            count = *v;
+            rt_free(v);
+        }
+    }
+    ck_assert_uint_eq(count, 1);
+    ck_assert(available("CPU") == 0);
+    ck_fails(rt_get(task, NULL, NULL, 300), RT_ETIMEDOUT, "timed out");
+    ck_ok(rt_actor_kill(a));
+    uint64_t *v;
+    ck_ok(rt_get(task, (void **)&v, NULL, 10000));
+    ck_assert_uint_eq(*v, 8);
+    rt_free(v);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 static char fini_path[128];
 
 static int file_says(const char *path, const char *want)
@@ -635,6 +691,7 @@ Suite *actors_suite(void)
     tcase_add_test(tc, a_small_actor_starts_past_one_that_cannot);
     tcase_add_test(tc, one_gpu_actors_start_while_a_two_gpu_actor_waits);
     tcase_add_test(tc, a_queued_task_does_not_block_the_actor_it_waits_for);
+    tcase_add_test(tc, a_restarting_actor_keeps_its_place_and_nothing_hangs);
     tcase_add_test(tc, kill_runs_the_destructor_and_frees_the_gpu);
     tcase_add_test(tc, shutdown_runs_destructors);
     suite_add_tcase(s, tc);
