@@ -748,6 +748,11 @@ static void notice(rt__local *l, const rt__hdr *h)
     switch (h->type) {
     case RT__MSG_SPAWNED:
         w->pid = (pid_t)h->word;
+        /* Killed before the fork server said which process it is (a force
+         * cancel right after a lease): its socket is closed, but a task
+         * it already read would keep it alive.  Kill it now. */
+        if (w->broke)
+            kill(w->pid, SIGKILL);
         rt__spares_started(&l->spares, rt__now_ns() - w->spawn_ns);
         l->spawn_failing = 0;
         l->starting--;

@@ -77,6 +77,27 @@ START_TEST(force_kills_the_worker)
 END_TEST
 
 /* A finished task is left as it is; a handle never given is refused. */
+/* A force cancel at once, on a runtime just started: the task may be on
+ * its way to a worker whose process the fork server has not yet named.
+ * The worker is killed all the same, every time. */
+START_TEST(force_right_after_init_is_never_lost)
+{
+    size_t runs = scaled(60);
+    for (size_t i = 0; i < runs; i++) {
+        rt_config c = RT_CONFIG_INIT;
+        c.num_cpus = 2;
+        ck_ok(rt_init_config(&c));
+        uint64_t ms = 600000;
+        rt_ref ref;
+        ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &ref));
+        ck_ok(rt_cancel(ref, 1));
+        int rc = rt_get(ref, NULL, NULL, 10000);
+        ck_assert_msg(rc == RT_ECANCELLED, "run %zu: rt_get = %d (%s)", i, rc, rt_last_error());
+        ck_ok(rt_shutdown());
+    }
+}
+END_TEST
+
 START_TEST(finished_tasks_and_bad_handles)
 {
     start_runtime();
@@ -168,6 +189,7 @@ Suite *cancel_suite(void)
     tcase_add_test(tc, a_queued_task_is_removed);
     tcase_add_test(tc, a_running_task_runs_to_its_end);
     tcase_add_test(tc, force_kills_the_worker);
+    tcase_add_test(tc, force_right_after_init_is_never_lost);
     tcase_add_test(tc, finished_tasks_and_bad_handles);
     tcase_add_test(tc, actor_calls);
     tcase_add_test(tc, timeout_kills_a_long_task_once);
