@@ -145,12 +145,16 @@ typedef struct rt_config {
                            daemon runs (rt_init(3)) */
     int timeline;       /* 1: record every task for rt_timeline(); 0 (the
                            default): no record, unless $RTASK_TIMELINE */
+    const int *keep_fds; /* descriptors of the application that workers
+                            keep open (besides 0, 1 and 2, which they
+                            always have), an array ended by -1; NULL =
+                            none: every other one is closed in them */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0 }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set

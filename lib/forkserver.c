@@ -5,6 +5,7 @@
 #include "proto.h"
 #include "worker.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -30,6 +31,36 @@ typedef struct server {
     child *child;
     size_t nchild, cap;
 } server;
+
+static int keeps(int fd, int ctl, rt__keep keep)
+{
+    if (fd <= STDERR_FILENO || fd == ctl)
+        return 1;
+    for (int i = 0; i < keep.n; i++)
+        if (keep.fd[i] == fd)
+            return 1;
+    return 0;
+}
+
+/* Close what the application had open (O_CLOEXEC or not: nothing is
+ * exec'd): a listening socket, a lock file or a pipe's write end held in
+ * the fork server and every worker would outlive the application's own
+ * close.  The descriptors are read from /proc/self/fd, whose own
+ * descriptor is closed last. */
+static void close_inherited(int ctl, rt__keep keep)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    int own = dirfd(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end == '\0' && end != e->d_name && fd != own && !keeps((int)fd, ctl, keep))
+            close((int)fd);
+    }
+    closedir(d);
+}
 
 static void reset_signals(void)
 {
@@ -180,7 +211,7 @@ static _Noreturn void serve(int ctl, rt__run_slot *slots, size_t nslots)
     }
 }
 
-pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots)
+pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots, rt__keep keep)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -198,6 +229,7 @@ pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots)
     }
     if (pid == 0) {
         close(sv[0]);
+        close_inherited(sv[1], keep);
         rt__in_worker = 1;
         rt__alloc_forked();
         /* Die with the thread that forked us: the runtime thread, which

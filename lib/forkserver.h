@@ -16,9 +16,18 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The application's descriptors that the fork server, and so every
+ * worker, keeps open besides 0, 1 and 2 (rt_config.keep_fds). */
+typedef struct rt__keep {
+    const int *fd;
+    int n;
+} rt__keep;
+
 /* Fork the fork server; *ctl gets the application's end of its socket.
  * Workers get their slot in slots[nslots] (shared memory, see worker.h);
- * a SPAWN message names it.  Returns the pid, or -1 with errno set. */
-pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots);
+ * a SPAWN message names it.  Every descriptor the application had open is
+ * closed in it, but 0, 1, 2 and keep's.  Returns the pid, or -1 with
+ * errno set. */
+pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots, rt__keep keep);
 
 #endif

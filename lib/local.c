@@ -821,7 +821,8 @@ static void free_books(rt__local *l)
 }
 
 int rt__local_start(rt__local **out, const rt__node_events *ev,
-                    const rt__family_set *families, size_t target_idle, size_t max)
+                    const rt__family_set *families, size_t target_idle, size_t max,
+                    rt__keep keep)
 {
     rt__local *l = rt__calloc(1, sizeof *l);
     if (!l || alloc_books(l) < 0) {
@@ -847,7 +848,7 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
         return rt__syserror("rt_init: mmap");
     }
     int ctl;
-    l->forkserver_pid = rt__forkserver_start(&ctl, l->slots, SLOTS_MAX);
+    l->forkserver_pid = rt__forkserver_start(&ctl, l->slots, SLOTS_MAX, keep);
     if (l->forkserver_pid < 0) {
         int rc = rt__syserror("rt_init: fork");
         free_books(l);

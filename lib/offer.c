@@ -349,6 +349,21 @@ static int resolve_resources(const rt_config *c, rt__offer *out)
     return rc;
 }
 
+/* rt_config.keep_fds: descriptors, ended by -1. */
+static int resolve_keep_fds(const int *keep, rt__offer *out)
+{
+    for (int i = 0; keep && keep[i] != -1; i++) {
+        if (keep[i] < 0)
+            return rt__error(RT_EINVAL, "rt_init: keep_fds[%d] is %d, not a descriptor "
+                             "(the list ends with -1)", i, keep[i]);
+        if (i == RT__KEEP_FDS_MAX)
+            return rt__error(RT_EINVAL, "rt_init: keep_fds names more than %d descriptors",
+                             RT__KEEP_FDS_MAX);
+        out->keep_fds[out->nkeep_fds++] = keep[i];
+    }
+    return 0;
+}
+
 static int resolve_workers(int workers, int zeroed, double cpus, rt__offer *out)
 {
     if (workers == RT_DEFAULT || (zeroed && workers == 0))
@@ -412,6 +427,8 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
         rc = resolve_resources(c, out);
     if (rc == 0)
         rc = resolve_workers(c->num_workers, zeroed, cpus, out);
+    if (rc == 0)
+        rc = resolve_keep_fds(c->keep_fds, out);
     return rc;
 }
 

@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#define RT__KEEP_FDS_MAX 64
+
 typedef struct rt__offer {
     rt__names names;
     rt__res total;
@@ -32,6 +34,8 @@ typedef struct rt__offer {
     uint64_t gpu_bytes[RT__INSTANCE_MAX]; /* memory of each; 0 = unknown */
     char accel_ids[RT__INSTANCE_MAX][RT__ID_LEN]; /* "" = its index */
     rt__machine machine;          /* what detection found */
+    int keep_fds[RT__KEEP_FDS_MAX]; /* the application's, left open in workers */
+    int nkeep_fds;
 } rt__offer;
 
 /* Check the configuration (NULL = defaults) and complete it.  0, or

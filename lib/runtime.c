@@ -457,8 +457,9 @@ static int start_scheduler(const rt__offer *set)
 static int start_node(const rt__offer *set)
 {
     rt__node_events ev = rt__dispatch_events(&rt__rt.dispatch);
+    rt__keep keep = {set->keep_fds, set->nkeep_fds};
     int rc = rt__local_start(&rt__rt.local, &ev, &set->families, set->workers,
-                             set->max_workers);
+                             set->max_workers, keep);
     if (rc < 0)
         return rc;
     pthread_mutex_lock(&rt__rt.wake_lock);

@@ -289,6 +289,20 @@ int t_close_all(const void *arg, size_t len, rt_result *r)
     return 0;
 }
 
+/* Whether the worker has a descriptor of the file arg's two words name
+ * (st_dev, st_ino: the worker's own descriptors may take the number the
+ * application's had): 1 or 0. */
+int t_fd_open(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    const uint64_t *id = arg;
+    struct stat st;
+    for (int fd = 0; fd < 1024; fd++)
+        if (fstat(fd, &st) == 0 && (uint64_t)st.st_dev == id[0] && (uint64_t)st.st_ino == id[1])
+            return set_u64(r, 1);
+    return set_u64(r, 0);
+}
+
 /* The worker's socket: the first socket among its descriptors. */
 static int worker_socket(void)
 {

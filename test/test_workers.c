@@ -4,6 +4,7 @@
 #include <dirent.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -221,6 +222,51 @@ static void *block_in_get(void *unused)
     return NULL;
 }
 
+/* The application's descriptors are not the workers': a pipe's write end
+ * closed by the application reaches EOF though workers live, O_CLOEXEC or
+ * not; rt_config.keep_fds keeps the ones named. */
+/* Whether a task sees the file behind fd. */
+static uint64_t worker_has(int fd)
+{
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    uint64_t id[2] = {(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+    return call_u64(t_fd_open, NULL, id, sizeof id);
+}
+
+START_TEST(workers_do_not_keep_the_applications_descriptors)
+{
+    int plain[2], cloexec[2], kept[2];
+    ck_assert_int_eq(pipe(plain), 0);
+    ck_assert_int_eq(pipe2(cloexec, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe(kept), 0);
+    int keep[] = {kept[1], -1};
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_workers = 2;
+    c.keep_fds = keep;
+    ck_ok(rt_init_config(&c));
+    ck_assert_uint_eq(worker_has(plain[1]), 0);
+    ck_assert_uint_eq(worker_has(cloexec[1]), 0);
+    ck_assert_uint_eq(worker_has(kept[1]), 1);
+    close(plain[1]);
+    close(cloexec[1]);
+    char byte;
+    fcntl(plain[0], F_SETFL, O_NONBLOCK);
+    fcntl(cloexec[0], F_SETFL, O_NONBLOCK);
+    ck_assert_int_eq(read(plain[0], &byte, 1), 0); /* EOF, not EAGAIN */
+    ck_assert_int_eq(read(cloexec[0], &byte, 1), 0);
+    ck_ok(rt_shutdown());
+    int bad[] = {-5, -1};
+    c.keep_fds = bad;
+    ck_fails(rt_init_config(&c), RT_EINVAL, "keep_fds[0] is -5");
+    close(plain[0]);
+    close(cloexec[0]);
+    close(kept[0]);
+    close(kept[1]);
+}
+END_TEST
+
 START_TEST(shutdown_wakes_blocked_callers)
 {
     start_runtime();
@@ -271,6 +317,7 @@ Suite *workers_suite(void)
     tcase_add_test(tc, tasks_queued_behind_a_crash_still_run);
     tcase_add_test(tc, shutdown_leaves_no_process_and_no_descriptor);
     tcase_add_test(tc, shutdown_wakes_blocked_callers);
+    tcase_add_test(tc, workers_do_not_keep_the_applications_descriptors);
     tcase_add_test(tc, a_dead_fork_server_stops_the_runtime_cleanly);
     suite_add_tcase(s, tc);
     return s;
