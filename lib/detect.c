@@ -188,6 +188,63 @@ static int read_pci_function(const char *root, const char *bus_id, rt__device *d
     return 0;
 }
 
+/* Whether the KFD topology, which ROCm counts GPUs by, has the device:
+ * a node's properties name its PCI domain and location (bus << 8 | slot
+ * << 3 | function). */
+static int in_kfd_topology(const char *root, const rt__device *d)
+{
+    unsigned domain, bus, slot, fn;
+    if (sscanf(d->bus_id, "%x:%x:%x.%x", &domain, &bus, &slot, &fn) != 4)
+        return 0;
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/class/kfd/kfd/topology/nodes", root);
+    DIR *dir = opendir(path);
+    int found = 0;
+    for (struct dirent *e; dir && !found && (e = readdir(dir));) {
+        char file[1024], line[128];
+        snprintf(file, sizeof file, "%s/%s/properties", path, e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(file, "r") : NULL;
+        long dom = -1, loc = -1;
+        while (f && fgets(line, sizeof line, f)) {
+            sscanf(line, "domain %ld", &dom);
+            sscanf(line, "location_id %ld", &loc);
+        }
+        if (f)
+            fclose(f);
+        found = dom == (long)domain && loc == (long)(bus << 8 | slot << 3 | fn);
+    }
+    if (dir)
+        closedir(dir);
+    return found;
+}
+
+/* Whether an AMD or Intel display device can run compute work: bound to
+ * the driver that runs it (amdgpu; i915 or xe), or, for AMD, in the KFD
+ * topology.  A server's BMC display controller (an ATI ES1000, say) is
+ * of the display class too, and can compute nothing. */
+static int computes(const char *root, const rt__device *d)
+{
+    char path[512], target[256];
+    snprintf(path, sizeof path, "%s/sys/bus/pci/devices/%s/driver", root, d->bus_id);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n > 0) {
+        target[n] = '\0';
+        const char *driver = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+        if (d->kind == RT__FAM_AMD ? strcmp(driver, "amdgpu") == 0
+                                   : strcmp(driver, "i915") == 0 || strcmp(driver, "xe") == 0)
+            return 1;
+    }
+    return d->kind == RT__FAM_AMD && in_kfd_topology(root, d);
+}
+
+/* A device of a family rtask schedules that can work as one. */
+static int usable(const char *root, rt__device *d)
+{
+    if (!classify(d))
+        return 0;
+    return (d->kind != RT__FAM_AMD && d->kind != RT__FAM_INTEL) || computes(root, d);
+}
+
 static void add_device(rt__machine *m, const rt__device *d)
 {
     if (m->count < RT__DEVICE_MAX)
@@ -204,7 +261,7 @@ static void read_sysfs(const char *root, rt__machine *m)
     for (struct dirent *e; (e = readdir(dir));) {
         rt__device d;
         if (is_bus_id(e->d_name) && read_pci_function(root, e->d_name, &d) == 0 &&
-            classify(&d))
+            usable(root, &d))
             add_device(m, &d);
     }
     closedir(dir);
@@ -283,6 +340,21 @@ static void os_devices_info(hwloc_obj_t pci, rt__device *d)
     }
 }
 
+/* Another machine's AMD or Intel display device (an XML file has no
+ * sysfs to ask) computes when hwloc found a compute device on it: ROCm
+ * SMI's GPU ("rsmi0"), or an OpenCL or Level Zero co-processor. */
+static int os_devices_compute(hwloc_obj_t pci, const rt__device *d)
+{
+    if (d->kind != RT__FAM_AMD && d->kind != RT__FAM_INTEL)
+        return 1;
+    for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling)
+        if (c->type == HWLOC_OBJ_OS_DEVICE &&
+            (c->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC ||
+             (c->name && strncmp(c->name, "rsmi", 4) == 0)))
+            return 1;
+    return 0;
+}
+
 /* Why hwloc cannot use an XML file: RT_EINVAL with a message.  A file
  * written by hwloc 3.x says version="3..." in its first lines. */
 static int xml_error(const char *xml, const char *what)
@@ -335,7 +407,7 @@ static int read_hwloc(const char *xml, rt__machine *m)
             snprintf(d.model, sizeof d.model, "%s", name);
         os_devices_info(o, &d);
         locality(t, o, &d);
-        if (classify(&d))
+        if (xml ? classify(&d) && os_devices_compute(o, &d) : usable("/", &d))
             add_device(m, &d);
     }
     hwloc_topology_destroy(t);

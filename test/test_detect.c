@@ -67,6 +67,20 @@ START_TEST(eight_h100_over_two_numa_nodes)
 }
 END_TEST
 
+/* A display controller is a GPU only when it can compute: the Xeon
+ * machine's BMC VGA (an ATI ES1000, on the radeon driver) beside three
+ * M2070s is not an AMD GPU, and a machine with only display controllers
+ * (no amdgpu, no i915, no KFD node) has no GPU.  AMD GPUs count through
+ * their driver (mi300x) or the KFD topology alone (mixed). */
+START_TEST(display_controllers_are_not_gpus)
+{
+    const char *text = detected(FAKE "es1000", NULL, 0);
+    ck_assert_msg(strstr(text, "AMD") == NULL, "%s", text);
+    ck_assert_int_eq((int)(strstr(text, "NVIDIA GPU 2: 0000:85:00.0") != NULL), 1);
+    ck_assert_str_eq(detected(FAKE "bmc-vga", NULL, 0), "");
+}
+END_TEST
+
 START_TEST(nvidia_and_amd)
 {
     ck_assert_str_eq(detected(FAKE "mixed", NULL, 0),
@@ -547,6 +561,7 @@ Suite *detect_suite(void)
     tcase_add_test(tc, cuda_visible_devices_restricts_detected_gpus);
     tcase_add_test(tc, cuda_visible_devices_ends_at_an_invalid_entry);
     tcase_add_test(tc, zero_gpus_found_is_said);
+    tcase_add_test(tc, display_controllers_are_not_gpus);
     tcase_add_test(tc, gpu_workers_are_bound_to_local_cpus);
     tcase_add_test(tc, neuron_cores_are_detected);
     tcase_add_test(tc, a_short_pci_ids_line_names_nothing);
