@@ -136,6 +136,8 @@ size_t rt__family_env(const rt__family_set *s, const rt__held *h, char *buf, siz
             len = put(buf, size, len, "CUDA_DEVICE_ORDER", "", "PCI_BUS_ID");
         len = put(buf, size, len, rt__families[s->gpu].variable,
                   s->gpu == RT__FAM_INTEL ? ONEAPI_PREFIX : "", h->gpus);
+        if (s->gpu == RT__FAM_AMD && s->cuda_alias)
+            len = put(buf, size, len, rt__families[RT__FAM_NVIDIA].variable, "", h->gpus);
     }
     if (s->mps && s->gpu == RT__FAM_NVIDIA && *h->gpus && h->share > 0)
         len = mps_env(h, buf, size, len);

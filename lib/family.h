@@ -56,6 +56,9 @@ typedef struct rt__family_set {
                            alone (RTASK_NOSET_<VARIABLE>=1) */
     int mps;            /* hold tasks to their GPU shares through NVIDIA
                            MPS's client variables */
+    int cuda_alias;     /* AMD GPUs on a node whose application had
+                           CUDA_VISIBLE_DEVICES, which HIP reads too: a
+                           task gets it equal to HIP_VISIBLE_DEVICES */
 } rt__family_set;
 
 /* Read the RTASK_NOSET_<VARIABLE> switches into s->noset. */

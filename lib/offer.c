@@ -115,14 +115,33 @@ static int names_a_gpu(const rt__offer *out, const char *id)
 }
 
 /* The value of the variable that lists a family's devices, as set before
- * rt_init(), or NULL.  AMD's runtime also reads ROCR_VISIBLE_DEVICES. */
+ * rt_init(), or NULL.  HIP reads CUDA_VISIBLE_DEVICES when its own is not
+ * set, and AMD's runtime ROCR_VISIBLE_DEVICES. */
 static const char *visible_value(rt__family f, const char **var)
 {
+    static const char *const amd[] = {"HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
+                                      "ROCR_VISIBLE_DEVICES"};
     *var = rt__families[f].variable;
     const char *v = getenv(*var);
-    if (!v && f == RT__FAM_AMD && (v = getenv("ROCR_VISIBLE_DEVICES")))
-        *var = "ROCR_VISIBLE_DEVICES";
+    for (size_t i = 1; !v && f == RT__FAM_AMD && i < sizeof amd / sizeof *amd; i++)
+        if ((v = getenv(amd[i])))
+            *var = amd[i];
     return v;
+}
+
+/* AMD GPUs: HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES that disagree
+ * leave no telling which GPUs HIP would use (Ray refuses them too). */
+static int check_amd_variables(rt__offer *out)
+{
+    const char *hip = getenv("HIP_VISIBLE_DEVICES"), *cuda = getenv("CUDA_VISIBLE_DEVICES");
+    if (out->families.gpu != RT__FAM_AMD)
+        return 0;
+    out->families.cuda_alias = cuda != NULL;
+    if (hip && cuda && strcmp(hip, cuda) != 0)
+        return rt__error(RT_EINVAL, "rt_init: HIP_VISIBLE_DEVICES=\"%s\" and "
+                         "CUDA_VISIBLE_DEVICES=\"%s\" disagree, and HIP reads both: set "
+                         "one of them", hip, cuda);
+    return 0;
 }
 
 /* The devices a family's variable lists, if it is set: -1 when it is
@@ -415,6 +434,8 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
     rt__family_read_noset(&out->families);
     resolve_mps(c->gpu_mps, zeroed, out);
     rc = choose_gpu_family(c->gpu_vendor, out);
+    if (rc == 0)
+        rc = check_amd_variables(out);
     if (rc < 0)
         return rc;
     out->bind_cpus = c->bind_cpus == RT_DEFAULT || (zeroed && c->bind_cpus == 0)

@@ -82,6 +82,28 @@ START_TEST(amd_visible_devices_before_init)
     init_tree(FAKE "mi300x", NULL);
     ck_assert_str_eq(seen(1, NULL, "GPU HIP_VISIBLE_DEVICES"), "ids=1 HIP_VISIBLE_DEVICES=1");
     ck_ok(rt_shutdown());
+    unsetenv("ROCR_VISIBLE_DEVICES");
+}
+END_TEST
+
+/* HIP reads CUDA_VISIBLE_DEVICES too (as Ray applies it): set alone, it
+ * restricts the AMD GPUs, and a task is told its GPUs in both variables,
+ * never two that disagree; set with a different HIP_VISIBLE_DEVICES, it
+ * is refused. */
+START_TEST(cuda_visible_devices_limits_amd_gpus)
+{
+    setenv("CUDA_VISIBLE_DEVICES", "0,1,2", 1);
+    init_tree(FAKE "mi300x", NULL);
+    refused(4, NULL, RT_EINFEASIBLE, "has 3 in all");
+    ck_assert_str_eq(seen(1, NULL, "GPU HIP_VISIBLE_DEVICES CUDA_VISIBLE_DEVICES"),
+                     "ids=0 HIP_VISIBLE_DEVICES=0 CUDA_VISIBLE_DEVICES=0");
+    ck_ok(rt_shutdown());
+    setenv("HIP_VISIBLE_DEVICES", "1,2", 1);
+    rt_config c = RT_CONFIG_INIT;
+    c.sysfs_root = FAKE "mi300x";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "disagree");
+    unsetenv("HIP_VISIBLE_DEVICES");
+    unsetenv("CUDA_VISIBLE_DEVICES");
 }
 END_TEST
 
@@ -254,6 +276,7 @@ Suite *families_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, amd_gpus_get_hip_visible_devices);
     tcase_add_test(tc, amd_visible_devices_before_init);
+    tcase_add_test(tc, cuda_visible_devices_limits_amd_gpus);
     tcase_add_test(tc, intel_gpus_get_oneapi_device_selector);
     tcase_add_test(tc, gpu_vendor_chooses_the_family);
     tcase_add_test(tc, tpu_chips_and_their_bounds);
