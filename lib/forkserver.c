@@ -12,9 +12,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@ typedef struct child {
 
 typedef struct server {
     rt__chan ctl;
+    int watch; /* readable when the application has ended; -1: none */
     rt__run_slot *slots;
     size_t nslots;
     int sigfd;
@@ -32,9 +35,9 @@ typedef struct server {
     size_t nchild, cap;
 } server;
 
-static int keeps(int fd, int ctl, rt__keep keep)
+static int keeps(int fd, int ctl, int watch, rt__keep keep)
 {
-    if (fd <= STDERR_FILENO || fd == ctl)
+    if (fd <= STDERR_FILENO || fd == ctl || fd == watch)
         return 1;
     for (int i = 0; i < keep.n; i++)
         if (keep.fd[i] == fd)
@@ -47,7 +50,7 @@ static int keeps(int fd, int ctl, rt__keep keep)
  * the fork server and every worker would outlive the application's own
  * close.  The descriptors are read from /proc/self/fd, whose own
  * descriptor is closed last. */
-static void close_inherited(int ctl, rt__keep keep)
+static void close_inherited(int ctl, int watch, rt__keep keep)
 {
     DIR *d = opendir("/proc/self/fd");
     if (!d)
@@ -56,7 +59,7 @@ static void close_inherited(int ctl, rt__keep keep)
     for (struct dirent *e; (e = readdir(d));) {
         char *end;
         long fd = strtol(e->d_name, &end, 10);
-        if (*end == '\0' && end != e->d_name && fd != own && !keeps((int)fd, ctl, keep))
+        if (*end == '\0' && end != e->d_name && fd != own && !keeps((int)fd, ctl, watch, keep))
             close((int)fd);
     }
     closedir(d);
@@ -122,6 +125,8 @@ static void spawn(server *sv, uint64_t key, uint64_t slot, const int *fds)
          * here would keep their sockets and pipes from reaching EOF. */
         rt__chan_close(&sv->ctl);
         close(sv->sigfd);
+        if (sv->watch >= 0)
+            close(sv->watch);
         /* PR_SET_PDEATHSIG ties the worker to this single-threaded server;
          * checking the parent after setting it closes the race with a
          * server that died in between. */
@@ -178,9 +183,9 @@ static void serve_requests(server *sv)
         kill_all_and_exit(sv);
 }
 
-static _Noreturn void serve(int ctl, rt__run_slot *slots, size_t nslots)
+static _Noreturn void serve(int ctl, int watch, rt__run_slot *slots, size_t nslots)
 {
-    server sv = {.sigfd = -1, .slots = slots, .nslots = nslots};
+    server sv = {.sigfd = -1, .watch = watch, .slots = slots, .nslots = nslots};
     rt__chan_init(&sv.ctl, ctl);
     reset_signals();
     /* A process group of its own: the terminal's signals (Ctrl-C, Ctrl-\\,
@@ -201,9 +206,12 @@ static _Noreturn void serve(int ctl, rt__run_slot *slots, size_t nslots)
     if (sv.sigfd < 0)
         _exit(1);
     for (;;) {
-        struct pollfd p[2] = {{sv.ctl.fd, POLLIN, 0}, {sv.sigfd, POLLIN, 0}};
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
+        struct pollfd p[3] = {{sv.ctl.fd, POLLIN, 0}, {sv.sigfd, POLLIN, 0},
+                              {sv.watch, POLLIN, 0}};
+        if (poll(p, sv.watch >= 0 ? 3 : 2, -1) < 0 && errno != EINTR)
             kill_all_and_exit(&sv);
+        if (sv.watch >= 0 && p[2].revents)
+            kill_all_and_exit(&sv); /* the application ended */
         if (p[1].revents)
             reap(&sv);
         if (p[0].revents)
@@ -211,37 +219,81 @@ static _Noreturn void serve(int ctl, rt__run_slot *slots, size_t nslots)
     }
 }
 
-pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots, rt__keep keep)
+/* A descriptor that becomes readable when process pid ends (pidfd_open,
+ * Linux 5.3), or -1. */
+static int watch_process(pid_t pid)
 {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return -1;
-    /* Buffered stdio would be flushed once more by every copy. */
-    fflush(NULL);
-    pid_t parent = getpid();
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/* In the intermediate process, a one-threaded copy of the application:
+ * fork the fork server, tell the application its pid (or -errno), and
+ * exit, so that the fork server is not the application's child (an
+ * application that waits for all its children is not held up by it) but
+ * an orphan, which init or the nearest subreaper takes.  It cannot die
+ * with its parent (PR_SET_PDEATHSIG), so it watches the application's
+ * pidfd: however the application ends, even by SIGKILL, it kills its
+ * workers and exits.  The pidfd is opened while the application is still
+ * this process's parent, so that it names the application. */
+static _Noreturn void start_server(int ctl, int told, pid_t app, rt__run_slot *slots,
+                                   size_t nslots, rt__keep keep)
+{
+    int watch = watch_process(app);
+    if (getppid() != app)
+        _exit(1); /* the application is gone already */
     pid_t pid = fork();
-    if (pid < 0) {
-        int saved = errno;
-        close(sv[0]);
-        close(sv[1]);
-        errno = saved;
-        return -1;
-    }
     if (pid == 0) {
-        close(sv[0]);
-        close_inherited(sv[1], keep);
+        close(told);
+        close_inherited(ctl, watch, keep);
         rt__in_worker = 1;
         rt__alloc_forked();
-        /* Die with the thread that forked us: the runtime thread, which
-         * lives until rt_shutdown() and dies with the application however
-         * it ends.  Checking the parent after setting it closes the race
-         * with one that died in between. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(1);
-        serve(sv[1], slots, nslots);
+        serve(ctl, watch, slots, nslots);
     }
+    int32_t said = pid < 0 ? -errno : (int32_t)pid;
+    _exit(write(told, &said, sizeof said) == sizeof said ? 0 : 1);
+}
+
+pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots, rt__keep keep)
+{
+    int sv[2], told[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    if (pipe2(told, O_CLOEXEC) < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    /* Buffered stdio would be flushed once more by every copy. */
+    fflush(NULL);
+    pid_t app = getpid();
+    pid_t mid = fork();
+    if (mid == 0) {
+        close(sv[0]);
+        close(told[0]);
+        start_server(sv[1], told[1], app, slots, nslots, keep);
+    }
+    int err = mid < 0 ? errno : EAGAIN;
+    int32_t said = -err;
     close(sv[1]);
+    close(told[1]);
+    if (mid > 0) {
+        while (read(told[0], &said, sizeof said) < 0 && errno == EINTR)
+            ;
+        /* The application may reap it first (a wait() loop of its own). */
+        while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    close(told[0]);
+    if (said <= 0) {
+        close(sv[0]);
+        errno = said < 0 ? -said : err;
+        return -1;
+    }
     *ctl = sv[0];
-    return pid;
+    return (pid_t)said;
 }

@@ -37,6 +37,9 @@
 /* After a fork failed (the process limit), tasks wait for the workers
  * that run, and a new one is tried again after this long. */
 #define SPAWN_RETRY_NS 1000000000ull
+/* How long rt_shutdown() waits for the fork server to kill and reap its
+ * workers: a killed process ends at once, so this is only a bound. */
+#define FORKSERVER_EXIT_NS 10000000000ull
 
 
 struct rt__worker {
@@ -894,15 +897,39 @@ rt__node *rt__local_node(rt__local *l)
     return &l->node;
 }
 
+pid_t rt__local_forkserver(const rt__local *l)
+{
+    return l->forkserver_pid;
+}
+
+/* The fork server is not our child, so it cannot be waited for: its end
+ * of the socket closes when it exits, after it has killed and reaped
+ * every worker.  Its last notices are dropped: the pool is going. */
+static void await_forkserver_exit(int fd)
+{
+    char drop[4096];
+    uint64_t deadline = rt__now_ns() + FORKSERVER_EXIT_NS;
+    for (;;) {
+        ssize_t n = read(fd, drop, sizeof drop);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return;
+        uint64_t now = rt__now_ns();
+        struct pollfd p = {fd, POLLIN, 0};
+        if (n < 0 && errno == EAGAIN &&
+            (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000) + 1) == 0))
+            return;
+    }
+}
+
 void rt__local_stop(rt__local *l)
 {
-    if (l->forkserver.fd >= 0)
-        shutdown(l->forkserver.fd, SHUT_RDWR); /* end of file, whatever copies exist */
+    if (l->forkserver.fd >= 0) {
+        shutdown(l->forkserver.fd, SHUT_WR); /* end of file, whatever copies exist */
+        await_forkserver_exit(l->forkserver.fd);
+    }
     rt__chan_close(&l->forkserver);
     if (l->refill_fd >= 0)
         close(l->refill_fd);
-    while (waitpid(l->forkserver_pid, NULL, 0) < 0 && errno == EINTR)
-        ;
     bury_graveyard(l);
     for (rt__worker *w; (w = FIRST(&l->all, link));) {
         rt__list_remove(&w->link);

@@ -33,6 +33,8 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
  * but not all: a warning). */
 int rt__local_attach(rt__local *l, rt__loop *loop);
 rt__node *rt__local_node(rt__local *l);
+/* The fork server's pid (for the tests, which look at its workers). */
+pid_t rt__local_forkserver(const rt__local *l);
 /* Stop: the fork server kills and reaps every worker when its socket
  * closes; reap it, relay what the workers printed, free everything. */
 void rt__local_stop(rt__local *l);

@@ -1,6 +1,9 @@
 /* helpers.c - what several test files need. */
 #include "tests.h"
 
+#include "../lib/local.h" /* internal: the fork server's pid */
+#include "../lib/runtime.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,20 +101,19 @@ char *capture_output(void (*fn)(void))
  * threads (the runtime thread). */
 pid_t forkserver_pid(void)
 {
-    DIR *tasks = opendir("/proc/self/task");
-    int pid = 0;
-    for (struct dirent *e; tasks && !pid && (e = readdir(tasks));) {
-        char path[300];
-        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
-        FILE *f = e->d_name[0] == '.' ? NULL : fopen(path, "r");
-        if (f && fscanf(f, "%d", &pid) != 1)
-            pid = 0;
-        if (f)
-            fclose(f);
-    }
-    if (tasks)
-        closedir(tasks);
-    return pid;
+    return rt__rt.local ? rt__local_forkserver(rt__rt.local) : 0;
+}
+
+int process_gone(pid_t pid)
+{
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    int n = fscanf(f, "%*d (%*[^)]) %c", &state);
+    fclose(f);
+    return n == 1 && (state == 'Z' || state == 'X');
 }
 
 int count_workers(void)

@@ -6,6 +6,7 @@
  */
 #include "tests.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -134,6 +135,100 @@ START_TEST(a_forked_helper_holds_nothing_up)
     close(p[1]);
     ck_assert_msg(took < 3000, "rt_shutdown waited %ld ms for a forked child", took);
     ck_assert_int_eq(child_rc, RT_ENOTINIT);
+}
+END_TEST
+
+/* A program written before rtask was added waits for all its children:
+ * the fork server and the workers are not among them. */
+START_TEST(waiting_for_every_child_ends)
+{
+    start_runtime();
+    uint64_t x = 1;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 2);
+    pid_t own = fork();
+    if (own == 0)
+        _exit(7);
+    int status, reaped = 0;
+    alarm(20); /* a hang fails the test, not the suite */
+    for (pid_t pid; (pid = wait(&status)) > 0;)
+        reaped += pid == own && WEXITSTATUS(status) == 7;
+    alarm(0);
+    ck_assert_int_eq(errno, ECHILD);
+    ck_assert_int_eq(reaped, 1);
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 2); /* still running */
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* How the application of the orphan scenarios leaves, or what it leaves
+ * behind, before it is killed. */
+enum orphan_scenario { PLAIN, FORKED_HELPER, MAIN_THREAD_ENDED };
+
+static int report_fd;
+
+/* Tell the test the fork server's pid and a busy worker's, then wait to
+ * be killed. */
+static void *report_and_wait(void *unused)
+{
+    (void)unused;
+    uint64_t ms = 600000, pids[2] = {(uint64_t)forkserver_pid(), 0};
+    rt_ref ref;
+    pids[1] = call_u64(t_getpid, NULL, NULL, 0);
+    if (rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &ref) < 0 ||
+        write(report_fd, pids, sizeof pids) != sizeof pids)
+        _exit(2);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void orphan_app(enum orphan_scenario how)
+{
+    start_runtime();
+    if (how == FORKED_HELPER && fork() == 0) {
+        /* A helper that holds copies of the runtime's sockets and lives on. */
+        for (;;)
+            pause();
+    }
+    pthread_t th;
+    if (pthread_create(&th, NULL, report_and_wait, NULL))
+        _exit(3);
+    if (how == MAIN_THREAD_ENDED)
+        pthread_exit(NULL);
+    pthread_join(th, NULL);
+    _exit(4);
+}
+
+/* Nothing of rtask's outlives an application killed with SIGKILL: not the
+ * fork server, which is not its child, nor any worker, whether a forked
+ * helper holds the runtime's sockets or the main thread had ended. */
+START_TEST(nothing_outlives_a_killed_application)
+{
+    for (int how = PLAIN; how <= MAIN_THREAD_ENDED; how++) {
+        int p[2];
+        ck_assert_int_eq(pipe(p), 0);
+        pid_t app = fork();
+        if (app == 0) {
+            setpgid(0, 0); /* its helper goes with it below */
+            close(p[0]);
+            report_fd = p[1];
+            orphan_app((enum orphan_scenario)how);
+        }
+        close(p[1]);
+        uint64_t pids[2] = {0, 0};
+        ck_assert_int_eq(read(p[0], pids, sizeof pids), (ssize_t)sizeof pids);
+        close(p[0]);
+        ck_assert_int_eq(kill(app, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(app, NULL, 0), app);
+        int gone = 0;
+        for (int i = 0; i < 500 && !gone; i++) {
+            gone = process_gone((pid_t)pids[0]) && process_gone((pid_t)pids[1]);
+            usleep(10000);
+        }
+        kill(-app, SIGKILL); /* the forked helper */
+        ck_assert_msg(gone, "scenario %d: fork server %d or worker %d outlived the application",
+                      how, (int)pids[0], (int)pids[1]);
+    }
 }
 END_TEST
 
@@ -356,6 +451,8 @@ Suite *hostile_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_forked_helper_holds_nothing_up);
     tcase_add_test(tc, the_main_thread_may_end_first);
+    tcase_add_test(tc, waiting_for_every_child_ends);
+    tcase_add_test(tc, nothing_outlives_a_killed_application);
     tcase_add_test(tc, ctrl_c_does_not_reach_workers);
     tcase_add_test(tc, results_flow_while_nobody_reads_stdout);
     tcase_add_test(tc, tasks_wait_for_the_worker_that_could_start);

@@ -175,16 +175,19 @@ START_TEST(tasks_queued_behind_a_crash_still_run)
 }
 END_TEST
 
+/* Any child, "clone" children (the fork server) included. */
 static int has_children(void)
 {
-    return !(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+    return !(waitpid(-1, NULL, WNOHANG | __WALL) < 0 && errno == ECHILD);
 }
 
 START_TEST(shutdown_leaves_no_process_and_no_descriptor)
 {
     int fds = count_fds();
     start_runtime();
-    ck_assert(has_children()); /* the fork server */
+    pid_t server = forkserver_pid();
+    ck_assert_int_gt(server, 0);
+    ck_assert(!has_children()); /* the fork server is not the application's child */
     uint64_t pids[6];
     rt_opts o = RT_OPTS_INIT;
     o.max_calls = 2;
@@ -198,6 +201,7 @@ START_TEST(shutdown_leaves_no_process_and_no_descriptor)
     ck_ok(rt_get(big, NULL, NULL, 60000)); /* a memfd travelled */
     ck_ok(rt_shutdown());
     ck_assert(!has_children());
+    ck_assert(process_gone(server));
     for (int i = 0; i < 6; i++) {
         char stat[64], line[256] = "";
         snprintf(stat, sizeof stat, "/proc/%d/stat", (int)pids[i]);

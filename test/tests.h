@@ -35,6 +35,8 @@ void start_runtime(void);
 int count_fds(void);
 /* The fork server (0 when there is none), and how many workers it has. */
 pid_t forkserver_pid(void);
+/* Whether a process has ended (exited, perhaps not yet reaped). */
+int process_gone(pid_t pid);
 int count_workers(void);
 /* A fresh path under /tmp for a test's files; removed by the caller. */
 void temp_path(char *buf, size_t len, const char *what);
