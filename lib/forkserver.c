@@ -2,6 +2,7 @@
 #include "forkserver.h"
 
 #include "alloc.h"
+#include "procstate.h"
 #include "proto.h"
 #include "worker.h"
 
@@ -188,6 +189,7 @@ static _Noreturn void serve(int ctl, int watch, rt__run_slot *slots, size_t nslo
     server sv = {.sigfd = -1, .watch = watch, .slots = slots, .nslots = nslots};
     rt__chan_init(&sv.ctl, ctl);
     reset_signals();
+    rt__procstate_calibrate(); /* its workers inherit the figure */
     /* A process group of its own: the terminal's signals (Ctrl-C, Ctrl-\\,
      * Ctrl-Z) go to the application's group, which decides what they mean;
      * the workers end with the application anyway.  A background group

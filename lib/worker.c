@@ -8,6 +8,7 @@
 #include "instance.h"
 #include "shm.h"
 #include "alloc.h"
+#include "procstate.h"
 #include "proto.h"
 #include "thread.h"
 
@@ -502,14 +503,19 @@ static void run_task(const rt__task_msg *m)
     atomic_store(&self.slot->running, m->id);
     atomic_fetch_add(&self.slot->started, 1);
     answer.status = invoke(m, arg, &r);
+    uint64_t ran_ns = rt__now_ns() - start;
     atomic_store(&self.slot->running, 0);
     task_ended();
-    /* Tasks that share a worker each start from the lease's environment;
-     * an actor's process keeps what its constructor and methods set, as
-     * Ray's does (distributed setups export MASTER_ADDR and the like). */
-    if (m->type == RT__MSG_TASK && env_changed())
-        env_reset();
-    answer.run_us = (rt__now_ns() - start) / 1000;
+    /* Tasks that share a worker each start from the lease's environment
+     * and the worker's first directory, umask and signals; an actor's
+     * process keeps what its constructor and methods set, as Ray's does
+     * (distributed setups export MASTER_ADDR and the like). */
+    if (m->type == RT__MSG_TASK) {
+        if (env_changed())
+            env_reset();
+        rt__procstate_restore(ran_ns);
+    }
+    answer.run_us = ran_ns / 1000;
     fflush(stdout);
     fflush(stderr);
     if (m->arg_fd >= 0)
@@ -573,6 +579,7 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
     rt__alloc_forked();
     on_exit(exit_now, NULL);
     env_capture();
+    rt__procstate_capture();
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);
     close(out);

@@ -289,6 +289,47 @@ int t_close_all(const void *arg, size_t len, rt_result *r)
     return 0;
 }
 
+/* Change what a task may change in its process besides the environment:
+ * the working directory, the umask, a disposition and the mask. */
+int t_dirty_process(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    (void)r;
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    if (chdir("/") < 0)
+        return 1;
+    umask(0);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    sigprocmask(SIG_BLOCK, &usr1, NULL);
+    return 0;
+}
+
+/* "pid cwd umask SIGPIPE SIGUSR1": the worker's pid, its working
+ * directory, umask in octal, whether SIGPIPE is ignored and SIGUSR1
+ * blocked. */
+int t_process_state(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    char cwd[512], out[700];
+    if (!getcwd(cwd, sizeof cwd))
+        return 1;
+    mode_t mask = umask(0);
+    umask(mask);
+    struct sigaction pipe;
+    sigaction(SIGPIPE, NULL, &pipe);
+    sigset_t now;
+    sigprocmask(SIG_BLOCK, NULL, &now);
+    snprintf(out, sizeof out, "%d %s %03o %s %s", (int)getpid(), cwd, (unsigned)mask,
+             pipe.sa_handler == SIG_IGN ? "ignored" : "default",
+             sigismember(&now, SIGUSR1) ? "blocked" : "open");
+    return rt_result_set(r, out, strlen(out) + 1);
+}
+
 /* Whether the worker has a descriptor of the file arg's two words name
  * (st_dev, st_ino: the worker's own descriptors may take the number the
  * application's had): 1 or 0. */

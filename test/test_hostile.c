@@ -108,6 +108,37 @@ END_TEST
 /* A helper child the application forks (no exec) after rt_init() keeps
  * copies of the runtime's sockets: rt_shutdown() must not wait for it,
  * and in the child rtask is simply not started. */
+/* What the process state was before a task is what the next task in
+ * that worker gets: working directory, umask, SIGPIPE's disposition and
+ * the signal mask, as the environment already is. */
+static char *process_state(void)
+{
+    rt_ref ref;
+    char *s;
+    ck_ok(rt_remote(t_process_state, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
+    return s;
+}
+
+START_TEST(a_task_changes_no_process_state_for_the_next)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+    char *before = process_state();
+    rt_ref ref;
+    ck_ok(rt_remote(t_dirty_process, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    char *after = process_state();
+    ck_assert_str_eq(after, before); /* the same worker: its pid is in both */
+    ck_assert_msg(strstr(after, " default open") != NULL, "%s", after);
+    rt_free(before);
+    rt_free(after);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(a_forked_helper_holds_nothing_up)
 {
     start_runtime();
@@ -450,6 +481,7 @@ Suite *hostile_suite(void)
     tc = tcase_create("ordinary application behaviour");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_forked_helper_holds_nothing_up);
+    tcase_add_test(tc, a_task_changes_no_process_state_for_the_next);
     tcase_add_test(tc, the_main_thread_may_end_first);
     tcase_add_test(tc, waiting_for_every_child_ends);
     tcase_add_test(tc, nothing_outlives_a_killed_application);

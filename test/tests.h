@@ -73,6 +73,8 @@ int t_nap(const void *arg, size_t len, rt_result *r);
 int t_log(const void *arg, size_t len, rt_result *r);
 int t_close_all(const void *arg, size_t len, rt_result *r);
 int t_fd_open(const void *arg, size_t len, rt_result *r);
+int t_dirty_process(const void *arg, size_t len, rt_result *r);
+int t_process_state(const void *arg, size_t len, rt_result *r);
 int t_forge(const void *arg, size_t len, rt_result *r);
 int t_shrink_result(const void *arg, size_t len, rt_result *r);
 int t_scribble_env(const void *arg, size_t len, rt_result *r);
