@@ -326,29 +326,46 @@ START_TEST(sigkilled_actor_fails_its_calls)
 }
 END_TEST
 
-START_TEST(max_restarts_runs_the_constructor_again)
+/* A Counter holding cpus that restarts once. */
+static rt_actor restartable_counter(double cpus)
 {
-    init_gpus(2, 0);
     rt_opts o = RT_OPTS_INIT;
+    o.num_cpus = cpus;
     o.max_restarts = 1;
     rt_actor a;
     ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    return a;
+}
+
+/* m's answer, called until one is answered: calls sent to a process that
+ * had died fail, and later ones reach the restarted actor. */
+static uint64_t first_answer(rt_actor a, rt_method m)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        rt_ref ref;
+        uint64_t *v;
+        ck_ok(rt_actor_call(a, m, NULL, 0, &ref));
+        if (rt_get(ref, (void **)&v, NULL, 60000) == 0) {
+            uint64_t out = *v;
+            rt_free(v);
+            return out;
+        }
+    }
+    ck_abort_msg("the actor never answered again");
+    return 0;
+}
+
+START_TEST(max_restarts_runs_the_constructor_again)
+{
+    init_gpus(2, 0);
+    rt_actor a = restartable_counter(RT_DEFAULT);
     ck_assert_uint_eq(call_actor_u64(a, counter_next), 1);
     ck_assert_uint_eq(call_actor_u64(a, counter_next), 2);
     uint64_t pid = call_actor_u64(a, counter_pid);
     kill((pid_t)pid, SIGKILL);
     /* Calls made after the death go to the restarted actor, whose state
      * its constructor made anew. */
-    uint64_t pid2 = 0;
-    for (int tries = 0; tries < 100 && (pid2 == 0 || pid2 == pid); tries++) {
-        rt_ref ref;
-        uint64_t *v;
-        ck_ok(rt_actor_call(a, counter_pid, NULL, 0, &ref));
-        if (rt_get(ref, (void **)&v, NULL, 60000) == 0) {
-            pid2 = *v;
-            rt_free(v);
-        }
-    }
+    uint64_t pid2 = first_answer(a, counter_pid);
     ck_assert_uint_ne(pid2, pid);
     ck_assert_uint_eq(call_actor_u64(a, counter_next), 1);
     kill((pid_t)pid2, SIGKILL);
@@ -381,10 +398,7 @@ int counter_die(void *state, const void *arg, size_t len, rt_result *r)
 START_TEST(a_call_lost_to_a_restart_says_why)
 {
     init_gpus(2, 0);
-    rt_opts o = RT_OPTS_INIT;
-    o.max_restarts = 1;
-    rt_actor a;
-    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    rt_actor a = restartable_counter(RT_DEFAULT);
     uint64_t pid = call_actor_u64(a, counter_pid);
     rt_ref ref;
     ck_ok(rt_actor_call(a, counter_die, NULL, 0, &ref));
@@ -506,17 +520,33 @@ START_TEST(an_actor_answers_while_another_waits_for_its_cpu)
 }
 END_TEST
 
+/* What an actor asks for, besides no CPU. */
+typedef struct ask {
+    double gpus;
+    const char *resources;
+} ask;
+
+/* One actor holds part of the runtime's resources; a second asks for what
+ * it cannot have while the first lives; a third, asking for what is left,
+ * starts past the second and answers. */
+static void starts_past_a_waiting_actor(double gpus, const char *resources, ask held,
+                                        ask waits, ask fits)
+{
+    init_with(2, gpus, resources);
+    rt_actor holder = make_actor(0, held.gpus, held.resources);
+    ck_assert_uint_eq(answered(holder), 1);
+    make_actor(0, waits.gpus, waits.resources);
+    rt_actor later = make_actor(0, fits.gpus, fits.resources);
+    ck_assert_uint_eq(answered(later), 1);
+    ck_ok(rt_shutdown());
+}
+
 /* Custom=1: one actor holds 0.7; another asking 0.7 can never start while
  * it lives, so one asking 0.3 starts past it. */
 START_TEST(a_small_actor_starts_past_one_that_cannot)
 {
-    init_with(2, 0, "Custom=1");
-    rt_actor holder = make_actor(0, 0, "Custom=0.7");
-    ck_assert_uint_eq(answered(holder), 1);
-    make_actor(0, 0, "Custom=0.7");
-    rt_actor small = make_actor(0, 0, "Custom=0.3");
-    ck_assert_uint_eq(answered(small), 1);
-    ck_ok(rt_shutdown());
+    starts_past_a_waiting_actor(0, "Custom=1", (ask){0, "Custom=0.7"}, (ask){0, "Custom=0.7"},
+                                (ask){0, "Custom=0.3"});
 }
 END_TEST
 
@@ -524,13 +554,7 @@ END_TEST
  * another 1-GPU actor starts on the other. */
 START_TEST(one_gpu_actors_start_while_a_two_gpu_actor_waits)
 {
-    init_with(2, 2, NULL);
-    rt_actor one = make_actor(0, 1, NULL);
-    ck_assert_uint_eq(answered(one), 1);
-    make_actor(0, 2, NULL);
-    rt_actor other = make_actor(0, 1, NULL);
-    ck_assert_uint_eq(answered(other), 1);
-    ck_ok(rt_shutdown());
+    starts_past_a_waiting_actor(2, NULL, (ask){1, NULL}, (ask){2, NULL}, (ask){1, NULL});
 }
 END_TEST
 
@@ -575,30 +599,14 @@ static double available(const char *name)
 START_TEST(a_restarting_actor_keeps_its_place_and_nothing_hangs)
 {
     init_with(1, 0, NULL);
-    rt_opts o = RT_OPTS_INIT;
-    o.num_cpus = 1;
-    o.max_restarts = 1;
-    rt_actor a;
-    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    rt_actor a = restartable_counter(1);
     uint64_t pid = call_actor_u64(a, counter_pid);
     ck_assert(available("CPU") == 0);
     rt_ref task;
     uint64_t x = 4;
     kill((pid_t)pid, SIGKILL);
     ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &task));
-    /* Calls sent to the dying process fail; then the restarted one counts
-     * from 1 again. */
-    uint64_t count = 0;
-    for (int tries = 0; tries < 100 && count == 0; tries++) {
-        rt_ref ref;
-        uint64_t *v;
-        ck_ok(rt_actor_call(a, counter_next, NULL, 0, &ref));
-        if (rt_get(ref, (void **)&v, NULL, 10000) == 0) {
-            count = *v;
-            rt_free(v);
-        }
-    }
-    ck_assert_uint_eq(count, 1);
+    ck_assert_uint_eq(first_answer(a, counter_next), 1); /* restarted, counting anew */
     ck_assert(available("CPU") == 0);
     ck_fails(rt_get(task, NULL, NULL, 300), RT_ETIMEDOUT, "timed out");
     ck_ok(rt_actor_kill(a));

@@ -31,14 +31,20 @@ static int count(const char *text, const char *what)
     return n;
 }
 
-START_TEST(timeline_records_what_ended)
+/* A runtime that records, with as many workers as CPUs. */
+static void start_recording(double cpus, double gpus)
 {
     rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 2;
-    c.num_workers = 2;
-    c.num_gpus = 2;
+    c.num_cpus = cpus;
+    c.num_workers = (int)cpus;
+    c.num_gpus = gpus;
     c.timeline = 1;
     ck_ok(rt_init_config(&c));
+}
+
+START_TEST(timeline_records_what_ended)
+{
+    start_recording(2, 2);
     rt_opts gpu = RT_OPTS_INIT, named = RT_OPTS_INIT;
     gpu.num_gpus = 1;
     named.name = "my \"step\"";
@@ -177,12 +183,7 @@ END_TEST
  * GPU where four quarter-GPU tasks stand side by side as quarters. */
 START_TEST(rtask_timeline_shows_gpus_shared)
 {
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 4;
-    c.num_workers = 4;
-    c.num_gpus = 1;
-    c.timeline = 1;
-    ck_ok(rt_init_config(&c));
+    start_recording(4, 1);
     rt_opts quarter = RT_OPTS_INIT;
     quarter.num_gpus = 0.25;
     rt_ref refs[4];
