@@ -2,6 +2,7 @@
 #include "forkserver.h"
 
 #include "alloc.h"
+#include "clock.h"
 #include "procstate.h"
 #include "proto.h"
 #include "worker.h"
@@ -20,6 +21,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* How long rt_shutdown() waits for the fork server to kill and reap its
+ * workers: killed processes end at once, so this is only a bound. */
+#define STOP_NS 10000000000ull
 
 typedef struct child {
     pid_t pid;
@@ -260,7 +265,8 @@ static _Noreturn void start_server(int ctl, int told, pid_t app, rt__run_slot *s
     _exit(write(told, &said, sizeof said) == sizeof said ? 0 : 1);
 }
 
-pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots, rt__keep keep)
+pid_t rt__forkserver_start(int *ctl, int *exited, rt__run_slot *slots, size_t nslots,
+                           rt__keep keep)
 {
     int sv[2], told[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -297,5 +303,36 @@ pid_t rt__forkserver_start(int *ctl, rt__run_slot *slots, size_t nslots, rt__kee
         return -1;
     }
     *ctl = sv[0];
+    /* Not our child: its end is seen through a pidfd, not waitpid(). */
+    *exited = watch_process((pid_t)said);
     return (pid_t)said;
+}
+
+/* Wait for fd to be readable until deadline: 1, or 0 when it passed. */
+static int readable_by(int fd, uint64_t deadline)
+{
+    uint64_t now = rt__now_ns();
+    struct pollfd p = {fd, POLLIN, 0};
+    return now < deadline && poll(&p, 1, (int)((deadline - now) / 1000000) + 1) > 0;
+}
+
+/* Its end of the socket closes as it exits, after it has killed and
+ * reaped every worker (its last notices are dropped: the pool is going);
+ * its pidfd then says it has ended. */
+void rt__forkserver_stop(int ctl, int exited)
+{
+    uint64_t deadline = rt__now_ns() + STOP_NS;
+    char drop[4096];
+    shutdown(ctl, SHUT_WR); /* end of file, whatever copies exist */
+    for (;;) {
+        ssize_t n = read(ctl, drop, sizeof drop);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            break;
+        if (n < 0 && errno == EAGAIN && !readable_by(ctl, deadline))
+            break;
+    }
+    if (exited >= 0) {
+        readable_by(exited, deadline);
+        close(exited);
+    }
 }

@@ -37,9 +37,6 @@
 /* After a fork failed (the process limit), tasks wait for the workers
  * that run, and a new one is tried again after this long. */
 #define SPAWN_RETRY_NS 1000000000ull
-/* How long rt_shutdown() waits for the fork server to kill and reap its
- * workers: a killed process ends at once, so this is only a bound. */
-#define FORKSERVER_EXIT_NS 10000000000ull
 
 
 struct rt__worker {
@@ -69,6 +66,7 @@ struct rt__local {
     rt__family_set families;   /* what its tasks are told of their devices */
     rt__loop *loop;
     pid_t forkserver_pid;
+    int forkserver_exited;        /* its pidfd: readable once it has ended */
     rt__chan forkserver;
     rt__watch w_forkserver;
     int failed;                /* the fork server is gone */
@@ -851,7 +849,8 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
         return rt__syserror("rt_init: mmap");
     }
     int ctl;
-    l->forkserver_pid = rt__forkserver_start(&ctl, l->slots, SLOTS_MAX, keep);
+    l->forkserver_pid = rt__forkserver_start(&ctl, &l->forkserver_exited, l->slots,
+                                             SLOTS_MAX, keep);
     if (l->forkserver_pid < 0) {
         int rc = rt__syserror("rt_init: fork");
         free_books(l);
@@ -902,31 +901,10 @@ pid_t rt__local_forkserver(const rt__local *l)
     return l->forkserver_pid;
 }
 
-/* The fork server is not our child, so it cannot be waited for: its end
- * of the socket closes when it exits, after it has killed and reaped
- * every worker.  Its last notices are dropped: the pool is going. */
-static void await_forkserver_exit(int fd)
-{
-    char drop[4096];
-    uint64_t deadline = rt__now_ns() + FORKSERVER_EXIT_NS;
-    for (;;) {
-        ssize_t n = read(fd, drop, sizeof drop);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-            return;
-        uint64_t now = rt__now_ns();
-        struct pollfd p = {fd, POLLIN, 0};
-        if (n < 0 && errno == EAGAIN &&
-            (now >= deadline || poll(&p, 1, (int)((deadline - now) / 1000000) + 1) == 0))
-            return;
-    }
-}
-
 void rt__local_stop(rt__local *l)
 {
-    if (l->forkserver.fd >= 0) {
-        shutdown(l->forkserver.fd, SHUT_WR); /* end of file, whatever copies exist */
-        await_forkserver_exit(l->forkserver.fd);
-    }
+    if (l->forkserver.fd >= 0)
+        rt__forkserver_stop(l->forkserver.fd, l->forkserver_exited);
     rt__chan_close(&l->forkserver);
     if (l->refill_fd >= 0)
         close(l->refill_fd);
