@@ -158,6 +158,22 @@ static int is_bus_id(const char *s)
                                      &end) == 4;
 }
 
+/* Whether the machine has a single NUMA node, where a device whose
+ * numa_node says -1 (as virtual machines' do) is local to node 0, as
+ * hwloc places it. */
+static int one_numa_node(const char *root)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/devices/system/node", root);
+    DIR *dir = opendir(path);
+    int nodes = 0;
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        nodes += strncmp(e->d_name, "node", 4) == 0 && isdigit((unsigned char)e->d_name[4]);
+    if (dir)
+        closedir(dir);
+    return nodes == 1;
+}
+
 static int read_pci_function(const char *root, const char *bus_id, rt__device *d)
 {
     char path[256];
@@ -177,7 +193,7 @@ static int read_pci_function(const char *root, const char *bus_id, rt__device *d
     d->pci_class = (unsigned)v[2] >> 8; /* without the programming interface */
     snprintf(path, sizeof path, "sys/bus/pci/devices/%s/numa_node", d->bus_id);
     long node = read_number(root, path, 10);
-    d->numa_node = node >= 0 ? (int)node : -1;
+    d->numa_node = node >= 0 ? (int)node : one_numa_node(root) ? 0 : -1;
     snprintf(path, sizeof path, "sys/bus/pci/devices/%s/local_cpulist", d->bus_id);
     cpu_set_t set;
     if (read_text(root, path, d->cpus, sizeof d->cpus) == 0 &&

@@ -239,64 +239,56 @@ static int watch_process(pid_t pid)
 }
 
 /* In the intermediate process, a one-threaded copy of the application:
- * fork the fork server, tell the application its pid (or -errno), and
- * exit, so that the fork server is not the application's child (an
+ * fork the fork server, tell the application its pid (or -errno) on the
+ * fork server's own socket, before the fork server says anything there,
+ * and exit, so that the fork server is not the application's child (an
  * application that waits for all its children is not held up by it) but
  * an orphan, which init or the nearest subreaper takes.  It cannot die
  * with its parent (PR_SET_PDEATHSIG), so it watches the application's
  * pidfd: however the application ends, even by SIGKILL, it kills its
  * workers and exits.  The pidfd is opened while the application is still
  * this process's parent, so that it names the application. */
-static _Noreturn void start_server(int ctl, int told, pid_t app, rt__run_slot *slots,
-                                   size_t nslots, rt__keep keep)
+static _Noreturn void start_server(int ctl, pid_t app, rt__run_slot *slots, size_t nslots,
+                                   rt__keep keep)
 {
     int watch = watch_process(app);
     if (getppid() != app)
         _exit(1); /* the application is gone already */
     pid_t pid = fork();
     if (pid == 0) {
-        close(told);
         close_inherited(ctl, watch, keep);
         rt__in_worker = 1;
         rt__alloc_forked();
         serve(ctl, watch, slots, nslots);
     }
     int32_t said = pid < 0 ? -errno : (int32_t)pid;
-    _exit(write(told, &said, sizeof said) == sizeof said ? 0 : 1);
+    _exit(write(ctl, &said, sizeof said) == sizeof said ? 0 : 1);
 }
 
 pid_t rt__forkserver_start(int *ctl, int *exited, rt__run_slot *slots, size_t nslots,
                            rt__keep keep)
 {
-    int sv[2], told[2];
+    int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         return -1;
-    if (pipe2(told, O_CLOEXEC) < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
-    }
     /* Buffered stdio would be flushed once more by every copy. */
     fflush(NULL);
     pid_t app = getpid();
     pid_t mid = fork();
     if (mid == 0) {
         close(sv[0]);
-        close(told[0]);
-        start_server(sv[1], told[1], app, slots, nslots, keep);
+        start_server(sv[1], app, slots, nslots, keep);
     }
     int err = mid < 0 ? errno : EAGAIN;
     int32_t said = -err;
     close(sv[1]);
-    close(told[1]);
     if (mid > 0) {
-        while (read(told[0], &said, sizeof said) < 0 && errno == EINTR)
+        while (read(sv[0], &said, sizeof said) < 0 && errno == EINTR)
             ;
         /* The application may reap it first (a wait() loop of its own). */
         while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
-    close(told[0]);
     if (said <= 0) {
         close(sv[0]);
         errno = said < 0 ? -said : err;

@@ -1,13 +1,18 @@
 /* nvml.c - NVML through dlopen: names, UUIDs, memory, compute capability. */
 #include "nvml.h"
 
+#include "alloc.h"
 #include "models.h"
 #include "nvml_abi.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct nvml_api {
     int (*init)(void);
@@ -105,7 +110,7 @@ static int complete(const nvml_api *api, unsigned i, rt__machine *m)
     return 1;
 }
 
-int rt__nvml_complete(rt__machine *m)
+static int complete_here(rt__machine *m)
 {
     const char *path = getenv("RTASK_NVML_LIBRARY");
     void *dl = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -122,4 +127,47 @@ int rt__nvml_complete(rt__machine *m)
     }
     dlclose(dl);
     return done;
+}
+
+/* Read exactly len bytes: 0, or -1. */
+static int read_all(int fd, void *buf, size_t len)
+{
+    for (size_t got = 0; got < len;) {
+        ssize_t n = read(fd, (char *)buf + got, len - got);
+        if (n <= 0 && !(n < 0 && errno == EINTR))
+            return -1;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+/* NVML is asked in a child process that hands back the completed machine
+ * and exits: the driver's library leaves descriptors (eventfds, pipes)
+ * and threads behind even after nvmlShutdown() and dlclose(), one more
+ * eventfd with every rt_init(), which the application would keep (seen
+ * with driver 580 on an H100).  Where no child can be had, it is asked
+ * here. */
+int rt__nvml_complete(rt__machine *m)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return complete_here(m);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        int32_t done = complete_here(m);
+        _exit(write(p[1], &done, sizeof done) == sizeof done &&
+              write(p[1], m, sizeof *m) == (ssize_t)sizeof *m ? 0 : 1);
+    }
+    close(p[1]);
+    int32_t done = 0;
+    rt__machine *answer = rt__malloc(sizeof *answer); /* too large for a stack */
+    if (pid > 0 && answer && read_all(p[0], &done, sizeof done) == 0 &&
+        read_all(p[0], answer, sizeof *answer) == 0 && done > 0)
+        *m = *answer;
+    rt__free(answer);
+    close(p[0]);
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    return pid < 0 ? complete_here(m) : done;
 }
