@@ -6,7 +6,6 @@
  */
 #include "tests.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,32 +18,6 @@
 #include <unistd.h>
 
 /* ---- the victims ---------------------------------------------------------- */
-
-/* The workers: the fork server's children (the fork server is ours). */
-static int workers(pid_t *pids, int max)
-{
-    int n = 0;
-    DIR *tasks = opendir("/proc/self/task");
-    for (struct dirent *e; tasks && (e = readdir(tasks));) {
-        char path[300];
-        int server;
-        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
-        FILE *f = e->d_name[0] == '.' ? NULL : fopen(path, "r");
-        while (f && fscanf(f, "%d", &server) == 1) {
-            snprintf(path, sizeof path, "/proc/%d/task/%d/children", server, server);
-            FILE *g = fopen(path, "r");
-            for (int pid; g && n < max && fscanf(g, "%d", &pid) == 1;)
-                pids[n++] = pid;
-            if (g)
-                fclose(g);
-        }
-        if (f)
-            fclose(f);
-    }
-    if (tasks)
-        closedir(tasks);
-    return n;
-}
 
 static _Atomic long finished;
 static _Atomic int killing;
@@ -66,7 +39,7 @@ static void *killer(void *arg)
             continue;
         last = atomic_load(&finished);
         pid_t pids[64];
-        int n = workers(pids, 64);
+        int n = worker_pids(pids, 64);
         if (n)
             kill(pids[rand_r(&seed) % n], SIGKILL);
     }
@@ -232,7 +205,7 @@ START_TEST(a_worker_stopped_for_five_seconds)
     ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &first));
     sleep_us(200000);
     pid_t pids[64];
-    int n = workers(pids, 64);
+    int n = worker_pids(pids, 64);
     ck_assert_int_gt(n, 0);
     for (int k = 0; k < n; k++)
         kill(pids[k], SIGSTOP); /* the one running `first` among them */

@@ -116,18 +116,24 @@ int process_gone(pid_t pid)
     return n == 1 && (state == 'Z' || state == 'X');
 }
 
-int count_workers(void)
+int worker_pids(pid_t *pids, int max)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)forkserver_pid(),
-             (int)forkserver_pid());
-    FILE *f = fopen(path, "r");
+    pid_t server = forkserver_pid();
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)server, (int)server);
+    FILE *f = server > 0 ? fopen(path, "r") : NULL;
     int n = 0;
-    for (int pid; f && fscanf(f, "%d", &pid) == 1;)
-        n++;
+    for (int pid; f && fscanf(f, "%d", &pid) == 1; n++)
+        if (pids && n < max)
+            pids[n] = pid;
     if (f)
         fclose(f);
-    return n;
+    return n < max ? n : max;
+}
+
+int count_workers(void)
+{
+    return worker_pids(NULL, 0x7fffffff);
 }
 
 const char *env_seen(const rt_opts *opts, const char *what)

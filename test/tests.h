@@ -35,6 +35,9 @@ void start_runtime(void);
 int count_fds(void);
 /* The fork server (0 when there is none), and how many workers it has. */
 pid_t forkserver_pid(void);
+/* The fork server's workers: up to max of their pids in pids (NULL: none);
+ * how many there are, at most max. */
+int worker_pids(pid_t *pids, int max);
 /* Whether a process has ended (exited, perhaps not yet reaped). */
 int process_gone(pid_t pid);
 int count_workers(void);
