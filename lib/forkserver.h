@@ -3,12 +3,13 @@
  *
  * The runtime thread forks it first thing, while the application is still
  * small, so that later forks copy only this image: starting a worker costs
- * the same whatever the application grows to.  It is the application's
- * "clone" child, which sends no SIGCHLD and which wait() without __WCLONE
- * does not see, and it dies with the runtime thread (PR_SET_PDEATHSIG),
- * which lives until rt_shutdown().  It talks to the runtime thread over
- * one socket (SPAWN in; SPAWNED, SPAWN_FAILED and EXITED out) and is the
- * parent of every worker, so it reaps them.
+ * the same whatever the application grows to.  It is not the
+ * application's child (an intermediate forks it and exits), so that an
+ * application that waits for all its children does not wait for it; it
+ * watches the application through a pidfd and ends with it, and ends at
+ * rt_shutdown() when its socket reaches end of file.  It talks to the
+ * runtime thread over that socket (SPAWN in; SPAWNED, SPAWN_FAILED and
+ * EXITED out) and is the parent of every worker, so it reaps them.
  */
 #ifndef RT_FORKSERVER_H
 #define RT_FORKSERVER_H

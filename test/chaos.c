@@ -21,6 +21,7 @@
 
 static _Atomic long finished;
 static _Atomic int killing;
+static _Atomic long kills; /* workers the killer found and killed */
 
 static void sleep_us(long us)
 {
@@ -40,8 +41,8 @@ static void *killer(void *arg)
         last = atomic_load(&finished);
         pid_t pids[64];
         int n = worker_pids(pids, 64);
-        if (n)
-            kill(pids[rand_r(&seed) % n], SIGKILL);
+        if (n && kill(pids[rand_r(&seed) % n], SIGKILL) == 0)
+            atomic_fetch_add(&kills, 1);
     }
     return NULL;
 }
@@ -93,6 +94,7 @@ static void tasks_under_fire(long n, int max_retries)
     long every = 100, done = 0, died = 0;
     pthread_t th;
     atomic_store(&finished, 0);
+    atomic_store(&kills, 0);
     atomic_store(&killing, 1);
     pthread_create(&th, NULL, killer, &every);
     for (long i = 0; i < n; i++) {
@@ -116,8 +118,10 @@ static void tasks_under_fire(long n, int max_retries)
     pthread_join(th, NULL);
     ck_ok(rt_shutdown());
     check_log(rec.path, ok, n, max_retries + 1);
-    printf("chaos: %ld tasks, max_retries %d: %ld done, %ld failed with their worker, "
-           "0 lost, 0 hung, 0 run too often\n", n, max_retries, done, died);
+    printf("chaos: %ld tasks, max_retries %d, %ld workers killed: %ld done, %ld failed with "
+           "their worker, 0 lost, 0 hung, 0 run too often\n", n, max_retries,
+           atomic_load(&kills), done, died);
+    ck_assert_int_gt(atomic_load(&kills), 0); /* the fire was real */
     free(refs);
     free(ok);
     ck_assert_int_eq(count_fds(), fds);
@@ -158,6 +162,7 @@ START_TEST(actors_killed_at_random)
     long every = 500, values = 0, deaths = 0;
     pthread_t th;
     atomic_store(&finished, 0);
+    atomic_store(&kills, 0);
     atomic_store(&killing, 1);
     pthread_create(&th, NULL, killer, &every);
     for (long i = 0; i < ACTORS * calls; i++) {
@@ -186,8 +191,9 @@ START_TEST(actors_killed_at_random)
     atomic_store(&killing, 0);
     pthread_join(th, NULL);
     ck_ok(rt_shutdown());
-    printf("chaos: %d actors x %ld calls: %ld values, %ld RT_EACTORDIED, 0 hung\n",
-           ACTORS, calls, values, deaths);
+    printf("chaos: %d actors x %ld calls, %ld processes killed: %ld values, %ld "
+           "RT_EACTORDIED, 0 hung\n", ACTORS, calls, atomic_load(&kills), values, deaths);
+    ck_assert_int_gt(atomic_load(&kills), 0);
     free(refs);
     ck_assert_int_eq(count_fds(), fds);
     ck_assert(waitpid(-1, NULL, WNOHANG) < 0);
