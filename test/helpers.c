@@ -42,17 +42,22 @@ void temp_path(char *buf, size_t len, const char *what)
     unlink(buf);
 }
 
-uint64_t call_u64(rt_fn fn, const rt_opts *opts, const void *arg, size_t len)
+uint64_t get_u64(rt_ref ref, long timeout_ms)
 {
-    rt_ref ref;
-    ck_ok(rt_remote(fn, opts, arg, len, &ref));
     uint64_t *v;
     size_t n;
-    ck_ok(rt_get(ref, (void **)&v, &n, 60000));
+    ck_ok(rt_get(ref, (void **)&v, &n, timeout_ms));
     ck_assert_uint_eq(n, sizeof *v);
     uint64_t out = *v;
     rt_free(v);
     return out;
+}
+
+uint64_t call_u64(rt_fn fn, const rt_opts *opts, const void *arg, size_t len)
+{
+    rt_ref ref;
+    ck_ok(rt_remote(fn, opts, arg, len, &ref));
+    return get_u64(ref, 60000);
 }
 
 uint64_t pattern_word(size_t i)

@@ -99,19 +99,16 @@ static const rt_actor_class counter_class = {"Counter", counter_init, counter_fi
 static uint64_t call_actor_u64(rt_actor a, rt_method m)
 {
     rt_ref ref;
-    uint64_t *v;
     ck_ok(rt_actor_call(a, m, NULL, 0, &ref));
-    ck_ok(rt_get(ref, (void **)&v, NULL, 60000));
-    uint64_t out = *v;
-    rt_free(v);
-    return out;
+    return get_u64(ref, 60000);
 }
 
-static char *call_actor_str(rt_actor a, rt_method m)
+/* m(arg), arg a string or NULL: its result, a string the caller frees. */
+static char *call_actor_str(rt_actor a, rt_method m, const char *arg)
 {
     rt_ref ref;
     char *s;
-    ck_ok(rt_actor_call(a, m, NULL, 0, &ref));
+    ck_ok(rt_actor_call(a, m, arg, arg ? strlen(arg) + 1 : 0, &ref));
     ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
     return s;
 }
@@ -207,13 +204,13 @@ START_TEST(fractional_actors_pack)
         ck_ok(rt_actor_create(&cls, &o, NULL, 0, &actors[i]));
     const char *want[] = {"ids=0 cvd=0", "ids=0 cvd=0", "ids=1 cvd=1"};
     for (int i = 0; i < 3; i++) {
-        char *seen = call_actor_str(actors[i], actor_devices);
+        char *seen = call_actor_str(actors[i], actor_devices, NULL);
         ck_assert_msg(strncmp(seen, want[i], strlen(want[i])) == 0,
                       "actor %d saw \"%s\"", i, seen);
         rt_free(seen);
     }
     /* The ids never change for the actor's life. */
-    char *again = call_actor_str(actors[2], actor_devices);
+    char *again = call_actor_str(actors[2], actor_devices, NULL);
     ck_assert_msg(strncmp(again, "ids=1 cvd=1", 11) == 0, "then saw \"%s\"", again);
     rt_free(again);
     ck_ok(rt_shutdown());
@@ -436,15 +433,6 @@ int actor_getenv(void *state, const void *arg, size_t len, rt_result *r)
     return rt_result_set(r, v, strlen(v) + 1);
 }
 
-static char *actor_env(rt_actor a, const char *name)
-{
-    rt_ref ref;
-    char *v;
-    ck_ok(rt_actor_call(a, actor_getenv, name, strlen(name) + 1, &ref));
-    ck_ok(rt_get(ref, (void **)&v, NULL, 60000));
-    return v;
-}
-
 /* What a method sets stays for the next method, CUDA_VISIBLE_DEVICES too,
  * as in Ray; tasks that share a worker still start clean. */
 START_TEST(an_actor_keeps_its_environment)
@@ -460,10 +448,10 @@ START_TEST(an_actor_keeps_its_environment)
         ck_ok(rt_actor_call(a, actor_setenv, sets[i], strlen(sets[i]) + 1, &ref));
         ck_ok(rt_get(ref, NULL, NULL, 60000));
     }
-    char *v = actor_env(a, "MASTER_ADDR");
+    char *v = call_actor_str(a, actor_getenv, "MASTER_ADDR");
     ck_assert_str_eq(v, "10.0.0.1");
     rt_free(v);
-    v = actor_env(a, "CUDA_VISIBLE_DEVICES");
+    v = call_actor_str(a, actor_getenv, "CUDA_VISIBLE_DEVICES");
     ck_assert_str_eq(v, "7");
     rt_free(v);
     ck_ok(rt_shutdown());
@@ -498,13 +486,8 @@ static rt_actor make_actor(double cpus, double gpus, const char *resources)
 static uint64_t answered(rt_actor a)
 {
     rt_ref ref;
-    uint64_t *v;
     ck_ok(rt_actor_call(a, counter_next, NULL, 0, &ref));
-    int rc = rt_get(ref, (void **)&v, NULL, 10000);
-    ck_assert_msg(rc == 0, "the call waits: %s", rt_last_error());
-    uint64_t out = *v;
-    rt_free(v);
-    return out;
+    return get_u64(ref, 10000);
 }
 
 /* Two 1-CPU actors on 1 CPU, both created before either is called: the
@@ -570,10 +553,7 @@ START_TEST(a_queued_task_does_not_block_the_actor_it_waits_for)
     ck_ok(rt_remote(t_double, NULL, &x, sizeof x, &task));
     ck_assert_uint_eq(answered(a), 2);
     ck_ok(rt_actor_kill(a)); /* the CPU comes free: the task runs */
-    uint64_t *v;
-    ck_ok(rt_get(task, (void **)&v, NULL, 10000));
-    ck_assert_uint_eq(*v, 2);
-    rt_free(v);
+    ck_assert_uint_eq(get_u64(task, 10000), 2);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -610,10 +590,7 @@ START_TEST(a_restarting_actor_keeps_its_place_and_nothing_hangs)
     ck_assert(available("CPU") == 0);
     ck_fails(rt_get(task, NULL, NULL, 300), RT_ETIMEDOUT, "timed out");
     ck_ok(rt_actor_kill(a));
-    uint64_t *v;
-    ck_ok(rt_get(task, (void **)&v, NULL, 10000));
-    ck_assert_uint_eq(*v, 8);
-    rt_free(v);
+    ck_assert_uint_eq(get_u64(task, 10000), 8);
     ck_ok(rt_shutdown());
 }
 END_TEST

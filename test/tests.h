@@ -49,6 +49,8 @@ char *capture_output(void (*fn)(void));
 /* What a t_env task with opts reports for what ("RESOURCE VAR..."), in
  * static storage. */
 const char *env_seen(const rt_opts *opts, const char *what);
+/* A result that is a uint64_t, read within timeout_ms. */
+uint64_t get_u64(rt_ref ref, long timeout_ms);
 /* Submit fn(arg) with opts and return its result as a uint64_t. */
 uint64_t call_u64(rt_fn fn, const rt_opts *opts, const void *arg, size_t len);
 
