@@ -287,7 +287,7 @@ check-valgrind: deps-test
 # some bad XML (test/fuzz/lsan.supp): not ours to fix.  A crash saves the
 # input next to the corpus (crash-*), which keeps it as a regression test
 # once the bug is fixed, and fails the run.
-FUZZ_TARGETS = proto proto_worker resources visible cpulist relay rankmsg pci_ids hwloc_xml
+FUZZ_TARGETS = proto proto_worker journal resources visible cpulist relay rankmsg pci_ids hwloc_xml
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -316,7 +316,7 @@ fuzz: deps-test
 # ---- benchmarks -------------------------------------------------------------
 
 # decide.c includes internal headers to drive the scheduler.
-BENCH_SRC = bench/bench.c bench/measure.c bench/decide.c bench/scale.c
+BENCH_SRC = bench/bench.c bench/measure.c bench/decide.c bench/scale.c bench/deaths.c
 $(BENCH_BIN): $(BENCH_SRC) bench/bench.h $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(BENCH_SRC) -o $@ \

@@ -474,5 +474,6 @@ int main(void)
     bench_many_shapes();
     bench_beside_a_long_task();
     bench_timeline(rt_rate);
+    bench_deaths();
     return 0;
 }

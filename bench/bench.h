@@ -41,4 +41,7 @@ void bench_many_actors(void);
 void bench_many_shapes(void);
 void bench_beside_a_long_task(void);
 
+/* deaths.c */
+void bench_deaths(void);
+
 #endif

@@ -28,9 +28,10 @@
 #include <unistd.h>
 
 /* Run slots are mapped before the fork server is forked, so the mapping
- * cannot grow later: map room for this many workers.  Pages are touched
- * only as workers use them. */
-#define SLOTS_MAX 65536
+ * cannot grow later: map room for this many workers at once (512 MiB of
+ * addresses).  Pages are touched only as workers use them, and a freed
+ * slot is the first one reused. */
+#define SLOTS_MAX 32768
 /* A worker holds six descriptors here until its SPAWN reaches the fork
  * server, three afterwards: start at most this many at a time. */
 #define STARTING_MAX 256
@@ -55,7 +56,7 @@ struct rt__worker {
     char *name_sent;           /* the NAME last sent, or NULL */
     char *devices_sent;        /* the devices last sent, or NULL */
     unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1,
-        broke : 1;
+        broke : 1, send_failed : 1;
     int wait_status;           /* how it exited */
     int spawn_errno;           /* why the fork server could not fork it */
     uint64_t spawn_ns;         /* when the fork server was asked for it */
@@ -188,29 +189,37 @@ static void kill_worker(rt__worker *w)
     kill_process(w);
 }
 
+/* Hand an answer to the dispatcher: 0, or -1 when it answers no task
+ * the worker was sent (r's memfd is closed then). */
+static int answer(void *ctx, const rt__result_msg *r)
+{
+    rt__worker *w = ctx;
+    const rt__node_events *ev = &w->node->node.ev;
+    if (w->broke || !w->owner || w->answered == w->calls) {
+        if (r->fd >= 0)
+            close(r->fd);
+        return -1;
+    }
+    w->answered++;
+    ev->answered(ev->ctx, w->owner, r);
+    return 0;
+}
+
 /* Hand every complete answer to the dispatcher.  A message that is not
  * an answer to a task it was sent breaks the protocol: the worker is
  * killed, and its loss reported when it has exited. */
 static void take_answers(rt__worker *w)
 {
-    const rt__node_events *ev = &w->node->node.ev;
     rt__hdr h;
     const char *payload;
     int fds[RT__MSG_MAX_FDS], more = 0;
     while (w->chan.fd >= 0 && (more = rt__chan_next(&w->chan, &h, &payload, fds)) > 0) {
         rt__result_msg r;
-        if (rt__proto_read_result(&h, payload, fds, &r) < 0) {
-            more = -1; /* its descriptors are closed */
-            break;
-        }
-        if (!w->owner || w->answered == w->calls) {
-            if (r.fd >= 0)
-                close(r.fd);
+        /* A bad message's descriptors are closed by the reader. */
+        if (rt__proto_read_result(&h, payload, fds, &r) < 0 || answer(w, &r) < 0) {
             more = -1;
             break;
         }
-        w->answered++;
-        ev->answered(ev->ctx, w->owner, &r);
     }
     if (more < 0)
         kill_worker(w);
@@ -303,7 +312,8 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
     rt__link_init(&w->link);
     rt__link_init(&w->idle_link);
     w->slot = l->free_slots[--l->nfree];
-    memset(&l->slots[w->slot], 0, sizeof l->slots[w->slot]);
+    /* What a new worker finds: the journal's data needs no zeroing. */
+    memset(&l->slots[w->slot], 0, offsetof(rt__run_slot, journal.data));
     l->by_slot[w->slot] = w;
     w->w_sock.fd = w->w_out.fd = w->w_err.fd = -1;
     rt__chan_init(&w->chan, mine[0]);
@@ -598,11 +608,14 @@ static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
  * full, so that an idle loop is not woken by writable sockets. */
 static void flush_worker(rt__worker *w)
 {
-    if (w->chan.fd < 0)
+    if (w->chan.fd < 0 || w->send_failed)
         return;
     int rc = rt__chan_flush(&w->chan);
     if (rc < 0) {
-        close_socket(w); /* it died; the fork server will tell */
+        /* It died or closed its end (the fork server will tell): nothing
+         * more can reach it, but what it sent before is still to read. */
+        w->send_failed = 1;
+        rt__loop_modify(w->node->loop, &w->w_sock, EPOLLIN);
         return;
     }
     rt__loop_modify(w->node->loop, &w->w_sock, EPOLLIN | (rc == 1 ? EPOLLOUT : 0));
@@ -722,6 +735,10 @@ static void worker_gone(rt__local *l, rt__worker *w)
     while (w->chan.fd >= 0 && rt__chan_fill(&w->chan) > 0)
         ;
     take_answers(w);
+    /* Then the results it had not sent: a death costs only the task that
+     * was running.  A worker that broke the protocol is not believed. */
+    if (!w->broke)
+        rt__journal_replay(&slot->journal, w->answered, answer, w);
     close_socket(w);
     rt__loop_remove(l->loop, &w->w_out);
     rt__loop_remove(l->loop, &w->w_err);

@@ -76,14 +76,29 @@ int rt__proto_send_actor(rt__chan *c, uint64_t fini)
     return rt__chan_put(c, &h, NULL, NULL);
 }
 
-int rt__proto_send_result(rt__chan *c, const rt__result_msg *r)
+static rt__hdr result_header(const rt__result_msg *r)
 {
     uint64_t us = r->run_us > RESULT_TIME_MAX ? RESULT_TIME_MAX : r->run_us;
     uint64_t word = r->sys_errno ? RESULT_SYSFAIL | (uint32_t)r->sys_errno
                                  : (uint32_t)r->status;
-    rt__hdr h = {.type = RT__MSG_RESULT, .id = r->id,
-                 .word = word | us << RESULT_TIME_SHIFT, .len = r->len};
+    return (rt__hdr){.type = RT__MSG_RESULT, .id = r->id,
+                     .word = word | us << RESULT_TIME_SHIFT, .len = r->len};
+}
+
+int rt__proto_send_result(rt__chan *c, const rt__result_msg *r)
+{
+    rt__hdr h = result_header(r);
     return put_bytes(c, &h, r->data, r->fd);
+}
+
+size_t rt__proto_write_result(char *dst, size_t room, const rt__result_msg *r)
+{
+    rt__hdr h = result_header(r);
+    size_t size = rt__msg_size(&h);
+    if (r->fd >= 0 || size > room)
+        return 0;
+    rt__msg_write(dst, &h, r->data);
+    return size;
 }
 
 int rt__proto_send_spawn(rt__chan *c, uint64_t key, uint64_t slot, int fds[3])

@@ -80,6 +80,9 @@ int rt__proto_send_name(rt__chan *c, const char *name);
 int rt__proto_send_devices(rt__chan *c, const rt__devices *d);
 int rt__proto_send_actor(rt__chan *c, uint64_t fini);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
+/* A RESULT with inline bytes written at dst as a channel carries it: its
+ * size, or 0 when it needs more than room bytes or has a memfd. */
+size_t rt__proto_write_result(char *dst, size_t room, const rt__result_msg *r);
 int rt__proto_send_spawn(rt__chan *c, uint64_t key, uint64_t slot, int fds[3]);
 /* SPAWNED, SPAWN_FAILED or EXITED. */
 int rt__proto_send_notice(rt__chan *c, uint32_t type, uint64_t id, uint64_t word);

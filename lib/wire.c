@@ -96,10 +96,39 @@ static size_t padded(const rt__hdr *h)
     return (n + RT__MSG_ALIGN - 1) & ~(size_t)(RT__MSG_ALIGN - 1);
 }
 
+size_t rt__msg_size(const rt__hdr *h)
+{
+    return sizeof *h + padded(h);
+}
+
+void rt__msg_write(char *dst, const rt__hdr *h, const void *payload)
+{
+    size_t n = h->nfds ? 0 : h->len, total = rt__msg_size(h);
+    memcpy(dst, h, sizeof *h);
+    if (n)
+        memcpy(dst + sizeof *h, payload, n);
+    memset(dst + sizeof *h + n, 0, total - sizeof *h - n);
+}
+
+long rt__msg_read(const char *src, size_t avail, rt__hdr *h, const char **payload)
+{
+    if (avail < sizeof *h)
+        return 0;
+    memcpy(h, src, sizeof *h);
+    /* Checked before any arithmetic on them. */
+    if (h->nfds > RT__MSG_MAX_FDS || (!h->nfds && h->len > RT__MSG_MAX_INLINE))
+        return -1;
+    size_t total = rt__msg_size(h);
+    if (avail < total)
+        return 0;
+    *payload = src + sizeof *h;
+    return (long)total;
+}
+
 int rt__chan_put(rt__chan *c, const rt__hdr *h, const void *payload,
                  const int *fds)
 {
-    size_t n = h->nfds ? 0 : h->len, total = sizeof *h + padded(h);
+    size_t total = rt__msg_size(h);
     if (bytes_reserve(&c->out, total) < 0)
         goto fail;
     /* A descriptor must reach the peer no later than its header.  The
@@ -115,11 +144,7 @@ int rt__chan_put(rt__chan *c, const rt__hdr *h, const void *payload,
             goto fail;
         }
     }
-    char *dst = c->out.data + c->out.tail;
-    memcpy(dst, h, sizeof *h);
-    if (n)
-        memcpy(dst + sizeof *h, payload, n);
-    memset(dst + sizeof *h + n, 0, total - sizeof *h - n);
+    rt__msg_write(c->out.data + c->out.tail, h, payload);
     c->out.tail += total;
     return 0;
 fail:
@@ -229,20 +254,15 @@ int rt__chan_next(rt__chan *c, rt__hdr *h, const char **payload, int *fds)
 {
     size_t avail = c->in.tail - c->in.head;
     if (avail < sizeof *h)
-        return 0;
-    memcpy(h, c->in.data + c->in.head, sizeof *h);
-    /* Checked before any arithmetic on them. */
-    if (h->nfds > RT__MSG_MAX_FDS || (!h->nfds && h->len > RT__MSG_MAX_INLINE))
-        return -1;
-    size_t n = padded(h);
-    if (avail - sizeof *h < n)
-        return 0;
+        return 0; /* and in.data may still be NULL */
+    long total = rt__msg_read(c->in.data + c->in.head, avail, h, payload);
+    if (total <= 0)
+        return (int)total;
     if (fdq_len(&c->in_fds) < h->nfds)
         return -1; /* descriptors always arrive before their header */
     for (uint32_t i = 0; i < h->nfds; i++)
         fds[i] = c->in_fds.fd[c->in_fds.head++];
-    *payload = c->in.data + c->in.head + sizeof *h;
-    c->in.head += sizeof *h + n;
+    c->in.head += (size_t)total;
     if (c->in.head == c->in.tail)
         c->in.head = c->in.tail = 0;
     return 1;

@@ -29,6 +29,15 @@ typedef struct rt__hdr {
  * A header that announces more breaks the protocol. */
 #define RT__MSG_MAX_INLINE ((uint64_t)1 << 20)
 
+/* One message as bytes, the form it has in a channel's buffers: its size
+ * (header and padded payload; none with descriptors), writing it at dst,
+ * and reading one from src's avail bytes: the message's size, 0 when it is
+ * not all there, -1 when its header is corrupt (more than RT__MSG_MAX_FDS
+ * descriptors, an inline payload over RT__MSG_MAX_INLINE). */
+size_t rt__msg_size(const rt__hdr *h);
+void rt__msg_write(char *dst, const rt__hdr *h, const void *payload);
+long rt__msg_read(const char *src, size_t avail, rt__hdr *h, const char **payload);
+
 /* A growable byte buffer consumed from the front. */
 typedef struct rt__bytes {
     char *data;

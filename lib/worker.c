@@ -39,14 +39,16 @@ struct rt_result {
 
 /* Results wait in the channel while the batch of tasks that came with
  * them runs, and go out when the batch ends, so that a burst of no-op tasks
- * costs one send.  A task that runs longer than FLUSH_AFTER_NS must not
- * hold back the results of the tasks before it: a helper thread, the
- * flusher, sends them then (see flusher()). */
+ * costs one send; the journal keeps them meanwhile (journal.h).  A task
+ * that runs longer than FLUSH_AFTER_NS must not hold back the results of
+ * the tasks before it: a helper thread, the flusher, sends them then (see
+ * flusher()). */
 #define FLUSH_AFTER_NS 100000
 
 static struct {
     rt__chan chan;
     rt__run_slot *slot;
+    uint64_t results;    /* results queued in the worker's life */
     char *name_given;    /* from the last NAME message; NULL = symbol */
     char announced[256]; /* the name the output streams carry now */
 } self;
@@ -379,7 +381,19 @@ static void announce(const char *name)
         return; /* nobody reads our output any more; the task can still run */
 }
 
-/* Queue the answer to task id; large bytes go as the memfd they are in. */
+/* Send what the channel holds; the journal empties once it is all sent.
+ * The caller holds flush.lock.  0, or -1 when the socket failed. */
+static int flush_locked(void)
+{
+    if (rt__chan_flush(&self.chan) < 0)
+        return -1;
+    rt__journal_clear(&self.slot->journal, self.results);
+    return 0;
+}
+
+/* Queue the answer to task id, and keep it in the journal; what the
+ * journal cannot keep (a memfd, or no room) is sent at once.  Large bytes
+ * go as the memfd they are in. */
 static void send_result(rt__result_msg *m, rt_result *r)
 {
     m->data = r->data;
@@ -393,10 +407,17 @@ static void send_result(rt__result_msg *m, rt_result *r)
         rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
     }
     pthread_mutex_lock(&flush.lock);
-    int rc = rt__proto_send_result(&self.chan, m);
+    int queued = rt__proto_send_result(&self.chan, m) == 0, sent = 1;
+    if (queued) {
+        self.results++;
+        if (rt__journal_keep(&self.slot->journal, m) < 0)
+            sent = flush_locked() == 0;
+    }
     pthread_mutex_unlock(&flush.lock);
-    if (rc < 0)
+    if (!queued)
         leave();
+    if (!sent)
+        leave_lost();
     result_drop(r);
 }
 
@@ -425,7 +446,7 @@ static void *flusher(void *unused)
             continue;
         pthread_mutex_lock(&flush.lock);
         if (rt__chan_unsent(&self.chan))
-            (void)rt__chan_flush(&self.chan); /* a failure is the main thread's to see */
+            (void)flush_locked(); /* a failure is the main thread's to see */
         pthread_mutex_unlock(&flush.lock);
         atomic_store(&flush.parked, 1);
         if (atomic_load(&flush.task_no) == no)
@@ -526,7 +547,7 @@ static void run_task(const rt__task_msg *m)
 static void flush_or_leave(void)
 {
     pthread_mutex_lock(&flush.lock);
-    int rc = rt__chan_flush(&self.chan);
+    int rc = flush_locked();
     pthread_mutex_unlock(&flush.lock);
     if (rc < 0)
         leave_lost();

@@ -10,6 +10,8 @@
 #ifndef RT_WORKER_H
 #define RT_WORKER_H
 
+#include "journal.h"
+
 #include <stdint.h>
 
 /* 1 in the fork server and in workers, where the runtime's state is a
@@ -23,21 +25,23 @@ extern int rt__in_worker;
 /* One per worker, in memory shared by the application, the fork server
  * and every worker (mapped before the fork server is forked).  The worker
  * counts there the tasks it started and writes the id of the one it runs
- * (0 between tasks) and when it began.  When the worker dies, the runtime
- * knows from the count which of the tasks it sent had started: those spend
- * a retry, whether they finished or not, since their effects may have
- * happened; the others never ran and are sent again for free.  The start
- * time tells the scheduler that a task runs long, so that it queues no more
- * work behind it. */
+ * (0 between tasks) and when it began, and keeps there the results it has
+ * not sent yet (journal.h).  When the worker dies, the runtime takes the
+ * results it never received from the journal, and knows from the count
+ * whether a task was running: that one spends a retry, since its effects
+ * may have happened; the tasks after it never ran and are sent again for
+ * free.  The start time tells the scheduler that a task runs long, so
+ * that it queues no more work behind it. */
 typedef struct rt__run_slot {
     _Atomic uint64_t running;  /* id of the running task, 0 between tasks */
     _Atomic uint64_t started;  /* tasks started in the worker's life */
     _Atomic uint64_t since_ns; /* CLOCK_MONOTONIC start of the running task */
     _Atomic uint32_t lost;     /* the worker lost its socket and left */
-    char pad[36];              /* a cache line each */
+    char pad[36];              /* the journal starts on its own cache line */
+    rt__journal journal;
 } rt__run_slot;
 
-_Static_assert(sizeof(rt__run_slot) == 64, "one cache line per slot");
+_Static_assert(sizeof(rt__run_slot) % 4096 == 0, "slots start on their own pages");
 
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot);
 

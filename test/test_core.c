@@ -168,8 +168,10 @@ START_TEST(max_retries_zero_runs_a_task_at_most_once)
 }
 END_TEST
 
-/* A task that closes all its descriptors loses the worker's connection:
- * it spends its retries and fails, instead of running forever. */
+/* A task that closes all its descriptors loses the worker's connection.
+ * Its small result is safe in the journal; a large one (a memfd) cannot
+ * reach the runtime: the task spends its retries and fails, instead of
+ * running forever. */
 START_TEST(a_task_that_closes_its_socket_fails)
 {
     start_runtime();
@@ -177,9 +179,14 @@ START_TEST(a_task_that_closes_its_socket_fails)
     o.max_retries = 0;
     rt_ref ref;
     ck_ok(rt_remote(t_close_all, &o, NULL, 0, &ref));
+    size_t len = 99;
+    ck_ok(rt_get(ref, NULL, &len, 10000));
+    ck_assert_uint_eq(len, 0);
+    uint64_t big = 1 << 20;
+    ck_ok(rt_remote(t_close_all, &o, &big, sizeof big, &ref));
     ck_fails(rt_get(ref, NULL, NULL, 10000), RT_EWORKERDIED, "lost its connection");
     o.max_retries = 2;
-    ck_ok(rt_remote(t_close_all, &o, NULL, 0, &ref));
+    ck_ok(rt_remote(t_close_all, &o, &big, sizeof big, &ref));
     ck_fails(rt_get(ref, NULL, NULL, 10000), RT_EWORKERDIED, "lost its connection");
     /* The pool carries on. */
     uint64_t x = 21;

@@ -175,6 +175,73 @@ START_TEST(tasks_queued_behind_a_crash_still_run)
 }
 END_TEST
 
+/* How often each of n logged tasks ran, from the log at path (removed). */
+static void runs_logged(const char *path, int *runs, size_t n)
+{
+    memset(runs, 0, n * sizeof *runs);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    uint64_t id;
+    while (fread(&id, sizeof id, 1, f) == 1) {
+        ck_assert_uint_lt(id, n);
+        runs[id]++;
+    }
+    fclose(f);
+    unlink(path);
+}
+
+/* One worker runs a burst of quick tasks, and one of them kills it: the
+ * results of the tasks that finished before it are safe, those after it
+ * run on a new worker, and every innocent task runs once. */
+static void one_crash_in_a_burst(int innocent_retries)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+    enum { N = 300, CRASH = 150 };
+    static log_record rec[N];
+    static rt_ref refs[N];
+    static int runs[N];
+    char path[112];
+    temp_path(path, sizeof path, "burst");
+    rt_opts o = RT_OPTS_INIT;
+    for (uint64_t i = 0; i < N; i++) {
+        rec[i] = (log_record){.id = i, .die = i == CRASH};
+        snprintf(rec[i].path, sizeof rec[i].path, "%s", path);
+        o.max_retries = i == CRASH ? 0 : innocent_retries;
+        ck_ok(rt_remote(t_log, &o, &rec[i], sizeof rec[i], &refs[i]));
+    }
+    for (uint64_t i = 0; i < N; i++) {
+        if (i == CRASH) {
+            ck_fails(rt_get(refs[i], NULL, NULL, 60000), RT_EWORKERDIED, "signal 9");
+            continue;
+        }
+        uint64_t *v = NULL;
+        int rc = rt_get(refs[i], (void **)&v, NULL, 60000);
+        ck_assert_msg(rc == 0, "innocent task %d: %s", (int)i, rt_last_error());
+        ck_assert_uint_eq(*v, i);
+        rt_free(v);
+    }
+    ck_ok(rt_shutdown());
+    runs_logged(path, runs, N);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(runs[i] == 1, "task %d ran %d times", i, runs[i]);
+}
+
+START_TEST(a_crash_costs_only_the_task_it_runs)
+{
+    one_crash_in_a_burst(0);
+}
+END_TEST
+
+START_TEST(finished_tasks_are_not_run_again_after_a_crash)
+{
+    one_crash_in_a_burst(3);
+}
+END_TEST
+
 /* Any child, "clone" children (the fork server) included. */
 static int has_children(void)
 {
@@ -319,6 +386,8 @@ Suite *workers_suite(void)
     tcase_add_test(tc, a_retry_can_succeed);
     tcase_add_test(tc, exit_status_is_reported);
     tcase_add_test(tc, tasks_queued_behind_a_crash_still_run);
+    tcase_add_test(tc, a_crash_costs_only_the_task_it_runs);
+    tcase_add_test(tc, finished_tasks_are_not_run_again_after_a_crash);
     tcase_add_test(tc, shutdown_leaves_no_process_and_no_descriptor);
     tcase_add_test(tc, shutdown_wakes_blocked_callers);
     tcase_add_test(tc, workers_do_not_keep_the_applications_descriptors);
