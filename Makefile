@@ -3,7 +3,8 @@
 #   make                 build build/librtask.a, build/librtask.so and the examples
 #                        (installs nothing: sh mk/make installs what is missing)
 #   make run-examples    build and run every example in examples/
-#   make check           build and run the test suite (installs Check if needed)
+#   make check           build and run the test suite (installs Check if needed),
+#                        check the man pages, the header and lib/'s layers
 #   make check-asan      the suite under AddressSanitizer and UBSan
 #   make check-valgrind  the suite under valgrind
 #   make check-chaos     work while workers are killed and stopped at random
@@ -21,7 +22,7 @@ WERROR   ?=
 WARN      = -Wall -Wextra $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
 CFLAGS   ?= $(OPT)
-ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -Iinclude -pthread
+ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -Iinclude -Ilib -pthread
 LIBS      = -pthread -lm -ldl
 CHECKING  = WERROR=-Werror
 
@@ -37,8 +38,8 @@ LIBS      += $(HWLOC_LIBS)
 VERSION   = 0.1.0
 SONAME    = librtask.so.0
 
-LIB_SRC  = $(sort $(wildcard lib/*.c))
-LIB_HDR  = include/rtask.h $(wildcard lib/*.h)
+LIB_SRC  = $(sort $(wildcard lib/*/*.c))
+LIB_HDR  = include/rtask.h $(wildcard lib/*/*.h)
 
 # Every build flavour lives in its own directory so that switching between
 # them never mixes objects: build/ (normal), build-asan/, build-fuzz/.
@@ -62,7 +63,7 @@ TIMELINE_BIN = $(B)/tools/rtask-timeline
 # program's symbols in its dynamic table: link programs with -rdynamic.
 PROG_LDFLAGS = -rdynamic
 
-.PHONY: FORCE all lib examples run-examples check check-man check-asan check-valgrind \
+.PHONY: FORCE all lib examples run-examples check check-man check-layers check-asan check-valgrind \
         check-chaos check-mpi check-install check-header install uninstall bench peer-starpu fuzz deps \
         deps-test clean
 
@@ -75,7 +76,7 @@ BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 
-# The MPI module (lib/mpi_ops.h), where mpicc is: rt_init() loads it for
+# The MPI module (lib/cluster/mpi_ops.h), where mpicc is: rt_init() loads it for
 # cluster "mpi"; programs never link MPI.
 # It is optional: built only where mpicc compiles a file that includes
 # mpi.h (Open MPI's programs come without its headers in openmpi-bin).
@@ -90,7 +91,7 @@ lib: $(STATIC) $(if $(filter build,$(B)),$(SHARED)) $(MPI_MODULE)
 	@$(if $(MPICC),:,echo "rtask: the MPI module is not built: $(MPI_MISSING);" \
 	    "make check-mpi installs Open MPI")
 
-$(B)/rtask-mpi.so: lib/mpi/module.c lib/mpi_ops.h
+$(B)/rtask-mpi.so: lib/cluster/mpi/module.c lib/cluster/mpi_ops.h
 	@mkdir -p $(@D)
 	mpicc $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) $(LDFLAGS) -fPIC -shared $< -o $@
 
@@ -100,8 +101,8 @@ UPDATE = cmp -s $@.new $@ && rm $@.new || mv $@.new $@
 
 # Where `make install` puts the module, for programs linked statically;
 # cluster.o is built again when that changes.
-$(B)/lib/cluster.o: ALL_CFLAGS += -DRT_MPI_MODULE_DIR='"$(LIBDIR)/rtask"'
-$(B)/lib/cluster.o: $(B)/moduledir
+$(B)/lib/runtime/cluster.o: ALL_CFLAGS += -DRT_MPI_MODULE_DIR='"$(LIBDIR)/rtask"'
+$(B)/lib/runtime/cluster.o: $(B)/moduledir
 $(B)/moduledir: FORCE
 	@mkdir -p $(@D)
 	@echo '$(LIBDIR)/rtask' > $@.new && $(UPDATE)
@@ -171,7 +172,7 @@ CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
 # A fake NVML beside the suite, which finds it there (test_detect.c).
 FAKE_NVML = $(B)/test/libnvidia-ml.so.1
-$(FAKE_NVML): test/fake/nvml.c lib/nvml_abi.h
+$(FAKE_NVML): test/fake/nvml.c lib/devices/nvml_abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) -fPIC -shared $< -o $@
 
@@ -187,7 +188,7 @@ $(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) $(LATE_L
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
 	    $(STATIC) $(CHECK_LIBS) $(LIBS)
 
-check: deps-test check-man check-header
+check: deps-test check-man check-header check-layers
 	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN) $(TIMELINE_BIN)
 	build/test/rtask-tests
 	build/tools/rtask-info --root test/fake/v100x4 --pci-ids test/fake/pci.ids \
@@ -278,6 +279,10 @@ check-valgrind: deps-test
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    --suppressions=test/valgrind.supp build/test/rtask-tests
 
+# lib/'s folders are layers: each includes only the folders below it.
+check-layers:
+	@mk/check-layers
+
 # ---- fuzzing ----------------------------------------------------------------
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS, or FUZZ_RUNS inputs
@@ -294,7 +299,7 @@ FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_BIN = $(FUZZ_TARGETS:%=build-fuzz/fuzz_%)
 
 build-fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h build-fuzz/librtask.a
-	clang $(CSTD) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iinclude $< \
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -Iinclude -Ilib $< \
 	    build-fuzz/librtask.a $(LIBS) -o $@
 
 fuzz: deps-test

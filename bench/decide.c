@@ -9,7 +9,7 @@
  * back whenever nothing fits, its task queued again at the end as a new
  * submission, so that every shape keeps competing.
  */
-#include "../lib/scheduler.h" /* internal: drives the scheduler directly */
+#include "../lib/sched/scheduler.h" /* internal: drives the scheduler directly */
 
 #include <stdlib.h>
 #include <time.h>

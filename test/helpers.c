@@ -1,8 +1,8 @@
 /* helpers.c - what several test files need. */
 #include "tests.h"
 
-#include "../lib/local.h" /* internal: the fork server's pid */
-#include "../lib/runtime.h"
+#include "../lib/node/local.h" /* internal: the fork server's pid */
+#include "../lib/runtime/runtime.h"
 
 #include <dirent.h>
 #include <stdio.h>

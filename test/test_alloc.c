@@ -7,7 +7,7 @@
  */
 #include "tests.h"
 
-#include "../lib/alloc.h" /* internal: the allocation switch */
+#include "../lib/base/alloc.h" /* internal: the allocation switch */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  */
 #include "tests.h"
 
-#include "../lib/clock.h"
+#include "../lib/base/clock.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  */
 #include "tests.h"
 
-#include "../lib/detect.h" /* internal: detection is checked directly */
-#include "../lib/models.h"
+#include "../lib/devices/detect.h" /* internal: detection is checked directly */
+#include "../lib/devices/models.h"
 
 #include <stdio.h>
 #include <stdlib.h>

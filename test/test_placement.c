@@ -5,7 +5,7 @@
  */
 #include "tests.h"
 
-#include "../lib/scheduler.h" /* internal: this test drives the scheduler */
+#include "../lib/sched/scheduler.h" /* internal: this test drives the scheduler */
 
 #include <stdlib.h>
 #include <string.h>

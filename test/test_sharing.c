@@ -6,8 +6,8 @@
  */
 #include "tests.h"
 
-#include "../lib/scheduler.h"
-#include "../lib/spares.h"
+#include "../lib/sched/scheduler.h"
+#include "../lib/node/spares.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  */
 #include "tests.h"
 
-#include "../lib/proto.h" /* internal: these tests drive the protocol */
+#include "../lib/node/proto.h" /* internal: these tests drive the protocol */
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -10,8 +10,8 @@
  */
 #include <rtask.h>
 
-#include "../lib/cluster.h" /* internal: the same joining as rt_init() */
-#include "../lib/offer.h"   /* internal: the same resolution as rt_init() */
+#include "../lib/runtime/cluster.h" /* internal: the same joining as rt_init() */
+#include "../lib/sched/offer.h"   /* internal: the same resolution as rt_init() */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* nvml.c - a fake libnvidia-ml.so.1 for the tests: two H100s, at the bus
  * ids of test/fake/h100x8's first two GPUs, answered as NVML would; the
  * second is in MIG mode, with instances in slots 0 and 2 of 7. */
-#include "../../lib/nvml_abi.h"
+#include "../../lib/devices/nvml_abi.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #ifndef RT_FUZZ_H
 #define RT_FUZZ_H
 
-#include "../../lib/wire.h"
+#include "../../lib/node/wire.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* fuzz_cpulist.c - CPU lists, "0-3,8,10-11", as sysfs writes them. */
 #include "fuzz.h"
 
-#include "../../lib/detect.h"
+#include "../../lib/devices/detect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
  * first, because hwloc itself crashes on some (corpus/hwloc_xml/). */
 #include "fuzz.h"
 
-#include "../../lib/detect.h"
+#include "../../lib/devices/detect.h"
 
 #include <unistd.h>
 

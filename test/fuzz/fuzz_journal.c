@@ -4,7 +4,7 @@
  * outside the journal. */
 #include "fuzz.h"
 
-#include "../../lib/journal.h"
+#include "../../lib/node/journal.h"
 
 static int take(void *ctx, const rt__result_msg *r)
 {

@@ -2,7 +2,7 @@
  * in, read while detecting a fake machine's GPUs by PCI sysfs. */
 #include "fuzz.h"
 
-#include "../../lib/detect.h"
+#include "../../lib/devices/detect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
  * any bytes, with descriptors or not, end in messages or a refusal. */
 #include "fuzz.h"
 
-#include "../../lib/proto.h"
+#include "../../lib/node/proto.h"
 
 #include <unistd.h>
 

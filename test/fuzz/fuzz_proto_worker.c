@@ -2,8 +2,8 @@
  * it: tasks and the DEVICES message. */
 #include "fuzz.h"
 
-#include "../../lib/alloc.h"
-#include "../../lib/proto.h"
+#include "../../lib/base/alloc.h"
+#include "../../lib/node/proto.h"
 
 #include <unistd.h>
 

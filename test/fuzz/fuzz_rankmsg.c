@@ -2,8 +2,8 @@
  * bytes is safe, and what decodes encodes back to the same bytes. */
 #include "fuzz.h"
 
-#include "../../lib/alloc.h"
-#include "../../lib/rankmsg.h"
+#include "../../lib/base/alloc.h"
+#include "../../lib/cluster/rankmsg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

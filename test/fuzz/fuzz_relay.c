@@ -2,7 +2,7 @@
  * relayed as lines with their prefixes. */
 #include "fuzz.h"
 
-#include "../../lib/output.h"
+#include "../../lib/node/output.h"
 
 #include <fcntl.h>
 #include <stdio.h>

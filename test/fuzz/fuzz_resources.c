@@ -1,7 +1,7 @@
 /* fuzz_resources.c - the resources string, "name=amount,...". */
 #include "fuzz.h"
 
-#include "../../lib/resources.h"
+#include "../../lib/devices/resources.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

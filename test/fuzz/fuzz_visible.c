@@ -1,7 +1,7 @@
 /* fuzz_visible.c - CUDA_VISIBLE_DEVICES as CUDA reads it. */
 #include "fuzz.h"
 
-#include "../../lib/visible.h"
+#include "../../lib/sched/visible.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,0 +1,54 @@
+/*
+ * bridge.h - the one thread that makes MPI calls, and its bridge into the
+ * runtime thread's event loop.
+ *
+ * MPI offers no descriptor to wait on, so a thread of its own does every
+ * MPI call: it sends what the runtime thread queued, receives what other
+ * ranks sent, and hands it to the runtime thread through an eventfd the
+ * loop watches.  It polls while messages flow and backs off to a
+ * millisecond between polls when none have for a while; a message queued
+ * here wakes it at once.  Startup's collectives (rt_init()) and the last
+ * goodbyes (rt_shutdown()) run on it too, as calls of the thread that
+ * waits for them.
+ */
+#ifndef RT_BRIDGE_H
+#define RT_BRIDGE_H
+
+#include "base/loop.h"
+#include "rankmsg.h"
+
+#include <stddef.h>
+
+typedef struct rt__bridge rt__bridge;
+
+/* A message from rank `from`, on the runtime thread.  A memfd in m->fd is
+ * the callee's. */
+typedef void (*rt__bridge_cb)(void *ctx, int from, const rt__rank_msg *m);
+
+/* Load the MPI module at path and join the job on the bridge's thread:
+ * this rank and how many there are.  0, or RT_EINVAL / RT_ESYS with a
+ * message. */
+int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size);
+/* Startup's collectives: every rank gives len bytes and rank 0 gets them
+ * all, in rank order; rank 0's len bytes to every rank.  0 or -1. */
+int rt__bridge_gather(rt__bridge *b, const void *mine, size_t len, void *all);
+int rt__bridge_bcast(rt__bridge *b, void *buf, size_t len);
+/* Deliver what arrives to cb on the loop's thread (SHUTDOWN included;
+ * BYE is counted here).  0 or -1 with errno. */
+int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__bridge_cb cb, void *ctx);
+/* Stop delivering (before the loop closes). */
+void rt__bridge_detach(rt__bridge *b);
+/* Queue a message for rank `to`; a memfd in m->fd becomes the bridge's.
+ * 0, or -1 without memory (the memfd is closed).  Messages are staged
+ * until rt__bridge_flush() hands them all to the bridge thread at once;
+ * both are called by one thread at a time (the runtime's round). */
+int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m);
+void rt__bridge_flush(rt__bridge *b);
+/* Flush, and wait up to timeout_ms for n BYE messages in all; how many
+ * came. */
+int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms);
+/* Flush, send what is queued, leave the job and free b.  MPI is finalized when
+ * the bridge initialized it, or when finalize is set. */
+void rt__bridge_close(rt__bridge *b, int finalize);
+
+#endif

@@ -1,0 +1,203 @@
+/* peer.c - another rank's node: node operations as messages. */
+#include "peer.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/idmap.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+
+/* Rank 0's lease on the rank. */
+typedef struct proxy {
+    rt__idnode byid;         /* first */
+    void *owner;
+    size_t inflight;         /* sent, not answered */
+    uint64_t busy_since_ns;  /* since when its oldest task in flight may run */
+} proxy;
+
+struct rt__peer {
+    rt__node node;           /* first: the node interface's pointer is p's */
+    rt__bridge *bridge;
+    int rank;
+    uint64_t next_id;
+    rt__idmap proxies;
+    rt__fn_cache places;     /* where the functions sent live */
+    char why[256];           /* why the node failed, for the dispatcher */
+};
+
+static void forget(rt__peer *p, proxy *x)
+{
+    rt__idmap_remove(&p->proxies, &x->byid);
+    rt__free(x);
+}
+
+static int send_plain(rt__peer *p, uint32_t type, const proxy *x, uint64_t w0, uint64_t w1)
+{
+    rt__rank_msg m = {.type = type, .lease = x->byid.id, .w = {w0, w1}, .fd = -1};
+    return rt__bridge_send(p->bridge, p->rank, &m);
+}
+
+static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
+                            size_t *calls)
+{
+    rt__peer *p = (rt__peer *)n;
+    proxy *x = rt__malloc(sizeof *x);
+    if (!x)
+        return NULL; /* errno ENOMEM */
+    *x = (proxy){.byid.id = p->next_id++, .owner = owner};
+    if (send_plain(p, RT__RANK_LEASE, x, (uint64_t)fresh, (uint64_t)max_calls) < 0) {
+        rt__free(x);
+        return NULL;
+    }
+    rt__idmap_add(&p->proxies, &x->byid);
+    *calls = 0; /* the rank leases again past a worker's max_calls */
+    return (rt__worker *)x;
+}
+
+static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
+{
+    rt__peer *p = (rt__peer *)n;
+    char text[4 * 1024];
+    snprintf(text, sizeof text, "%s\n%s\n%s\n%s", d->gpus, d->accel, d->cpus, d->memory);
+    rt__rank_msg m = {.type = RT__RANK_DEVICES, .lease = ((proxy *)w)->byid.id,
+                      .w = {(uint64_t)d->share}, .text = text, .fd = -1};
+    return rt__bridge_send(p->bridge, p->rank, &m);
+}
+
+static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
+{
+    rt__peer *p = (rt__peer *)n;
+    proxy *x = (proxy *)w;
+    /* w[2]: bit 0, a destructor follows; bit 1, there is no function (a
+     * class without a constructor), which has no place to send. */
+    rt__rank_msg m = {.type = RT__RANK_TASK, .lease = x->byid.id,
+                      .w = {t->id, t->kind, (fini != 0) | (uint64_t)(t->fn == NULL) << 1},
+                      .text = t->name ? t->name : "", .bytes = rt__task_arg(t),
+                      .len = t->arg_len, .fd = -1};
+    if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
+        (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0))
+        return -1;
+    if (t->arg_fd >= 0 && (m.fd = dup(t->arg_fd)) < 0)
+        return -1;
+    if (rt__bridge_send(p->bridge, p->rank, &m) < 0)
+        return -1;
+    if (x->inflight++ == 0)
+        x->busy_since_ns = rt__now_ns();
+    return 0;
+}
+
+static void op_release(rt__node *n, rt__worker *w, int retire)
+{
+    rt__peer *p = (rt__peer *)n;
+    send_plain(p, RT__RANK_RELEASE, (proxy *)w, (uint64_t)retire, 0);
+    forget(p, (proxy *)w);
+}
+
+static void op_stop(rt__node *n, rt__worker *w)
+{
+    send_plain((rt__peer *)n, RT__RANK_STOP, (proxy *)w, 0, 0);
+}
+
+static void op_kill(rt__node *n, rt__worker *w)
+{
+    send_plain((rt__peer *)n, RT__RANK_KILL, (proxy *)w, 0, 0);
+}
+
+/* From rank 0's side: since it last heard from the worker, or sent to it
+ * when idle. */
+/* The rank's worker process is not known here: its lease names it. */
+static uint64_t op_lane(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    return ((const proxy *)w)->byid.id;
+}
+
+static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
+{
+    const proxy *x = (const proxy *)w;
+    (void)n;
+    if (!x->inflight || now_ns < x->busy_since_ns)
+        return 0;
+    return (now_ns - x->busy_since_ns) / 1000;
+}
+
+static void op_flush(rt__node *n)
+{
+    rt__bridge_flush(((rt__peer *)n)->bridge);
+}
+
+static int op_await(rt__node *n, rt__worker *w, int timeout_us)
+{
+    (void)n, (void)w, (void)timeout_us;
+    return 0; /* answers come through the bridge thread */
+}
+
+static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
+                                      op_kill, op_lane, op_busy_us, op_flush, op_await};
+
+static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
+{
+    rt__result_msg r = {.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
+                        .run_us = m->w[3], .data = m->bytes, .len = m->len, .fd = -1,
+                        .owned = m->owned};
+    if (x->inflight > 0)
+        x->inflight--;
+    x->busy_since_ns = rt__now_ns();
+    p->node.ev.answered(p->node.ev.ctx, x->owner, &r);
+}
+
+static void lost(rt__peer *p, proxy *x, const rt__rank_msg *m)
+{
+    rt__loss loss = {.pid = (int)m->w[0], .wait_status = (int)m->w[1],
+                     .spawn_errno = (int)m->w[2], .started = (size_t)m->w[3],
+                     .lost_channel = (int)(m->w[4] & 1), .broke = (int)(m->w[4] >> 1 & 1)};
+    void *owner = x->owner;
+    forget(p, x);
+    p->node.ev.lost(p->node.ev.ctx, owner, &loss);
+}
+
+void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
+{
+    proxy *x = (proxy *)rt__idmap_find(&p->proxies, m->lease);
+    if (m->type == RT__RANK_FAILED) {
+        snprintf(p->why, sizeof p->why, "rank %d: %s", p->rank, m->text);
+        p->node.ev.failed(p->node.ev.ctx, p->why);
+    } else if (m->type == RT__RANK_ANSWER && x) {
+        answered(p, x, m);
+    } else if (m->type == RT__RANK_LOST && x) {
+        lost(p, x, m);
+    } else {
+        rt_free(m->owned); /* for a lease released meanwhile */
+    }
+}
+
+rt__peer *rt__peer_new(rt__bridge *b, int rank, const rt__node_events *ev)
+{
+    rt__peer *p = rt__malloc(sizeof *p);
+    if (!p)
+        return NULL;
+    memset(p, 0, sizeof *p);
+    p->node.ops = &peer_ops;
+    p->node.ev = *ev;
+    p->bridge = b;
+    p->rank = rank;
+    p->next_id = 1;
+    return p;
+}
+
+rt__node *rt__peer_node(rt__peer *p)
+{
+    return &p->node;
+}
+
+void rt__peer_free(rt__peer *p)
+{
+    rt__rank_msg m = {.type = RT__RANK_SHUTDOWN, .fd = -1};
+    rt__bridge_send(p->bridge, p->rank, &m);
+    for (rt__idnode *n; (n = rt__idmap_any(&p->proxies));)
+        forget(p, (proxy *)n);
+    rt__free(p);
+}

@@ -1,0 +1,318 @@
+/* serve.c - rank 0's leases, carried out on this rank's local node. */
+#include "serve.h"
+
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/idmap.h"
+#include "base/list.h"
+#include "base/shm.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct lease {
+    rt__idnode byid;       /* first; rank 0's number */
+    rt__link waiting;      /* on the list of leases that wait for a worker */
+    int fresh, max_calls;
+    rt__worker *w;         /* the local worker, or NULL */
+    size_t budget;         /* tasks w may still take */
+    rt__tasks queue;       /* waiting for w */
+    rt__tasks inflight;    /* sent to w, in order */
+    uint64_t fini;         /* an actor's destructor, for its constructor */
+    char *devices;         /* "gpus\naccel\ncpus\nmemory", or NULL */
+    long share;            /* of each GPU */
+    int stop;              /* an actor's: finish once its tasks are sent */
+} lease;
+
+struct rt__serve {
+    rt__bridge *bridge;
+    rt__node *local;
+    rt__idmap leases;
+    rt__link waiting;      /* leases without a worker, oldest first */
+    rt__fn_cache functions; /* the functions rank 0 sent, found here */
+};
+
+static void reply(rt__serve *s, const rt__rank_msg *m)
+{
+    if (rt__bridge_send(s->bridge, 0, m) < 0)
+        rt__warn("no memory for a %s message to rank 0: dropped", rt__rank_name(m->type));
+}
+
+static void drop_tasks(rt__tasks *q)
+{
+    for (rt__task *t; (t = rt__tasks_pop(q));)
+        rt__task_free(t);
+}
+
+static void lease_free(rt__serve *s, lease *l)
+{
+    rt__idmap_remove(&s->leases, &l->byid);
+    rt__list_remove(&l->waiting);
+    drop_tasks(&l->queue);
+    drop_tasks(&l->inflight);
+    rt__free(l->devices);
+    rt__free(l);
+}
+
+static void send_loss(rt__serve *s, uint64_t id, const rt__loss *loss)
+{
+    rt__rank_msg m = {.type = RT__RANK_LOST, .lease = id,
+                      .w = {(uint64_t)loss->pid, (uint64_t)loss->wait_status,
+                            (uint64_t)loss->spawn_errno, loss->started,
+                            (uint64_t)(loss->lost_channel | loss->broke << 1)},
+                      .fd = -1};
+    reply(s, &m);
+}
+
+/* The lease's worker is gone: rank 0 hears of it, and the lease ends. */
+static void report_loss(rt__serve *s, lease *l, const rt__loss *loss)
+{
+    send_loss(s, l->byid.id, loss);
+    lease_free(s, l);
+}
+
+/* ---- giving tasks to workers --------------------------------------------------- */
+
+static int apply_devices(rt__serve *s, lease *l)
+{
+    if (!l->devices)
+        return 0;
+    char *line[4] = {l->devices};
+    for (int i = 1; i < 4; i++)
+        if (!(line[i] = strchr(line[i - 1], '\n')))
+            return 0; /* checked when it came */
+        else
+            *line[i]++ = '\0';
+    rt__devices d = {line[0], line[1], line[2], l->share, line[3], "", ""};
+    int rc = s->local->ops->devices(s->local, l->w, &d);
+    for (int i = 1; i < 4; i++)
+        line[i][-1] = '\n';
+    return rc;
+}
+
+/* A worker for l: 1 when it has one, 0 when it waits. */
+static int get_worker(rt__serve *s, lease *l)
+{
+    size_t calls = 0;
+    l->w = s->local->ops->lease(s->local, l->fresh, l->max_calls, l, &calls);
+    if (!l->w)
+        return 0;
+    l->budget = l->max_calls > 0 ? (size_t)l->max_calls - calls : SIZE_MAX;
+    if (apply_devices(s, l) < 0)
+        rt__warn("no memory for a worker's devices: it runs without them");
+    return 1;
+}
+
+static void feed(rt__serve *s, lease *l)
+{
+    while (l->w && l->budget > 0 && l->queue.head) {
+        rt__task *t = rt__tasks_pop(&l->queue);
+        if (s->local->ops->send(s->local, l->w, t, l->fini) < 0) {
+            rt__tasks_push_front(&l->queue, t);
+            return; /* out of memory: again next round */
+        }
+        rt__tasks_push(&l->inflight, t);
+        l->budget--;
+    }
+    if (l->w && l->stop && !l->queue.head)
+        s->local->ops->stop(s->local, l->w);
+}
+
+/* Past its worker's max_calls with tasks still to run, a lease takes
+ * another worker once the first has answered. */
+static void renew(rt__serve *s, lease *l)
+{
+    if (l->w && l->budget == 0 && !l->inflight.head && l->queue.head) {
+        s->local->ops->release(s->local, l->w, 1);
+        l->w = NULL;
+        rt__list_push_back(&s->waiting, &l->waiting);
+    }
+}
+
+int rt__serve_run(rt__serve *s)
+{
+    int still = 0;
+    rt__bridge_flush(s->bridge); /* what the last events answered */
+    for (rt__link *k = s->waiting.next, *next; k != &s->waiting; k = next) {
+        next = k->next;
+        lease *l = RT__OWNER(k, lease, waiting);
+        if (get_worker(s, l)) {
+            rt__list_remove(&l->waiting);
+            feed(s, l);
+        } else if (errno != EAGAIN) {
+            still = 1; /* starting a process failed: soon again */
+        }
+    }
+    rt__bridge_flush(s->bridge);
+    return still;
+}
+
+/* ---- what the local node reports --------------------------------------------- */
+
+static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
+{
+    rt__serve *s = ctx;
+    lease *l = owner;
+    rt__task *t = rt__tasks_pop(&l->inflight); /* answers come in order */
+    rt__rank_msg m = {.type = RT__RANK_ANSWER, .lease = l->byid.id,
+                      .w = {r->id, (uint64_t)r->status, (uint64_t)r->sys_errno, r->run_us},
+                      .bytes = r->data, .len = r->len, .fd = r->fd};
+    rt__task_free(t);
+    reply(s, &m);
+    renew(s, l);
+}
+
+static void on_lost(void *ctx, void *owner, const rt__loss *loss)
+{
+    report_loss(ctx, owner, loss);
+}
+
+static void on_failed(void *ctx, const char *why)
+{
+    rt__serve *s = ctx;
+    rt__rank_msg m = {.type = RT__RANK_FAILED, .text = why, .fd = -1};
+    reply(s, &m);
+}
+
+/* ---- what rank 0 sends ------------------------------------------------------------ */
+
+static void start_lease(rt__serve *s, const rt__rank_msg *m)
+{
+    lease *l = rt__malloc(sizeof *l);
+    if (!l) {
+        rt__loss none = {.spawn_errno = ENOMEM};
+        send_loss(s, m->lease, &none);
+        return;
+    }
+    memset(l, 0, sizeof *l);
+    l->byid.id = m->lease;
+    l->fresh = (int)m->w[0];
+    l->max_calls = (int)m->w[1];
+    rt__link_init(&l->waiting);
+    rt__idmap_add(&s->leases, &l->byid);
+    rt__list_push_back(&s->waiting, &l->waiting);
+}
+
+static int set_devices(lease *l, const rt__rank_msg *m)
+{
+    const char *nl = m->text;
+    for (int i = 0; i < 3; i++)
+        if (!(nl = strchr(nl, '\n')))
+            return -1;
+        else
+            nl++;
+    if (m->w[0] > RT__UNIT)
+        return -1;
+    char *copy = rt__malloc(strlen(m->text) + 1);
+    if (!copy)
+        return -1;
+    strcpy(copy, m->text);
+    rt__free(l->devices);
+    l->devices = copy;
+    l->share = (long)m->w[0];
+    return 0;
+}
+
+/* A task record for the local node, its function found in this process;
+ * a constructor's destructor goes to the lease. */
+static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
+{
+    int has_fini = m->w[2] & 1, no_fn = m->w[2] >> 1 & 1; /* peer.c's op_send */
+    void *fn = no_fn ? NULL : rt__fn_cache_find(&s->functions, &m->fn);
+    void *fini = has_fini ? rt__fn_cache_find(&s->functions, &m->fini) : NULL;
+    int bad_kind = m->w[1] > RT__KIND_CALL || (no_fn && m->w[1] != RT__KIND_CREATE);
+    if ((!fn && !no_fn) || (has_fini && !fini) || bad_kind || m->w[2] > 3) {
+        rt__warn("rank 0 sent a function this program does not have: dropped");
+        return NULL;
+    }
+    rt__task *t = NULL;
+    rt__task_new((rt__task_kind)m->w[1], (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0,
+                 m->bytes, m->len, &t);
+    if (t) {
+        t->id = m->w[0];
+        l->fini = has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
+    }
+    return t;
+}
+
+static void take_task(rt__serve *s, lease *l, const rt__rank_msg *m)
+{
+    rt__task *t = make_task(s, l, m);
+    if (!t) {
+        /* Rank 0 hears of it as a lost worker, and its retry rule applies. */
+        if (l->w) {
+            s->local->ops->kill(s->local, l->w);
+        } else {
+            rt__loss loss = {.spawn_errno = ENOMEM};
+            report_loss(s, l, &loss);
+        }
+        return;
+    }
+    rt__tasks_push(&l->queue, t);
+    feed(s, l);
+}
+
+/* Stop or kill: with no worker yet, the lease is over at once. */
+static void end_lease(rt__serve *s, lease *l, int kill)
+{
+    if (l->w && kill) {
+        s->local->ops->kill(s->local, l->w);
+    } else if (l->w) {
+        l->stop = 1;
+        feed(s, l);
+    } else {
+        rt__loss none = {0};
+        report_loss(s, l, &none);
+    }
+}
+
+int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m)
+{
+    if (m->type == RT__RANK_SHUTDOWN)
+        return 1;
+    if (m->type == RT__RANK_LEASE) {
+        start_lease(s, m);
+        return 0;
+    }
+    lease *l = (lease *)rt__idmap_find(&s->leases, m->lease);
+    if (!l) {
+        /* Its worker was lost meanwhile, and rank 0 will hear of it. */
+    } else if (m->type == RT__RANK_DEVICES) {
+        if (set_devices(l, m) < 0)
+            rt__warn("bad or unaffordable devices for a lease: left as they were");
+        else if (l->w && apply_devices(s, l) < 0)
+            rt__warn("no memory for a worker's devices: it runs without them");
+    } else if (m->type == RT__RANK_TASK) {
+        take_task(s, l, m);
+    } else if (m->type == RT__RANK_RELEASE) {
+        if (l->w)
+            s->local->ops->release(s->local, l->w, (int)m->w[0]);
+        lease_free(s, l);
+    } else if (m->type == RT__RANK_STOP || m->type == RT__RANK_KILL) {
+        end_lease(s, l, m->type == RT__RANK_KILL);
+    }
+    rt_free(m->owned);
+    return 0;
+}
+
+rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
+{
+    rt__serve *s = rt__malloc(sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    s->bridge = b;
+    s->local = local;
+    rt__link_init(&s->waiting);
+    local->ev = (rt__node_events){s, on_answered, on_lost, on_failed};
+    return s;
+}
+
+void rt__serve_free(rt__serve *s)
+{
+    for (rt__idnode *n; (n = rt__idmap_any(&s->leases));)
+        lease_free(s, (lease *)n);
+    rt__free(s);
+}

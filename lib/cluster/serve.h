@@ -1,0 +1,32 @@
+/*
+ * serve.h - a rank that serves as a node: rank 0's leases carried out on
+ * this rank's local node.
+ *
+ * Each lease rank 0 makes here gets a local worker when one can be had
+ * (until then its tasks wait here, in order); tasks, devices, releases,
+ * stops and kills go to that worker, and its answers and its loss go back
+ * to rank 0.  Past a reused worker's max_calls, the lease goes on with
+ * another worker, so rank 0 need not know how many calls a worker here
+ * has run.
+ */
+#ifndef RT_SERVE_H
+#define RT_SERVE_H
+
+#include "bridge.h"
+#include "node/node.h"
+
+typedef struct rt__serve rt__serve;
+
+/* Serve rank 0 with the local node, whose events become this server's.
+ * NULL without memory. */
+rt__serve *rt__serve_new(rt__bridge *b, rt__node *local);
+/* What rank 0 sent.  Returns 1 when it was SHUTDOWN. */
+int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m);
+/* Give waiting leases a worker and send their tasks, and send rank 0
+ * what was answered since the last round; 1 when a lease still waits for
+ * lack of a process (try again soon). */
+int rt__serve_run(rt__serve *s);
+/* Free s, once the local node has stopped (its workers with it). */
+void rt__serve_free(rt__serve *s);
+
+#endif

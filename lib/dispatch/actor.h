@@ -1,0 +1,67 @@
+/*
+ * actor.h - the actor record, shared by the public calls (actor.c) and
+ * the runtime thread (dispatch.c).
+ *
+ * An actor is a scheduling class of its own with one lease, held while
+ * its process lives.  Its constructor is a task record it keeps, sent
+ * first and again on a restart; its method calls are tasks filed under
+ * its class.  Application threads find it through the actor table, under
+ * the lock; they read only what is fixed at creation and the fields
+ * marked [L].  Everything else is the runtime thread's.
+ *
+ * When the actor will run no more and nothing refers to it, the runtime
+ * thread replaces it in the table with its epitaph (the error text that
+ * calls to it get from then on) and frees the record, so dead actors cost
+ * a few bytes, until their slot is reused.
+ */
+#ifndef RT_ACTOR_H
+#define RT_ACTOR_H
+
+#include "base/list.h"
+#include "rtask.h"
+#include "sched/scheduler.h"
+#include "node/task.h"
+
+#include <stdint.h>
+
+/* What the actor table holds: a live actor or an epitaph, told apart by
+ * their first field. */
+typedef struct rt__epitaph {
+    uint32_t dead; /* 1 */
+    char text[];
+} rt__epitaph;
+
+/* Why an actor will run no more. */
+typedef enum rt__death {
+    RT__DEATH_NONE,
+    RT__DEATH_KILLED,  /* rt_actor_kill() */
+    RT__DEATH_CRASHED, /* its process died; no restart left */
+    RT__DEATH_CTOR,    /* its constructor returned non-zero */
+    RT__DEATH_NOSTART  /* its process could not be started */
+} rt__death;
+
+typedef struct rt__actor {
+    uint32_t dead;               /* 0: a live actor (see rt__epitaph) */
+    uint64_t handle;             /* fixed: its rt_actor id */
+    rt_actor_fini_fn fini;       /* fixed */
+    int kill_requested;          /* [L] rt_actor_kill() was called */
+    int declared_dead;           /* [L] it will run no more: calls fail with epitaph */
+    struct rt__actor *next_kill; /* [L] on the runtime's list of kills */
+    struct rt__actor *next_declared; /* on the dispatcher's list to declare */
+    rt__link link;               /* on the runtime thread's list of actors */
+    rt__class *cls;              /* its class; NULL once discarded */
+    rt__task *create;            /* the constructor's record */
+    int restarts_left;
+    int killed;                  /* the kill was acted on */
+    rt__death death;             /* RT__DEATH_NONE while it may run */
+    int pid;                     /* of its last process */
+    int wait_status;             /* how that process ended */
+    int ctor_status;             /* what a failed constructor returned, or
+                                    the errno of a process that could not start */
+    int buried;                  /* on the dispatcher's list to publish */
+    char *epitaph;               /* the error text its calls get, once dead */
+    rt__epitaph *tombstone;      /* a copy for the table, once dead */
+    char name[];                 /* fixed */
+} rt__actor;
+
+#endif

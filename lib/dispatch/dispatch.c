@@ -1,0 +1,722 @@
+/* dispatch.c - leases, sends, answers, losses, and the lives of actors. */
+#include "dispatch.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/shm.h"
+#include "node/worker.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static rt__node *node_of(const rt__dispatch *d, const rt__lease *l)
+{
+    return d->node[l->grant.node];
+}
+
+static void finish(rt__dispatch *d, rt__task *t, int status)
+{
+    t->status = status;
+    t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
+    rt__tasks_push(&d->done, t);
+}
+
+/* Tasks with a time limit are looked at at least this often. */
+#define TIMEOUT_POLL_MS 20
+
+/* ---- leases ------------------------------------------------------------- */
+
+/* The lease is over; its worker goes back to its node, which keeps it for
+ * another lease unless it spent its max_calls. */
+static void end_lease(rt__dispatch *d, rt__lease *l)
+{
+    node_of(d, l)->ops->release(node_of(d, l), l->worker, l->budget == 0);
+    rt__sched_unlease(&d->sched, l);
+}
+
+/* What l holds, in buffers of the runtime thread's, valid until the next
+ * call. */
+static rt__devices describe(rt__dispatch *d, const rt__lease *l)
+{
+    static char gpus[RT__INSTANCE_MAX * RT__ID_LEN], accel[sizeof gpus],
+        cpus[sizeof gpus], memory[sizeof gpus];
+    rt__sched_describe(&d->sched, &l->grant, gpus, accel, cpus, memory);
+    return (rt__devices){gpus, accel, cpus, l->grant.gpu.each, memory, "", ""};
+}
+
+static int tell_devices(rt__dispatch *d, rt__lease *l)
+{
+    rt__devices dev = describe(d, l);
+    return node_of(d, l)->ops->devices(node_of(d, l), l->worker, &dev);
+}
+
+/* Limits that waiting will not lift: descriptors, processes. */
+static int lasting(int err)
+{
+    return err == EMFILE || err == ENFILE;
+}
+
+static void bury(rt__dispatch *d, rt__actor *a);
+static void set_death(rt__dispatch *d, rt__actor *a, rt__death death);
+
+/* A class whose worker cannot be started (and no other worker can take
+ * its tasks) fails, with the reason, rather than wait for a limit that
+ * will not change: an actor dies, a task class's pending tasks fail. */
+static void cannot_start(rt__dispatch *d, rt__class *c, int err)
+{
+    rt__actor *a = c->owner;
+    if (a) {
+        a->ctor_status = err;
+        set_death(d, a, RT__DEATH_NOSTART);
+        bury(d, a);
+        return;
+    }
+    for (rt__task *t; (t = rt__sched_pop(&d->sched, c));) {
+        rt__task_fail(t, RT_ESYS, "no worker could be started for the task: %s%s",
+                      strerror(err), err == EMFILE ? " (raise the descriptor limit, "
+                                                     "ulimit -n)" : "");
+        finish(d, t, RT_ESYS);
+    }
+    rt__sched_release_class(&d->sched, c);
+}
+
+/* A lease of c on g, with a worker of the node g names.  0 when it could
+ * not be had now (the next round tries again). */
+static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
+{
+    rt__node *n = d->node[g->node];
+    rt__lease *l = rt__sched_lease(&d->sched, c, g);
+    size_t calls;
+    if (!l) {
+        d->retry_soon = 1;
+        return 0;
+    }
+    errno = 0;
+    rt__worker *w = n->ops->lease(n, c->owner != NULL, c->max_calls, l, &calls);
+    if (!w) {
+        int err = errno;
+        rt__sched_unlease(&d->sched, l);
+        if (lasting(err))
+            cannot_start(d, c, err);
+        else
+            d->retry_soon |= err != EAGAIN;
+        return 0;
+    }
+    rt__sched_bind(l, w, calls);
+    if (c->owner)
+        d->running_actors++;
+    if (tell_devices(d, l) < 0) {
+        end_lease(d, l); /* out of memory */
+        d->retry_soon = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* Grant leases, one decision at a time.  When a class is blocked, the
+ * leases of younger classes that sit idle between tasks are ended once to
+ * make room for it. */
+static void grant_leases(rt__dispatch *d)
+{
+    int reclaimed = 0;
+    for (;;) {
+        rt__grant g;
+        rt__class *c = rt__sched_decide(&d->sched, &g);
+        if (!c && d->sched.blocked && !reclaimed) {
+            for (rt__lease *l; (l = rt__sched_reclaimable(&d->sched));)
+                end_lease(d, l);
+            reclaimed = 1;
+            continue;
+        }
+        if (!c || !grant(d, c, &g))
+            return;
+    }
+}
+
+/* ---- sending -------------------------------------------------------------- */
+
+static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
+{
+    rt__node *n = node_of(d, l);
+    uint64_t fini = t->kind == RT__KIND_CREATE
+                        ? (uint64_t)(uintptr_t)t->actor->fini : 0;
+    if (n->ops->send(n, l->worker, t, fini) < 0) {
+        rt__task_fail(t, RT_ENOMEM, "no memory to send the task");
+        if (t->kind == RT__KIND_CREATE) {
+            rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
+            d->retry_soon = 1;
+        } else
+            finish(d, t, RT_ENOMEM);
+        return;
+    }
+    rt__sched_sent(l, t, now);
+    if (t->timeout_ms && rt__timeouts_add(&d->timeouts, t, l) < 0)
+        rt__warn("no memory to watch a task's timeout_ms: it runs without its limit");
+}
+
+/* Kill the workers of tasks that ran past their limit (their loss fails
+ * them with RT_EKILLED), and say when to look again. */
+static void expire(rt__dispatch *d, uint64_t now)
+{
+    d->check_ms = -1;
+    for (size_t i = 0; i < d->timeouts.n; i++) {
+        rt__task *t = d->timeouts.v[i].task;
+        rt__lease *l = d->timeouts.v[i].lease;
+        uint64_t limit_us = (uint64_t)t->timeout_ms * 1000, ran_us = 0;
+        if (l->inflight.head == t && !t->cancelling)
+            ran_us = node_of(d, l)->ops->busy_us(node_of(d, l), l->worker, now);
+        if (ran_us >= limit_us) {
+            t->cancelling = RT__CANCEL_TIMEOUT;
+            node_of(d, l)->ops->kill(node_of(d, l), l->worker);
+            continue;
+        }
+        /* Not yet running (queued in its worker) or running: look again
+         * when it could pass its limit, at most every TIMEOUT_POLL_MS. */
+        int ms = (int)((limit_us - ran_us) / 1000) + 1;
+        if (ms > TIMEOUT_POLL_MS || l->inflight.head != t)
+            ms = TIMEOUT_POLL_MS;
+        if (d->check_ms < 0 || ms < d->check_ms)
+            d->check_ms = ms;
+    }
+}
+
+/* Give each lease of c its share, and end those left with nothing. */
+static void feed_class(rt__dispatch *d, rt__class *c, uint64_t now)
+{
+    for (rt__lease *l = rt__sched_first_lease(c), *next; l; l = next) {
+        next = rt__sched_next_lease(c, l);
+        rt__node *n = node_of(d, l);
+        size_t share = rt__sched_share(l, n->ops->busy_us(n, l->worker, now), now);
+        for (rt__task *t; share > 0 && (t = rt__sched_pop(&d->sched, c)); share--)
+            send_task(d, l, t, now);
+        if (rt__sched_lease_idle(l))
+            end_lease(d, l); /* may free c when it was its last lease */
+        if (!next)
+            return;
+    }
+}
+
+static void feed(rt__dispatch *d)
+{
+    uint64_t now = rt__now_ns();
+    for (rt__class *c = rt__sched_feedable(&d->sched), *next; c; c = next) {
+        next = rt__sched_next_feedable(&d->sched, c);
+        if (rt__sched_may_feed(&d->sched, c))
+            feed_class(d, c, now);
+    }
+}
+
+/* A caller waits on its worker only for tasks this quick, and for at
+ * most a few times their usual run time: never long on the round. */
+#define AWAIT_MAX_US 200.0
+#define AWAIT_SLACK_US 500.0
+
+int rt__dispatch_await(rt__dispatch *d, rt__task *t)
+{
+    rt__class *c = t->cls;
+    /* A class seen for the first time (classes go when they empty) gets
+     * the slack alone: a long task costs the caller that much, once. */
+    if (!c || (c->timed && c->run_us > AWAIT_MAX_US) || c->pending.count)
+        return 0;
+    for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l)) {
+        if (l->inflight.head != t)
+            continue;
+        rt__node *n = node_of(d, l);
+        int timeout_us = (int)(4 * (c->timed ? c->run_us : 0) + AWAIT_SLACK_US);
+        return n->ops->await && n->ops->await(n, l->worker, timeout_us);
+    }
+    return 0;
+}
+
+void rt__dispatch_flush(rt__dispatch *d)
+{
+    for (int i = 0; i < d->sched.nnodes; i++)
+        d->node[i]->ops->flush(d->node[i]);
+}
+
+void rt__dispatch_run(rt__dispatch *d)
+{
+    d->retry_soon = 0;
+    if (d->timeouts.n)
+        expire(d, rt__now_ns());
+    grant_leases(d);
+    feed(d);
+    rt__dispatch_flush(d);
+}
+
+/* ---- actors --------------------------------------------------------------- */
+
+/* How the actor's process ended, from its wait status. */
+static void describe_crash(const rt__actor *a, char *text, size_t size)
+{
+    int ws = a->wait_status;
+    if (WIFSIGNALED(ws))
+        snprintf(text, size, "the actor %s (pid %d) died: killed by signal %d (%s)",
+                 a->name, a->pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    else
+        snprintf(text, size, "the actor %s (pid %d) died: it exited with status %d",
+                 a->name, a->pid, WEXITSTATUS(ws));
+}
+
+static void compose_epitaph(rt__actor *a)
+{
+    char text[320];
+    switch (a->death) {
+    case RT__DEATH_KILLED:
+        snprintf(text, sizeof text, "the actor %s was killed", a->name);
+        break;
+    case RT__DEATH_CTOR:
+        snprintf(text, sizeof text, "the actor %s is dead: its constructor returned %d",
+                 a->name, a->ctor_status);
+        break;
+    case RT__DEATH_NOSTART:
+        snprintf(text, sizeof text, "the actor %s could not start its process: %s%s",
+                 a->name, strerror(a->ctor_status),
+                 a->ctor_status == EMFILE ? " (raise the descriptor limit, ulimit -n: "
+                                            "each worker needs 3 in the application)"
+                                          : "");
+        break;
+    default:
+        describe_crash(a, text, sizeof text);
+    }
+    size_t len = strlen(text) + 1;
+    rt__free(a->epitaph);
+    rt__free(a->tombstone);
+    a->epitaph = rt__strdup(text);
+    a->tombstone = rt__malloc(sizeof *a->tombstone + len);
+    if (a->tombstone) {
+        a->tombstone->dead = 1;
+        memcpy(a->tombstone->text, text, len);
+    }
+}
+
+/* A call fails because its actor died: it gets a copy of the epitaph. */
+static void fail_call(rt__dispatch *d, rt__task *t, rt__actor *a)
+{
+    rt__task_fail(t, RT_EACTORDIED, "%s", a->epitaph ? a->epitaph : "the actor died");
+    finish(d, t, RT_EACTORDIED);
+}
+
+/* A call that the actor's process held when it died, while the actor
+ * restarts: the call is not run again, and says how the process ended. */
+static void fail_restarting_call(rt__dispatch *d, rt__task *t, rt__actor *a)
+{
+    char text[320];
+    describe_crash(a, text, sizeof text);
+    rt__task_fail(t, RT_EACTORDIED, "%s; it restarts (%d restart%s left after this one)",
+                  text, a->restarts_left - 1, a->restarts_left - 1 == 1 ? "" : "s");
+    finish(d, t, RT_EACTORDIED);
+}
+
+static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
+{
+    for (rt__task *t; a->cls && (t = rt__sched_pop(&d->sched, a->cls));)
+        if (t != a->create)
+            fail_call(d, t, a);
+}
+
+/* From the next exchange on, calls to the actor fail at once. */
+static void set_death(rt__dispatch *d, rt__actor *a, rt__death death)
+{
+    if (a->death)
+        return;
+    a->death = death;
+    compose_epitaph(a);
+    a->next_declared = d->declared;
+    d->declared = a;
+}
+
+/* The actor will run no more: fail what waits, forget its class once no
+ * process holds it, and hand it to the runtime to publish. */
+static void bury(rt__dispatch *d, rt__actor *a)
+{
+    fail_pending_calls(d, a);
+    if (a->cls && a->cls->leases == 0) {
+        rt__tasks none = {0};
+        rt__sched_discard(&d->sched, a->cls, &none);
+        a->cls = NULL;
+    }
+    if (!a->cls && !a->buried) {
+        a->buried = 1;
+        a->next_kill = d->buried; /* next_kill links the buried list too */
+        d->buried = a;
+    }
+}
+
+/* An answer's bytes nobody takes: its memfd or its buffer. */
+static void drop_result(const rt__result_msg *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    rt_free(r->owned);
+}
+
+static void constructed(rt__dispatch *d, rt__task *create, const rt__result_msg *r)
+{
+    rt__actor *a = create->actor;
+    drop_result(r);
+    if ((r->sys_errno == 0 && r->status == 0) || a->killed)
+        return;
+    /* The worker leaves after a failed constructor; its exit ends the
+     * lease, and calls already sent to it fail then. */
+    a->ctor_status = r->sys_errno ? RT_ESYS : r->status;
+    set_death(d, a, RT__DEATH_CTOR);
+    fail_pending_calls(d, a);
+}
+
+void rt__dispatch_kill(rt__dispatch *d, rt__actor *a)
+{
+    if (a->killed)
+        return;
+    a->killed = 1;
+    set_death(d, a, RT__DEATH_KILLED);
+    rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
+    if (l)
+        node_of(d, l)->ops->stop(node_of(d, l), l->worker);
+    bury(d, a);
+}
+
+/* The actor's process is gone.  Calls it held are not run again: their
+ * effects may have happened.  It restarts while it has restarts left. */
+static void actor_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
+{
+    rt__actor *a = l->cls->owner;
+    a->pid = loss->pid;
+    a->wait_status = loss->wait_status;
+    int restart = !a->killed && !a->death && a->restarts_left > 0 && !loss->spawn_errno;
+    if (loss->spawn_errno) {
+        a->ctor_status = loss->spawn_errno;
+        set_death(d, a, RT__DEATH_NOSTART);
+    } else if (!restart) {
+        set_death(d, a, RT__DEATH_CRASHED);
+    }
+    for (rt__task *t; (t = rt__sched_recall(l));)
+        if (t != a->create && restart)
+            fail_restarting_call(d, t, a);
+        else if (t != a->create)
+            fail_call(d, t, a);
+    rt__sched_unlease(&d->sched, l);
+    d->running_actors--;
+    if (restart) {
+        a->restarts_left--;
+        rt__sched_push_front(&d->sched, a->cls, a->create);
+    } else {
+        bury(d, a);
+    }
+}
+
+static void forget_actor(rt__actor *a)
+{
+    rt__list_remove(&a->link);
+    rt__task_free(a->create);
+    rt__free(a->epitaph);
+    rt__free(a->tombstone);
+    rt__free(a);
+}
+
+void rt__dispatch_free_actors(rt__actor *published)
+{
+    while (published) {
+        rt__actor *a = published;
+        published = a->next_kill;
+        forget_actor(a);
+    }
+}
+
+/* ---- absorbing submissions ---------------------------------------------- */
+
+/* A new actor's constructor: the actor gets its class, and joins the list
+ * the runtime thread keeps. */
+static void absorb_create(rt__dispatch *d, rt__task *t)
+{
+    rt__actor *a = t->actor;
+    rt__res req;
+    rt__task_request(t, &req);
+    a->create = t;
+    rt__list_push_back(&d->actors, &a->link);
+    a->cls = rt__sched_actor_class(&d->sched, &req, a);
+    if (!a->cls) {
+        a->ctor_status = RT_ENOMEM;
+        set_death(d, a, RT__DEATH_CTOR);
+        bury(d, a);
+        return;
+    }
+    rt__sched_push(&d->sched, a->cls, t);
+}
+
+static void absorb_one(rt__dispatch *d, rt__task *t)
+{
+    if (t->kind == RT__KIND_CREATE) {
+        absorb_create(d, t);
+        return;
+    }
+    if (t->kind == RT__KIND_CALL) {
+        rt__actor *a = t->actor;
+        if (a->death || !a->cls)
+            fail_call(d, t, a);
+        else
+            rt__sched_push(&d->sched, a->cls, t);
+        return;
+    }
+    rt__res req;
+    rt__task_request(t, &req);
+    rt__class *c = rt__sched_class(&d->sched, &req, t->max_calls);
+    if (!c) {
+        rt__task_fail(t, RT_ENOMEM, "no memory for a scheduling class");
+        finish(d, t, RT_ENOMEM);
+        return;
+    }
+    rt__sched_push(&d->sched, c, t);
+}
+
+void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
+{
+    for (rt__task *t; (t = rt__tasks_pop(incoming));)
+        absorb_one(d, t);
+}
+
+/* ---- cancels --------------------------------------------------------------- */
+
+void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
+{
+    rt__class *c = t->cls;
+    if (!c)
+        return; /* finished, waiting to be published */
+    if (rt__sched_withdraw(&d->sched, c, t)) {
+        rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
+        finish(d, t, RT_ECANCELLED);
+        if (!c->owner)
+            rt__sched_release_class(&d->sched, c);
+        return;
+    }
+    rt__lease *l = rt__sched_lease_of(c, t);
+    if (l && t->cancelling == RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
+        node_of(d, l)->ops->kill(node_of(d, l), l->worker); /* lost: on_lost() */
+}
+
+/* A task cancelled while it ran, or killed at its time limit: its
+ * outcome, whatever the worker did. */
+static void fail_cancelled(rt__dispatch *d, rt__task *t)
+{
+    if (t->cancelling == RT__CANCEL_TIMEOUT) {
+        rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
+                      "its worker was killed", t->timeout_ms);
+        finish(d, t, RT_EKILLED);
+        return;
+    }
+    rt__task_fail(t, RT_ECANCELLED, t->cancelling == RT__CANCEL_KILL
+                                        ? "rt_cancel: its worker was killed"
+                                        : "rt_cancel: it ran to its end; its result "
+                                          "was dropped");
+    finish(d, t, RT_ECANCELLED);
+}
+
+/* ---- what nodes report ---------------------------------------------------- */
+
+static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
+{
+    if (r->sys_errno) {
+        drop_result(r);
+        rt__task_fail(t, RT_ESYS, "the worker could not run the task: %s",
+                      strerror(r->sys_errno));
+        finish(d, t, RT_ESYS);
+        return;
+    }
+    t->task_status = r->status;
+    t->result_len = r->len;
+    if (r->owned) {
+        t->result = r->owned; /* from another rank: already a buffer of ours */
+    } else if (r->fd >= 0) {
+        t->result = rt__shm_open(r->fd, r->len, 1);
+        int err = errno;
+        close(r->fd);
+        if (!t->result && err == EPROTO) {
+            t->result_len = 0;
+            rt__task_fail(t, RT_ESYS, "the task's %zu-byte result in shared memory was "
+                          "shrunk or left unsealed: refused", r->len);
+            finish(d, t, RT_ESYS);
+            return;
+        }
+    } else if (r->len) {
+        t->result = rt__buf_alloc(r->len);
+        if (t->result)
+            memcpy(t->result, r->data, r->len);
+    }
+    if (!t->result && r->len) {
+        t->result_len = 0;
+        rt__task_fail(t, RT_ENOMEM, "no memory for the task's %zu-byte result", r->len);
+        finish(d, t, RT_ENOMEM);
+        return;
+    }
+    if (t->task_status)
+        rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
+    finish(d, t, t->task_status ? RT_ETASK : RT_OK);
+}
+
+/* Record how t's run on l ended, when a timeline is kept: after ran_us,
+ * or lost with its worker (a death, marked where it happened). */
+static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint64_t ran_us,
+                   int lost)
+{
+    uint64_t now = rt__now_ns();
+    rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
+                  .lane = node_of(d, l)->ops->lane(node_of(d, l), l->worker),
+                  .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
+                  .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
+                  .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL};
+    rt__devices dev = describe(d, l);
+    snprintf(s.name, sizeof s.name, "%s", t->name ? t->name : "");
+    snprintf(s.gpus, sizeof s.gpus, "%.63s", dev.gpus); /* a long list is cut */
+    snprintf(s.accel, sizeof s.accel, "%.63s", dev.accel);
+    s.gpu_share = (double)l->grant.gpu.each / RT__UNIT;
+    s.accel_share = (double)l->grant.accel.each / RT__UNIT;
+    if (rt__timeline_add(d->timeline, &s) < 0)
+        rt__warn("no memory to record a task in the timeline: it is left out");
+}
+
+static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
+{
+    rt__dispatch *d = ctx;
+    rt__lease *l = owner;
+    rt__task *t = l->inflight.head;
+    if (!t || t->id != r->id) { /* not what this worker was asked */
+        drop_result(r);
+        node_of(d, l)->ops->kill(node_of(d, l), l->worker);
+        return;
+    }
+    rt__sched_answered(l, r->run_us, rt__now_ns());
+    rt__timeouts_remove(&d->timeouts, t);
+    if (t->kind == RT__KIND_CREATE) {
+        constructed(d, t, r);
+    } else if (t->cancelling) {
+        drop_result(r);
+        fail_cancelled(d, t);
+    } else {
+        take_result(d, t, r);
+    }
+    if (d->timeline && t->kind != RT__KIND_CREATE)
+        record(d, l, t, r->run_us, 0);
+    if (rt__sched_lease_idle(l))
+        end_lease(d, l);
+}
+
+/* Why a task that started in a lost worker failed. */
+static void explain_loss(rt__task *t, const rt__loss *loss)
+{
+    int ws = loss->wait_status;
+    if (loss->spawn_errno)
+        rt__task_fail(t, RT_EWORKERDIED, "no worker could be started: %s",
+                      strerror(loss->spawn_errno));
+    else if (loss->broke)
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) sent bytes that break "
+                      "rtask's protocol and was killed (did the task write to the "
+                      "worker's socket?)", loss->pid);
+    else if (loss->lost_channel)
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) lost its connection "
+                      "to the runtime (did the task close its descriptors?)", loss->pid);
+    else if (WIFSIGNALED(ws))
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) was killed by signal "
+                      "%d (%s)", loss->pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    else
+        rt__task_fail(t, RT_EWORKERDIED, "the worker (pid %d) exited with status %d",
+                      loss->pid, WEXITSTATUS(ws));
+}
+
+/* Tasks that started spend a retry, and go back first in line while they
+ * have one; the others never ran and go back after them, in their order,
+ * for free. */
+static void on_lost(void *ctx, void *owner, const rt__loss *loss)
+{
+    rt__dispatch *d = ctx;
+    rt__lease *l = owner;
+    if (l->cls->owner) {
+        actor_lost(d, l, loss);
+        return;
+    }
+    rt__tasks retried = {0}, unstarted = {0};
+    size_t started = loss->started;
+    for (rt__task *t; (t = rt__sched_recall(l)); started -= started > 0) {
+        rt__timeouts_remove(&d->timeouts, t);
+        if (started && d->timeline)
+            record(d, l, t, 0, 1);
+        if (t->cancelling) {
+            fail_cancelled(d, t); /* never run again */
+        } else if (!started) {
+            rt__tasks_push(&unstarted, t);
+        } else if (t->retries_left > 0) {
+            t->retries_left--;
+            t->runs_lost++;
+            rt__tasks_push(&retried, t);
+        } else {
+            explain_loss(t, loss);
+            finish(d, t, RT_EWORKERDIED);
+        }
+    }
+    rt__tasks_append(&retried, &unstarted);
+    rt__sched_requeue(&d->sched, l->cls, &retried);
+    rt__sched_unlease(&d->sched, l); /* after the requeue, which keeps the class */
+}
+
+static void on_failed(void *ctx, const char *why)
+{
+    rt__dispatch *d = ctx;
+    d->failed = why;
+}
+
+void rt__dispatch_init(rt__dispatch *d)
+{
+    memset(d, 0, sizeof *d);
+    rt__link_init(&d->actors);
+    d->check_ms = -1;
+}
+
+rt__node_events rt__dispatch_events(rt__dispatch *d)
+{
+    return (rt__node_events){d, on_answered, on_lost, on_failed};
+}
+
+/* ---- the end -------------------------------------------------------------- */
+
+static rt__actor *actor_at(rt__dispatch *d, rt__link *l)
+{
+    return l == &d->actors ? NULL : RT__OWNER(l, rt__actor, link);
+}
+
+size_t rt__dispatch_stop_actors(rt__dispatch *d)
+{
+    for (rt__actor *a = actor_at(d, d->actors.next); a; a = actor_at(d, a->link.next)) {
+        rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
+        if (l)
+            node_of(d, l)->ops->stop(node_of(d, l), l->worker);
+    }
+    return d->running_actors;
+}
+
+void rt__dispatch_free(rt__dispatch *d, const char *why)
+{
+    rt__tasks orphans = {0};
+    for (rt__actor *a = actor_at(d, d->actors.next); a; a = actor_at(d, a->link.next))
+        if (a->cls) {
+            rt__sched_discard(&d->sched, a->cls, &orphans);
+            a->cls = NULL;
+        }
+    rt__sched_free(&d->sched, &orphans);
+    for (rt__task *t; (t = rt__tasks_pop(&orphans));) {
+        if (t->kind == RT__KIND_CREATE)
+            continue; /* the actor's own record, freed with it */
+        rt__task_fail(t, RT_ESHUTDOWN, "%s", why);
+        finish(d, t, RT_ESHUTDOWN);
+    }
+    while (!rt__list_empty(&d->actors))
+        forget_actor(actor_at(d, d->actors.next));
+    d->buried = d->declared = NULL;
+    d->running_actors = 0;
+    rt__timeouts_free(&d->timeouts);
+    d->check_ms = -1;
+}

@@ -1,0 +1,81 @@
+/*
+ * dispatch.h - the runtime thread's work: carry out the scheduler's
+ * decisions on the nodes, and turn what the nodes report into outcomes.
+ *
+ * Tasks arrive from the public calls (absorbed in submission order), are
+ * filed under their class, leased out and sent; answers become results,
+ * lost workers become retries or failures, and actors are created,
+ * restarted, killed and buried.  Finished tasks and buried actors collect
+ * in lists that the runtime publishes under its lock; nothing here takes
+ * the lock, and nothing here is touched by another thread.
+ *
+ * The retry rule: a task that started in a worker that was then lost
+ * spends a retry, whether it finished or not (its effects may have
+ * happened), and fails with RT_EWORKERDIED when none is left; a task that
+ * never started is sent again for free.  Actor calls are never re-run.
+ *
+ * Plain data the runtime reads: done, declared, buried, failed,
+ * retry_soon and check_ms, to publish them and to know how long it may
+ * sleep.
+ */
+#ifndef RT_DISPATCH_H
+#define RT_DISPATCH_H
+
+#include "actor.h"
+#include "node/node.h"
+#include "sched/scheduler.h"
+#include "node/task.h"
+#include "timeline.h"
+#include "timeouts.h"
+
+typedef struct rt__dispatch {
+    rt__sched sched;
+    rt__node *node[RT__NODES_MAX]; /* node i of the scheduler */
+    rt__tasks done;                /* finished: for the runtime to publish */
+    rt__actor *declared;           /* dying: for the runtime to declare dead */
+    rt__actor *buried;             /* dead for good: for the runtime to publish */
+    rt__link actors;               /* every actor record */
+    size_t running_actors;         /* actor processes that may still run */
+    const char *failed;            /* why a node failed, or NULL */
+    int retry_soon;                /* a lease failed for lack of memory or
+                                      descriptors: run again soon */
+    rt__timeouts timeouts;         /* tasks in flight with a time limit */
+    int check_ms;                  /* when the next may pass its limit;
+                                      -1: none runs */
+    rt__timeline *timeline;        /* where ended tasks are recorded, or
+                                      NULL: not recording */
+} rt__dispatch;
+
+/* Start with no task and no actor. */
+void rt__dispatch_init(rt__dispatch *d);
+/* The events a node reports to d. */
+rt__node_events rt__dispatch_events(rt__dispatch *d);
+/* File tasks the public calls submitted, in their order. */
+void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming);
+/* Act on rt_actor_kill(): calls not yet sent fail, the actor's process
+ * finishes what it has, runs its destructor and exits. */
+void rt__dispatch_kill(rt__dispatch *d, rt__actor *a);
+/* Cancel t as its cancelling says (RT__CANCEL_*): a queued task fails at
+ * once with RT_ECANCELLED; one in flight fails so when its worker answers
+ * (the result dropped) or, killed for RT__CANCEL_KILL, is lost.  A task
+ * already finished is left alone. */
+void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
+/* Free the records of actors that were published as dead. */
+void rt__dispatch_free_actors(rt__actor *published);
+/* Grant leases and send tasks, then flush the nodes. */
+void rt__dispatch_run(rt__dispatch *d);
+/* Stopping: tell every actor to finish so that its destructor runs;
+ * returns how many processes may still be running. */
+size_t rt__dispatch_stop_actors(rt__dispatch *d);
+/* Wait on the calling thread for t's answer when t is in flight, first
+ * on its worker, and quick to run (or not timed yet): 1 when its worker
+ * answered (t may be among the finished now), 0 when not worth it or
+ * nothing came. */
+int rt__dispatch_await(rt__dispatch *d, rt__task *t);
+/* Send what is queued on every node. */
+void rt__dispatch_flush(rt__dispatch *d);
+/* The end: fail every task still held with RT_ESHUTDOWN (into done),
+ * free the actors and the scheduler. */
+void rt__dispatch_free(rt__dispatch *d, const char *why);
+
+#endif

@@ -1,0 +1,111 @@
+/* output.c - line relay from worker pipes, with name and pid prefixes. */
+#include "output.h"
+
+#include "base/alloc.h"
+#include "sink.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LINE_MAX_BYTES (64 * 1024) /* longer lines are cut into pieces */
+
+static char node_label[128]; /* ", node=1 host=h", or "" */
+
+void rt__output_node(const char *label)
+{
+    snprintf(node_label, sizeof node_label, "%s", label);
+}
+
+void rt__relay_init(rt__relay *r, int fd, FILE *to)
+{
+    memset(r, 0, sizeof *r);
+    r->fd = fd;
+    r->to = to;
+    snprintf(r->prefix, sizeof r->prefix, "(rtask worker) ");
+}
+
+static void emit(rt__relay *r, const char *line, size_t len)
+{
+    rt__sink_put(r->to, r->prefix, line, len);
+}
+
+/* "PID NAME\n" after a marker sets the prefix of the lines that follow. */
+static void take_name(rt__relay *r, const char *s, size_t len)
+{
+    const char *space = memchr(s, ' ', len);
+    if (!space)
+        return;
+    int pid = atoi(s);
+    int name_len = (int)(len - (size_t)(space + 1 - s));
+    if (name_len > 0 && s[len - 1] == '\n')
+        name_len--;
+    snprintf(r->prefix, sizeof r->prefix, "(%.*s pid=%d%s) ", name_len, space + 1, pid,
+             node_label);
+}
+
+static void relay_line(rt__relay *r, const char *line, size_t len)
+{
+    const char *mark = memmem(line, len, RT__NAME_MARK, RT__NAME_MARK_LEN);
+    if (!mark) {
+        emit(r, line, len);
+        return;
+    }
+    if (mark > line) /* a partial line the previous task left unfinished */
+        emit(r, line, (size_t)(mark - line));
+    size_t skip = (size_t)(mark - line) + RT__NAME_MARK_LEN;
+    take_name(r, line + skip, len - skip);
+}
+
+/* Relay every complete line in the buffer and keep the rest. */
+static void relay_lines(rt__relay *r)
+{
+    size_t start = 0;
+    for (;;) {
+        char *nl = memchr(r->buf + start, '\n', r->len - start);
+        size_t end = nl ? (size_t)(nl - r->buf) + 1 : start + LINE_MAX_BYTES;
+        if (end > r->len)
+            break;
+        relay_line(r, r->buf + start, end - start);
+        start = end;
+    }
+    memmove(r->buf, r->buf + start, r->len - start);
+    r->len -= start;
+}
+
+long rt__relay_read(rt__relay *r)
+{
+    if (r->cap - r->len < 4096) {
+        size_t cap = r->cap ? r->cap * 2 : 8192;
+        char *p = rt__realloc(r->buf, cap);
+        if (!p) {
+            errno = ENOMEM;
+            return -1;
+        }
+        r->buf = p;
+        r->cap = cap;
+    }
+    long got = read(r->fd, r->buf + r->len, r->cap - r->len);
+    if (got <= 0)
+        return got;
+    r->len += (size_t)got;
+    relay_lines(r);
+    return got;
+}
+
+void rt__relay_close(rt__relay *r)
+{
+    if (r->fd < 0)
+        return;
+    while (rt__relay_read(r) > 0)
+        ;
+    if (r->len)
+        relay_line(r, r->buf, r->len);
+    close(r->fd);
+    rt__free(r->buf);
+    r->fd = -1;
+    r->buf = NULL;
+    r->len = r->cap = 0;
+}

@@ -1,0 +1,173 @@
+/* proto.c - encoding and decoding of every message. */
+#include "proto.h"
+
+#include "base/alloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The word of a RESULT: the status in the low 32 bits, or an errno when
+ * SYSFAIL says the worker failed, not the task; above TIME_SHIFT, the run
+ * time in microseconds. */
+#define RESULT_SYSFAIL (1ULL << 32)
+#define RESULT_TIME_SHIFT 33
+#define RESULT_TIME_MAX ((1ULL << 31) - 1)
+
+const char *rt__msg_name(uint32_t type)
+{
+    static const char *const names[RT__MSG_TYPES] = {
+        [RT__MSG_TASK] = "TASK",       [RT__MSG_NAME] = "NAME",
+        [RT__MSG_RESULT] = "RESULT",   [RT__MSG_SPAWN] = "SPAWN",
+        [RT__MSG_SPAWNED] = "SPAWNED", [RT__MSG_SPAWN_FAILED] = "SPAWN_FAILED",
+        [RT__MSG_EXITED] = "EXITED",   [RT__MSG_DEVICES] = "DEVICES",
+        [RT__MSG_ACTOR] = "ACTOR",     [RT__MSG_CREATE] = "CREATE",
+        [RT__MSG_CALL] = "CALL",
+    };
+    return type < RT__MSG_TYPES && names[type] ? names[type] : "unknown";
+}
+
+/* Bytes that go inline, or in a memfd the channel will own. */
+static int put_bytes(rt__chan *c, rt__hdr *h, const void *data, int fd)
+{
+    if (fd < 0)
+        return rt__chan_put(c, h, data, NULL);
+    h->nfds = 1;
+    return rt__chan_put(c, h, NULL, &fd);
+}
+
+int rt__proto_send_task(rt__chan *c, const rt__task_msg *m)
+{
+    rt__hdr h = {.type = m->type, .id = m->id, .word = m->fn, .len = m->len};
+    /* The record keeps its memfd for a retry on another worker. */
+    int fd = m->arg_fd >= 0 ? fcntl(m->arg_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (m->arg_fd >= 0 && fd < 0)
+        return -1;
+    return put_bytes(c, &h, m->arg, fd);
+}
+
+int rt__proto_send_name(rt__chan *c, const char *name)
+{
+    rt__hdr h = {.type = RT__MSG_NAME, .len = name ? strlen(name) : 0};
+    return rt__chan_put(c, &h, name, NULL);
+}
+
+/* Four lines, then the environment's lines. */
+int rt__proto_send_devices(rt__chan *c, const rt__devices *d)
+{
+    size_t len = strlen(d->gpus) + strlen(d->accel) + strlen(d->cpus) +
+                 strlen(d->accel_name) + strlen(d->env) + 5;
+    char *buf = rt__malloc(len);
+    if (!buf)
+        return -1;
+    int n = snprintf(buf, len, "%s\n%s\n%s\n%s\n%s", d->gpus, d->accel, d->cpus,
+                     d->accel_name, d->env);
+    rt__hdr h = {.type = RT__MSG_DEVICES, .len = (uint64_t)n};
+    int rc = rt__chan_put(c, &h, buf, NULL);
+    rt__free(buf);
+    return rc;
+}
+
+int rt__proto_send_actor(rt__chan *c, uint64_t fini)
+{
+    rt__hdr h = {.type = RT__MSG_ACTOR, .word = fini};
+    return rt__chan_put(c, &h, NULL, NULL);
+}
+
+static rt__hdr result_header(const rt__result_msg *r)
+{
+    uint64_t us = r->run_us > RESULT_TIME_MAX ? RESULT_TIME_MAX : r->run_us;
+    uint64_t word = r->sys_errno ? RESULT_SYSFAIL | (uint32_t)r->sys_errno
+                                 : (uint32_t)r->status;
+    return (rt__hdr){.type = RT__MSG_RESULT, .id = r->id,
+                     .word = word | us << RESULT_TIME_SHIFT, .len = r->len};
+}
+
+int rt__proto_send_result(rt__chan *c, const rt__result_msg *r)
+{
+    rt__hdr h = result_header(r);
+    return put_bytes(c, &h, r->data, r->fd);
+}
+
+size_t rt__proto_write_result(char *dst, size_t room, const rt__result_msg *r)
+{
+    rt__hdr h = result_header(r);
+    size_t size = rt__msg_size(&h);
+    if (r->fd >= 0 || size > room)
+        return 0;
+    rt__msg_write(dst, &h, r->data);
+    return size;
+}
+
+int rt__proto_send_spawn(rt__chan *c, uint64_t key, uint64_t slot, int fds[3])
+{
+    rt__hdr h = {.type = RT__MSG_SPAWN, .nfds = 3, .id = key, .word = slot};
+    return rt__chan_put(c, &h, NULL, fds);
+}
+
+int rt__proto_send_notice(rt__chan *c, uint32_t type, uint64_t id, uint64_t word)
+{
+    rt__hdr h = {.type = type, .id = id, .word = word};
+    return rt__chan_put(c, &h, NULL, NULL);
+}
+
+/* ---- receiving ----------------------------------------------------------- */
+
+static int refuse(const rt__hdr *h, const int *fds)
+{
+    for (uint32_t i = 0; i < h->nfds; i++)
+        close(fds[i]);
+    return -1;
+}
+
+int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
+                        rt__task_msg *m)
+{
+    int is_task = h->type == RT__MSG_TASK || h->type == RT__MSG_CREATE ||
+                  h->type == RT__MSG_CALL;
+    if (!is_task || h->nfds > 1 || (h->word == 0 && h->type != RT__MSG_CREATE))
+        return refuse(h, fds);
+    *m = (rt__task_msg){.type = h->type, .id = h->id, .fn = h->word,
+                        .arg = h->nfds ? NULL : payload, .len = (size_t)h->len,
+                        .arg_fd = h->nfds ? fds[0] : -1};
+    return 0;
+}
+
+int rt__proto_read_result(const rt__hdr *h, const char *payload, const int *fds,
+                          rt__result_msg *r)
+{
+    if (h->type != RT__MSG_RESULT || h->nfds > 1)
+        return refuse(h, fds);
+    int sysfail = (h->word & RESULT_SYSFAIL) != 0;
+    *r = (rt__result_msg){.id = h->id, .run_us = h->word >> RESULT_TIME_SHIFT,
+                          .status = sysfail ? 0 : (int)(uint32_t)h->word,
+                          .sys_errno = sysfail ? (int)(uint32_t)h->word : 0,
+                          .data = h->nfds ? NULL : payload, .len = (size_t)h->len,
+                          .fd = h->nfds ? fds[0] : -1};
+    if (sysfail && r->sys_errno == 0)
+        r->sys_errno = EPROTO;
+    return 0;
+}
+
+int rt__proto_read_devices(const rt__hdr *h, const char *payload,
+                           rt__devices *d, char **copy)
+{
+    if (h->type != RT__MSG_DEVICES || h->nfds)
+        return -1;
+    char *buf = rt__strndup(payload, (size_t)h->len);
+    if (!buf)
+        return -1;
+    char *line[5] = {buf, "", "", "", ""};
+    for (int i = 1; i < 5; i++) {
+        char *nl = strchr(line[i - 1], '\n');
+        if (!nl)
+            break;
+        *nl = '\0';
+        line[i] = nl + 1;
+    }
+    *d = (rt__devices){line[0], line[1], line[2], 0, "", line[3], line[4]};
+    *copy = buf;
+    return 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * task.h - the task record, and the one queue of records every layer uses.
+ *
+ * A record lives from rt_remote() (or an actor call) until its result is
+ * taken.  Application threads reach it through the handle table, under the
+ * runtime's lock; the runtime thread reaches it through exactly one queue
+ * at a time (the incoming queue, a class's pending queue, a lease's queue
+ * in flight, or the queue of finished records) by the `next` link.
+ *
+ * Who writes what: the submitter fills the record before it is queued;
+ * from then on the runtime thread alone writes it, until it publishes the
+ * outcome under the lock (state becomes RT__TASK_DONE).  Fields marked [L]
+ * are read or written under the lock only.
+ */
+#ifndef RT_TASK_H
+#define RT_TASK_H
+
+#include "devices/resources.h"
+#include "rtask.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What rt_cancel() asked: drop the result of a running task, or kill its
+ * worker. */
+enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2, RT__CANCEL_TIMEOUT = 3 };
+
+typedef enum rt__task_state {
+    RT__TASK_QUEUED, /* submitted: the runtime thread owns it */
+    RT__TASK_DONE    /* [L] the outcome is published */
+} rt__task_state;
+
+/* What a record asks a worker to run. */
+typedef enum rt__task_kind {
+    RT__KIND_TASK,   /* fn is an rt_fn */
+    RT__KIND_CREATE, /* an actor's constructor: fn is an rt_actor_init_fn */
+    RT__KIND_CALL    /* an actor method: fn is an rt_method */
+} rt__task_kind;
+
+typedef void (*rt__any_fn)(void); /* cast back to the kind's type to call */
+
+struct rt__class;
+struct rt__actor;
+
+/* One custom resource of a request: its index in the node's names; or,
+ * with index RT__NEED_GPU_BYTES, its GPU memory in bytes (gpu_memory). */
+typedef struct rt__need {
+    int64_t index;
+    rt__amount amount;
+} rt__need;
+
+#define RT__NEED_GPU_BYTES (-2)
+
+typedef struct rt__task {
+    struct rt__task *next;
+    uint64_t id;             /* its handle */
+    uint64_t seq;            /* submission order, for fairness between classes */
+    rt__any_fn fn;
+    struct rt__class *cls;   /* runtime thread: the class it is filed under */
+    struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
+    rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
+                                are in tail */
+    uint64_t queued_ns;      /* [L] submitted, when a timeline records */
+    int max_calls;           /* of the workers that may run it; 0 = unlimited */
+    int retries_left;
+    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
+    uint32_t runs_lost;      /* runs lost with their worker, then retried */
+    uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
+    int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
+    int task_status;         /* what the function returned */
+    unsigned char kind;      /* rt__task_kind */
+    unsigned char nneeds;    /* rt__need entries at the start of tail */
+    unsigned char state;     /* [L] rt__task_state */
+    unsigned char orphan;    /* [L] handle released: free it when done */
+    unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
+                                 time limit passed (set by the round) */
+    char *error;             /* the message rt_get() gives, or NULL */
+    void *result;            /* rt_free()-able bytes, or NULL */
+    size_t result_len;
+    int arg_fd;              /* memfd holding the argument, or -1 */
+    size_t arg_len;
+    char *name;              /* points into tail, or NULL */
+    _Alignas(16) char tail[]; /* needs, inline argument bytes, the name */
+} rt__task;
+
+/* A FIFO of records through their `next` links. */
+typedef struct rt__tasks {
+    rt__task *head, *tail;
+    size_t count;
+} rt__tasks;
+
+void rt__tasks_push(rt__tasks *q, rt__task *t);
+void rt__tasks_push_front(rt__tasks *q, rt__task *t);
+/* The first record, taken off the queue; NULL when empty. */
+rt__task *rt__tasks_pop(rt__tasks *q);
+/* Move every record of from to the end of q. */
+void rt__tasks_append(rt__tasks *q, rt__tasks *from);
+
+/* A record of fn(arg): the argument inline, or in a memfd when large; the
+ * name (may be NULL) copied; room for nneeds custom needs, which the
+ * request writes (request.h).  0 or an error code with a message. */
+int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
+                 const void *arg, size_t arg_len, rt__task **out);
+/* The inline argument bytes, or NULL when they are in arg_fd. */
+const void *rt__task_arg(const rt__task *t);
+/* The custom needs the record carries. */
+const rt__need *rt__task_needs(const rt__task *t);
+/* The record's whole request. */
+void rt__task_request(const rt__task *t, rt__res *req);
+/* Record a failure and the message rt_get() will give (printf format). */
+void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Free a record, its argument memfd, its message and its result. */
+void rt__task_free(rt__task *task);
+
+#endif

@@ -1,0 +1,633 @@
+/* worker.c - run tasks in a worker process and send their results back. */
+#include "worker.h"
+
+#include "base/clock.h"
+#include "devices/detect.h"
+#include "base/error.h"
+#include "devices/family.h"
+#include "devices/instance.h"
+#include "base/shm.h"
+#include "base/alloc.h"
+#include "procstate.h"
+#include "proto.h"
+#include "base/thread.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int rt__in_worker;
+
+/* The result of the running task.  data is heap memory (from
+ * rt__buf_alloc) unless fd >= 0, when it is the memfd's mapping. */
+struct rt_result {
+    void *data;
+    size_t len;
+    int fd;
+};
+
+/* Results wait in the channel while the batch of tasks that came with
+ * them runs, and go out when the batch ends, so that a burst of no-op tasks
+ * costs one send; the journal keeps them meanwhile (journal.h).  A task
+ * that runs longer than FLUSH_AFTER_NS must not hold back the results of
+ * the tasks before it: a helper thread, the flusher, sends them then (see
+ * flusher()). */
+#define FLUSH_AFTER_NS 100000
+
+static struct {
+    rt__chan chan;
+    rt__run_slot *slot;
+    uint64_t results;    /* results queued in the worker's life */
+    char *name_given;    /* from the last NAME message; NULL = symbol */
+    char announced[256]; /* the name the output streams carry now */
+} self;
+
+/* The flusher thread.  It is started with the first batch of more than
+ * one task, so a worker that runs one task per batch (a fresh GPU worker,
+ * a synchronous caller) never has it.  The main thread holds `lock` while
+ * it changes the channel's output; the flusher only flushes it. */
+static struct {
+    pthread_mutex_t lock;
+    _Atomic uint32_t busy;    /* futex: 1 while a batch runs */
+    _Atomic uint32_t task_no; /* futex: counts the tasks run */
+    _Atomic int parked;       /* the flusher waits for task_no to change */
+    int started;
+} flush = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The actor this worker is, if it is one. */
+static struct {
+    void *state;
+    rt_actor_fini_fn fini;
+    int created;
+} actor;
+
+/* Exit: after the actor's destructor, when it was created. */
+static _Noreturn void leave(void)
+{
+    if (actor.created && actor.fini) {
+        actor.created = 0;
+        actor.fini(actor.state);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0); /* not exit(): atexit handlers belong to the application */
+}
+
+/* A task that calls exit() ends its worker with that status, and nothing
+ * else: the atexit handlers the worker inherited are the application's,
+ * and must not run in a copy of it.  Registered last, this runs first. */
+static void exit_now(int status, void *unused)
+{
+    (void)unused;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(status);
+}
+
+/* The socket failed: a task closed or broke it.  Say so in the run slot,
+ * so that the runtime blames the task and explains the failure. */
+static _Noreturn void leave_lost(void)
+{
+    atomic_store(&self.slot->lost, 1);
+    leave();
+}
+
+/* The environment a task starts with: the one the worker was forked
+ * with, plus the variables that name its lease's devices.  A task may
+ * change its environment (setenv, unsetenv, putenv, or writing into a
+ * string getenv() gave it); the next task gets this one back, so nothing
+ * leaks from task to task. */
+static struct {
+    char **base;      /* copies of the worker's first environment; never
+                         handed to putenv(), so no task can write them */
+    char **seen;      /* environ's entries right after the last reset */
+    size_t nseen;
+    char *seen_text;  /* and their text, one after the other */
+    rt__devices dev;  /* the lease's devices, from the last DEVICES */
+    char *dev_mem;    /* what dev points into */
+    const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] the node's other
+                                             accelerators (dev.accel_name) */
+    size_t nids[2];
+    char *ids_buf;    /* what ids point into */
+    cpu_set_t first_cpus; /* the worker's CPUs before any binding */
+} env;
+
+extern char **environ;
+
+static size_t env_count(char **e)
+{
+    size_t n = 0;
+    while (e && e[n])
+        n++;
+    return n;
+}
+
+static void env_capture(void)
+{
+    sched_getaffinity(0, sizeof env.first_cpus, &env.first_cpus);
+    size_t n = env_count(environ);
+    env.base = rt__calloc(n + 1, sizeof *env.base);
+    for (size_t i = 0; env.base && i < n; i++)
+        env.base[i] = rt__strdup(environ[i]);
+}
+
+static void env_snapshot(void)
+{
+    size_t text = 0;
+    rt__free(env.seen);
+    rt__free(env.seen_text);
+    env.nseen = env_count(environ);
+    for (size_t i = 0; i < env.nseen; i++)
+        text += strlen(environ[i]) + 1;
+    env.seen = rt__malloc((env.nseen + 1) * sizeof *env.seen);
+    env.seen_text = rt__malloc(text + 1);
+    if (!env.seen || !env.seen_text)
+        return; /* without a snapshot, every task gets a reset */
+    memcpy(env.seen, environ, env.nseen * sizeof *env.seen);
+    char *p = env.seen_text;
+    for (size_t i = 0; i < env.nseen; i++)
+        p = stpcpy(p, environ[i]) + 1;
+}
+
+/* Cheap enough to run after every task (a pass over the environment's
+ * bytes): a change replaces, adds or removes an entry of environ, or
+ * writes into one. */
+static int env_changed(void)
+{
+    if (!env.seen || !env.seen_text || env_count(environ) != env.nseen)
+        return 1;
+    const char *p = env.seen_text;
+    for (size_t i = 0; i < env.nseen; i++) {
+        if (environ[i] != env.seen[i] || strcmp(environ[i], p) != 0)
+            return 1;
+        p += strlen(p) + 1;
+    }
+    return 0;
+}
+
+/* Put back one of the first environment's entries, "NAME=value", as a
+ * copy: the base itself is never handed out. */
+static void env_restore(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    char name[256];
+    if (!eq || (size_t)(eq - entry) >= sizeof name)
+        return;
+    memcpy(name, entry, (size_t)(eq - entry));
+    name[eq - entry] = '\0';
+    setenv(name, eq + 1, 1);
+}
+
+/* The lease's variables, "NAME=value" lines ("NAME": removed). */
+static void env_apply(const char *lines)
+{
+    char entry[1024];
+    for (const char *p = lines; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+        size_t n = strcspn(p, "\n");
+        if (n >= sizeof entry)
+            continue;
+        memcpy(entry, p, n);
+        entry[n] = '\0';
+        char *eq = strchr(entry, '=');
+        if (eq)
+            *eq = '\0';
+        if (*entry && eq)
+            setenv(entry, eq + 1, 1);
+        else if (*entry)
+            unsetenv(entry);
+    }
+}
+
+static void env_reset(void)
+{
+    clearenv();
+    for (size_t i = 0; env.base && env.base[i]; i++)
+        env_restore(env.base[i]);
+    env_apply(env.dev.env ? env.dev.env : "");
+    env_snapshot();
+}
+
+/* Split "0,1" and "2" into the id lists that rt_get_gpu_ids() and
+ * rt_get_accelerator_ids() return. */
+static void split_ids(void)
+{
+    const char *lists[2] = {env.dev.gpus, env.dev.accel};
+    size_t a = strlen(lists[0]), b = strlen(lists[1]);
+    rt__free(env.ids_buf);
+    env.ids_buf = rt__malloc(a + b + 2);
+    env.nids[0] = env.nids[1] = 0;
+    if (!env.ids_buf)
+        leave();
+    memcpy(env.ids_buf, lists[0], a + 1);
+    memcpy(env.ids_buf + a + 1, lists[1], b + 1);
+    char *p[2] = {env.ids_buf, env.ids_buf + a + 1};
+    for (int list = 0; list < 2; list++) {
+        char *save;
+        for (char *id = strtok_r(p[list], ",", &save); id; id = strtok_r(NULL, ",", &save))
+            if (env.nids[list] < RT__INSTANCE_MAX)
+                env.ids[list][env.nids[list]++] = id;
+    }
+}
+
+/* A lease with GPUs binds the worker to the CPUs near them; any other
+ * lease gives it back the CPUs it started with (a worker never bound has
+ * them). */
+static void bind_cpus(void)
+{
+    static int bound;
+    cpu_set_t set;
+    if (*env.dev.cpus && rt__cpulist_parse(env.dev.cpus, &set) == 0) {
+        sched_setaffinity(0, sizeof set, &set);
+        bound = 1;
+    } else if (bound) {
+        sched_setaffinity(0, sizeof env.first_cpus, &env.first_cpus);
+        bound = 0;
+    }
+}
+
+/* A worker's first devices come before its first task, into the
+ * environment it was forked with, which is the first environment: the
+ * variables go on top of it, without the rebuild a later lease needs
+ * (tens of microseconds that a fresh worker's task would wait for). */
+static void set_devices(const rt__hdr *h, const char *payload)
+{
+    int first = env.dev_mem == NULL;
+    rt__free(env.dev_mem);
+    if (rt__proto_read_devices(h, payload, &env.dev, &env.dev_mem) < 0)
+        leave();
+    split_ids();
+    if (first) {
+        env_apply(env.dev.env);
+        env_snapshot();
+    } else {
+        env_reset();
+    }
+    bind_cpus();
+}
+
+/* The ids of resource that this task holds; call names the public call
+ * in messages. */
+static int accelerator_ids(const char *call, const char *resource,
+                           const char *const **ids, size_t *n)
+{
+    if (!resource || !ids || !n)
+        return rt__error(RT_EINVAL, "%s: NULL argument", call);
+    int list = strcmp(resource, "GPU") == 0                      ? 0
+               : rt__family_of_resource(resource) != RT__FAM_NONE ? 1
+                                                                    : -1;
+    if (list < 0)
+        return rt__error(RT_EINVAL, "%s: %s is not an accelerator "
+                         "(GPU, neuron_cores, TPU, HPU or NPU)", call, resource);
+    if (!rt__in_worker)
+        return rt__error(RT_EINVAL, "%s: only inside a task or an actor", call);
+    /* Another family than the node's: this task holds none of it. */
+    int held = list == 0 || (env.dev.accel_name && strcmp(resource, env.dev.accel_name) == 0);
+    *ids = env.ids[list];
+    *n = held ? env.nids[list] : 0;
+    return 0;
+}
+
+RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,
+                                     size_t *n)
+{
+    return accelerator_ids("rt_get_accelerator_ids", resource, ids, n);
+}
+
+RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)
+{
+    return accelerator_ids("rt_get_gpu_ids", "GPU", ids, n);
+}
+
+static void result_drop(rt_result *r)
+{
+    if (r->fd >= 0) {
+        rt__shm_unmap(r->data, r->len);
+        close(r->fd);
+    } else {
+        rt_free(r->data);
+    }
+    r->data = NULL;
+    r->len = 0;
+    r->fd = -1;
+}
+
+RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len)
+{
+    if (!result)
+        return NULL;
+    result_drop(result);
+    if (len >= RT__SHM_MIN) {
+        result->fd = rt__shm_create(len, &result->data);
+        if (result->fd < 0)
+            return NULL;
+    } else if (!(result->data = rt__buf_alloc(len))) {
+        return NULL;
+    }
+    result->len = len;
+    return result->data;
+}
+
+RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
+{
+    if (!result || (!data && len))
+        return rt__error(RT_EINVAL, "rt_result_set: NULL result or data");
+    void *dst = rt_result_alloc(result, len);
+    if (!dst)
+        return rt__error(RT_ENOMEM, "rt_result_set: no memory for %zu bytes", len);
+    if (len)
+        memcpy(dst, data, len);
+    return 0;
+}
+
+static const char *name_of(uint64_t fn)
+{
+    if (self.name_given)
+        return self.name_given;
+    Dl_info info;
+    if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname &&
+        info.dli_saddr == (void *)(uintptr_t)fn)
+        return info.dli_sname;
+    return "task"; /* a static function, or an executable without -rdynamic */
+}
+
+/* Put the name marker into both output streams when the name changes, so
+ * that the runtime thread prefixes each line with the task that wrote it. */
+static void announce(const char *name)
+{
+    if (strcmp(name, self.announced) == 0)
+        return;
+    snprintf(self.announced, sizeof self.announced, "%s", name);
+    char line[320];
+    memcpy(line, RT__NAME_MARK, RT__NAME_MARK_LEN);
+    int n = snprintf(line + RT__NAME_MARK_LEN, sizeof line - RT__NAME_MARK_LEN,
+                     "%d %s\n", (int)getpid(), self.announced);
+    size_t len = RT__NAME_MARK_LEN + (size_t)n;
+    if (len > sizeof line)
+        len = sizeof line;
+    fflush(stdout);
+    fflush(stderr);
+    if (write(STDOUT_FILENO, line, len) < 0 || write(STDERR_FILENO, line, len) < 0)
+        return; /* nobody reads our output any more; the task can still run */
+}
+
+/* Send what the channel holds; the journal empties once it is all sent.
+ * The caller holds flush.lock.  0, or -1 when the socket failed. */
+static int flush_locked(void)
+{
+    if (rt__chan_flush(&self.chan) < 0)
+        return -1;
+    rt__journal_clear(&self.slot->journal, self.results);
+    return 0;
+}
+
+/* Queue the answer to task id, and keep it in the journal; what the
+ * journal cannot keep (a memfd, or no room) is sent at once.  Large bytes
+ * go as the memfd they are in. */
+static void send_result(rt__result_msg *m, rt_result *r)
+{
+    m->data = r->data;
+    m->len = r->len;
+    m->fd = r->fd;
+    if (r->fd >= 0) {
+        r->fd = -1; /* the channel owns it now */
+        rt__shm_unmap(r->data, r->len);
+        r->data = NULL;
+        m->data = NULL;
+        rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
+    }
+    pthread_mutex_lock(&flush.lock);
+    int queued = rt__proto_send_result(&self.chan, m) == 0, sent = 1;
+    if (queued) {
+        self.results++;
+        if (rt__journal_keep(&self.slot->journal, m) < 0)
+            sent = flush_locked() == 0;
+    }
+    pthread_mutex_unlock(&flush.lock);
+    if (!queued)
+        leave();
+    if (!sent)
+        leave_lost();
+    result_drop(r);
+}
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val,
+                  const struct timespec *timeout)
+{
+    return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
+}
+
+/* Every FLUSH_AFTER_NS of a batch, look at the running task: once it has
+ * run that long, send the results that wait, then sleep until the next
+ * task, so that a long task costs the flusher one wake-up. */
+static void *flusher(void *unused)
+{
+    (void)unused;
+    const struct timespec tick = {0, FLUSH_AFTER_NS};
+    for (;;) {
+        if (!atomic_load(&flush.busy)) {
+            futex(&flush.busy, FUTEX_WAIT_PRIVATE, 0, NULL);
+            continue;
+        }
+        nanosleep(&tick, NULL);
+        uint32_t no = atomic_load(&flush.task_no);
+        if (!atomic_load(&self.slot->running) ||
+            rt__now_ns() - atomic_load(&self.slot->since_ns) < FLUSH_AFTER_NS)
+            continue;
+        pthread_mutex_lock(&flush.lock);
+        if (rt__chan_unsent(&self.chan))
+            (void)flush_locked(); /* a failure is the main thread's to see */
+        pthread_mutex_unlock(&flush.lock);
+        atomic_store(&flush.parked, 1);
+        if (atomic_load(&flush.task_no) == no)
+            futex(&flush.task_no, FUTEX_WAIT_PRIVATE, no, NULL);
+        atomic_store(&flush.parked, 0);
+    }
+    return NULL;
+}
+
+static void start_flusher(void)
+{
+    pthread_attr_t attr;
+    pthread_t thread;
+    flush.started = 1;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (rt__thread_start(&thread, &attr, flusher, NULL) != 0)
+        flush.started = 0; /* results then wait for the batch's end */
+    pthread_attr_destroy(&attr);
+}
+
+/* A batch begins or ends: the flusher works only while one runs. */
+static void set_busy(uint32_t busy)
+{
+    atomic_store(&flush.busy, busy);
+    if (busy && flush.started)
+        futex(&flush.busy, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* A task ended: wake the flusher if it sleeps until then. */
+static void task_ended(void)
+{
+    atomic_fetch_add(&flush.task_no, 1);
+    if (atomic_load(&flush.parked))
+        futex(&flush.task_no, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* Call what the message names: a task, an actor's constructor (which
+ * sets the actor's state) or one of its methods. */
+static int invoke(const rt__task_msg *m, const void *arg, rt_result *r)
+{
+    switch (m->type) {
+    case RT__MSG_CREATE: {
+        /* A class without a constructor has a NULL state. */
+        rt_actor_init_fn init = (rt_actor_init_fn)(uintptr_t)m->fn;
+        int status = init ? init(arg, m->len, &actor.state) : 0;
+        actor.created = status == 0;
+        return status;
+    }
+    case RT__MSG_CALL:
+        return ((rt_method)(uintptr_t)m->fn)(actor.state, arg, m->len, r);
+    default:
+        return ((rt_fn)(uintptr_t)m->fn)(arg, m->len, r);
+    }
+}
+
+static void run_task(const rt__task_msg *m)
+{
+    rt_result r = {.fd = -1};
+    rt__result_msg answer = {.id = m->id};
+    const void *arg = m->arg;
+    if (m->arg_fd >= 0) {
+        arg = rt__shm_open(m->arg_fd, m->len, 0);
+        close(m->arg_fd);
+        if (!arg) {
+            answer.sys_errno = errno;
+            send_result(&answer, &r);
+            return;
+        }
+    }
+    announce(name_of(m->fn));
+    uint64_t start = rt__now_ns();
+    atomic_store(&self.slot->since_ns, start);
+    atomic_store(&self.slot->running, m->id);
+    atomic_fetch_add(&self.slot->started, 1);
+    answer.status = invoke(m, arg, &r);
+    uint64_t ran_ns = rt__now_ns() - start;
+    atomic_store(&self.slot->running, 0);
+    task_ended();
+    /* Tasks that share a worker each start from the lease's environment
+     * and the worker's first directory, umask and signals; an actor's
+     * process keeps what its constructor and methods set, as Ray's does
+     * (distributed setups export MASTER_ADDR and the like). */
+    if (m->type == RT__MSG_TASK) {
+        if (env_changed())
+            env_reset();
+        rt__procstate_restore(ran_ns);
+    }
+    answer.run_us = ran_ns / 1000;
+    fflush(stdout);
+    fflush(stderr);
+    if (m->arg_fd >= 0)
+        rt__shm_unmap((void *)arg, m->len);
+    send_result(&answer, &r);
+}
+
+static void flush_or_leave(void)
+{
+    pthread_mutex_lock(&flush.lock);
+    int rc = flush_locked();
+    pthread_mutex_unlock(&flush.lock);
+    if (rc < 0)
+        leave_lost();
+}
+
+static void set_name(const rt__hdr *h, const char *payload)
+{
+    rt__free(self.name_given);
+    self.name_given = h->len ? rt__strndup(payload, (size_t)h->len) : NULL;
+}
+
+static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
+{
+    rt__task_msg m;
+    if (rt__proto_read_task(h, payload, fds, &m) < 0)
+        leave(); /* the stream is corrupt */
+    run_task(&m);
+    if (m.type != RT__MSG_CREATE)
+        return;
+    flush_or_leave();
+    if (!actor.created)
+        leave(); /* a failed constructor leaves no actor to call */
+}
+
+static void handle(const rt__hdr *h, const char *payload, const int *fds)
+{
+    switch (h->type) {
+    case RT__MSG_TASK:
+    case RT__MSG_CALL:
+    case RT__MSG_CREATE:
+        handle_task(h, payload, fds);
+        break;
+    case RT__MSG_ACTOR:
+        actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
+        break;
+    case RT__MSG_NAME:
+        set_name(h, payload);
+        break;
+    case RT__MSG_DEVICES:
+        set_devices(h, payload);
+        break;
+    default:
+        leave(); /* a message a worker never gets: the stream is corrupt */
+    }
+}
+
+_Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
+{
+    self.slot = slot;
+    rt__alloc_forked();
+    on_exit(exit_now, NULL);
+    env_capture();
+    rt__procstate_capture();
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    close(out);
+    close(err);
+    /* Lines reach the application while a long task still runs. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rt__chan_init(&self.chan, sock);
+    for (;;) {
+        long got = rt__chan_fill(&self.chan);
+        if (got == 0)
+            leave(); /* end of file: retired, or the application is gone */
+        if (got < 0)
+            leave_lost();
+        set_busy(1);
+        rt__hdr h;
+        const char *payload;
+        int fds[RT__MSG_MAX_FDS];
+        int more, tasks = 0;
+        while ((more = rt__chan_next(&self.chan, &h, &payload, fds)) > 0) {
+            int is_task = h.type == RT__MSG_TASK || h.type == RT__MSG_CALL;
+            if (is_task && ++tasks == 2 && !flush.started)
+                start_flusher();
+            handle(&h, payload, fds);
+        }
+        if (more < 0)
+            leave();
+        flush_or_leave();
+        set_busy(0);
+    }
+}

@@ -1,0 +1,171 @@
+/* request.c - task and actor options, checked and matched with the node. */
+#include "request.h"
+
+#include "base/error.h"
+#include "devices/family.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_MAX_RETRIES 3 /* as Ray */
+#define NAME_MAX_BYTES 200
+#define TIMEOUT_MAX_MS 2000000000L /* about 23 days */
+
+RT_EXPORT void rt_opts_init(rt_opts *opts)
+{
+    rt_opts init = RT_OPTS_INIT;
+    *opts = init;
+}
+
+/* A count field: RT_DEFAULT, or 0 in a struct that was only zeroed, takes
+ * the default; other negatives are refused. */
+static int resolve_count(int v, int zeroed, int dflt, const char *what, int *out)
+{
+    if (v == RT_DEFAULT || (zeroed && v == 0)) {
+        *out = dflt;
+        return 0;
+    }
+    if (v < 0)
+        return rt__error(RT_EINVAL, "%s must be RT_DEFAULT or >= 0; %d is invalid",
+                         what, v);
+    *out = v;
+    return 0;
+}
+
+/* A GPU amount is a fraction of one GPU or a whole number of them. */
+static int resolve_gpus(double gpus, rt__amount *out)
+{
+    int rc = rt__amount_parse(gpus == RT_DEFAULT ? 0 : gpus, "num_gpus", out);
+    if (rc == 0 && *out > RT__UNIT && *out % RT__UNIT)
+        rc = rt__error(RT_EINVAL, "GPU quantities above 1 must be whole numbers; "
+                                  "%g is invalid", gpus);
+    return rc;
+}
+
+/* Accelerators besides GPUs (family.h), each by its family's rule: one
+ * family per request, never with GPUs, since a node's are of one kind. */
+static int check_families(const rt__request *r)
+{
+    const char *seen = NULL;
+    for (int i = 0; i < r->nitems; i++) {
+        rt__family f = rt__family_of_resource(r->items[i].name);
+        if (f == RT__FAM_NONE || r->items[i].amount == 0)
+            continue;
+        int rc = rt__family_check(f, (double)r->items[i].amount / RT__UNIT);
+        if (rc < 0)
+            return rc;
+        if (r->res.gpu > 0 || r->res.gpu_bytes > 0 || seen)
+            return rt__error(RT_EINVAL, "a request cannot have both %s and %s; ask for "
+                             "one kind of accelerator", seen ? seen : "GPUs",
+                             r->items[i].name);
+        seen = r->items[i].name;
+    }
+    return 0;
+}
+
+/* Custom resources, other accelerators among them, and the accelerator
+ * type, which is a custom resource too. */
+static int resolve_items(const rt_opts *o, rt__request *r)
+{
+    int rc = rt__items_parse(o->resources, "resources", r->items, &r->nitems);
+    if (rc == 0)
+        rc = check_families(r);
+    if (rc == 0 && o->accelerator_type) {
+        char name[RT__NAME_LEN + 32];
+        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", o->accelerator_type);
+        rc = *o->accelerator_type
+                 ? rt__items_add(r->items, &r->nitems, name, RT__ACCEL_AMOUNT,
+                                 "accelerator_type")
+                 : rt__error(RT_EINVAL, "accelerator_type is empty; use NULL for any");
+    }
+    return rc;
+}
+
+/* Tasks hold 1 CPU by default and actors none, as in Ray: an actor that
+ * mostly waits for calls should not keep a CPU from tasks. */
+static int resolve_cpus(const rt_opts *o, int zeroed, int actor, rt__amount *out)
+{
+    double cpus = o->num_cpus;
+    if (cpus == RT_DEFAULT || (zeroed && cpus == 0))
+        cpus = actor ? 0 : 1;
+    return rt__amount_parse(cpus, "num_cpus", out);
+}
+
+int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
+{
+    rt_opts dflt = RT_OPTS_INIT;
+    if (!o)
+        o = &dflt;
+    int zeroed = o->init_magic_ != RT_OPTS_MAGIC_;
+    memset(&r->res, 0, sizeof r->res);
+    int rc = resolve_cpus(o, zeroed, actor, &r->res.cpu);
+    if (rc == 0)
+        rc = resolve_gpus(o->num_gpus, &r->res.gpu);
+    r->res.gpu_bytes = o->gpu_memory;
+    if (rc == 0 && o->gpu_memory > (unsigned long long)INT64_MAX)
+        rc = rt__error(RT_EINVAL, "gpu_memory of %llu bytes is too large", o->gpu_memory);
+    if (rc == 0 && r->res.gpu && r->res.gpu_bytes)
+        rc = rt__error(RT_EINVAL, "num_gpus and gpu_memory are two ways to ask for GPU; "
+                                  "give one");
+    /* GPU tasks get a fresh worker each, so GPU memory a task leaks dies
+     * with its process.  Actors have a process of their own anyway. */
+    int gpu = r->res.gpu > 0 || r->res.gpu_bytes > 0;
+    if (rc == 0)
+        rc = resolve_count(o->max_calls, zeroed, gpu ? 1 : 0, "max_calls", &r->max_calls);
+    if (rc == 0)
+        rc = resolve_count(o->max_retries, zeroed, DEFAULT_MAX_RETRIES,
+                           "max_retries", &r->max_retries);
+    if (rc == 0)
+        rc = resolve_count(o->max_restarts, zeroed, 0, "max_restarts",
+                           &r->max_restarts);
+    if (rc == 0)
+        rc = resolve_items(o, r);
+    if (rc == 0 && (o->timeout_ms < 0 || o->timeout_ms > TIMEOUT_MAX_MS))
+        rc = rt__error(RT_EINVAL, "timeout_ms must be from 0 (no limit) to %ld; %ld is "
+                       "invalid", TIMEOUT_MAX_MS, o->timeout_ms);
+    if (rc == 0 && actor && o->timeout_ms)
+        rc = rt__error(RT_EINVAL, "timeout_ms is for tasks: an actor lives until it is "
+                                  "killed (rt_actor_kill())");
+    r->timeout_ms = (uint32_t)(rc == 0 ? o->timeout_ms : 0);
+    if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
+        rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
+    if (actor) {
+        r->max_calls = 0;
+        r->max_retries = 0;
+    }
+    return rc;
+}
+
+/* The custom resources of a request, in the room the record has for
+ * them (one per item asked for); an unused entry has index -1. */
+static void needs_of(const rt__res *res, int nnames, rt__need *needs, int room)
+{
+    int n = 0;
+    for (int i = 0; i < nnames && n < room; i++)
+        if (res->custom[i])
+            needs[n++] = (rt__need){i, res->custom[i]};
+    if (res->gpu_bytes && n < room)
+        needs[n++] = (rt__need){RT__NEED_GPU_BYTES, (rt__amount)res->gpu_bytes};
+    while (n < room)
+        needs[n++] = (rt__need){-1, 0};
+}
+
+int rt__request_needs(const rt__request *r)
+{
+    return r->nitems + (r->res.gpu_bytes > 0);
+}
+
+int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
+{
+    int rc = rt__res_request(&s->names, r->items, r->nitems, &r->res);
+    if (rc == 0)
+        rc = rt__sched_feasible(s, &r->res);
+    if (rc < 0)
+        return rc;
+    t->cpu = r->res.cpu;
+    t->gpu = r->res.gpu;
+    t->max_calls = r->max_calls;
+    t->timeout_ms = r->timeout_ms;
+    needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->nneeds);
+    return 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * request.h - what a task's or an actor's options ask for, checked.
+ *
+ * Options are resolved in two steps: rt__request_resolve() checks them
+ * alone (amounts, counts, names), before anything is allocated; then,
+ * under the runtime's lock, rt__request_place() matches custom resource
+ * names with the runtime's, refuses what no node could ever meet, and
+ * writes the request into the task record.
+ */
+#ifndef RT_REQUEST_H
+#define RT_REQUEST_H
+
+#include "devices/resources.h"
+#include "rtask.h"
+#include "sched/scheduler.h"
+#include "node/task.h"
+
+typedef struct rt__request {
+    rt__res res;
+    int max_calls;
+    int max_retries;
+    int max_restarts;
+    uint32_t timeout_ms;
+    int nitems;
+    rt__item items[RT__CUSTOM_MAX];
+} rt__request;
+
+/* How many rt__need entries a task record of r needs room for. */
+int rt__request_needs(const rt__request *r);
+/* Resolve options (NULL: defaults) for a task, or for an actor, whose
+ * defaults differ.  0, or RT_EINVAL with a message. */
+int rt__request_resolve(const rt_opts *opts, int actor, rt__request *r);
+/* Match r's custom resources with the scheduler's names, check that some
+ * node could meet it, and write it into t (made with room for r->nitems
+ * needs).  0, or RT_EINFEASIBLE with a message. */
+int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t);
+
+#endif

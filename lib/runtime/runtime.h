@@ -1,0 +1,128 @@
+/*
+ * runtime.h - the runtime's state, all in one struct, and its thread.
+ *
+ * The lock discipline, written once:
+ * - `lock` guards the fields marked [L] here and in the task and actor
+ *   records.  Application threads take it in every public call.  The
+ *   runtime thread takes it once per round of its loop to exchange with
+ *   them: it takes what was submitted and the kills asked for, and
+ *   publishes the tasks that finished and the actors that died.
+ * - The lock is never held across a system call or a large copy: records
+ *   and arguments are made before it is taken, results are copied or
+ *   mapped by the runtime thread outside it, and records are freed after
+ *   it is released.
+ * - Everything not marked [L] is the runtime's work: the dispatcher, the
+ *   scheduler, the nodes, the loop's callbacks.  Whoever holds `round`
+ *   does that work: the runtime thread, except while it waits in epoll;
+ *   or, while it waits, an application thread that submitted a task when
+ *   no other waited to be sent, and so sends it itself, sparing the
+ *   runtime thread a wake-up (rt__submitted()).  `round` is taken before `lock`, never
+ *   after.  rt_init() and rt_shutdown() run one at a time, under
+ *   `lifecycle`, with no runtime thread.  What rt_init() fixes (the
+ *   scheduler's resource names and node totals) any thread may read.
+ *
+ * The layers, top to bottom, are lib/'s folders (mk/check-layers): the
+ * public calls (api/) and the handle tables; the runtime thread (here)
+ * and the dispatcher (dispatch/), which carries out the scheduler's
+ * decisions (sched/) on the nodes (node/node.h): peers (cluster/) and
+ * the local node with its fork server, worker processes, protocol and
+ * channels (node/); detection (devices/); and base/.
+ */
+#ifndef RT_RUNTIME_H
+#define RT_RUNTIME_H
+
+#include "dispatch/actor.h"
+#include "cluster.h"
+#include "dispatch/dispatch.h"
+#include "node/local.h"
+#include "base/loop.h"
+#include "table.h"
+#include "node/task.h"
+
+#include "cluster/image.h"
+
+#include <pthread.h>
+
+typedef enum rt__state {
+    RT__STOPPED,
+    RT__RUNNING,
+    RT__STOPPING
+} rt__state;
+
+typedef struct rt__runtime {
+    pthread_mutex_t lock;
+    pthread_mutex_t lifecycle;   /* rt_init() and rt_shutdown() one at a time */
+    pthread_mutex_t round;       /* held by whoever does the runtime's work */
+    pthread_mutex_t wake_lock;   /* the loop's wake-up descriptor stays open
+                                    while it is held */
+    pthread_cond_t changed;      /* [L] tasks finished, or the state changed */
+    rt__state state;             /* [L] */
+    int was_shut_down;           /* [L] explains a call after rt_shutdown() */
+    const char *stop_reason;     /* [L] why it stopped by itself, or NULL */
+    int waiters;                 /* [L] threads inside pthread_cond_wait */
+    int loop_asleep;             /* [L] the runtime thread may block: wake it */
+    uint64_t next_seq;           /* [L] submission order */
+    size_t queued;               /* [L] tasks waiting to be sent, as of the
+                                    last exchange */
+    rt__table tasks;             /* [L] task handles */
+    rt__table actors;            /* [L] actor handles */
+    rt__tasks incoming;          /* [L] submitted, not yet taken */
+    rt__actor *kills;            /* [L] kills asked for, not yet taken */
+    struct rt__cancel *cancels;  /* [L] cancels asked for, not yet taken */
+    rt__loop loop;
+    rt__local *local;
+    rt__dispatch dispatch;
+    rt__cluster *cluster;        /* the MPI job joined, or NULL */
+    int recording;               /* keep a timeline (fixed by rt_init()) */
+    rt__timeline timeline;       /* the round holder's: what ended */
+    char *timeline_path;         /* RTASK_TIMELINE: rt_shutdown() writes it */
+    rt__code_map code;           /* what the fork server has (fixed by rt_init()) */
+    unsigned code_generation;    /* which rt_init() took it */
+    pthread_t thread;
+} rt__runtime;
+
+extern rt__runtime rt__rt;
+
+/* [L] Fail a public call made when the runtime is not running, in a
+ * worker, or after rt_shutdown(); 0 when it is running. */
+int rt__check_running(const char *call);
+/* [L] 0, or RT_EINVAL when fn (what names it: "the function") was loaded
+ * after rt_init(), so that no worker has it. */
+int rt__check_code(const void *fn, const char *call, const char *what);
+/* [L] Queue a record for the runtime.  Returns 1 when the caller must call
+ * rt__submitted() after unlocking. */
+int rt__submit(rt__task *t);
+/* What rt__submit() and its kin return besides 0. */
+#define RT__WAKE 1      /* wake the runtime thread */
+#define RT__WAKE_IDLE 2 /* the same, and no other task waits to be sent */
+/* [L] The same, giving the record a handle in *ref first; or RT_ENOMEM. */
+int rt__submit_ref(rt__task *t, rt_ref *ref);
+/* [L] Ask the runtime to act on a kill; same return. */
+int rt__submit_kill(rt__actor *a);
+/* A cancel asked for (rt_cancel()), until the runtime takes it: a record
+ * of its own, so that task records pay nothing for cancels. */
+typedef struct rt__cancel {
+    struct rt__cancel *next;
+    rt__task *task;   /* not done when asked */
+    int how;          /* RT__CANCEL_* */
+} rt__cancel;
+
+/* [L] Ask the runtime to carry out c (rt__malloc()ed; the runtime frees
+ * it); returns how to wake it, as rt__submit(). */
+int rt__submit_cancel(rt__cancel *c);
+/* End a submission made under the lock: unlock, then free t when rc
+ * says it failed, or act on rc's wake-up (rt__submitted()).  Returns rc
+ * when negative, else 0. */
+int rt__submit_done(rt__task *t, int rc);
+/* After a submission that returned how (RT__WAKE...): the runtime thread
+ * sleeps.  When no other task waits to be sent, do its round here (the
+ * task goes straight to its worker); otherwise, when tasks are being
+ * queued by the thousand, or when the round is busy, wake it: it sends
+ * them in batches. */
+void rt__submitted(int how);
+/* rt_get() is about to sleep for ref ([L] not held): when the runtime
+ * thread is idle and the task is in flight and quick, wait for its answer
+ * on this thread instead, and publish it. */
+void rt__await(rt_ref ref);
+
+#endif

@@ -1,0 +1,100 @@
+/* table.c - generation-checked handle slots. */
+#include "table.h"
+
+#include "base/alloc.h"
+
+#include <string.h>
+
+static uint32_t index_of(uint64_t id)
+{
+    return (uint32_t)(id & 0xffffffffu) - 1;
+}
+
+static int grow(rt__table *t)
+{
+    uint32_t cap = t->cap ? t->cap * 2 : 1024;
+    if (cap <= t->cap) /* 2^32 slots: the table is full */
+        return -1;
+    rt__slot *s = rt__realloc(t->slot, (size_t)cap * sizeof *s);
+    if (!s)
+        return -1;
+    t->slot = s;
+    t->cap = cap;
+    return 0;
+}
+
+static uint32_t take_free(rt__table *t)
+{
+    uint32_t i = t->free_head - 1;
+    t->free_head = t->slot[i].next_free;
+    if (!t->free_head)
+        t->free_tail = 0;
+    return i;
+}
+
+int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old)
+{
+    uint32_t i;
+    *old = NULL;
+    if (t->free_head) {
+        i = take_free(t);
+        *old = t->slot[i].item;
+        t->slot[i].gen++;
+    } else {
+        if (t->used == t->cap && grow(t) < 0)
+            return -1;
+        i = t->used++;
+        t->slot[i].gen = 1;
+    }
+    t->slot[i].item = item;
+    *id = (uint64_t)t->slot[i].gen << 32 | (uint64_t)(i + 1);
+    return 0;
+}
+
+void *rt__table_find(const rt__table *t, uint64_t id)
+{
+    uint32_t i = index_of(id);
+    if (i >= t->used || t->slot[i].gen != id >> 32)
+        return NULL;
+    return t->slot[i].item;
+}
+
+static void put_free(rt__table *t, uint32_t i)
+{
+    t->slot[i].next_free = 0;
+    if (!t->fifo || !t->free_head) {
+        t->slot[i].next_free = t->free_head;
+        t->free_head = i + 1;
+        if (!t->free_tail)
+            t->free_tail = i + 1;
+        return;
+    }
+    t->slot[t->free_tail - 1].next_free = i + 1;
+    t->free_tail = i + 1;
+}
+
+void rt__table_drop(rt__table *t, uint64_t id)
+{
+    uint32_t i = index_of(id);
+    t->slot[i].item = NULL;
+    t->slot[i].gen++;
+    put_free(t, i);
+}
+
+void rt__table_retire(rt__table *t, uint64_t id, void *item)
+{
+    uint32_t i = index_of(id);
+    t->slot[i].item = item;
+    put_free(t, i);
+}
+
+void rt__table_free(rt__table *t, void (*free_item)(void *))
+{
+    for (uint32_t i = 0; i < t->used; i++)
+        if (t->slot[i].item)
+            free_item(t->slot[i].item);
+    rt__free(t->slot);
+    int fifo = t->fifo;
+    memset(t, 0, sizeof *t);
+    t->fifo = fifo;
+}

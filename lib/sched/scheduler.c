@@ -1,0 +1,721 @@
+/* scheduler.c - classes, placement, leases and shares: decisions only. */
+#include "scheduler.h"
+
+#include "base/alloc.h"
+#include "base/error.h"
+#include "devices/family.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Tasks in flight per worker.  A worker gets about PIPELINE_US of work
+ * at a time, judged from its class's recent run times: thousands of no-op
+ * tasks, so that it never waits for the runtime thread, but one long task
+ * at a time, so that a short task is not stuck behind a long one while
+ * another worker idles.  Until a class has a measurement it gets one. */
+#define WINDOW_MAX 1024
+#define PIPELINE_US 2000.0
+/* A worker whose task has run this much longer than its class's tasks
+ * usually do gets nothing more queued behind it: other workers take the
+ * class's tasks while it finishes. */
+#define STALL_FACTOR 4.0
+#define STALL_SLACK_US 50.0
+
+int rt__sched_init(rt__sched *s, const rt__names *names)
+{
+    memset(s, 0, sizeof *s);
+    rt__link_init(&s->waiting);
+    rt__link_init(&s->feedable);
+    s->names = *names;
+    s->nbuckets = 64;
+    s->bucket = rt__calloc(s->nbuckets, sizeof *s->bucket);
+    return s->bucket ? 0 : -1;
+}
+
+int rt__sched_name(rt__sched *s, const char *name)
+{
+    int i = rt__names_find(&s->names, name);
+    if (i >= 0 || s->names.count == RT__CUSTOM_MAX || strlen(name) >= RT__NAME_LEN)
+        return i;
+    i = s->names.count++;
+    strcpy(s->names.name[i], name);
+    return i;
+}
+
+/* The custom resource a request's accelerator type is, or RT__ANY_TYPE:
+ * its GPUs go on instances of that type alone. */
+static int gpu_type_of(const rt__sched *s, const rt__res *req)
+{
+    size_t plen = strlen(RT__ACCEL_PREFIX);
+    for (int i = 0; i < s->names.count; i++)
+        if (req->custom[i] > 0 && strncmp(s->names.name[i], RT__ACCEL_PREFIX, plen) == 0)
+            return i;
+    return RT__ANY_TYPE;
+}
+
+/* Each GPU's type as the index of its "accelerator_type:T". */
+static void type_gpus(rt__sched *s, rt__instances *gpus,
+                      const char (*types)[RT__TYPE_LEN])
+{
+    for (int i = 0; types && i < gpus->count; i++) {
+        char name[RT__NAME_LEN + RT__TYPE_LEN];
+        snprintf(name, sizeof name, RT__ACCEL_PREFIX "%s", types[i]);
+        gpus->type[i] = (signed char)(types[i][0] ? rt__sched_name(s, name) : RT__ANY_TYPE);
+    }
+}
+
+int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
+{
+    const rt__res *total = &spec->total;
+    int ngpus = spec->ngpus;
+    if (s->nnodes == RT__NODES_MAX)
+        return -1;
+    rt__sched_node *n = rt__calloc(1, sizeof *n);
+    if (!n)
+        return -1;
+    rt__pool *free = &n->free;
+    n->total = free->res = *total;
+    n->bind_cpus = spec->bind_cpus;
+    rt__instances_init(&free->gpus, ngpus, spec->gpu_ids);
+    type_gpus(s, &free->gpus, spec->gpu_types);
+    if (spec->gpu_cpus)
+        memcpy(n->gpu_cpus, spec->gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
+    if (spec->gpu_bytes)
+        memcpy(free->gpus.bytes, spec->gpu_bytes, (size_t)ngpus * sizeof *free->gpus.bytes);
+    n->accel_index = -1;
+    for (int i = 0; i < s->names.count; i++)
+        if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
+            n->accel_index = i;
+    if (n->accel_index >= 0)
+        rt__instances_init(&free->accel, (int)(total->custom[n->accel_index] / RT__UNIT),
+                           spec->accel_ids);
+    n->unheld = n->free;
+    s->node[s->nnodes++] = n;
+    return 0;
+}
+
+/* What req asks of n's accelerator family (neuron cores, TPU chips...). */
+static rt__amount accel_of(const rt__sched_node *n, const rt__res *req)
+{
+    return n->accel_index >= 0 ? req->custom[n->accel_index] : 0;
+}
+
+/* Why no node could ever hold req->gpu_bytes: the most memory of a GPU
+ * of its type, or none known. */
+static int memory_infeasible(const rt__sched *s, const rt__res *req, int type)
+{
+    uint64_t most = 0;
+    for (int i = 0; i < s->nnodes; i++) {
+        uint64_t m = rt__instances_largest(&s->node[i]->free.gpus, type);
+        most = m > most ? m : most;
+    }
+    if (most == 0)
+        return rt__error(RT_EINFEASIBLE, "gpu_memory: no node knows its GPUs' memory "
+                         "(NVML did not say, and rt_config.gpu_memory is not set)");
+    return rt__error(RT_EINFEASIBLE, "a request for %llu bytes of GPU memory can never be "
+                     "met: the largest GPU%s has %llu", (unsigned long long)req->gpu_bytes,
+                     type == RT__ANY_TYPE ? "" : " of that type", (unsigned long long)most);
+}
+
+int rt__sched_feasible(const rt__sched *s, const rt__res *req)
+{
+    int rc = RT_EINFEASIBLE, type = gpu_type_of(s, req);
+    for (int i = 0; i < s->nnodes && rc < 0; i++) {
+        const rt__sched_node *n = s->node[i];
+        rc = rt__res_feasible(&n->total, req, &s->names);
+        if (rc == 0 && req->gpu_bytes &&
+            rt__instances_largest(&n->free.gpus, type) < req->gpu_bytes)
+            rc = RT_EINFEASIBLE;
+        else if (rc == 0 && !rt__instances_could(&n->free.gpus, req->gpu, type))
+            rc = rt__error(RT_EINFEASIBLE, "a request for %g GPU of type %s can never be "
+                           "met: no node has that many GPUs of that type",
+                           (double)req->gpu / RT__UNIT,
+                           s->names.name[type] + strlen(RT__ACCEL_PREFIX));
+    }
+    return rc == RT_EINFEASIBLE && req->gpu_bytes ? memory_infeasible(s, req, type) : rc;
+}
+
+/* ---- classes ------------------------------------------------------------ */
+
+static uint64_t hash_of(const rt__res *req, int max_calls)
+{
+    const unsigned char *p = (const unsigned char *)req;
+    uint64_t h = 1469598103934665603u ^ (uint64_t)(unsigned)max_calls;
+    for (size_t i = 0; i < sizeof *req; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+/* Keep chains short as classes come and go; a failed resize only makes
+ * lookups longer. */
+static void rehash(rt__sched *s)
+{
+    size_t n = s->nbuckets * 2;
+    rt__class **b = rt__calloc(n, sizeof *b);
+    if (!b)
+        return;
+    for (size_t i = 0; i < s->nbuckets; i++)
+        for (rt__class *c = s->bucket[i], *next; c; c = next) {
+            next = c->hnext;
+            c->hnext = b[c->hash & (n - 1)];
+            b[c->hash & (n - 1)] = c;
+        }
+    rt__free(s->bucket);
+    s->bucket = b;
+    s->nbuckets = n;
+}
+
+static rt__class *new_class(const rt__sched *s, const rt__res *req, int max_calls,
+                           void *owner)
+{
+    rt__class *c = rt__calloc(1, sizeof *c);
+    if (c) {
+        c->req = *req;
+        c->gpu_type = gpu_type_of(s, req);
+        c->max_calls = max_calls;
+        c->owner = owner;
+        rt__link_init(&c->wait);
+        rt__link_init(&c->feed);
+        rt__link_init(&c->leased);
+    }
+    return c;
+}
+
+rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
+{
+    uint64_t h = hash_of(req, max_calls);
+    for (rt__class *c = s->bucket[h & (s->nbuckets - 1)]; c; c = c->hnext)
+        if (c->hash == h && c->max_calls == max_calls && rt__res_equal(&c->req, req))
+            return c;
+    rt__class *c = new_class(s, req, max_calls, NULL);
+    if (!c)
+        return NULL;
+    c->hash = h;
+    if (++s->nclasses > s->nbuckets)
+        rehash(s);
+    rt__class **head = &s->bucket[h & (s->nbuckets - 1)];
+    c->hnext = *head;
+    *head = c;
+    return c;
+}
+
+rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req, void *owner)
+{
+    return new_class(s, req, 0, owner); /* found through its actor, never by request */
+}
+
+static void unhash(rt__sched *s, rt__class *c)
+{
+    rt__class **link = &s->bucket[c->hash & (s->nbuckets - 1)];
+    while (*link != c)
+        link = &(*link)->hnext;
+    *link = c->hnext;
+    s->nclasses--;
+}
+
+int rt__sched_release_class(rt__sched *s, rt__class *c)
+{
+    if (c->pending.count || c->leases || c->inflight)
+        return 0;
+    if (!c->owner)
+        unhash(s, c);
+    if (s->blocked == c)
+        s->blocked = NULL;
+    rt__free(c);
+    return 1;
+}
+
+/* ---- queues --------------------------------------------------------------- */
+
+/* The waiting list holds the classes with pending tasks, oldest first
+ * task first, so that a decision stops at the first class that fits or
+ * blocks.  Tasks arrive in submission order, so a class that starts
+ * waiting goes last, unless a task sent back makes it older; taking a
+ * task makes its class younger, and it moves back, rarely far. */
+
+static uint64_t head_seq(const rt__class *c)
+{
+    return c->pending.head->seq;
+}
+
+static rt__class *waiting_class(const rt__sched *s, const rt__link *l)
+{
+    return l == &s->waiting ? NULL : RT__OWNER(l, rt__class, wait);
+}
+
+/* Link c (with pending tasks) where its first task's age says, searching
+ * back from before `from` (the list's head: from the end). */
+static void place_before(rt__sched *s, rt__class *c, rt__link *from)
+{
+    rt__link *prev = from->prev;
+    rt__class *p;
+    while ((p = waiting_class(s, prev)) && head_seq(p) > head_seq(c))
+        prev = prev->prev;
+    rt__list_insert_after(prev, &c->wait);
+}
+
+/* c's first task got younger: it may move back. */
+static void move_back(rt__sched *s, rt__class *c)
+{
+    rt__link *next = c->wait.next;
+    rt__class *n = waiting_class(s, next);
+    if (!n || head_seq(n) > head_seq(c))
+        return;
+    rt__list_remove(&c->wait);
+    while ((n = waiting_class(s, next->next)) && head_seq(n) < head_seq(c))
+        next = next->next;
+    rt__list_insert_after(next, &c->wait);
+}
+
+/* c's first task got older (a task went back in front): it may move
+ * forward. */
+static void move_forward(rt__sched *s, rt__class *c)
+{
+    rt__link *from = c->wait.next;
+    rt__list_remove(&c->wait);
+    place_before(s, c, from);
+}
+
+/* Keep c on the feedable list exactly while it has tasks and leases. */
+static void update_feedable(rt__sched *s, rt__class *c)
+{
+    int should = c->pending.count > 0 && c->leases > 0;
+    int is = c->feed.next != &c->feed;
+    if (should && !is)
+        rt__list_push_back(&s->feedable, &c->feed);
+    else if (!should && is)
+        rt__list_remove(&c->feed);
+}
+
+/* c's queue got a new first task. */
+static void reorder(rt__sched *s, rt__class *c, int was_waiting)
+{
+    if (was_waiting)
+        move_forward(s, c);
+    else
+        place_before(s, c, &s->waiting);
+    update_feedable(s, c);
+}
+
+void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
+{
+    t->cls = c;
+    rt__tasks_push(&c->pending, t);
+    s->npending++;
+    if (c->pending.count == 1) {
+        place_before(s, c, &s->waiting);
+        update_feedable(s, c);
+    }
+}
+
+void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t)
+{
+    int was_waiting = c->pending.count > 0;
+    t->cls = c;
+    rt__tasks_push_front(&c->pending, t);
+    s->npending++;
+    reorder(s, c, was_waiting);
+}
+
+void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q)
+{
+    if (!q->count)
+        return;
+    int was_waiting = c->pending.count > 0;
+    for (rt__task *t = q->head; t; t = t->next)
+        t->cls = c;
+    s->npending += q->count;
+    rt__tasks_append(q, &c->pending);
+    c->pending = *q;
+    *q = (rt__tasks){0};
+    reorder(s, c, was_waiting);
+}
+
+rt__task *rt__sched_pop(rt__sched *s, rt__class *c)
+{
+    rt__task *t = rt__tasks_pop(&c->pending);
+    s->npending -= t != NULL;
+    if (t && c->pending.count == 0) {
+        rt__list_remove(&c->wait);
+        update_feedable(s, c);
+    } else if (t) {
+        move_back(s, c);
+    }
+    return t;
+}
+
+int rt__sched_withdraw(rt__sched *s, rt__class *c, rt__task *t)
+{
+    if (c->pending.head == t)
+        return rt__sched_pop(s, c) == t;
+    for (rt__task *p = c->pending.head; p; p = p->next) {
+        if (p->next != t)
+            continue;
+        p->next = t->next; /* not the head: the class keeps its place */
+        if (c->pending.tail == t)
+            c->pending.tail = p;
+        t->next = NULL;
+        c->pending.count--;
+        s->npending--;
+        return 1;
+    }
+    return 0;
+}
+
+rt__lease *rt__sched_lease_of(const rt__class *c, const rt__task *t)
+{
+    for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l))
+        for (const rt__task *in = l->inflight.head; in; in = in->next)
+            if (in == t)
+                return l;
+    return NULL;
+}
+
+rt__class *rt__sched_waiting(const rt__sched *s)
+{
+    return waiting_class(s, s->waiting.next);
+}
+
+rt__class *rt__sched_next_waiting(const rt__sched *s, const rt__class *c)
+{
+    return waiting_class(s, c->wait.next);
+}
+
+static rt__class *feedable_class(const rt__sched *s, const rt__link *l)
+{
+    return l == &s->feedable ? NULL : RT__OWNER(l, rt__class, feed);
+}
+
+rt__class *rt__sched_feedable(const rt__sched *s)
+{
+    return feedable_class(s, s->feedable.next);
+}
+
+rt__class *rt__sched_next_feedable(const rt__sched *s, const rt__class *c)
+{
+    return feedable_class(s, c->feed.next);
+}
+
+rt__lease *rt__sched_first_lease(const rt__class *c)
+{
+    return c->leased.next == &c->leased ? NULL : RT__OWNER(c->leased.next, rt__lease, link);
+}
+
+rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l)
+{
+    return l->link.next == &c->leased ? NULL : RT__OWNER(l->link.next, rt__lease, link);
+}
+
+/* ---- decisions ------------------------------------------------------------ */
+
+/* Whether c's request fits a node's pool (what it has free now, or
+ * would have once its tasks ended), and where: nodes are tried in order,
+ * so the first node fills before the next. */
+static int fits(const rt__sched *s, const rt__class *c, int unheld, rt__grant *g)
+{
+    for (int i = 0; i < s->nnodes; i++) {
+        const rt__sched_node *n = s->node[i];
+        const rt__pool *p = unheld ? &n->unheld : &n->free;
+        int gpus = c->req.gpu_bytes
+                       ? rt__instances_pick_bytes(&p->gpus, c->req.gpu_bytes, c->gpu_type,
+                                                  &g->gpu)
+                       : rt__instances_pick(&p->gpus, c->req.gpu, c->gpu_type, &g->gpu);
+        if (rt__res_fits(&p->res, &c->req) && gpus &&
+            rt__instances_pick(&p->accel, accel_of(n, &c->req), RT__ANY_TYPE, &g->accel)) {
+            g->node = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A task class wants a lease per task it has; an actor wants its one. */
+static int wants_lease(const rt__class *c)
+{
+    if (c->owner)
+        return c->leases == 0;
+    return c->leases < c->pending.count + c->inflight;
+}
+
+/* Whether a (with pending tasks) has an older pending task than b; any
+ * class is older than no class. */
+static int older(const rt__class *a, const rt__class *b)
+{
+    return !b || a->pending.head->seq < b->pending.head->seq;
+}
+
+/* An actor's calls never wait behind other requests: the actor already
+ * holds what they need, and holding them back frees nothing. */
+int rt__sched_may_feed(const rt__sched *s, const rt__class *c)
+{
+    return c->owner || !s->blocked || c == s->blocked || older(c, s->blocked);
+}
+
+/* The oldest class that wants a lease and fits gets it.  One that holds
+ * nothing and does not fit blocks every younger class, so that the tasks
+ * in its way end and it runs next, but only while what it waits for can
+ * come free: if it would not fit even once every task ended (actors hold
+ * what it needs), younger classes that fit are placed past it. */
+rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
+{
+    s->blocked = NULL;
+    for (rt__class *c = rt__sched_waiting(s); c; c = rt__sched_next_waiting(s, c)) {
+        if (!wants_lease(c))
+            continue;
+        if (fits(s, c, 0, g))
+            return c;
+        if (c->leases == 0 && fits(s, c, 1, g)) {
+            s->blocked = c; /* every younger class waits for it */
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* What a grant holds of its node's totals: the class's request, with the
+ * GPU amount its instances hold (a request in bytes holds the fraction
+ * they are of the GPU it got). */
+static rt__res held(const rt__class *c, const rt__grant *g)
+{
+    rt__res r = c->req;
+    r.gpu = 0;
+    for (size_t w = 0; w < sizeof g->gpu.mask / sizeof *g->gpu.mask; w++)
+        r.gpu += g->gpu.each * __builtin_popcountll(g->gpu.mask[w]);
+    return r;
+}
+
+static void pool_take(rt__pool *p, const rt__res *h, const rt__grant *g)
+{
+    rt__res_take(&p->res, h);
+    rt__instances_take(&p->gpus, &g->gpu);
+    rt__instances_take(&p->accel, &g->accel);
+}
+
+static void pool_give(rt__pool *p, const rt__res *h, const rt__grant *g)
+{
+    rt__res_give(&p->res, h);
+    rt__instances_give(&p->gpus, &g->gpu);
+    rt__instances_give(&p->accel, &g->accel);
+}
+
+/* An actor's holdings are not free once tasks end: they leave both pools. */
+void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
+{
+    rt__sched_node *n = s->node[g->node];
+    rt__res h = held(c, g);
+    pool_take(&n->free, &h, g);
+    if (c->owner)
+        pool_take(&n->unheld, &h, g);
+    c->leases++;
+    update_feedable(s, c);
+}
+
+void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
+{
+    rt__sched_node *n = s->node[g->node];
+    rt__res h = held(c, g);
+    pool_give(&n->free, &h, g);
+    if (c->owner)
+        pool_give(&n->unheld, &h, g);
+    c->leases--;
+    update_feedable(s, c);
+}
+
+/* ---- leases ---------------------------------------------------------------- */
+
+rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g)
+{
+    rt__lease *l = rt__calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->cls = c;
+    l->grant = *g;
+    l->budget = SIZE_MAX;
+    rt__list_push_back(&c->leased, &l->link);
+    rt__sched_take(s, c, g);
+    return l;
+}
+
+void rt__sched_bind(rt__lease *l, void *worker, size_t calls)
+{
+    size_t max = (size_t)l->cls->max_calls;
+    l->worker = worker;
+    if (max > 0)
+        l->budget = calls < max ? max - calls : 0;
+}
+
+void rt__sched_unlease(rt__sched *s, rt__lease *l)
+{
+    rt__class *c = l->cls;
+    rt__sched_give(s, c, &l->grant);
+    rt__list_remove(&l->link);
+    rt__free(l);
+    if (!c->owner)
+        rt__sched_release_class(s, c);
+}
+
+int rt__sched_lease_idle(const rt__lease *l)
+{
+    return !l->cls->owner && l->inflight.count == 0 &&
+           (l->cls->pending.count == 0 || l->budget == 0);
+}
+
+rt__lease *rt__sched_reclaimable(const rt__sched *s)
+{
+    for (rt__class *c = rt__sched_feedable(s); c; c = rt__sched_next_feedable(s, c)) {
+        if (c->owner || rt__sched_may_feed(s, c))
+            continue;
+        for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l))
+            if (l->inflight.count == 0)
+                return l;
+    }
+    return NULL;
+}
+
+/* ---- shares ---------------------------------------------------------------- */
+
+static size_t window_of(const rt__class *c)
+{
+    if (!c->timed)
+        return 1;
+    if (c->run_us * WINDOW_MAX <= PIPELINE_US)
+        return WINDOW_MAX;
+    size_t w = (size_t)(PIPELINE_US / c->run_us);
+    return w ? w : 1;
+}
+
+/* A worker with work in flight whose task runs long, or that is quiet
+ * for long (it may not have started its task yet), is stalled. */
+static int stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
+{
+    const rt__class *c = l->cls;
+    double limit = STALL_FACTOR * (c->timed ? c->run_us : 0) + STALL_SLACK_US;
+    double quiet_us = now_ns > l->quiet_since_ns
+                          ? (double)(now_ns - l->quiet_since_ns) / 1000.0 : 0;
+    return l->inflight.count && ((double)busy_us > limit || quiet_us > limit);
+}
+
+size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
+{
+    const rt__class *c = l->cls;
+    if (stalled(l, busy_us, now_ns))
+        return 0;
+    size_t fair = (c->pending.count + c->inflight + c->leases - 1) / c->leases;
+    size_t window = window_of(c);
+    size_t limit = fair < window ? fair : window;
+    size_t share = l->inflight.count < limit ? limit - l->inflight.count : 0;
+    if (share > c->pending.count)
+        share = c->pending.count;
+    return share < l->budget ? share : l->budget;
+}
+
+void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns)
+{
+    if (l->inflight.count == 0)
+        l->quiet_since_ns = now_ns;
+    rt__tasks_push(&l->inflight, t);
+    l->cls->inflight++;
+    if (l->budget != SIZE_MAX)
+        l->budget--;
+}
+
+rt__task *rt__sched_recall(rt__lease *l)
+{
+    rt__task *t = rt__tasks_pop(&l->inflight);
+    if (t)
+        l->cls->inflight--;
+    return t;
+}
+
+rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns)
+{
+    rt__task *t = rt__sched_recall(l);
+    if (!t)
+        return NULL;
+    l->quiet_since_ns = now_ns;
+    rt__class *c = l->cls;
+    c->run_us = c->timed ? 0.75 * c->run_us + 0.25 * (double)run_us : (double)run_us;
+    c->timed = 1;
+    return t;
+}
+
+/* ---- descriptions and the end ------------------------------------------- */
+
+/* The CPUs near the lease's GPUs, as one list ("" when any is unknown). */
+static void format_cpus(const rt__sched_node *n, const rt__pick *gpu, char *buf,
+                        size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; n->bind_cpus && gpu->each && i < n->free.gpus.count; i++) {
+        if (!rt__pick_has(gpu, i))
+            continue;
+        if (!n->gpu_cpus[i][0] || len >= size) {
+            buf[0] = '\0';
+            return;
+        }
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                                n->gpu_cpus[i]);
+    }
+    if (len >= size)
+        buf[0] = '\0';
+}
+
+/* The bytes of memory g's share of each of its GPUs is, "21474836480,0"
+ * (0: unknown). */
+static void format_memory(const rt__sched_node *n, const rt__pick *gpu, char *buf,
+                          size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; gpu->each && i < n->free.gpus.count && len < size; i++)
+        if (rt__pick_has(gpu, i))
+            len += (size_t)snprintf(buf + len, size - len, "%s%llu", len ? "," : "",
+                                    (unsigned long long)((unsigned __int128)n->free.gpus.bytes[i] *
+                                                         (uint64_t)gpu->each / RT__UNIT));
+    if (len >= size)
+        buf[0] = '\0';
+}
+
+void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
+                        char *accel, char *cpus, char *memory)
+{
+    const rt__sched_node *n = s->node[g->node];
+    size_t size = RT__INSTANCE_MAX * RT__ID_LEN;
+    rt__pick_format(&g->gpu, &n->free.gpus, gpus, size);
+    rt__pick_format(&g->accel, &n->free.accel, accel, size);
+    format_cpus(n, &g->gpu, cpus, size);
+    format_memory(n, &g->gpu, memory, size);
+}
+
+void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
+{
+    rt__list_remove(&c->wait);
+    rt__list_remove(&c->feed);
+    s->npending -= c->pending.count;
+    if (!c->owner)
+        unhash(s, c);
+    if (s->blocked == c)
+        s->blocked = NULL;
+    while (!rt__list_empty(&c->leased)) {
+        rt__lease *l = RT__OWNER(c->leased.next, rt__lease, link);
+        rt__list_remove(&l->link);
+        rt__tasks_append(orphans, &l->inflight);
+        rt__free(l);
+    }
+    rt__tasks_append(orphans, &c->pending);
+    rt__free(c);
+}
+
+void rt__sched_free(rt__sched *s, rt__tasks *orphans)
+{
+    while (!rt__list_empty(&s->waiting))
+        rt__sched_discard(s, rt__sched_waiting(s), orphans);
+    for (size_t i = 0; s->bucket && i < s->nbuckets; i++)
+        while (s->bucket[i])
+            rt__sched_discard(s, s->bucket[i], orphans);
+    for (int i = 0; i < s->nnodes; i++)
+        rt__free(s->node[i]);
+    rt__free(s->bucket);
+    memset(s, 0, sizeof *s);
+}

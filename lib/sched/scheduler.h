@@ -1,0 +1,228 @@
+/*
+ * scheduler.h - classes, resources, placement and leases: decisions only.
+ *
+ * Tasks with the same request and worker-reuse rule form a class; an
+ * actor is a class of its own.  A class gets leases: its request taken
+ * from one node's free resources and instances, and a worker of that node
+ * bound to it; the class then pipelines its tasks to the lease's worker
+ * without asking again.  The scheduler makes every decision (which class
+ * gets the next lease, on which node and instances, how many tasks each
+ * lease gets now, when a lease ends) and keeps the books; it makes no
+ * system call, knows no wire and no global state, and calls nobody: the
+ * dispatcher (dispatch.h) carries its decisions out on the nodes.
+ *
+ * Records are bounded: a class with no pending task and no lease is freed;
+ * a lease is freed when it ends.
+ *
+ * Plain data the dispatcher reads: rt__lease.worker, .cls, .grant,
+ * .inflight and .budget; rt__class.owner, .max_calls, .pending, .leases,
+ * .timed and .run_us; rt__sched.blocked, .nnodes and .npending.
+ */
+#ifndef RT_SCHEDULER_H
+#define RT_SCHEDULER_H
+
+#include "devices/instance.h"
+#include "base/list.h"
+#include "devices/resources.h"
+#include "node/task.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT__NODES_MAX 64
+
+/* What a lease holds: a node and instances on it. */
+typedef struct rt__grant {
+    int node;
+    rt__pick gpu, accel;
+} rt__grant;
+
+typedef struct rt__lease rt__lease;
+
+typedef struct rt__class {
+    struct rt__class *hnext;            /* hash chain (task classes only) */
+    rt__link wait;                      /* on the waiting list while it has
+                                           pending tasks */
+    rt__link feed;                      /* on the feedable list while it has
+                                           pending tasks and a lease */
+    uint64_t hash;
+    rt__res req;
+    int gpu_type;                       /* its GPUs' type (a custom resource
+                                           index), or RT__ANY_TYPE */
+    int max_calls;                      /* 0 = unlimited */
+    void *owner;                        /* the actor of an actor's class, or NULL */
+    rt__tasks pending;                  /* in submission order */
+    size_t inflight;                    /* sent, not answered */
+    size_t leases;
+    rt__link leased;                    /* its leases, in the order granted */
+    double run_us;                      /* recent run time (moving average) */
+    int timed;                          /* run_us holds a measurement */
+} rt__class;
+
+struct rt__lease {
+    rt__link link;                      /* in its class's list */
+    rt__class *cls;
+    rt__grant grant;
+    void *worker;                       /* the node's worker, opaque here */
+    rt__tasks inflight;                 /* sent, in order */
+    size_t budget;                      /* tasks it may still be sent */
+    uint64_t quiet_since_ns;            /* its last answer, or when it got work */
+};
+
+/* What one node offers, as the scheduler counts it. */
+/* What a node has free: resources, and its GPUs' and accelerators'
+ * instances. */
+typedef struct rt__pool {
+    rt__res res;
+    rt__instances gpus, accel;
+} rt__pool;
+
+typedef struct rt__sched_node {
+    rt__res total;
+    rt__pool free;
+    /* What would be free once every running task ended: the totals less
+     * what actors hold.  A request that does not fit there waits for an
+     * actor to end, which may never happen, so it holds no one back. */
+    rt__pool unheld;
+    int accel_index;                    /* its accelerator family's custom
+                                           resource (family.h), or -1 */
+    int bind_cpus;                      /* tell workers the CPUs near their GPUs */
+    char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
+} rt__sched_node;
+
+typedef struct rt__sched {
+    rt__names names;                    /* every node's custom resources */
+    int nnodes;
+    rt__sched_node *node[RT__NODES_MAX];
+    rt__class **bucket;                 /* task classes by request */
+    size_t nbuckets, nclasses;
+    rt__link waiting;                   /* classes with pending tasks, oldest
+                                           first task first */
+    rt__link feedable;                  /* those of them that hold leases */
+    size_t npending;                    /* tasks in every class, waiting */
+    rt__class *blocked;                 /* set by rt__sched_decide() */
+} rt__sched;
+
+/* Start with no node.  0, or -1 when out of memory. */
+int rt__sched_init(rt__sched *s, const rt__names *names);
+/* The index of a custom resource, added to the names when new (a node
+ * of a cluster offers it); -1 when there are RT__CUSTOM_MAX already. */
+int rt__sched_name(rt__sched *s, const char *name);
+/* What a node offers, as rt__sched_add_node() takes it.  Arrays have
+ * ngpus entries, or are NULL. */
+typedef struct rt__node_spec {
+    rt__res total;                       /* by the scheduler's names */
+    int ngpus;
+    const char (*gpu_ids)[RT__ID_LEN];   /* "" or NULL: by index */
+    const char (*gpu_cpus)[RT__CPUS_LEN]; /* "" or NULL: unknown */
+    const char (*gpu_types)[RT__TYPE_LEN]; /* "" or NULL: untyped */
+    const uint64_t *gpu_bytes;           /* each GPU's memory; 0: unknown */
+    const char (*accel_ids)[RT__ID_LEN]; /* "" or NULL: by index */
+    int bind_cpus;
+} rt__node_spec;
+
+/* Add a node; its index is the next one.  Each GPU may have a type
+ * ("V100"), whose "accelerator_type:T" the node's totals offer: a request
+ * for a type gets GPUs of that type.  The custom resource of an
+ * accelerator family in the totals (at most one: "neuron_cores",
+ * "TPU"...) is placed on instances like GPUs.  0, or -1 when out of
+ * memory or when there are RT__NODES_MAX already. */
+int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec);
+/* Free a class and its leases at once, giving nothing back; the tasks
+ * they hold are moved to *orphans for the caller to fail. */
+void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans);
+/* Free everything; the tasks held are moved to *orphans.  Actors'
+ * classes without pending tasks are reached only through their actors:
+ * discard them first. */
+void rt__sched_free(rt__sched *s, rt__tasks *orphans);
+
+/* 0 when some node could ever meet req; otherwise RT_EINFEASIBLE with a
+ * message naming the resource. */
+int rt__sched_feasible(const rt__sched *s, const rt__res *req);
+
+/* The class of a task request, made on first use; NULL without memory. */
+rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);
+/* A class of its own for an actor (owner); NULL without memory. */
+rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req, void *owner);
+/* Queue a task at the end, or first in line (a task sent back). */
+void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t);
+void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t);
+/* The class's first pending task, taken off its queue; NULL when none. */
+rt__task *rt__sched_pop(rt__sched *s, rt__class *c);
+/* Take t off c's queue wherever it is; 1 when it was there. */
+int rt__sched_withdraw(rt__sched *s, rt__class *c, rt__task *t);
+/* The lease of c that has t in flight, or NULL. */
+rt__lease *rt__sched_lease_of(const rt__class *c, const rt__task *t);
+/* Free c if it has no task and no lease; returns 1 when it did. */
+int rt__sched_release_class(rt__sched *s, rt__class *c);
+
+/* One decision: the class that gets the next lease and where, or NULL
+ * when none can go now.  Classes are looked at oldest pending task first.
+ * A class that holds no lease and fits nowhere blocks every younger class
+ * (it is left in s->blocked), so that a large request is never starved by
+ * a stream of smaller ones. */
+rt__class *rt__sched_decide(rt__sched *s, rt__grant *g);
+/* Take what g names for a lease of c, or give it back. */
+void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g);
+void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g);
+
+/* A lease of c on grant g, with no worker yet (rt__sched_bind()).  Takes
+ * the resources; NULL without memory (nothing taken). */
+rt__lease *rt__sched_lease(rt__sched *s, rt__class *c, const rt__grant *g);
+/* l is served by worker, which has run calls tasks in its life: it may
+ * be sent what is left of its class's max_calls. */
+void rt__sched_bind(rt__lease *l, void *worker, size_t calls);
+/* End a lease: its resources go back and the record is freed; its class
+ * is freed too when that leaves it empty.  The lease holds no task. */
+void rt__sched_unlease(rt__sched *s, rt__lease *l);
+/* Whether a lease with nothing in flight should end now: its class has
+ * nothing for it, or its worker's budget is spent. */
+int rt__sched_lease_idle(const rt__lease *l);
+/* A lease that should end to make room for the blocked class: it sits
+ * idle between tasks of a younger class.  NULL when none. */
+rt__lease *rt__sched_reclaimable(const rt__sched *s);
+
+/* Classes with pending tasks, oldest first: the first, and the one after
+ * c (ask for it before taking c's last task, which takes c off the list);
+ * NULL at the end. */
+rt__class *rt__sched_waiting(const rt__sched *s);
+rt__class *rt__sched_next_waiting(const rt__sched *s, const rt__class *c);
+/* c's leases in the order granted: the first, and the one after l; NULL
+ * at the end. */
+rt__lease *rt__sched_first_lease(const rt__class *c);
+rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l);
+/* Classes that have pending tasks and leases to send them to: the first,
+ * and the one after c (ask before taking c's last task); NULL at the end.
+ * Feeding walks these alone, however many classes wait for a lease. */
+rt__class *rt__sched_feedable(const rt__sched *s);
+rt__class *rt__sched_next_feedable(const rt__sched *s, const rt__class *c);
+/* Whether c's leases may get tasks now: classes younger than the blocked
+ * class get none, so that they drain and their resources go to it. */
+int rt__sched_may_feed(const rt__sched *s, const rt__class *c);
+/* How many tasks lease l should get at now_ns; busy_us is how long its
+ * worker's current task has run (0 between tasks).  Each worker gets about
+ * 2 ms of its class's work at a time, the class's tasks spread evenly over
+ * its leases, and a worker whose task runs long, or that has not answered
+ * for longer than its class's tasks take, gets nothing more queued behind
+ * it: other workers take the class's tasks meanwhile. */
+size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
+/* l's worker was sent t at now_ns: t joins its tasks in flight. */
+void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
+/* The oldest task in flight on l, answered at now_ns after running for
+ * run_us: taken off; NULL when none. */
+rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns);
+/* The oldest task in flight on l, taken back unanswered (its worker was
+ * lost); NULL when none. */
+rt__task *rt__sched_recall(rt__lease *l);
+/* Put tasks back first in line in c, in their order. */
+void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q);
+
+/* The ids of what g holds, "0,3" (GPUs) and "1" (its accelerator
+ * family's instances: neuron cores, TPU chips...), the bytes its share of
+ * each GPU's memory is ("21474836480,0"; 0 = unknown), and the
+ * CPUs near its GPUs ("" when unknown or when binding is off), each
+ * written into a buffer of RT__INSTANCE_MAX * RT__ID_LEN bytes. */
+void rt__sched_describe(const rt__sched *s, const rt__grant *g, char *gpus,
+                        char *accel, char *cpus, char *memory);
+
+#endif
