@@ -5,6 +5,9 @@
  */
 #include "tests.h"
 
+#include "../lib/base/alloc.h"
+#include "../lib/cluster/rankmsg.h" /* internal: the messages between ranks */
+#include "../lib/node/journal.h"
 #include "../lib/node/proto.h" /* internal: these tests drive the protocol */
 
 #include <fcntl.h>
@@ -240,6 +243,118 @@ START_TEST(results_round_trip)
 }
 END_TEST
 
+/* The devices' one text form: what is encoded decodes to the same, and
+ * text that is not that form is refused. */
+START_TEST(devices_round_trip_and_bad_text_is_refused)
+{
+    rt__devices d = {"0,3", "", "0-7", 2500, "85899345920,85899345920", "neuron_cores",
+                     "CUDA_VISIBLE_DEVICES=0,3\nROCR_VISIBLE_DEVICES"};
+    char *text = rt__devices_encode(&d), *copy = NULL;
+    ck_assert_ptr_nonnull(text);
+    rt__devices back;
+    ck_assert_int_eq(rt__devices_decode(text, strlen(text), &back, &copy), 0);
+    ck_assert_str_eq(back.gpus, "0,3");
+    ck_assert_str_eq(back.cpus, "0-7");
+    ck_assert_int_eq(back.share, 2500);
+    ck_assert_str_eq(back.memory, d.memory);
+    ck_assert_str_eq(back.accel_name, "neuron_cores");
+    ck_assert_str_eq(back.env, d.env);
+    ck_assert(rt__devices_same(&back, &d));
+    back.share = 5000;
+    ck_assert(!rt__devices_same(&back, &d));
+    rt__free(copy);
+    rt__free(text);
+    const char *bad[] = {"", "0\n\n\n2500", "0\n\n\nx\n\n\n", "0\n\n\n10001\n\n\n",
+                         "0\n\n\n-1\n\n\n", "0\n\n\n25 \n\n\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        copy = NULL;
+        ck_assert_msg(rt__devices_decode(bad[i], strlen(bad[i]), &back, &copy) == -1,
+                      "accepted \"%s\"", bad[i]);
+        ck_assert_ptr_null(copy);
+    }
+}
+END_TEST
+
+/* Each rank message's words: what one side writes the other reads back,
+ * and task words no sender writes are refused. */
+START_TEST(rank_message_words_round_trip)
+{
+    rt__result_msg r = {.id = 9, .status = -3, .sys_errno = 5, .run_us = 77, .data = "ab",
+                        .len = 2, .fd = -1}, r2;
+    rt__rank_msg m = rt__rank_answer(4, &r);
+    ck_assert_uint_eq(m.type, RT__RANK_ANSWER);
+    rt__rank_answer_read(&m, &r2);
+    ck_assert_uint_eq(r2.id, 9);
+    ck_assert_int_eq(r2.status, -3);
+    ck_assert_int_eq(r2.sys_errno, 5);
+    ck_assert_uint_eq(r2.run_us, 77);
+    rt__loss loss = {.pid = 42, .wait_status = 9, .started = 1, .broke = 1}, l2;
+    m = rt__rank_lost(4, &loss);
+    rt__rank_lost_read(&m, &l2);
+    ck_assert_int_eq(l2.pid, 42);
+    ck_assert_int_eq(l2.wait_status, 9);
+    ck_assert_uint_eq(l2.started, 1);
+    ck_assert_int_eq(l2.broke, 1);
+    ck_assert_int_eq(l2.lost_channel, 0);
+    int fresh, max_calls;
+    m = rt__rank_lease(4, 1, 3);
+    rt__rank_lease_read(&m, &fresh, &max_calls);
+    ck_assert_int_eq(fresh, 1);
+    ck_assert_int_eq(max_calls, 3);
+    rt__task t = {.id = 8, .kind = RT__KIND_CREATE, .fn = NULL};
+    rt__rank_task_words w;
+    m = rt__rank_task(4, &t, 1);
+    ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);
+    ck_assert_uint_eq(w.id, 8);
+    ck_assert_int_eq(w.kind, RT__KIND_CREATE);
+    ck_assert_int_eq(w.has_fn, 0);
+    ck_assert_int_eq(w.has_fini, 1);
+    m.w[1] = RT__KIND_TASK; /* a task without a function */
+    ck_assert_int_eq(rt__rank_task_read(&m, &w), -1);
+    m.w[1] = 99;
+    ck_assert_int_eq(rt__rank_task_read(&m, &w), -1);
+    m.w[1] = RT__KIND_CREATE;
+    m.w[2] = 4;
+    ck_assert_int_eq(rt__rank_task_read(&m, &w), -1);
+}
+END_TEST
+
+static int take_kept(void *ctx, const rt__result_msg *r)
+{
+    uint64_t *ids = ctx;
+    ids[ids[0]++ + 1] = r->id;
+    return 0;
+}
+
+/* A journal hands back the results kept after the ones received, and
+ * stops at bytes that are not a result. */
+START_TEST(a_journal_gives_back_what_was_not_received)
+{
+    static rt__journal j;
+    rt__journal_clear(&j, 10); /* results 1..10 were sent */
+    for (uint64_t id = 11; id <= 13; id++) {
+        rt__result_msg r = {.id = id, .data = "xyz", .len = 3, .fd = -1};
+        ck_assert_int_eq(rt__journal_keep(&j, &r), 0);
+    }
+    rt__result_msg big = {.id = 14, .fd = 5, .len = 1 << 20};
+    ck_assert_int_eq(rt__journal_keep(&j, &big), -1); /* a memfd is sent at once */
+    uint64_t ids[8] = {0};
+    rt__journal_replay(&j, 11, take_kept, ids); /* 11 came through the socket */
+    ck_assert_uint_eq(ids[0], 2);
+    ck_assert_uint_eq(ids[1], 12);
+    ck_assert_uint_eq(ids[2], 13);
+    memset(ids, 0, sizeof ids);
+    j.data[sizeof(rt__hdr) + 16] = 0x7f; /* the second header scribbled on */
+    rt__journal_replay(&j, 10, take_kept, ids);
+    ck_assert_uint_eq(ids[0], 1);
+    ck_assert_uint_eq(ids[1], 11);
+    rt__journal_clear(&j, 13);
+    memset(ids, 0, sizeof ids);
+    rt__journal_replay(&j, 10, take_kept, ids);
+    ck_assert_uint_eq(ids[0], 0);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
@@ -251,6 +366,9 @@ Suite *wire_suite(void)
     tcase_add_test(tc, corrupt_headers_are_refused);
     tcase_add_test(tc, decoders_refuse_what_breaks_the_protocol);
     tcase_add_test(tc, results_round_trip);
+    tcase_add_test(tc, devices_round_trip_and_bad_text_is_refused);
+    tcase_add_test(tc, rank_message_words_round_trip);
+    tcase_add_test(tc, a_journal_gives_back_what_was_not_received);
     suite_add_tcase(s, tc);
     return s;
 }

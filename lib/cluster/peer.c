@@ -34,9 +34,10 @@ static void forget(rt__peer *p, proxy *x)
     rt__free(x);
 }
 
-static int send_plain(rt__peer *p, uint32_t type, const proxy *x, uint64_t w0, uint64_t w1)
+/* A message without words: STOP, KILL. */
+static int send_plain(rt__peer *p, uint32_t type, const proxy *x)
 {
-    rt__rank_msg m = {.type = type, .lease = x->byid.id, .w = {w0, w1}, .fd = -1};
+    rt__rank_msg m = {.type = type, .lease = x->byid.id, .fd = -1};
     return rt__bridge_send(p->bridge, p->rank, &m);
 }
 
@@ -48,7 +49,8 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
     if (!x)
         return NULL; /* errno ENOMEM */
     *x = (proxy){.byid.id = p->next_id++, .owner = owner};
-    if (send_plain(p, RT__RANK_LEASE, x, (uint64_t)fresh, (uint64_t)max_calls) < 0) {
+    rt__rank_msg m = rt__rank_lease(x->byid.id, fresh, max_calls);
+    if (rt__bridge_send(p->bridge, p->rank, &m) < 0) {
         rt__free(x);
         return NULL;
     }
@@ -60,23 +62,24 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
 static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
 {
     rt__peer *p = (rt__peer *)n;
-    char text[4 * 1024];
-    snprintf(text, sizeof text, "%s\n%s\n%s\n%s", d->gpus, d->accel, d->cpus, d->memory);
+    char *text = rt__devices_encode(d);
+    if (!text)
+        return -1;
     rt__rank_msg m = {.type = RT__RANK_DEVICES, .lease = ((proxy *)w)->byid.id,
-                      .w = {(uint64_t)d->share}, .text = text, .fd = -1};
-    return rt__bridge_send(p->bridge, p->rank, &m);
+                      .text = text, .fd = -1};
+    int rc = rt__bridge_send(p->bridge, p->rank, &m);
+    rt__free(text);
+    return rc;
 }
 
 static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
 {
     rt__peer *p = (rt__peer *)n;
     proxy *x = (proxy *)w;
-    /* w[2]: bit 0, a destructor follows; bit 1, there is no function (a
-     * class without a constructor), which has no place to send. */
-    rt__rank_msg m = {.type = RT__RANK_TASK, .lease = x->byid.id,
-                      .w = {t->id, t->kind, (fini != 0) | (uint64_t)(t->fn == NULL) << 1},
-                      .text = t->name ? t->name : "", .bytes = rt__task_arg(t),
-                      .len = t->arg_len, .fd = -1};
+    rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0);
+    m.text = t->name ? t->name : "";
+    m.bytes = rt__task_arg(t);
+    m.len = t->arg_len;
     if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
         (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0))
         return -1;
@@ -92,18 +95,19 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
 static void op_release(rt__node *n, rt__worker *w, int retire)
 {
     rt__peer *p = (rt__peer *)n;
-    send_plain(p, RT__RANK_RELEASE, (proxy *)w, (uint64_t)retire, 0);
+    rt__rank_msg m = rt__rank_release(((proxy *)w)->byid.id, retire);
+    rt__bridge_send(p->bridge, p->rank, &m);
     forget(p, (proxy *)w);
 }
 
 static void op_stop(rt__node *n, rt__worker *w)
 {
-    send_plain((rt__peer *)n, RT__RANK_STOP, (proxy *)w, 0, 0);
+    send_plain((rt__peer *)n, RT__RANK_STOP, (proxy *)w);
 }
 
 static void op_kill(rt__node *n, rt__worker *w)
 {
-    send_plain((rt__peer *)n, RT__RANK_KILL, (proxy *)w, 0, 0);
+    send_plain((rt__peer *)n, RT__RANK_KILL, (proxy *)w);
 }
 
 /* From rank 0's side: since it last heard from the worker, or sent to it
@@ -140,9 +144,8 @@ static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release,
 
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {
-    rt__result_msg r = {.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
-                        .run_us = m->w[3], .data = m->bytes, .len = m->len, .fd = -1,
-                        .owned = m->owned};
+    rt__result_msg r;
+    rt__rank_answer_read(m, &r);
     if (x->inflight > 0)
         x->inflight--;
     x->busy_since_ns = rt__now_ns();
@@ -151,9 +154,8 @@ static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 
 static void lost(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {
-    rt__loss loss = {.pid = (int)m->w[0], .wait_status = (int)m->w[1],
-                     .spawn_errno = (int)m->w[2], .started = (size_t)m->w[3],
-                     .lost_channel = (int)(m->w[4] & 1), .broke = (int)(m->w[4] >> 1 & 1)};
+    rt__loss loss;
+    rt__rank_lost_read(m, &loss);
     void *owner = x->owner;
     forget(p, x);
     p->node.ev.lost(p->node.ev.ctx, owner, &loss);

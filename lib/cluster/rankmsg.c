@@ -123,3 +123,84 @@ const char *rt__rank_name(uint32_t type)
     };
     return type < RT__RANK_TYPES && names[type] ? names[type] : "unknown";
 }
+
+/* ---- the words of each message ------------------------------------------------ */
+
+rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls)
+{
+    return (rt__rank_msg){.type = RT__RANK_LEASE, .lease = lease,
+                          .w = {(uint64_t)fresh, (uint64_t)max_calls}, .fd = -1};
+}
+
+void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls)
+{
+    *fresh = (int)m->w[0];
+    *max_calls = (int)m->w[1];
+}
+
+rt__rank_msg rt__rank_release(uint64_t lease, int retire)
+{
+    return (rt__rank_msg){.type = RT__RANK_RELEASE, .lease = lease,
+                          .w = {(uint64_t)retire}, .fd = -1};
+}
+
+int rt__rank_release_read(const rt__rank_msg *m)
+{
+    return m->w[0] != 0;
+}
+
+#define TASK_FINI 1u  /* a destructor follows */
+#define TASK_NO_FN 2u /* no function: a class without a constructor */
+
+rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini)
+{
+    uint64_t flags = (fini ? TASK_FINI : 0) | (t->fn ? 0 : TASK_NO_FN);
+    return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
+                          .w = {t->id, (uint64_t)t->kind, flags}, .fd = -1};
+}
+
+int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
+{
+    uint64_t kind = m->w[1], flags = m->w[2];
+    *w = (rt__rank_task_words){.id = m->w[0], .kind = (rt__task_kind)kind,
+                               .has_fn = !(flags & TASK_NO_FN),
+                               .has_fini = (flags & TASK_FINI) != 0};
+    if (flags > (TASK_FINI | TASK_NO_FN) || kind > RT__KIND_CALL ||
+        (!w->has_fn && kind != RT__KIND_CREATE))
+        return -1;
+    return 0;
+}
+
+rt__rank_msg rt__rank_answer(uint64_t lease, const rt__result_msg *r)
+{
+    return (rt__rank_msg){.type = RT__RANK_ANSWER, .lease = lease,
+                          .w = {r->id, (uint64_t)r->status, (uint64_t)r->sys_errno, r->run_us},
+                          .bytes = r->data, .len = r->len, .fd = r->fd};
+}
+
+void rt__rank_answer_read(const rt__rank_msg *m, rt__result_msg *r)
+{
+    *r = (rt__result_msg){.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
+                          .run_us = m->w[3], .data = m->bytes, .len = m->len, .fd = -1,
+                          .owned = m->owned};
+}
+
+#define LOST_CHANNEL 1u
+#define LOST_BROKE 2u
+
+rt__rank_msg rt__rank_lost(uint64_t lease, const rt__loss *loss)
+{
+    uint64_t how = (loss->lost_channel ? LOST_CHANNEL : 0) | (loss->broke ? LOST_BROKE : 0);
+    return (rt__rank_msg){.type = RT__RANK_LOST, .lease = lease,
+                          .w = {(uint64_t)loss->pid, (uint64_t)loss->wait_status,
+                                (uint64_t)loss->spawn_errno, loss->started, how},
+                          .fd = -1};
+}
+
+void rt__rank_lost_read(const rt__rank_msg *m, rt__loss *loss)
+{
+    *loss = (rt__loss){.pid = (int)m->w[0], .wait_status = (int)m->w[1],
+                       .spawn_errno = (int)m->w[2], .started = (size_t)m->w[3],
+                       .lost_channel = (m->w[4] & LOST_CHANNEL) != 0,
+                       .broke = (m->w[4] & LOST_BROKE) != 0};
+}

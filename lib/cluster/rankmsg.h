@@ -14,14 +14,17 @@
 
 #include "image.h"
 
+#include "node/node.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef enum rt__rank_type {
     RT__RANK_LEASE = 1, /* 0 -> r: w0 = fresh, w1 = max_calls */
-    RT__RANK_DEVICES,   /* 0 -> r: w0 = share of each GPU; text =
-                           "gpus\naccel\ncpus\nmemory" */
-    RT__RANK_TASK,      /* 0 -> r: w0 = task id, w1 = kind; fn, fini; text =
+    RT__RANK_DEVICES,   /* 0 -> r: text = the devices (node/proto.h's
+                           rt__devices_encode()) */
+    RT__RANK_TASK,      /* 0 -> r: w0 = task id, w1 = kind, w2 = flags (a
+                           destructor follows, no function); fn, fini; text =
                            name ("" = none); bytes = argument */
     RT__RANK_RELEASE,   /* 0 -> r: w0 = retire */
     RT__RANK_STOP,      /* 0 -> r: an actor finishes and exits */
@@ -56,6 +59,29 @@ int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len);
  * *follows is set, m->len bytes follow it as pieces.  0, or -1 when the
  * bytes are not a message. */
 int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows);
+/* The words of each message that has some, written and read by these
+ * alone (peer.c sends what serve.c reads, and back).  A writer returns
+ * the message with its words, lease and type set; a reader that can
+ * refuse returns 0, or -1 when the words are not a valid message. */
+rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls);
+void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls);
+rt__rank_msg rt__rank_release(uint64_t lease, int retire);
+int rt__rank_release_read(const rt__rank_msg *m);
+/* TASK: t's id and kind, whether a destructor follows (fini) and whether
+ * there is a function at all (a class without a constructor has none). */
+rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini);
+typedef struct rt__rank_task_words {
+    uint64_t id;
+    rt__task_kind kind;
+    int has_fn, has_fini;
+} rt__rank_task_words;
+int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w);
+/* ANSWER: the result's bytes go as m's bytes (or fd). */
+rt__rank_msg rt__rank_answer(uint64_t lease, const rt__result_msg *r);
+void rt__rank_answer_read(const rt__rank_msg *m, rt__result_msg *r);
+rt__rank_msg rt__rank_lost(uint64_t lease, const rt__loss *loss);
+void rt__rank_lost_read(const rt__rank_msg *m, rt__loss *loss);
+
 /* The name of a type, for errors ("ANSWER"). */
 const char *rt__rank_name(uint32_t type);
 

@@ -21,8 +21,8 @@ typedef struct lease {
     rt__tasks queue;       /* waiting for w */
     rt__tasks inflight;    /* sent to w, in order */
     uint64_t fini;         /* an actor's destructor, for its constructor */
-    char *devices;         /* "gpus\naccel\ncpus\nmemory", or NULL */
-    long share;            /* of each GPU */
+    rt__devices devices;   /* the lease's devices, pointing into */
+    char *devices_text;    /* this, or NULL before rank 0 sends them */
     int stop;              /* an actor's: finish once its tasks are sent */
 } lease;
 
@@ -52,17 +52,13 @@ static void lease_free(rt__serve *s, lease *l)
     rt__list_remove(&l->waiting);
     drop_tasks(&l->queue);
     drop_tasks(&l->inflight);
-    rt__free(l->devices);
+    rt__free(l->devices_text);
     rt__free(l);
 }
 
 static void send_loss(rt__serve *s, uint64_t id, const rt__loss *loss)
 {
-    rt__rank_msg m = {.type = RT__RANK_LOST, .lease = id,
-                      .w = {(uint64_t)loss->pid, (uint64_t)loss->wait_status,
-                            (uint64_t)loss->spawn_errno, loss->started,
-                            (uint64_t)(loss->lost_channel | loss->broke << 1)},
-                      .fd = -1};
+    rt__rank_msg m = rt__rank_lost(id, loss);
     reply(s, &m);
 }
 
@@ -77,19 +73,7 @@ static void report_loss(rt__serve *s, lease *l, const rt__loss *loss)
 
 static int apply_devices(rt__serve *s, lease *l)
 {
-    if (!l->devices)
-        return 0;
-    char *line[4] = {l->devices};
-    for (int i = 1; i < 4; i++)
-        if (!(line[i] = strchr(line[i - 1], '\n')))
-            return 0; /* checked when it came */
-        else
-            *line[i]++ = '\0';
-    rt__devices d = {line[0], line[1], line[2], l->share, line[3], "", ""};
-    int rc = s->local->ops->devices(s->local, l->w, &d);
-    for (int i = 1; i < 4; i++)
-        line[i][-1] = '\n';
-    return rc;
+    return l->devices_text ? s->local->ops->devices(s->local, l->w, &l->devices) : 0;
 }
 
 /* A worker for l: 1 when it has one, 0 when it waits. */
@@ -156,9 +140,7 @@ static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
     rt__serve *s = ctx;
     lease *l = owner;
     rt__task *t = rt__tasks_pop(&l->inflight); /* answers come in order */
-    rt__rank_msg m = {.type = RT__RANK_ANSWER, .lease = l->byid.id,
-                      .w = {r->id, (uint64_t)r->status, (uint64_t)r->sys_errno, r->run_us},
-                      .bytes = r->data, .len = r->len, .fd = r->fd};
+    rt__rank_msg m = rt__rank_answer(l->byid.id, r);
     rt__task_free(t);
     reply(s, &m);
     renew(s, l);
@@ -188,30 +170,24 @@ static void start_lease(rt__serve *s, const rt__rank_msg *m)
     }
     memset(l, 0, sizeof *l);
     l->byid.id = m->lease;
-    l->fresh = (int)m->w[0];
-    l->max_calls = (int)m->w[1];
+    rt__rank_lease_read(m, &l->fresh, &l->max_calls);
     rt__link_init(&l->waiting);
     rt__idmap_add(&s->leases, &l->byid);
     rt__list_push_back(&s->waiting, &l->waiting);
 }
 
+/* What the node adds (the accelerators' name, the environment) is this
+ * rank's own to add. */
 static int set_devices(lease *l, const rt__rank_msg *m)
 {
-    const char *nl = m->text;
-    for (int i = 0; i < 3; i++)
-        if (!(nl = strchr(nl, '\n')))
-            return -1;
-        else
-            nl++;
-    if (m->w[0] > RT__UNIT)
+    rt__devices d;
+    char *copy;
+    if (rt__devices_decode(m->text, strlen(m->text), &d, &copy) < 0)
         return -1;
-    char *copy = rt__malloc(strlen(m->text) + 1);
-    if (!copy)
-        return -1;
-    strcpy(copy, m->text);
-    rt__free(l->devices);
-    l->devices = copy;
-    l->share = (long)m->w[0];
+    d.accel_name = d.env = "";
+    rt__free(l->devices_text);
+    l->devices_text = copy;
+    l->devices = d;
     return 0;
 }
 
@@ -219,20 +195,20 @@ static int set_devices(lease *l, const rt__rank_msg *m)
  * a constructor's destructor goes to the lease. */
 static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
 {
-    int has_fini = m->w[2] & 1, no_fn = m->w[2] >> 1 & 1; /* peer.c's op_send */
-    void *fn = no_fn ? NULL : rt__fn_cache_find(&s->functions, &m->fn);
-    void *fini = has_fini ? rt__fn_cache_find(&s->functions, &m->fini) : NULL;
-    int bad_kind = m->w[1] > RT__KIND_CALL || (no_fn && m->w[1] != RT__KIND_CREATE);
-    if ((!fn && !no_fn) || (has_fini && !fini) || bad_kind || m->w[2] > 3) {
+    rt__rank_task_words w;
+    int valid = rt__rank_task_read(m, &w) == 0;
+    void *fn = valid && w.has_fn ? rt__fn_cache_find(&s->functions, &m->fn) : NULL;
+    void *fini = valid && w.has_fini ? rt__fn_cache_find(&s->functions, &m->fini) : NULL;
+    if (!valid || (w.has_fn && !fn) || (w.has_fini && !fini)) {
         rt__warn("rank 0 sent a function this program does not have: dropped");
         return NULL;
     }
     rt__task *t = NULL;
-    rt__task_new((rt__task_kind)m->w[1], (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0,
-                 m->bytes, m->len, &t);
+    rt__task_new(w.kind, (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0, m->bytes, m->len,
+                 &t);
     if (t) {
-        t->id = m->w[0];
-        l->fini = has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
+        t->id = w.id;
+        l->fini = w.has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
     }
     return t;
 }
@@ -288,7 +264,7 @@ int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m)
         take_task(s, l, m);
     } else if (m->type == RT__RANK_RELEASE) {
         if (l->w)
-            s->local->ops->release(s->local, l->w, (int)m->w[0]);
+            s->local->ops->release(s->local, l->w, rt__rank_release_read(m));
         lease_free(s, l);
     } else if (m->type == RT__RANK_STOP || m->type == RT__RANK_KILL) {
         end_lease(s, l, m->type == RT__RANK_KILL);

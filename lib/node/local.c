@@ -54,7 +54,8 @@ struct rt__worker {
     size_t calls;              /* tasks sent to it in its life */
     size_t answered;           /* answers it gave */
     char *name_sent;           /* the NAME last sent, or NULL */
-    char *devices_sent;        /* the devices last sent, or NULL */
+    rt__devices devices_sent;  /* the devices last sent, pointing into */
+    char *devices_text;        /* this, or NULL before any */
     unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1,
         broke : 1, send_failed : 1;
     int wait_status;           /* how it exited */
@@ -286,7 +287,7 @@ static void worker_free(rt__worker *w)
     rt__relay_close(&w->out);
     rt__relay_close(&w->err);
     rt__free(w->name_sent);
-    rt__free(w->devices_sent);
+    rt__free(w->devices_text);
     rt__free(w);
 }
 
@@ -480,28 +481,20 @@ static int remember(char **sent, const char *now)
     return 0;
 }
 
-/* Whether sent ("gpus\naccel\ncpus\nshare") describes d: compared in
+/* The devices w was last told of, if any, and d differs: compared in
  * place, since a synchronous task gets a lease, and so this question, each
- * time.  The environment follows from the ids and the share. */
-static int same_devices(const char *sent, const rt__devices *d)
+ * time. */
+static int new_devices(const rt__worker *w, const rt__devices *d)
 {
-    const char *part[3] = {d->gpus, d->accel, d->cpus};
-    for (int i = 0; sent && i < 3; i++) {
-        size_t n = strlen(part[i]);
-        if (strncmp(sent, part[i], n) != 0 || sent[n] != '\n')
-            return 0;
-        sent += n + 1;
-    }
-    return sent && strtol(sent, NULL, 10) == d->share;
+    return !w->devices_text || !rt__devices_same(&w->devices_sent, d);
 }
 
 static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
 {
     rt__local *l = (rt__local *)n;
-    if (same_devices(w->devices_sent, d))
+    if (!new_devices(w, d))
         return 0;
-    size_t len = strlen(d->gpus) + strlen(d->accel) + strlen(d->cpus) + 24;
-    char *sent = rt__malloc(len), env[4096];
+    char env[4096];
     rt__devices with_env = *d;
     with_env.env = env;
     with_env.accel_name = l->families.accel == RT__FAM_NONE
@@ -509,12 +502,17 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     rt__held held = {d->gpus, d->share, d->memory, d->accel};
     if (rt__family_env(&l->families, &held, env, sizeof env) >= sizeof env)
         env[0] = '\0'; /* ids longer than any real machine's: none named */
-    if (!sent || rt__proto_send_devices(&w->chan, &with_env) < 0) {
-        rt__free(sent);
+    char *text = rt__devices_encode(&with_env), *copy = NULL;
+    rt__devices sent;
+    if (!text || rt__devices_decode(text, strlen(text), &sent, &copy) < 0 ||
+        rt__proto_send_devices(&w->chan, &with_env) < 0) {
+        rt__free(text);
+        rt__free(copy);
         return -1;
     }
-    snprintf(sent, len, "%s\n%s\n%s\n%ld", d->gpus, d->accel, d->cpus, d->share);
-    rt__free(w->devices_sent);
+    rt__free(text);
+    rt__free(w->devices_text);
+    w->devices_text = copy;
     w->devices_sent = sent;
     mark_dirty(w);
     return 0;

@@ -2,10 +2,12 @@
 #include "proto.h"
 
 #include "base/alloc.h"
+#include "devices/resources.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -54,19 +56,14 @@ int rt__proto_send_name(rt__chan *c, const char *name)
     return rt__chan_put(c, &h, name, NULL);
 }
 
-/* Four lines, then the environment's lines. */
 int rt__proto_send_devices(rt__chan *c, const rt__devices *d)
 {
-    size_t len = strlen(d->gpus) + strlen(d->accel) + strlen(d->cpus) +
-                 strlen(d->accel_name) + strlen(d->env) + 5;
-    char *buf = rt__malloc(len);
-    if (!buf)
+    char *text = rt__devices_encode(d);
+    if (!text)
         return -1;
-    int n = snprintf(buf, len, "%s\n%s\n%s\n%s\n%s", d->gpus, d->accel, d->cpus,
-                     d->accel_name, d->env);
-    rt__hdr h = {.type = RT__MSG_DEVICES, .len = (uint64_t)n};
-    int rc = rt__chan_put(c, &h, buf, NULL);
-    rt__free(buf);
+    rt__hdr h = {.type = RT__MSG_DEVICES, .len = strlen(text)};
+    int rc = rt__chan_put(c, &h, text, NULL);
+    rt__free(text);
     return rc;
 }
 
@@ -156,18 +153,53 @@ int rt__proto_read_devices(const rt__hdr *h, const char *payload,
 {
     if (h->type != RT__MSG_DEVICES || h->nfds)
         return -1;
-    char *buf = rt__strndup(payload, (size_t)h->len);
+    return rt__devices_decode(payload, (size_t)h->len, d, copy);
+}
+
+/* ---- the devices' text ------------------------------------------------------- */
+
+char *rt__devices_encode(const rt__devices *d)
+{
+    const char *field[6] = {d->gpus, d->accel, d->cpus, d->memory, d->accel_name, d->env};
+    size_t len = 32;
+    for (int i = 0; i < 6; i++)
+        len += strlen(field[i]) + 1;
+    char *text = rt__malloc(len);
+    if (text)
+        snprintf(text, len, "%s\n%s\n%s\n%ld\n%s\n%s\n%s", d->gpus, d->accel, d->cpus,
+                 d->share, d->memory, d->accel_name, d->env);
+    return text;
+}
+
+int rt__devices_decode(const char *text, size_t len, rt__devices *d, char **copy)
+{
+    char *buf = rt__strndup(text, len), *line[7] = {buf};
     if (!buf)
         return -1;
-    char *line[5] = {buf, "", "", "", ""};
-    for (int i = 1; i < 5; i++) {
+    for (int i = 1; i < 7; i++) {
         char *nl = strchr(line[i - 1], '\n');
-        if (!nl)
-            break;
+        if (!nl) {
+            rt__free(buf);
+            return -1;
+        }
         *nl = '\0';
         line[i] = nl + 1;
     }
-    *d = (rt__devices){line[0], line[1], line[2], 0, "", line[3], line[4]};
+    char *end;
+    errno = 0;
+    long share = strtol(line[3], &end, 10);
+    if (errno || end == line[3] || *end || share < 0 || share > RT__UNIT) {
+        rt__free(buf);
+        return -1;
+    }
+    *d = (rt__devices){line[0], line[1], line[2], share, line[4], line[5], line[6]};
     *copy = buf;
     return 0;
+}
+
+int rt__devices_same(const rt__devices *a, const rt__devices *b)
+{
+    return a->share == b->share && strcmp(a->gpus, b->gpus) == 0 &&
+           strcmp(a->accel, b->accel) == 0 && strcmp(a->cpus, b->cpus) == 0 &&
+           strcmp(a->memory, b->memory) == 0;
 }

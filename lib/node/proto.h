@@ -65,13 +65,25 @@ typedef struct rt__result_msg {
  * each ("21474836480,0"); and what the node adds (above the node, ""):
  * the resource its other accelerators are ("neuron_cores", "TPU"...) and
  * the environment that names them all (family.h: "NAME=value" or "NAME"
- * lines).  The worker is sent the ids, the CPUs, the name and the
- * environment. */
+ * lines). */
 typedef struct rt__devices {
     const char *gpus, *accel, *cpus;
     long share;
     const char *memory, *accel_name, *env;
 } rt__devices;
+
+/* The one text form of rt__devices, which a worker's DEVICES and rank 0's
+ * DEVICES to another rank both carry: a line per field in the struct's
+ * order, the share in decimal, the environment's lines last.  Encoding
+ * returns an rt__malloc()ed string, or NULL without memory; decoding
+ * points d into *copy (the caller rt__free()s it) and returns 0, or -1
+ * when the text is not that form (a field missing, a share that is not a
+ * number from 0 to RT__UNIT) or without memory. */
+char *rt__devices_encode(const rt__devices *d);
+int rt__devices_decode(const char *text, size_t len, rt__devices *d, char **copy);
+/* Whether a and b name the same devices (the environment follows from
+ * them and from the node, which does not change). */
+int rt__devices_same(const rt__devices *a, const rt__devices *b);
 
 /* Sending: 0, or -1 when out of memory.  Descriptors given are the
  * channel's from then on (closed once sent), except arg_fd. */
