@@ -120,5 +120,6 @@ Suite *core_suite(void);
 Suite *wire_suite(void);
 Suite *alloc_suite(void);
 Suite *hostile_suite(void);
+Suite *loop_suite(void);
 
 #endif

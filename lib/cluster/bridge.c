@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -70,8 +69,7 @@ struct rt__bridge {
     rt__loop *loop;           /* [mu] where arrivals are delivered */
     rt__bridge_cb cb;
     void *ctx;
-    int wake_fd;              /* eventfd the loop watches */
-    rt__watch watch;
+    rt__wake arrivals;        /* the loop takes what arrived */
     outgoing *inflight;       /* bridge thread only */
     outgoing **batch;         /* bridge thread only: one being made per rank */
     int rank, size;
@@ -94,14 +92,6 @@ static void outgoing_free(outgoing *o)
     rt__free(o);
 }
 
-static void wake_loop(rt__bridge *b)
-{
-    uint64_t one = 1;
-    if (write(b->wake_fd, &one, sizeof one) < 0) {
-        /* the counter is full: the loop is already woken */
-    }
-}
-
 /* Hand a list of messages (linked, last at *tail) to the loop. */
 static void arrive(rt__bridge *b, incoming *in, incoming **tail)
 {
@@ -111,7 +101,7 @@ static void arrive(rt__bridge *b, incoming *in, incoming **tail)
     int deliver = b->loop != NULL;
     pthread_mutex_unlock(&b->mu);
     if (deliver)
-        wake_loop(b);
+        rt__wake_signal(&b->arrivals);
 }
 
 /* A message that says another rank cannot be reached, as if it had sent
@@ -500,7 +490,7 @@ static void bridge_free(rt__bridge *b)
         rt__free(in->buf);
         rt__free(in);
     }
-    close(b->wake_fd);
+    rt__wake_close(NULL, &b->arrivals);
     rt__free(b->batch);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->work);
@@ -521,12 +511,10 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
     b->staged_tail = &b->staged;
     b->queued_tail = &b->queued;
     b->arrived_tail = &b->arrived;
-    b->watch.fd = -1;
     pthread_mutex_init(&b->mu, NULL);
     rt__cond_init_monotonic(&b->work);
     rt__cond_init_monotonic(&b->answered);
-    b->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (b->wake_fd < 0) {
+    if (rt__wake_open(&b->arrivals) < 0) {
         int rc = rt__syserror("rt_init: eventfd for the MPI bridge");
         bridge_free(b);
         return rc;
@@ -557,13 +545,9 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
 
 /* ---- the runtime thread's side ------------------------------------------------ */
 
-static void on_arrival(rt__watch *w, uint32_t events)
+static void on_arrival(rt__wake *w)
 {
-    rt__bridge *b = RT__OWNER(w, rt__bridge, watch);
-    uint64_t n;
-    (void)events;
-    if (read(b->wake_fd, &n, sizeof n) < 0 && errno != EAGAIN)
-        return;
+    rt__bridge *b = RT__OWNER(w, rt__bridge, arrivals);
     pthread_mutex_lock(&b->mu);
     incoming *list = b->arrived;
     b->arrived = NULL;
@@ -581,14 +565,14 @@ int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__bridge_cb cb, void *ctx
 {
     b->cb = cb;
     b->ctx = ctx;
-    if (rt__loop_add(loop, &b->watch, b->wake_fd, EPOLLIN, on_arrival) < 0)
+    if (rt__wake_watch(loop, &b->arrivals, on_arrival) < 0)
         return -1;
     pthread_mutex_lock(&b->mu);
     b->loop = loop;
     int waiting = b->arrived != NULL;
     pthread_mutex_unlock(&b->mu);
     if (waiting) /* what came before the loop was there */
-        wake_loop(b);
+        rt__wake_signal(&b->arrivals);
     return 0;
 }
 
@@ -599,7 +583,7 @@ void rt__bridge_detach(rt__bridge *b)
     b->loop = NULL;
     pthread_mutex_unlock(&b->mu);
     if (loop)
-        rt__loop_remove(loop, &b->watch);
+        rt__loop_remove(loop, &b->arrivals.watch);
 }
 
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)

@@ -8,6 +8,7 @@
 #include "node/worker.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,7 +29,6 @@ static void finish(rt__dispatch *d, rt__task *t, int status)
 }
 
 /* Tasks with a time limit are looked at at least this often. */
-#define TIMEOUT_POLL_MS 20
 
 /* ---- leases ------------------------------------------------------------- */
 
@@ -164,7 +164,6 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
  * them with RT_EKILLED), and say when to look again. */
 static void expire(rt__dispatch *d, uint64_t now)
 {
-    d->check_ms = -1;
     for (size_t i = 0; i < d->timeouts.n; i++) {
         rt__task *t = d->timeouts.v[i].task;
         rt__lease *l = d->timeouts.v[i].lease;
@@ -176,11 +175,12 @@ static void expire(rt__dispatch *d, uint64_t now)
             node_of(d, l)->ops->kill(node_of(d, l), l->worker);
             continue;
         }
-        /* Not yet running (queued in its worker) or running: look again
-         * when it could pass its limit, at most every TIMEOUT_POLL_MS. */
-        int ms = (int)((limit_us - ran_us) / 1000) + 1;
-        if (ms > TIMEOUT_POLL_MS || l->inflight.head != t)
-            ms = TIMEOUT_POLL_MS;
+        /* Look again when it could pass its limit at the soonest: when
+         * what it has left has passed if it runs (it is then exact on
+         * this machine); a whole limit from now if it waits in its worker
+         * (a round comes sooner anyway when the task before it answers). */
+        uint64_t left_ms = (limit_us - ran_us) / 1000 + 1;
+        int ms = left_ms > INT_MAX ? INT_MAX : (int)left_ms;
         if (d->check_ms < 0 || ms < d->check_ms)
             d->check_ms = ms;
     }
@@ -243,6 +243,7 @@ void rt__dispatch_flush(rt__dispatch *d)
 void rt__dispatch_run(rt__dispatch *d)
 {
     d->retry_soon = 0;
+    d->check_ms = -1;
     if (d->timeouts.n)
         expire(d, rt__now_ns());
     grant_leases(d);

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -82,8 +81,7 @@ struct rt__local {
     size_t nfresh;             /* idle workers that never ran a task */
     rt__spares spares;         /* how many of those to keep */
     pthread_t thread;          /* the runtime thread, which forks them */
-    int refill_fd;             /* an eventfd: other threads ask it to */
-    rt__watch w_refill;
+    rt__wake refill;           /* other threads ask it to */
     size_t starting;           /* asked for, not yet reported by the fork server */
     size_t target_idle, max;
     int spawn_failing;         /* the last spawn failed: no idle top-ups */
@@ -652,7 +650,7 @@ static void op_flush(rt__node *n)
     if (pthread_equal(pthread_self(), l->thread))
         top_up(l);
     else if (wants_workers(l))
-        (void)!write(l->refill_fd, &(uint64_t){1}, sizeof(uint64_t));
+        rt__wake_signal(&l->refill);
     flush_forkserver(l);
 }
 
@@ -855,7 +853,7 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
     l->target_idle = target_idle;
     l->max = max;
     l->w_forkserver.fd = -1;
-    l->refill_fd = -1;
+    l->refill.fd = -1;
     l->slots = mmap(NULL, SLOTS_MAX * sizeof *l->slots, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (l->slots == MAP_FAILED) {
@@ -877,12 +875,9 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
     return 0;
 }
 
-static void on_refill(rt__watch *wt, uint32_t events)
+static void on_refill(rt__wake *w)
 {
-    rt__local *l = RT__OWNER(wt, rt__local, w_refill);
-    uint64_t asked;
-    (void)events;
-    (void)!read(l->refill_fd, &asked, sizeof asked);
+    rt__local *l = RT__OWNER(w, rt__local, refill);
     top_up(l);
     flush_forkserver(l);
 }
@@ -891,9 +886,7 @@ int rt__local_attach(rt__local *l, rt__loop *loop)
 {
     l->loop = loop;
     l->thread = pthread_self();
-    l->refill_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (l->refill_fd < 0 ||
-        rt__loop_add(loop, &l->w_refill, l->refill_fd, EPOLLIN, on_refill) < 0 ||
+    if (rt__wake_open(&l->refill) < 0 || rt__wake_watch(loop, &l->refill, on_refill) < 0 ||
         rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, on_forkserver) < 0)
         return -1;
     errno = 0;
@@ -921,8 +914,7 @@ void rt__local_stop(rt__local *l)
     if (l->forkserver.fd >= 0)
         rt__forkserver_stop(l->forkserver.fd, l->forkserver_exited);
     rt__chan_close(&l->forkserver);
-    if (l->refill_fd >= 0)
-        close(l->refill_fd);
+    rt__wake_close(NULL, &l->refill);
     bury_graveyard(l);
     for (rt__worker *w; (w = FIRST(&l->all, link));) {
         rt__list_remove(&w->link);

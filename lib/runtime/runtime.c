@@ -20,8 +20,7 @@
 #include <time.h>
 
 #define ACTOR_GRACE_NS 2000000000ull /* for actors' destructors at rt_shutdown() */
-#define STOPPING_POLL_MS 50
-#define RETRY_MS 10 /* after a lease failed for lack of memory */
+#define RETRY_NS 10000000ull /* after a lease failed for lack of memory */
 #define OUTPUT_WAIT_MS 100 /* for task output to be written before results */
 
 rt__runtime rt__rt = {
@@ -29,7 +28,7 @@ rt__runtime rt__rt = {
     .lifecycle = PTHREAD_MUTEX_INITIALIZER,
     .round = PTHREAD_MUTEX_INITIALIZER,
     .wake_lock = PTHREAD_MUTEX_INITIALIZER,
-    .loop = {.epoll_fd = -1, .wake_fd = -1},
+    .loop = {.epoll_fd = -1, .wake = {.fd = -1}},
     .actors = {.fifo = 1},
 };
 
@@ -90,7 +89,7 @@ static int need_wake(void)
 static void wake(void)
 {
     pthread_mutex_lock(&rt__rt.wake_lock);
-    if (rt__rt.loop.wake_fd >= 0)
+    if (rt__rt.loop.wake.fd >= 0)
         rt__loop_wake(&rt__rt.loop);
     pthread_mutex_unlock(&rt__rt.wake_lock);
 }
@@ -307,19 +306,45 @@ static int wait_for_actors(uint64_t *deadline)
     return rt__dispatch_stop_actors(d) > 0 && rt__now_ns() < *deadline;
 }
 
-/* Nothing to wait for but events: anything else left means another
- * round at once, or soon. */
-static int next_timeout(rt__state state)
+/* What a round left for the next one at once: what it must publish. */
+static int more_now(void)
 {
     rt__dispatch *d = &rt__rt.dispatch;
-    if (d->done.count || d->buried || d->declared)
-        return 0;
-    if (state != RT__RUNNING)
-        return STOPPING_POLL_MS;
-    int timeout = d->retry_soon ? RETRY_MS : -1;
-    if (d->check_ms >= 0 && (timeout < 0 || d->check_ms < timeout))
-        timeout = d->check_ms; /* a task may pass its timeout_ms by then */
-    return timeout;
+    return d->done.count || d->buried || d->declared;
+}
+
+/* What a round left for later: a retry, a task that may pass its
+ * timeout_ms, the actors' grace when stopping.  Only the runtime thread
+ * arms the timers for it (plan_later()). */
+static int more_later(rt__state state)
+{
+    rt__dispatch *d = &rt__rt.dispatch;
+    return state != RT__RUNNING || d->retry_soon || d->check_ms >= 0;
+}
+
+/* A due timer ends the loop's wait: the round that follows does the
+ * work. */
+static void due(rt__timer *t)
+{
+    (void)t;
+}
+
+static void plan_later(rt__state state, int again, uint64_t grace_end)
+{
+    rt__dispatch *d = &rt__rt.dispatch;
+    rt__loop *loop = &rt__rt.loop;
+    uint64_t now = rt__now_ns();
+    if (state != RT__RUNNING) {
+        if (!rt__rt.grace.armed)
+            rt__timer_arm(loop, &rt__rt.grace, grace_end, due);
+        return;
+    }
+    if ((d->retry_soon || again) && !rt__rt.retry.armed)
+        rt__timer_arm(loop, &rt__rt.retry, now + RETRY_NS, due);
+    if (d->check_ms >= 0)
+        rt__timer_arm(loop, &rt__rt.expiry, now + (uint64_t)d->check_ms * 1000000, due);
+    else
+        rt__timer_disarm(loop, &rt__rt.expiry);
 }
 
 /* The last thing the runtime thread does: the fork server kills and reaps
@@ -353,11 +378,11 @@ static void *loop(void *unused)
             pthread_mutex_unlock(&rt__rt.round);
             return NULL;
         }
-        int timeout = next_timeout(state);
-        if (again && (timeout < 0 || timeout > RETRY_MS))
-            timeout = RETRY_MS;
+        int block = !more_now();
+        if (block)
+            plan_later(state, again, deadline);
         pthread_mutex_unlock(&rt__rt.round);
-        rt__loop_wait(&rt__rt.loop, &events, timeout); /* without the round */
+        rt__loop_wait(&rt__rt.loop, &events, block); /* without the round */
     }
 }
 
@@ -369,7 +394,7 @@ static int round_here(void)
     if (state != RT__RUNNING)
         return 1;
     rt__dispatch_run(&rt__rt.dispatch);
-    return next_timeout(state) >= 0;
+    return more_now() || more_later(state);
 }
 
 void rt__submitted(int how)

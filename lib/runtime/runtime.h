@@ -70,6 +70,9 @@ typedef struct rt__runtime {
     rt__actor *kills;            /* [L] kills asked for, not yet taken */
     struct rt__cancel *cancels;  /* [L] cancels asked for, not yet taken */
     rt__loop loop;
+    rt__timer retry;             /* the runtime thread's: a lease to try again */
+    rt__timer expiry;            /* a task may pass its timeout_ms */
+    rt__timer grace;             /* stopping: the actors' destructors' time ends */
     rt__local *local;
     rt__dispatch dispatch;
     rt__cluster *cluster;        /* the MPI job joined, or NULL */
