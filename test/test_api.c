@@ -2,6 +2,7 @@
 #include "tests.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,59 @@ START_TEST(init_twice_fails_and_init_after_shutdown_works)
     uint64_t x = 21;
     ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 42);
     ck_ok(rt_shutdown());
+}
+END_TEST
+
+static int one_of(int rc, const int *allowed, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (rc == allowed[i])
+            return 1;
+    return 0;
+}
+
+/* rt_init(), rt_shutdown() and calls from several threads at once: each
+ * call ends in a value its page allows (a call made while rt_init() is
+ * still starting the runtime is RT_ENOTINIT), nothing hangs, and the last
+ * rt_shutdown() leaves no worker and no descriptor. */
+static void *init_call_shutdown(void *arg)
+{
+    static const int init_ok[] = {0, RT_EALREADY};
+    static const int call_ok[] = {0, RT_ENOTINIT, RT_ESHUTDOWN};
+    static const int get_ok[] = {0, RT_ENOTINIT, RT_ESHUTDOWN, RT_EBADREF};
+    long *bad = arg;
+    for (int i = 0; i < 15; i++) {
+        rt_config c = RT_CONFIG_INIT;
+        c.num_cpus = 2;
+        c.num_gpus = 0;
+        c.num_workers = 1;
+        *bad += !one_of(rt_init_config(&c), init_ok, 2);
+        uint64_t x = 3;
+        rt_ref ref;
+        int rc = rt_remote(t_double, NULL, &x, sizeof x, &ref);
+        *bad += !one_of(rc, call_ok, 3);
+        if (rc == 0)
+            *bad += !one_of(rt_get(ref, NULL, NULL, 60000), get_ok, 4);
+        if (i % 3 == 2)
+            *bad += rt_shutdown() != 0;
+    }
+    return NULL;
+}
+
+START_TEST(init_and_shutdown_race_with_calls)
+{
+    int fds = count_fds();
+    pthread_t th[4];
+    long bad[4] = {0};
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, init_call_shutdown, &bad[i]);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(bad[i], 0);
+    }
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(count_workers(), 0);
+    ck_assert_int_eq(count_fds(), fds);
 }
 END_TEST
 
@@ -351,6 +405,7 @@ Suite *api_suite(void)
     TCase *tc = tcase_create("contract");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, calls_before_init_fail);
+    tcase_add_test(tc, init_and_shutdown_race_with_calls);
     tcase_add_test(tc, init_twice_fails_and_init_after_shutdown_works);
     tcase_add_test(tc, bad_config_is_refused);
     tcase_add_test(tc, cluster_errors_are_clear);

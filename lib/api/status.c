@@ -59,7 +59,7 @@ static int resources(const char *call, int available, rt_resource **out, size_t 
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
     /* The books are the round holder's: hold it, so that they are whole. */
-    pthread_mutex_lock(&rt__rt.round);
+    rt__round_take();
     pthread_mutex_lock(&rt__rt.lock);
     int rc = rt__check_running(call);
     pthread_mutex_unlock(&rt__rt.lock);
@@ -75,7 +75,7 @@ static int resources(const char *call, int available, rt_resource **out, size_t 
             rc = rt__error(RT_ENOMEM, "%s: no memory for %zu entries", call, count);
         }
     }
-    pthread_mutex_unlock(&rt__rt.round);
+    rt__round_give();
     return rc;
 }
 
@@ -83,7 +83,7 @@ RT_EXPORT int rt_timeline(const char *path)
 {
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_timeline: not available inside a task");
-    pthread_mutex_lock(&rt__rt.round); /* the timeline is the round holder's */
+    rt__round_take(); /* the timeline is the round holder's */
     pthread_mutex_lock(&rt__rt.lock);
     int rc = rt__check_running("rt_timeline");
     pthread_mutex_unlock(&rt__rt.lock);
@@ -92,7 +92,7 @@ RT_EXPORT int rt_timeline(const char *path)
                                   "rt_config.timeline or RTASK_TIMELINE before rt_init()");
     if (rc == 0)
         rc = rt__timeline_write(&rt__rt.timeline, path);
-    pthread_mutex_unlock(&rt__rt.round);
+    rt__round_give();
     return rc;
 }
 

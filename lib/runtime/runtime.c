@@ -25,8 +25,6 @@
 
 rt__runtime rt__rt = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .lifecycle = PTHREAD_MUTEX_INITIALIZER,
-    .round = PTHREAD_MUTEX_INITIALIZER,
     .wake_lock = PTHREAD_MUTEX_INITIALIZER,
     .loop = {.epoll_fd = -1, .wake = {.fd = -1}},
     .actors = {.fifo = 1},
@@ -37,6 +35,9 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void init_cond(void)
 {
     rt__cond_init_monotonic(&rt__rt.changed);
+    pthread_cond_init(&rt__rt.round_free, NULL);
+    pthread_cond_init(&rt__rt.settled, NULL);
+    pthread_cond_init(&rt__rt.wakers_gone, NULL);
 }
 
 /* A child the application forks (without exec) after rt_init() is not
@@ -50,10 +51,10 @@ static void forked_child(void)
 {
     rt__sink_forked();
     pthread_mutex_init(&rt__rt.lock, NULL);
-    pthread_mutex_init(&rt__rt.lifecycle, NULL);
-    pthread_mutex_init(&rt__rt.round, NULL);
     pthread_mutex_init(&rt__rt.wake_lock, NULL);
     init_cond();
+    rt__rt.round_held = rt__rt.round_waiting = rt__rt.changing = 0;
+    rt__rt.loop_open = rt__rt.wakers = 0;
     if (rt__rt.state == RT__STOPPED)
         return;
     rt__loop_close(&rt__rt.loop);
@@ -85,20 +86,77 @@ static int need_wake(void)
 }
 
 /* A late wake-up after rt_shutdown() must not write to a descriptor
- * that was closed, or reused by then. */
+ * that was closed, or reused by then: the loop is closed only once no
+ * thread is writing to it. */
 static void wake(void)
 {
     pthread_mutex_lock(&rt__rt.wake_lock);
-    if (rt__rt.loop.wake.fd >= 0)
-        rt__loop_wake(&rt__rt.loop);
+    int open = rt__rt.loop_open;
+    rt__rt.wakers += open;
+    pthread_mutex_unlock(&rt__rt.wake_lock);
+    if (!open)
+        return;
+    rt__loop_wake(&rt__rt.loop);
+    pthread_mutex_lock(&rt__rt.wake_lock);
+    if (--rt__rt.wakers == 0)
+        pthread_cond_broadcast(&rt__rt.wakers_gone);
+    pthread_mutex_unlock(&rt__rt.wake_lock);
+}
+
+static void open_loop_for_wakers(void)
+{
+    pthread_mutex_lock(&rt__rt.wake_lock);
+    rt__rt.loop_open = 1;
     pthread_mutex_unlock(&rt__rt.wake_lock);
 }
 
 static void close_loop(void)
 {
     pthread_mutex_lock(&rt__rt.wake_lock);
-    rt__loop_close(&rt__rt.loop);
+    rt__rt.loop_open = 0;
+    while (rt__rt.wakers > 0)
+        pthread_cond_wait(&rt__rt.wakers_gone, &rt__rt.wake_lock);
     pthread_mutex_unlock(&rt__rt.wake_lock);
+    rt__loop_close(&rt__rt.loop);
+}
+
+/* ---- the round: a baton, not a lock ----------------------------------------- */
+
+/* [L] Take the round when nobody holds it: 1 when taken. */
+static int round_try_locked(void)
+{
+    if (rt__rt.round_held)
+        return 0;
+    rt__rt.round_held = 1;
+    return 1;
+}
+
+static int round_try(void)
+{
+    pthread_mutex_lock(&rt__rt.lock);
+    int taken = round_try_locked();
+    pthread_mutex_unlock(&rt__rt.lock);
+    return taken;
+}
+
+void rt__round_take(void)
+{
+    pthread_mutex_lock(&rt__rt.lock);
+    while (!round_try_locked()) {
+        rt__rt.round_waiting++;
+        pthread_cond_wait(&rt__rt.round_free, &rt__rt.lock);
+        rt__rt.round_waiting--;
+    }
+    pthread_mutex_unlock(&rt__rt.lock);
+}
+
+void rt__round_give(void)
+{
+    pthread_mutex_lock(&rt__rt.lock);
+    rt__rt.round_held = 0;
+    if (rt__rt.round_waiting)
+        pthread_cond_signal(&rt__rt.round_free);
+    pthread_mutex_unlock(&rt__rt.lock);
 }
 
 int rt__submit(rt__task *t)
@@ -160,6 +218,8 @@ int rt__check_running(const char *call)
         return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
     if (rt__rt.state == RT__RUNNING)
         return 0;
+    if (rt__rt.state == RT__STARTING)
+        return rt__error(RT_ENOTINIT, "%s: rt_init() has not returned yet", call);
     if (rt__rt.state == RT__STOPPING)
         return rt__error(RT_ESHUTDOWN, "%s: the runtime is stopping%s%s%s", call,
                          rt__rt.stop_reason ? " (" : "",
@@ -243,7 +303,7 @@ static void exchange_locked(exchange *x)
     rt__rt.queued = d->sched.npending;
     int changed = publish_tasks(&d->done, &x->orphans);
     take_cancels(x);
-    if (d->failed && rt__rt.state == RT__RUNNING) {
+    if (d->failed && (rt__rt.state == RT__RUNNING || rt__rt.state == RT__STARTING)) {
         rt__rt.state = RT__STOPPING;
         rt__rt.stop_reason = d->failed;
         changed = 1;
@@ -319,7 +379,7 @@ static int more_now(void)
 static int more_later(rt__state state)
 {
     rt__dispatch *d = &rt__rt.dispatch;
-    return state != RT__RUNNING || d->retry_soon || d->check_ms >= 0;
+    return state == RT__STOPPING || d->retry_soon || d->check_ms >= 0;
 }
 
 /* A due timer ends the loop's wait: the round that follows does the
@@ -334,7 +394,7 @@ static void plan_later(rt__state state, int again, uint64_t grace_end)
     rt__dispatch *d = &rt__rt.dispatch;
     rt__loop *loop = &rt__rt.loop;
     uint64_t now = rt__now_ns();
-    if (state != RT__RUNNING) {
+    if (state == RT__STOPPING) {
         if (!rt__rt.grace.armed)
             rt__timer_arm(loop, &rt__rt.grace, grace_end, due);
         return;
@@ -364,29 +424,29 @@ static void *loop(void *unused)
     uint64_t deadline = 0;
     (void)unused;
     for (;;) {
-        pthread_mutex_lock(&rt__rt.round);
+        rt__round_take();
         rt__loop_dispatch(&rt__rt.loop, &events);
         rt__state state = exchange_and_act();
         int again = 0;
-        if (state == RT__RUNNING) {
+        if (state != RT__STOPPING) { /* STARTING or RUNNING */
             again = rt__rt.cluster && rt__cluster_round(rt__rt.cluster);
             rt__dispatch_run(d);
         } else if (wait_for_actors(&deadline)) {
             rt__dispatch_flush(d);
         } else {
             stop_node();
-            pthread_mutex_unlock(&rt__rt.round);
+            rt__round_give();
             return NULL;
         }
         int block = !more_now();
         if (block)
             plan_later(state, again, deadline);
-        pthread_mutex_unlock(&rt__rt.round);
+        rt__round_give();
         rt__loop_wait(&rt__rt.loop, &events, block); /* without the round */
     }
 }
 
-/* A round on an application thread, which holds `round`.  Returns 1
+/* A round on an application thread, which holds the round.  Returns 1
  * when the runtime thread must still be woken for what is left. */
 static int round_here(void)
 {
@@ -399,9 +459,9 @@ static int round_here(void)
 
 void rt__submitted(int how)
 {
-    if (how == RT__WAKE_IDLE && pthread_mutex_trylock(&rt__rt.round) == 0) {
+    if (how == RT__WAKE_IDLE && round_try()) {
         int still = round_here();
-        pthread_mutex_unlock(&rt__rt.round);
+        rt__round_give();
         if (!still)
             return;
     }
@@ -422,16 +482,18 @@ int rt__submit_done(rt__task *t, int rc)
 
 void rt__await(rt_ref ref)
 {
-    if (pthread_mutex_trylock(&rt__rt.round) != 0)
-        return; /* the runtime thread is at work: it will answer */
-    /* Holding `round`, nobody else can finish the task, so it stays. */
     pthread_mutex_lock(&rt__rt.lock);
+    if (!round_try_locked()) {
+        pthread_mutex_unlock(&rt__rt.lock);
+        return; /* the runtime thread is at work: it will answer */
+    }
+    /* Holding the round, nobody else can finish the task, so it stays. */
     rt__task *t = rt__rt.state == RT__RUNNING ? rt__table_find(&rt__rt.tasks, ref.id)
                                               : NULL;
     int waiting = t && t->state != RT__TASK_DONE;
     pthread_mutex_unlock(&rt__rt.lock);
     int still = waiting && rt__dispatch_await(&rt__rt.dispatch, t) && round_here();
-    pthread_mutex_unlock(&rt__rt.round);
+    rt__round_give();
     if (still)
         wake();
 }
@@ -487,9 +549,9 @@ static int start_node(const rt__offer *set)
                              set->max_workers, keep);
     if (rc < 0)
         return rc;
-    pthread_mutex_lock(&rt__rt.wake_lock);
     int failed = rt__loop_init(&rt__rt.loop) < 0;
-    pthread_mutex_unlock(&rt__rt.wake_lock);
+    if (!failed)
+        open_loop_for_wakers();
     if (failed || rt__local_attach(rt__rt.local, &rt__rt.loop) < 0) {
         rc = errno == EMFILE || errno == ENFILE
                  ? rt__syserror("rt_init: no worker could be started (raise the "
@@ -550,19 +612,52 @@ static int start_thread(const rt__offer *set)
     return 0;
 }
 
+/* ---- rt_init() and rt_shutdown() one at a time --------------------------- */
+
+static void set_state(rt__state state)
+{
+    pthread_mutex_lock(&rt__rt.lock);
+    rt__rt.state = state;
+    pthread_mutex_unlock(&rt__rt.lock);
+}
+
+/* Wait for the change at work (rt_init(), rt_shutdown()) to end, then
+ * begin one, when the state is `from` (-1: any but STOPPED): 1 when
+ * begun, 0 when the state is otherwise. */
+static int begin_change(int from)
+{
+    pthread_mutex_lock(&rt__rt.lock);
+    while (rt__rt.changing)
+        pthread_cond_wait(&rt__rt.settled, &rt__rt.lock);
+    int begin = from < 0 ? rt__rt.state != RT__STOPPED : (int)rt__rt.state == from;
+    rt__rt.changing = begin;
+    pthread_mutex_unlock(&rt__rt.lock);
+    return begin;
+}
+
+static void settle(void)
+{
+    pthread_mutex_lock(&rt__rt.lock);
+    rt__rt.changing = 0;
+    pthread_cond_broadcast(&rt__rt.settled);
+    pthread_mutex_unlock(&rt__rt.lock);
+}
+
 static int start(const rt__offer *set)
 {
     raise_descriptor_limit();
     rt__code_map_take(&rt__rt.code); /* what the fork server will have */
     rt__rt.code_generation++;
-    rt__rt.state = RT__RUNNING; /* before the thread, which checks it */
+    pthread_mutex_lock(&rt__rt.lock);
+    rt__rt.state = RT__STARTING; /* before the thread, which checks it */
     rt__rt.was_shut_down = 0;
     rt__rt.stop_reason = NULL;
     rt__rt.loop_asleep = 0;
     rt__rt.queued = 0;
+    pthread_mutex_unlock(&rt__rt.lock);
     int rc = start_thread(set);
     if (rc < 0)
-        rt__rt.state = RT__STOPPED;
+        set_state(RT__STOPPED);
     return rc;
 }
 
@@ -594,7 +689,7 @@ static _Noreturn void serve_until_shutdown(void)
     rt__rt.timeline_path = NULL;
     rt__cluster_wait(rt__rt.cluster);
     stop_runtime();
-    pthread_mutex_unlock(&rt__rt.lifecycle); /* for the program's exit handlers */
+    settle(); /* for the program's exit handlers */
     exit(0);
 }
 
@@ -605,11 +700,11 @@ static int join_cluster(const rt__offer *set)
     rt__cluster *c;
     int rc = rt__cluster_join(&c, set);
     if (rc == 0) {
-        pthread_mutex_lock(&rt__rt.round);
+        rt__round_take();
         rt__rt.cluster = c; /* ended with the runtime, whatever happens */
         rc = rt__cluster_start(c, &rt__rt.loop, &rt__rt.dispatch,
                                rt__local_node(rt__rt.local));
-        pthread_mutex_unlock(&rt__rt.round);
+        rt__round_give();
     }
     if (rc < 0) {
         char why[512];
@@ -649,18 +744,20 @@ RT_EXPORT int rt_init_config(const rt_config *config)
     if (cluster < 0)
         return cluster;
     pthread_once(&once, init_once);
-    pthread_mutex_lock(&rt__rt.lifecycle);
-    if (rt__rt.state != RT__STOPPED) {
-        rc = rt__error(RT_EALREADY, "rt_init: the runtime is already running");
-    } else {
-        start_timeline(config);
-        rc = start(&set);
-    }
+    if (!begin_change(RT__STOPPED))
+        return rt__error(RT_EALREADY, "rt_init: the runtime is already running");
+    start_timeline(config);
+    rc = start(&set);
     if (rc == 0 && cluster)
         rc = join_cluster(&set);
-    if (rc == 0)
+    if (rc == 0) {
         shutdown_at_exit_once();
-    pthread_mutex_unlock(&rt__rt.lifecycle);
+        pthread_mutex_lock(&rt__rt.lock);
+        if (rt__rt.state == RT__STARTING) /* not stopped by a failure since */
+            rt__rt.state = RT__RUNNING;
+        pthread_mutex_unlock(&rt__rt.lock);
+    }
+    settle();
     return rc;
 }
 
@@ -700,7 +797,7 @@ static void finish_shutdown(void)
 {
     rt__dispatch *d = &rt__rt.dispatch;
     exchange x = {0};
-    pthread_mutex_lock(&rt__rt.round); /* a late submitter's round waits, then finds it stopped */
+    rt__round_take(); /* a late submitter's round waits, then finds it stopped */
     /* No call gets past rt__check_running() now: the tables are ours. */
     pthread_mutex_lock(&rt__rt.lock);
     rt__tasks incoming = rt__rt.incoming;
@@ -727,7 +824,7 @@ static void finish_shutdown(void)
     rt__table tasks = rt__rt.tasks;
     rt__rt.tasks = (rt__table){0};
     pthread_mutex_unlock(&rt__rt.lock);
-    pthread_mutex_unlock(&rt__rt.round);
+    rt__round_give();
     free_tasks(&x.orphans);
     rt__table_free(&tasks, free_task_item);
     if (rt__rt.cluster) {
@@ -742,13 +839,15 @@ RT_EXPORT int rt_shutdown(void)
 {
     if (rt__in_worker)
         return rt__error(RT_EINWORKER, "rt_shutdown: not available inside a task");
-    pthread_mutex_lock(&rt__rt.lifecycle);
-    stop_runtime();
-    pthread_mutex_unlock(&rt__rt.lifecycle);
+    pthread_once(&once, init_once);
+    if (begin_change(-1)) {
+        stop_runtime();
+        settle();
+    }
     return 0;
 }
 
-/* Under `lifecycle`. */
+/* By the thread that began a change. */
 static void stop_runtime(void)
 {
     pthread_mutex_lock(&rt__rt.lock);

@@ -7,19 +7,29 @@
  *   runtime thread takes it once per round of its loop to exchange with
  *   them: it takes what was submitted and the kills asked for, and
  *   publishes the tasks that finished and the actors that died.
- * - The lock is never held across a system call or a large copy: records
- *   and arguments are made before it is taken, results are copied or
- *   mapped by the runtime thread outside it, and records are freed after
- *   it is released.
- * - Everything not marked [L] is the runtime's work: the dispatcher, the
- *   scheduler, the nodes, the loop's callbacks.  Whoever holds `round`
- *   does that work: the runtime thread, except while it waits in epoll;
- *   or, while it waits, an application thread that submitted a task when
- *   no other waited to be sent, and so sends it itself, sparing the
- *   runtime thread a wake-up (rt__submitted()).  `round` is taken before `lock`, never
- *   after.  rt_init() and rt_shutdown() run one at a time, under
- *   `lifecycle`, with no runtime thread.  What rt_init() fixes (the
- *   scheduler's resource names and node totals) any thread may read.
+ *   `wake_lock` guards the fields marked [W], which say whether the
+ *   loop's wake-up may be written to.
+ * - No lock is held across a system call, a wait or a large copy:
+ *   records and arguments are made before it is taken, results are
+ *   copied or mapped by the runtime thread outside it, records are freed
+ *   after it is released, and whoever waits for something (a task, the
+ *   round, the end of rt_init() or rt_shutdown()) waits on a condition,
+ *   which releases it.
+ * - Everything not marked [L] or [W] is the runtime's work: the
+ *   dispatcher, the scheduler, the nodes, the loop's callbacks.  The
+ *   round is a baton, not a lock: the thread that holds it (round_held)
+ *   does that work, system calls included; the others pass it by or wait
+ *   for it (rt__round_take()).  It is the runtime thread's, except while
+ *   that thread waits in epoll; then an application thread that submitted
+ *   a task when no other waited to be sent may take it and send the task
+ *   itself, sparing the runtime thread a wake-up (rt__submitted()), and
+ *   one in rt_get() may read its task's answer (rt__await()).
+ * - rt_init() and rt_shutdown() run one at a time: `changing` says that
+ *   one is at work, and the other waits on `settled`.  rt_init() makes
+ *   the state STARTING, and RUNNING only once the node runs and the MPI
+ *   job is joined: public calls before that fail with RT_ENOTINIT.  What
+ *   rt_init() fixes (the scheduler's resource names and node totals) any
+ *   thread may read once the state is RUNNING.
  *
  * The layers, top to bottom, are lib/'s folders (mk/check-layers): the
  * public calls (api/) and the handle tables; the runtime thread (here)
@@ -45,17 +55,23 @@
 
 typedef enum rt__state {
     RT__STOPPED,
+    RT__STARTING, /* rt_init() is at work */
     RT__RUNNING,
     RT__STOPPING
 } rt__state;
 
 typedef struct rt__runtime {
     pthread_mutex_t lock;
-    pthread_mutex_t lifecycle;   /* rt_init() and rt_shutdown() one at a time */
-    pthread_mutex_t round;       /* held by whoever does the runtime's work */
-    pthread_mutex_t wake_lock;   /* the loop's wake-up descriptor stays open
-                                    while it is held */
+    pthread_mutex_t wake_lock;
     pthread_cond_t changed;      /* [L] tasks finished, or the state changed */
+    int round_held;              /* [L] a thread does the runtime's work */
+    int round_waiting;           /* [L] threads waiting for the round */
+    pthread_cond_t round_free;   /* [L] the round was given back */
+    int changing;                /* [L] rt_init() or rt_shutdown() at work */
+    pthread_cond_t settled;      /* [L] it has ended */
+    int loop_open;               /* [W] the loop's wake-up may be written */
+    int wakers;                  /* [W] threads writing it now */
+    pthread_cond_t wakers_gone;  /* [W] the last of them is done */
     rt__state state;             /* [L] */
     int was_shut_down;           /* [L] explains a call after rt_shutdown() */
     const char *stop_reason;     /* [L] why it stopped by itself, or NULL */
@@ -85,6 +101,11 @@ typedef struct rt__runtime {
 } rt__runtime;
 
 extern rt__runtime rt__rt;
+
+/* Take the round, waiting while another thread holds it; give it back.
+ * ([L] not held.) */
+void rt__round_take(void);
+void rt__round_give(void);
 
 /* [L] Fail a public call made when the runtime is not running, in a
  * worker, or after rt_shutdown(); 0 when it is running. */
