@@ -121,5 +121,6 @@ Suite *wire_suite(void);
 Suite *alloc_suite(void);
 Suite *hostile_suite(void);
 Suite *loop_suite(void);
+Suite *node_suite(void);
 
 #endif

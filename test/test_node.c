@@ -1,0 +1,422 @@
+/*
+ * test_node.c - the node contract, on its own: the dispatcher drives a
+ * scripted node, with no process, and the test plays the node's part
+ * (answers, deaths) to check what becomes of each task: leases, answers,
+ * retries, cancels, time limits, worker recycling, leases refused.
+ */
+#include "tests.h"
+
+#include "../lib/dispatch/dispatch.h" /* internal: the contract is driven directly */
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+/* ---- the scripted node ------------------------------------------------------ */
+
+typedef struct fake_worker {
+    int id;
+    void *owner;         /* the dispatcher's lease, NULL while idle */
+    size_t calls;        /* tasks sent in its life */
+    uint64_t sent[64];   /* their ids, in order */
+    size_t answered;
+    int retired, stopped, killed, gone;
+    uint64_t busy_us;    /* what busy_us() says */
+} fake_worker;
+
+typedef struct fake_node {
+    rt__node node;       /* first */
+    fake_worker w[32];
+    int nw;
+    int lease_errno;     /* set: every lease fails with it */
+    int leases, sends, kills;
+} fake_node;
+
+static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
+                            size_t *calls)
+{
+    fake_node *f = (fake_node *)n;
+    (void)max_calls;
+    if (f->lease_errno) {
+        errno = f->lease_errno;
+        return NULL;
+    }
+    fake_worker *w = NULL;
+    for (int i = 0; !fresh && !w && i < f->nw; i++)
+        if (!f->w[i].owner && !f->w[i].retired && !f->w[i].gone)
+            w = &f->w[i];
+    if (!w) {
+        ck_assert_int_lt(f->nw, 32);
+        w = &f->w[f->nw++];
+        memset(w, 0, sizeof *w);
+        w->id = f->nw;
+    }
+    w->owner = owner;
+    *calls = w->calls;
+    f->leases++;
+    return (rt__worker *)w;
+}
+
+static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
+{
+    (void)n, (void)w, (void)d;
+    return 0;
+}
+
+static int op_send(rt__node *n, rt__worker *wk, const rt__task *t, uint64_t fini)
+{
+    fake_worker *w = (fake_worker *)wk;
+    (void)fini;
+    ck_assert_ptr_nonnull(w->owner);
+    ck_assert_int_eq(w->gone, 0);
+    ck_assert_uint_lt(w->calls, 64);
+    w->sent[w->calls++] = t->id;
+    ((fake_node *)n)->sends++;
+    return 0;
+}
+
+static void op_release(rt__node *n, rt__worker *wk, int retire)
+{
+    fake_worker *w = (fake_worker *)wk;
+    (void)n;
+    ck_assert_uint_eq(w->answered, w->calls); /* never with a task in flight */
+    w->owner = NULL;
+    w->retired |= retire;
+}
+
+static void op_stop(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    ((fake_worker *)w)->stopped = 1;
+}
+
+static void op_kill(rt__node *n, rt__worker *w)
+{
+    ((fake_worker *)w)->killed = 1;
+    ((fake_node *)n)->kills++;
+}
+
+static uint64_t op_lane(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    return (uint64_t)((fake_worker *)w)->id;
+}
+
+static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
+{
+    (void)n, (void)now_ns;
+    return ((fake_worker *)w)->busy_us;
+}
+
+static void op_flush(rt__node *n)
+{
+    (void)n;
+}
+
+static int op_await(rt__node *n, rt__worker *w, int timeout_us)
+{
+    (void)n, (void)w, (void)timeout_us;
+    return 0;
+}
+
+static const rt__node_ops fake_ops = {op_lease, op_devices, op_send, op_release, op_stop,
+                                      op_kill, op_lane, op_busy_us, op_flush, op_await};
+
+/* ---- the scene ------------------------------------------------------------- */
+
+static rt__dispatch d;
+static fake_node f;
+
+static int fake_fn(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len, (void)r;
+    return 0;
+}
+
+/* A dispatcher with one node of `cpus` CPUs: the fake. */
+static void scene(int cpus)
+{
+    rt__dispatch_init(&d);
+    rt__names names;
+    rt__res total = {.cpu = (rt__amount)cpus * RT__UNIT};
+    rt__names_define(&names, NULL, 0, &total);
+    ck_assert_int_eq(rt__sched_init(&d.sched, &names), 0);
+    ck_assert_int_eq(rt__sched_add_node(&d.sched, &(rt__node_spec){.total = total}), 0);
+    memset(&f, 0, sizeof f);
+    f.node.ops = &fake_ops;
+    f.node.ev = rt__dispatch_events(&d);
+    d.node[0] = &f.node;
+}
+
+static void scene_end(void)
+{
+    rt__dispatch_free(&d, "the test ended");
+    for (rt__task *t; (t = rt__tasks_pop(&d.done));)
+        rt__task_free(t);
+}
+
+/* Submit a one-CPU task; returns its record (the dispatcher's). */
+static rt__task *submit(uint64_t id, int retries, int max_calls, uint32_t timeout_ms)
+{
+    rt__task *t = NULL;
+    ck_assert_int_eq(rt__task_new(RT__KIND_TASK, (rt__any_fn)fake_fn, NULL, 0, &id,
+                                  sizeof id, &t), 0);
+    t->id = t->seq = id;
+    t->cpu = RT__UNIT;
+    t->retries_left = retries;
+    t->max_calls = max_calls;
+    t->timeout_ms = timeout_ms;
+    rt__tasks q = {0};
+    rt__tasks_push(&q, t);
+    rt__dispatch_absorb(&d, &q);
+    return t;
+}
+
+/* The outcome of task id once finished, or -1 while it is not. */
+static int outcome(uint64_t id)
+{
+    for (rt__task *t = d.done.head; t; t = t->next)
+        if (t->id == id)
+            return t->status;
+    return -1;
+}
+
+static const char *message(uint64_t id)
+{
+    for (rt__task *t = d.done.head; t; t = t->next)
+        if (t->id == id)
+            return t->error ? t->error : "";
+    return "";
+}
+
+/* The node's part: worker w answers its oldest task in flight. */
+static void answer(fake_worker *w, int status, const char *bytes)
+{
+    ck_assert_uint_lt(w->answered, w->calls);
+    rt__result_msg r = {.id = w->sent[w->answered++], .status = status, .data = bytes,
+                        .len = bytes ? strlen(bytes) + 1 : 0, .fd = -1, .run_us = 1};
+    f.node.ev.answered(f.node.ev.ctx, w->owner, &r);
+}
+
+/* The node's part: worker w is gone (SIGKILL), `started` of its tasks in
+ * flight had started. */
+static void lose(fake_worker *w, size_t started)
+{
+    rt__loss loss = {.pid = 4000 + w->id, .wait_status = SIGKILL, .started = started};
+    void *owner = w->owner;
+    w->gone = 1;
+    w->owner = NULL;
+    f.node.ev.lost(f.node.ev.ctx, owner, &loss);
+}
+
+/* ---- the contract ---------------------------------------------------------- */
+
+/* The first task of a class, 100, answered: the class is timed from
+ * then on, so that the tasks submitted after 100 (and before this) are
+ * pipelined (a class never seen gets one task at a time). */
+static fake_worker *warm_up(void)
+{
+    rt__dispatch_run(&d);
+    fake_worker *w = &f.w[f.nw - 1];
+    answer(w, 0, NULL);
+    ck_assert_int_eq(outcome(100), RT_OK);
+    return w;
+}
+
+/* Tasks go out on a lease, one at a time while their class is new, their
+ * answers become results in order, and the lease ends (its worker back to
+ * the node) when nothing is left. */
+START_TEST(answers_become_results_and_the_lease_ends)
+{
+    scene(1);
+    submit(1, 3, 0, 0);
+    submit(2, 3, 0, 0);
+    rt__dispatch_run(&d);
+    ck_assert_int_eq(f.leases, 1);
+    ck_assert_int_eq(f.sends, 1);
+    fake_worker *w = &f.w[0];
+    answer(w, 0, "one");
+    ck_assert_int_eq(outcome(1), RT_OK);
+    ck_assert_int_eq(outcome(2), -1);
+    ck_assert_ptr_nonnull(w->owner); /* task 2 still to run */
+    rt__dispatch_run(&d);
+    ck_assert_int_eq(f.sends, 2);
+    ck_assert_int_eq(f.leases, 1);
+    answer(w, 7, "two");
+    ck_assert_int_eq(outcome(2), RT_ETASK);
+    ck_assert_str_eq(d.done.tail->result, "two"); /* the bytes of a failed task too */
+    ck_assert_ptr_null(w->owner);
+    ck_assert_int_eq(w->retired, 0);
+    scene_end();
+}
+END_TEST
+
+/* A death: the task that had started spends a retry and goes first on a
+ * new worker; the one that had not started is sent again for free; with
+ * no retry left the task fails, naming the worker and the signal. */
+START_TEST(a_death_costs_the_started_task_a_retry)
+{
+    scene(1);
+    submit(100, 0, 0, 0);
+    submit(1, 1, 0, 0);
+    submit(2, 0, 0, 0);
+    fake_worker *first = warm_up();
+    rt__dispatch_run(&d);
+    ck_assert_uint_eq(first->calls, 3);
+    lose(first, 1); /* task 1 had started, task 2 not */
+    ck_assert_int_eq(outcome(1), -1);
+    ck_assert_int_eq(outcome(2), -1);
+    rt__dispatch_run(&d);
+    fake_worker *w = &f.w[1];
+    ck_assert_uint_eq(w->calls, 2);
+    ck_assert_uint_eq(w->sent[0], 1); /* the retried first */
+    ck_assert_uint_eq(w->sent[1], 2);
+    lose(w, 2); /* both started: 1 has no retry left, nor has 2 */
+    ck_assert_int_eq(outcome(1), RT_EWORKERDIED);
+    ck_assert_int_eq(outcome(2), RT_EWORKERDIED);
+    ck_assert_msg(strstr(message(1), "pid 4002") && strstr(message(1), "signal 9"), "%s",
+                  message(1));
+    scene_end();
+}
+END_TEST
+
+/* Cancels: a queued task fails at once; a running one with "drop" fails
+ * when its answer comes (the result dropped); with "kill" its worker is
+ * killed and its loss fails it without a retry. */
+START_TEST(cancels_end_tasks_as_asked)
+{
+    scene(1);
+    submit(100, 0, 0, 0);
+    rt__task *a = submit(1, 3, 0, 0), *b = submit(2, 3, 0, 0);
+    submit(3, 3, 0, 0);
+    fake_worker *w = warm_up();
+    rt__dispatch_run(&d);
+    ck_assert_uint_eq(w->calls, 4); /* pipelined */
+    a->cancelling = RT__CANCEL_DROP;
+    rt__dispatch_cancel(&d, a);
+    answer(w, 0, "dropped");
+    ck_assert_int_eq(outcome(1), RT_ECANCELLED);
+    ck_assert_ptr_null(d.done.head->result);
+    b->cancelling = RT__CANCEL_KILL;
+    rt__dispatch_cancel(&d, b);
+    ck_assert_int_eq(f.kills, 1);
+    lose(w, 1);
+    ck_assert_int_eq(outcome(2), RT_ECANCELLED);
+    ck_assert_int_eq(outcome(3), -1); /* not started: sent again */
+    rt__task *late = submit(4, 3, 0, 0);
+    late->cancelling = RT__CANCEL_DROP;
+    rt__dispatch_cancel(&d, late); /* still queued: at once */
+    ck_assert_int_eq(outcome(4), RT_ECANCELLED);
+    rt__dispatch_run(&d);
+    answer(&f.w[1], 0, NULL);
+    ck_assert_int_eq(outcome(3), RT_OK);
+    scene_end();
+}
+END_TEST
+
+/* A time limit: while the task has run less, nothing happens and the
+ * dispatcher says when to look again (what is left); past it, its worker
+ * is killed and the loss fails it with RT_EKILLED, never retried. */
+START_TEST(a_time_limit_kills_the_worker)
+{
+    scene(1);
+    submit(1, 3, 0, 100);
+    rt__dispatch_run(&d);
+    fake_worker *w = &f.w[0];
+    w->busy_us = 40000;
+    rt__dispatch_run(&d);
+    ck_assert_int_eq(f.kills, 0);
+    ck_assert_int_ge(d.check_ms, 60);
+    ck_assert_int_le(d.check_ms, 61); /* exactly what is left: no polling */
+    w->busy_us = 100000;
+    rt__dispatch_run(&d);
+    ck_assert_int_eq(f.kills, 1);
+    lose(w, 1);
+    ck_assert_int_eq(outcome(1), RT_EKILLED);
+    ck_assert_msg(strstr(message(1), "timeout_ms (100 ms)") != NULL, "%s", message(1));
+    rt__dispatch_run(&d);
+    ck_assert_int_eq(d.check_ms, -1); /* nothing timed runs */
+    scene_end();
+}
+END_TEST
+
+/* max_calls: a worker retires after that many tasks, and the rest go to
+ * a fresh one; max_calls 0 keeps reusing one worker across leases. */
+START_TEST(max_calls_retires_workers)
+{
+    scene(1);
+    for (uint64_t id = 1; id <= 3; id++)
+        submit(id, 3, 1, 0);
+    for (int i = 0; i < 3; i++) {
+        rt__dispatch_run(&d);
+        ck_assert_int_eq(f.nw, i + 1);
+        ck_assert_uint_eq(f.w[i].calls, 1);
+        answer(&f.w[i], 0, NULL);
+        ck_assert_int_eq(f.w[i].retired, 1);
+    }
+    for (uint64_t id = 4; id <= 6; id++) {
+        submit(id, 3, 0, 0);
+        rt__dispatch_run(&d);
+        answer(&f.w[3], 0, NULL);
+    }
+    ck_assert_int_eq(f.nw, 4); /* one worker, three leases */
+    ck_assert_int_eq(f.w[3].retired, 0);
+    for (uint64_t id = 1; id <= 6; id++)
+        ck_assert_int_eq(outcome(id), RT_OK);
+    scene_end();
+}
+END_TEST
+
+/* A lease the node cannot give now (EAGAIN) leaves the task queued, and
+ * it goes out once the node can; a lasting failure (no process can be
+ * started) fails the task with the reason. */
+START_TEST(refused_leases_wait_or_fail)
+{
+    scene(1);
+    f.lease_errno = EAGAIN;
+    submit(1, 3, 0, 0);
+    rt__dispatch_run(&d);
+    ck_assert_int_eq(f.sends, 0);
+    ck_assert_int_eq(outcome(1), -1);
+    f.lease_errno = 0;
+    rt__dispatch_run(&d);
+    ck_assert_int_eq(f.sends, 1);
+    answer(&f.w[0], 0, NULL);
+    ck_assert_int_eq(outcome(1), RT_OK);
+    scene_end();
+}
+END_TEST
+
+/* A node that answers a task it was not asked breaks the contract: its
+ * worker is killed, and the task in flight ends with the loss. */
+START_TEST(an_answer_to_another_task_kills_the_worker)
+{
+    scene(1);
+    submit(1, 0, 0, 0);
+    rt__dispatch_run(&d);
+    fake_worker *w = &f.w[0];
+    rt__result_msg r = {.id = 99, .fd = -1};
+    f.node.ev.answered(f.node.ev.ctx, w->owner, &r);
+    ck_assert_int_eq(f.kills, 1);
+    ck_assert_int_eq(outcome(1), -1);
+    lose(w, 1);
+    ck_assert_int_eq(outcome(1), RT_EWORKERDIED);
+    scene_end();
+}
+END_TEST
+
+Suite *node_suite(void)
+{
+    Suite *s = suite_create("node");
+    TCase *tc = tcase_create("contract");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, answers_become_results_and_the_lease_ends);
+    tcase_add_test(tc, a_death_costs_the_started_task_a_retry);
+    tcase_add_test(tc, cancels_end_tasks_as_asked);
+    tcase_add_test(tc, a_time_limit_kills_the_worker);
+    tcase_add_test(tc, max_calls_retires_workers);
+    tcase_add_test(tc, refused_leases_wait_or_fail);
+    tcase_add_test(tc, an_answer_to_another_task_kills_the_worker);
+    suite_add_tcase(s, tc);
+    return s;
+}
