@@ -4,9 +4,9 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/process.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
-#include "node/worker.h"
 
 #include <string.h>
 
@@ -49,7 +49,7 @@ static int start_actor(rt__actor *a, rt__task *create, rt__request *r, void **ol
 RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
                               const void *arg, size_t arg_len, rt_actor *actor)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_actor_create: not available inside a task");
     if (!cls || !actor || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_create: %s is NULL",
@@ -104,7 +104,7 @@ static int find_live(rt_actor handle, const char *call, rt__actor **out)
 RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
                             size_t arg_len, rt_ref *ref)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_actor_call: not available inside a task");
     if (!method || !ref || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_call: %s is NULL",
@@ -130,7 +130,7 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
 
 RT_EXPORT int rt_actor_kill(rt_actor actor)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_actor_kill: not available inside a task");
     rt__actor *a = NULL;
     int wake = 0;

@@ -2,9 +2,9 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/process.h"
 #include "runtime/request.h"
 #include "runtime/runtime.h"
-#include "node/worker.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
                         size_t arg_len, rt_ref *ref)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_remote: tasks cannot submit tasks");
     if (!fn || !ref || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_remote: %s is NULL",

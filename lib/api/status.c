@@ -1,9 +1,9 @@
 /* status.c - rt_cluster_resources() and rt_available_resources(): the
  * scheduler's books, copied out for the application to read. */
 #include "base/error.h"
-#include "runtime/runtime.h"
+#include "base/process.h"
 #include "base/shm.h"
-#include "node/worker.h"
+#include "runtime/runtime.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -56,7 +56,7 @@ static int resources(const char *call, int available, rt_resource **out, size_t 
 {
     if (!out || !n)
         return rt__error(RT_EINVAL, "%s: NULL argument", call);
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
     /* The books are the round holder's: hold it, so that they are whole. */
     rt__round_take();
@@ -81,7 +81,7 @@ static int resources(const char *call, int available, rt_resource **out, size_t 
 
 RT_EXPORT int rt_timeline(const char *path)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_timeline: not available inside a task");
     rt__round_take(); /* the timeline is the round holder's */
     pthread_mutex_lock(&rt__rt.lock);

@@ -1,11 +1,11 @@
 /* bridge.c - the MPI thread: sends, receives, and hands messages over. */
 #include "bridge.h"
 
+#include "mpi_ops.h"
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/list.h"
-#include "mpi_ops.h"
 #include "base/shm.h"
 #include "base/thread.h"
 

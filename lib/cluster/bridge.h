@@ -14,8 +14,8 @@
 #ifndef RT_BRIDGE_H
 #define RT_BRIDGE_H
 
-#include "base/loop.h"
 #include "rankmsg.h"
+#include "base/loop.h"
 
 #include <stddef.h>
 

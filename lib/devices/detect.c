@@ -1,9 +1,9 @@
 /* detect.c - find accelerators through hwloc or PCI sysfs. */
 #include "detect.h"
 
-#include "base/error.h"
 #include "models.h"
 #include "nvml.h"
+#include "base/error.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
  * request rules, after Ray's python/ray/_private/accelerators/. */
 #include "family.h"
 
-#include "base/error.h"
 #include "resources.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* nvml.c - NVML through dlopen: names, UUIDs, memory, compute capability. */
 #include "nvml.h"
 
-#include "base/alloc.h"
 #include "models.h"
 #include "nvml_abi.h"
+#include "base/alloc.h"
 
 #include <dlfcn.h>
 #include <errno.h>

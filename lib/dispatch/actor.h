@@ -17,10 +17,10 @@
 #ifndef RT_ACTOR_H
 #define RT_ACTOR_H
 
-#include "base/list.h"
 #include "rtask.h"
-#include "sched/scheduler.h"
+#include "base/list.h"
 #include "node/task.h"
+#include "sched/scheduler.h"
 
 #include <stdint.h>
 

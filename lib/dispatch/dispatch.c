@@ -5,7 +5,6 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/shm.h"
-#include "node/worker.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -22,11 +22,11 @@
 #define RT_DISPATCH_H
 
 #include "actor.h"
-#include "node/node.h"
-#include "sched/scheduler.h"
-#include "node/task.h"
 #include "timeline.h"
 #include "timeouts.h"
+#include "node/node.h"
+#include "node/task.h"
+#include "sched/scheduler.h"
 
 typedef struct rt__dispatch {
     rt__sched sched;

@@ -1,11 +1,12 @@
 /* forkserver.c - fork workers on request, reap them, report their exits. */
 #include "forkserver.h"
 
-#include "base/alloc.h"
-#include "base/clock.h"
 #include "procstate.h"
 #include "proto.h"
 #include "worker.h"
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/process.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -272,7 +273,7 @@ static _Noreturn void start_server(int ctl, pid_t app, rt__run_slot *slots, size
     pid_t pid = fork();
     if (pid == 0) {
         close_inherited(ctl, watch, keep);
-        rt__in_worker = 1;
+        rt__process_is_forked();
         rt__alloc_forked();
         serve(ctl, watch, slots, nslots);
     }

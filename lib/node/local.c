@@ -1,14 +1,14 @@
 /* local.c - the local node: start, feed, read, retire and forget workers. */
 #include "local.h"
 
-#include "base/alloc.h"
-#include "base/clock.h"
-#include "base/error.h"
 #include "forkserver.h"
-#include "base/list.h"
 #include "output.h"
 #include "spares.h"
 #include "worker.h"
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/list.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,10 +11,10 @@
 #ifndef RT_LOCAL_H
 #define RT_LOCAL_H
 
-#include "devices/family.h"
 #include "forkserver.h"
-#include "base/loop.h"
 #include "node.h"
+#include "base/loop.h"
+#include "devices/family.h"
 
 #include <stddef.h>
 

@@ -1,9 +1,9 @@
 /* output.c - line relay from worker pipes, with name and pid prefixes. */
 #include "output.h"
 
-#include "base/alloc.h"
 #include "sink.h"
 #include "worker.h"
+#include "base/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>

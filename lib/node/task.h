@@ -15,8 +15,8 @@
 #ifndef RT_TASK_H
 #define RT_TASK_H
 
-#include "devices/resources.h"
 #include "rtask.h"
+#include "devices/resources.h"
 
 #include <stddef.h>
 #include <stdint.h>

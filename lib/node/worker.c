@@ -1,16 +1,17 @@
 /* worker.c - run tasks in a worker process and send their results back. */
 #include "worker.h"
 
-#include "base/clock.h"
-#include "devices/detect.h"
-#include "base/error.h"
-#include "devices/family.h"
-#include "devices/instance.h"
-#include "base/shm.h"
-#include "base/alloc.h"
 #include "procstate.h"
 #include "proto.h"
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/process.h"
+#include "base/shm.h"
 #include "base/thread.h"
+#include "devices/detect.h"
+#include "devices/family.h"
+#include "devices/instance.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,8 +27,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-int rt__in_worker;
 
 /* The result of the running task.  data is heap memory (from
  * rt__buf_alloc) unless fd >= 0, when it is the memfd's mapping. */
@@ -289,7 +288,7 @@ static int accelerator_ids(const char *call, const char *resource,
     if (list < 0)
         return rt__error(RT_EINVAL, "%s: %s is not an accelerator "
                          "(GPU, neuron_cores, TPU, HPU or NPU)", call, resource);
-    if (!rt__in_worker)
+    if (!rt__process_forked())
         return rt__error(RT_EINVAL, "%s: only inside a task or an actor", call);
     /* Another family than the node's: this task holds none of it. */
     int held = list == 0 || (env.dev.accel_name && strcmp(resource, env.dev.accel_name) == 0);

@@ -14,10 +14,6 @@
 
 #include <stdint.h>
 
-/* 1 in the fork server and in workers, where the runtime's state is a
- * stale copy: the public calls that need it fail with RT_EINWORKER. */
-extern int rt__in_worker;
-
 /* The marker that starts "PID NAME\n" in a worker's output streams. */
 #define RT__NAME_MARK "\0rtask:"
 #define RT__NAME_MARK_LEN 7

@@ -2,12 +2,12 @@
 #include "cluster.h"
 
 #include "base/alloc.h"
-#include "cluster/bridge.h"
 #include "base/error.h"
+#include "cluster/bridge.h"
 #include "cluster/image.h"
-#include "node/output.h"
 #include "cluster/peer.h"
 #include "cluster/serve.h"
+#include "node/output.h"
 
 #include <dlfcn.h>
 #include <libgen.h>

@@ -11,10 +11,10 @@
 #ifndef RT_CLUSTER_H
 #define RT_CLUSTER_H
 
-#include "dispatch/dispatch.h"
-#include "base/loop.h"
-#include "sched/offer.h"
 #include "rtask.h"
+#include "base/loop.h"
+#include "dispatch/dispatch.h"
+#include "sched/offer.h"
 
 typedef struct rt__cluster rt__cluster;
 

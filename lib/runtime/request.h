@@ -10,10 +10,10 @@
 #ifndef RT_REQUEST_H
 #define RT_REQUEST_H
 
-#include "devices/resources.h"
 #include "rtask.h"
-#include "sched/scheduler.h"
+#include "devices/resources.h"
 #include "node/task.h"
+#include "sched/scheduler.h"
 
 typedef struct rt__request {
     rt__res res;

@@ -4,10 +4,10 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
-#include "sched/offer.h"
-#include "node/sink.h"
+#include "base/process.h"
 #include "base/thread.h"
-#include "node/worker.h"
+#include "node/sink.h"
+#include "sched/offer.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -214,7 +214,7 @@ int rt__check_code(const void *fn, const char *call, const char *what)
 
 int rt__check_running(const char *call)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
     if (rt__rt.state == RT__RUNNING)
         return 0;
@@ -736,7 +736,7 @@ static void start_timeline(const rt_config *config)
 
 RT_EXPORT int rt_init_config(const rt_config *config)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_init: not available inside a task");
     rt__offer set;
     int rc = rt__offer_resolve(config, &set);
@@ -837,7 +837,7 @@ static void finish_shutdown(void)
 
 RT_EXPORT int rt_shutdown(void)
 {
-    if (rt__in_worker)
+    if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_shutdown: not available inside a task");
     pthread_once(&once, init_once);
     if (begin_change(-1)) {

@@ -41,12 +41,12 @@
 #ifndef RT_RUNTIME_H
 #define RT_RUNTIME_H
 
-#include "dispatch/actor.h"
 #include "cluster.h"
+#include "table.h"
+#include "base/loop.h"
+#include "dispatch/actor.h"
 #include "dispatch/dispatch.h"
 #include "node/local.h"
-#include "base/loop.h"
-#include "table.h"
 #include "node/task.h"
 
 #include "cluster/image.h"

@@ -2,9 +2,9 @@
  * device detection finds. */
 #include "offer.h"
 
-#include "base/error.h"
 #include "scheduler.h"
 #include "visible.h"
+#include "base/error.h"
 
 #include <math.h>
 #include <sched.h>

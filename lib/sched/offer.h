@@ -10,11 +10,11 @@
 #ifndef RT_OFFER_H
 #define RT_OFFER_H
 
+#include "rtask.h"
 #include "devices/detect.h"
 #include "devices/family.h"
 #include "devices/instance.h"
 #include "devices/resources.h"
-#include "rtask.h"
 
 #include <stddef.h>
 

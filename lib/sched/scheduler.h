@@ -21,8 +21,8 @@
 #ifndef RT_SCHEDULER_H
 #define RT_SCHEDULER_H
 
-#include "devices/instance.h"
 #include "base/list.h"
+#include "devices/instance.h"
 #include "devices/resources.h"
 #include "node/task.h"
 

@@ -1,0 +1,18 @@
+/*
+ * process.h - what this process is to rtask: the application, or one of
+ * the processes rt_init() forks from it (the fork server, the workers).
+ *
+ * A forked process holds a stale copy of the application's runtime: the
+ * public calls that would use it fail there with RT_EINWORKER.  Like
+ * errno, this is one fact about the whole process, set once, which is
+ * why it is the one global that every layer may read.
+ */
+#ifndef RT_PROCESS_H
+#define RT_PROCESS_H
+
+/* In the fork server, right after it is forked; its workers inherit it. */
+void rt__process_is_forked(void);
+/* 1 in the fork server and in workers, 0 in the application. */
+int rt__process_forked(void);
+
+#endif
