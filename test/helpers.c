@@ -1,8 +1,7 @@
 /* helpers.c - what several test files need. */
 #include "tests.h"
 
-#include "../lib/node/local.h" /* internal: the fork server's pid */
-#include "../lib/runtime/runtime.h"
+#include "../lib/runtime/calls.h" /* internal: the fork server's pid */
 
 #include <dirent.h>
 #include <stdio.h>
@@ -102,11 +101,10 @@ char *capture_output(void (*fn)(void))
     return text;
 }
 
-/* The fork server: the one child of this process, forked by one of its
- * threads (the runtime thread). */
+/* The fork server (not this process's child: see forkserver.h). */
 pid_t forkserver_pid(void)
 {
-    return rt__rt.local ? rt__local_forkserver(rt__rt.local) : 0;
+    return rt__call_forkserver(rt__runtime_here());
 }
 
 int process_gone(pid_t pid)

@@ -149,3 +149,9 @@ void rt__task_free(rt__task *task)
     rt__free(task->error);
     rt__free(task);
 }
+
+void rt__tasks_free(rt__tasks *q)
+{
+    for (rt__task *t; (t = rt__tasks_pop(q));)
+        rt__task_free(t);
+}

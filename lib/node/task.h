@@ -95,6 +95,8 @@ void rt__tasks_push_front(rt__tasks *q, rt__task *t);
 rt__task *rt__tasks_pop(rt__tasks *q);
 /* Move every record of from to the end of q. */
 void rt__tasks_append(rt__tasks *q, rt__tasks *from);
+/* Free every record of q (rt__task_free()), leaving it empty. */
+void rt__tasks_free(rt__tasks *q);
 
 /* A record of fn(arg): the argument inline, or in a memfd when large; the
  * name (may be NULL) copied; room for nneeds custom needs, which the

@@ -1,5 +1,9 @@
 /*
- * runtime.h - the runtime's state, all in one struct, and its thread.
+ * runtime.h - the runtime's state, all in one struct: private to the
+ * runtime's own modules (mk/check-layers), which take it explicitly:
+ * runtime.c its life (rt_init(), rt_shutdown(), forks), round.c its round
+ * and the ways into it, calls.c what the public calls ask (calls.h, the
+ * one door from api/).  Nothing else reads its fields.
  *
  * The lock discipline, written once:
  * - `lock` guards the fields marked [L] here and in the task and actor
@@ -100,29 +104,35 @@ typedef struct rt__runtime {
     pthread_t thread;
 } rt__runtime;
 
-extern rt__runtime rt__rt;
+#define RT__OUTPUT_WAIT_MS 100 /* for task output to be written before results */
+
+/* ---- round.c: the round and the ways into it ---------------------------------- */
 
 /* Take the round, waiting while another thread holds it; give it back.
- * ([L] not held.) */
-void rt__round_take(void);
-void rt__round_give(void);
+ * ([L] not held.)  [L] held: take it if nobody holds it, 1 when taken. */
+void rt__round_take(rt__runtime *rt);
+void rt__round_give(rt__runtime *rt);
+int rt__round_try_locked(rt__runtime *rt);
+/* The runtime thread's loop, from rt_init() to its stop. */
+void rt__round_loop(rt__runtime *rt);
 
-/* [L] Fail a public call made when the runtime is not running, in a
- * worker, or after rt_shutdown(); 0 when it is running. */
-int rt__check_running(const char *call);
-/* [L] 0, or RT_EINVAL when fn (what names it: "the function") was loaded
- * after rt_init(), so that no worker has it. */
-int rt__check_code(const void *fn, const char *call, const char *what);
+/* Wake the runtime thread, from any thread; the loop's wake-up may be
+ * written from rt__wakers_open() until rt__wakers_close(), which waits
+ * for the writers, then closes the loop. */
+void rt__wake_runtime(rt__runtime *rt);
+void rt__wakers_open(rt__runtime *rt);
+void rt__wakers_close(rt__runtime *rt);
+
 /* [L] Queue a record for the runtime.  Returns 1 when the caller must call
  * rt__submitted() after unlocking. */
-int rt__submit(rt__task *t);
+int rt__submit(rt__runtime *rt, rt__task *t);
 /* What rt__submit() and its kin return besides 0. */
 #define RT__WAKE 1      /* wake the runtime thread */
 #define RT__WAKE_IDLE 2 /* the same, and no other task waits to be sent */
 /* [L] The same, giving the record a handle in *ref first; or RT_ENOMEM. */
-int rt__submit_ref(rt__task *t, rt_ref *ref);
+int rt__submit_ref(rt__runtime *rt, rt__task *t, rt_ref *ref);
 /* [L] Ask the runtime to act on a kill; same return. */
-int rt__submit_kill(rt__actor *a);
+int rt__submit_kill(rt__runtime *rt, rt__actor *a);
 /* A cancel asked for (rt_cancel()), until the runtime takes it: a record
  * of its own, so that task records pay nothing for cancels. */
 typedef struct rt__cancel {
@@ -133,20 +143,34 @@ typedef struct rt__cancel {
 
 /* [L] Ask the runtime to carry out c (rt__malloc()ed; the runtime frees
  * it); returns how to wake it, as rt__submit(). */
-int rt__submit_cancel(rt__cancel *c);
+int rt__submit_cancel(rt__runtime *rt, rt__cancel *c);
 /* End a submission made under the lock: unlock, then free t when rc
  * says it failed, or act on rc's wake-up (rt__submitted()).  Returns rc
  * when negative, else 0. */
-int rt__submit_done(rt__task *t, int rc);
+int rt__submit_done(rt__runtime *rt, rt__task *t, int rc);
 /* After a submission that returned how (RT__WAKE...): the runtime thread
  * sleeps.  When no other task waits to be sent, do its round here (the
  * task goes straight to its worker); otherwise, when tasks are being
  * queued by the thousand, or when the round is busy, wake it: it sends
  * them in batches. */
-void rt__submitted(int how);
+void rt__submitted(rt__runtime *rt, int how);
 /* rt_get() is about to sleep for ref ([L] not held): when the runtime
  * thread is idle and the task is in flight and quick, wait for its answer
  * on this thread instead, and publish it. */
-void rt__await(rt_ref ref);
+void rt__await(rt__runtime *rt, rt_ref ref);
+
+/* What the runtime thread takes and gives in one exchange. */
+typedef struct rt__exchange {
+    rt__tasks incoming;    /* taken: submitted tasks */
+    rt__actor *kills;      /* taken: kills asked for */
+    rt__cancel *cancels;   /* taken: cancels of tasks not done, each ask
+                              copied into its task's cancelling */
+    rt__cancel *dropped;   /* taken: cancels of tasks done, to free */
+    rt__actor *published;  /* given: dead actors, now only epitaphs */
+    rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
+} rt__exchange;
+
+/* [L] The exchange: take what was submitted, publish what finished. */
+void rt__exchange_locked(rt__runtime *rt, rt__exchange *x);
 
 #endif

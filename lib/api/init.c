@@ -1,0 +1,40 @@
+/* init.c - rt_init(), rt_shutdown() and what goes with them; the runtime's
+ * life itself is runtime/runtime.c's. */
+#include "base/error.h"
+#include "base/process.h"
+#include "runtime/calls.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+RT_EXPORT const char *rt_version(void)
+{
+    return STR(RT_VERSION_MAJOR) "." STR(RT_VERSION_MINOR) "." STR(RT_VERSION_PATCH);
+}
+
+RT_EXPORT void rt_config_init(rt_config *config)
+{
+    rt_config init = RT_CONFIG_INIT;
+    *config = init;
+}
+
+RT_EXPORT int rt_init_config(const rt_config *config)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "rt_init: not available inside a task");
+    return rt__runtime_start(rt__runtime_here(), config);
+}
+
+RT_EXPORT int rt_init(double num_gpus)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_gpus = num_gpus;
+    return rt_init_config(&c);
+}
+
+RT_EXPORT int rt_shutdown(void)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "rt_shutdown: not available inside a task");
+    return rt__runtime_stop(rt__runtime_here());
+}

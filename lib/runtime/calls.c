@@ -1,0 +1,356 @@
+/* calls.c - what the public calls ask of the runtime (calls.h). */
+#include "calls.h"
+
+#include "runtime.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/process.h"
+#include "base/shm.h"
+#include "sched/census.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#define AWAIT_MIN_MS 10 /* rt_get() reads a quick task's answer itself only
+                           when it may wait at least this long */
+
+/* ---- checks, under the lock ------------------------------------------------------ */
+
+/* [L] Fail a public call made when the runtime is not running, in a
+ * worker, or after rt_shutdown(); 0 when it is running. */
+static int check_running(const rt__runtime *rt, const char *call)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
+    if (rt->state == RT__RUNNING)
+        return 0;
+    if (rt->state == RT__STARTING)
+        return rt__error(RT_ENOTINIT, "%s: rt_init() has not returned yet", call);
+    if (rt->state == RT__STOPPING)
+        return rt__error(RT_ESHUTDOWN, "%s: the runtime is stopping%s%s%s", call,
+                         rt->stop_reason ? " (" : "", rt->stop_reason ? rt->stop_reason : "",
+                         rt->stop_reason ? ")" : "");
+    if (rt->was_shut_down)
+        return rt__error(RT_ESHUTDOWN, "%s: the runtime was shut down", call);
+    return rt__error(RT_ENOTINIT, "%s: call rt_init() first", call);
+}
+
+/* [L] 0, or RT_EINVAL when fn (what names it: "the function") was loaded
+ * after rt_init(), so that no worker has it. */
+static int check_code(const rt__runtime *rt, const void *fn, const char *call,
+                      const char *what)
+{
+    /* A submitter calls one function many times: the last one that passed
+     * is not looked up again. */
+    static _Thread_local const void *passed;
+    static _Thread_local unsigned passed_generation;
+    if (fn == passed && passed_generation == rt->code_generation)
+        return 0;
+    if (!rt__code_map_has(&rt->code, fn)) {
+        Dl_info info;
+        const char *object = dladdr(fn, &info) && info.dli_fname ? info.dli_fname : "?";
+        return rt__error(RT_EINVAL, "%s: %s is in %s, loaded after rt_init(): the workers, "
+                         "forked from the fork server that rt_init() started, do not have "
+                         "it (load it before rt_init())", call, what, object);
+    }
+    passed = fn;
+    passed_generation = rt->code_generation;
+    return 0;
+}
+
+/* ---- tasks ------------------------------------------------------------------------ */
+
+int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const char *call,
+                    rt_ref *ref)
+{
+    pthread_mutex_lock(&rt->lock);
+    int rc = check_running(rt, call);
+    if (rc == 0)
+        rc = check_code(rt, (const void *)t->fn, call, "the function");
+    if (rc == 0)
+        rc = rt__request_place(&rt->dispatch.sched, r, t);
+    if (rc == 0)
+        rc = rt__submit_ref(rt, t, ref);
+    return rt__submit_done(rt, t, rc);
+}
+
+/* [L] Wait for a change; returns RT_ETIMEDOUT when the deadline passed. */
+static int wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
+{
+    if (timeout_ms == 0)
+        return RT_ETIMEDOUT;
+    rt->waiters++;
+    int rc = timeout_ms < 0 ? pthread_cond_wait(&rt->changed, &rt->lock)
+                            : pthread_cond_timedwait(&rt->changed, &rt->lock, deadline);
+    rt->waiters--;
+    if (rt->state != RT__RUNNING)
+        pthread_cond_broadcast(&rt->changed); /* rt_shutdown() counts us out */
+    return rc == ETIMEDOUT ? RT_ETIMEDOUT : 0;
+}
+
+int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done)
+{
+    struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+    /* Waiting for the answer here is worth it only when there is time. */
+    int may_await = timeout_ms < 0 || timeout_ms >= AWAIT_MIN_MS;
+    pthread_mutex_lock(&rt->lock);
+    int rc;
+    rt__task *t;
+    for (;;) {
+        if ((rc = check_running(rt, "rt_get")) < 0)
+            goto out;
+        if (!(t = rt__table_find(&rt->tasks, ref.id))) {
+            rc = rt__error(RT_EBADREF, "rt_get: unknown or consumed handle");
+            goto out;
+        }
+        if (t->state == RT__TASK_DONE)
+            break;
+        if (may_await) {
+            may_await = 0;
+            pthread_mutex_unlock(&rt->lock);
+            rt__await(rt, ref);
+            pthread_mutex_lock(&rt->lock);
+            continue;
+        }
+        if (wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT) {
+            rc = rt__error(RT_ETIMEDOUT, "rt_get: timed out after %ld ms", timeout_ms);
+            goto out;
+        }
+    }
+    rt__table_drop(&rt->tasks, ref.id);
+    *done = t;
+out:
+    pthread_mutex_unlock(&rt->lock);
+    return rc;
+}
+
+/* [L] Mark which handles are ready; returns how many, or RT_EBADREF. */
+static long mark_ready(rt__runtime *rt, const rt_ref *refs, size_t n, unsigned char *ready)
+{
+    long count = 0;
+    for (size_t i = 0; i < n; i++) {
+        rt__task *t = rt__table_find(&rt->tasks, refs[i].id);
+        if (!t)
+            return rt__error(RT_EBADREF, "rt_wait: handle %zu is unknown or consumed", i);
+        ready[i] = t->state == RT__TASK_DONE;
+        count += ready[i];
+    }
+    return count;
+}
+
+long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_ready,
+                   long timeout_ms, unsigned char *ready)
+{
+    struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+    pthread_mutex_lock(&rt->lock);
+    long count;
+    for (;;) {
+        if ((count = check_running(rt, "rt_wait")) < 0)
+            break;
+        if ((count = mark_ready(rt, refs, n, ready)) < 0 || (size_t)count >= num_ready)
+            break;
+        if (wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT) {
+            count = mark_ready(rt, refs, n, ready);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return count;
+}
+
+int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
+{
+    rt__cancel *c = rt__malloc(sizeof *c); /* outside the lock */
+    if (!c)
+        return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
+    pthread_mutex_lock(&rt->lock);
+    int rc = check_running(rt, "rt_cancel"), wake = 0;
+    rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
+    if (rc == 0 && !t)
+        rc = rt__error(RT_EBADREF, "rt_cancel: unknown or consumed handle");
+    else if (rc == 0 && force && t->kind != RT__KIND_TASK)
+        rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
+                                  "ends with its actor (rt_actor_kill())");
+    if (rc == 0 && t->state != RT__TASK_DONE) {
+        *c = (rt__cancel){.task = t, .how = force ? RT__CANCEL_KILL : RT__CANCEL_DROP};
+        wake = rt__submit_cancel(rt, c);
+        c = NULL; /* the runtime's now */
+    }
+    pthread_mutex_unlock(&rt->lock);
+    rt__free(c);
+    if (wake)
+        rt__submitted(rt, wake);
+    return rc;
+}
+
+int rt__call_release(rt__runtime *rt, rt_ref ref)
+{
+    pthread_mutex_lock(&rt->lock);
+    int rc = check_running(rt, "rt_release");
+    rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
+    if (rc == 0 && !t)
+        rc = rt__error(RT_EBADREF, "rt_release: unknown or consumed handle");
+    rt__task *done = NULL;
+    if (t) {
+        rt__table_drop(&rt->tasks, ref.id);
+        if (t->state == RT__TASK_DONE)
+            done = t; /* freed below, outside the lock */
+        else
+            t->orphan = 1; /* the runtime thread frees it when it finishes */
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (done)
+        rt__task_free(done);
+    return rc;
+}
+
+/* ---- actors ----------------------------------------------------------------------- */
+
+/* [L] Give the actor a handle and queue its constructor; *old gets the
+ * epitaph of a dead actor whose slot it took, for the caller to free. */
+static int start_actor(rt__runtime *rt, rt__actor *a, rt__task *create, rt__request *r,
+                       void **old)
+{
+    int rc = check_running(rt, "rt_actor_create");
+    if (rc == 0 && create->fn)
+        rc = check_code(rt, (const void *)create->fn, "rt_actor_create", "the constructor");
+    if (rc == 0 && a->fini)
+        rc = check_code(rt, (const void *)(uintptr_t)a->fini, "rt_actor_create",
+                        "the destructor");
+    if (rc == 0)
+        rc = rt__request_place(&rt->dispatch.sched, r, create);
+    if (rc == 0 && rt__table_add(&rt->actors, a, &a->handle, old) < 0)
+        rc = rt__error(RT_ENOMEM, "rt_actor_create: no memory for its handle");
+    if (rc < 0)
+        return rc;
+    create->actor = a;
+    create->id = a->handle; /* how its answer is matched */
+    return rt__submit(rt, create);
+}
+
+int rt__call_actor_create(rt__runtime *rt, rt__actor *a, rt__task *create, rt__request *r,
+                          rt_actor *out)
+{
+    void *old = NULL;
+    pthread_mutex_lock(&rt->lock);
+    int rc = start_actor(rt, a, create, r, &old);
+    if (rc >= 0)
+        out->id = a->handle;
+    int refused = rc < 0;
+    rc = rt__submit_done(rt, create, rc); /* unlocks */
+    if (refused)
+        rt__free(a);
+    rt__free(old);
+    return rc;
+}
+
+/* [L] The live actor behind a handle, or an error: unknown, or dead (its
+ * epitaph says why), or killed. */
+static int find_live(rt__runtime *rt, rt_actor handle, const char *call, rt__actor **out)
+{
+    rt__actor *a = rt__table_find(&rt->actors, handle.id);
+    if (!a)
+        return rt__error(RT_EBADREF, "%s: unknown actor", call);
+    if (a->dead)
+        return rt__error(RT_EACTORDIED, "%s", ((rt__epitaph *)(void *)a)->text);
+    *out = a;
+    if (a->kill_requested)
+        return rt__error(RT_EACTORDIED, "the actor %s was killed", a->name);
+    if (a->declared_dead) /* its epitaph was written before it was declared */
+        return rt__error(RT_EACTORDIED, "%s", a->epitaph ? a->epitaph : "the actor died");
+    return 0;
+}
+
+int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, rt_ref *ref)
+{
+    rt__actor *a = NULL;
+    pthread_mutex_lock(&rt->lock);
+    int rc = check_running(rt, "rt_actor_call");
+    if (rc == 0)
+        rc = check_code(rt, (const void *)t->fn, "rt_actor_call", "the method");
+    if (rc == 0)
+        rc = find_live(rt, actor, "rt_actor_call", &a);
+    if (rc == 0) {
+        t->actor = a;
+        rc = rt__submit_ref(rt, t, ref);
+    }
+    return rt__submit_done(rt, t, rc);
+}
+
+int rt__call_actor_kill(rt__runtime *rt, rt_actor actor)
+{
+    rt__actor *a = NULL;
+    int wake = 0;
+    pthread_mutex_lock(&rt->lock);
+    int rc = check_running(rt, "rt_actor_kill");
+    if (rc == 0)
+        rc = find_live(rt, actor, "rt_actor_kill", &a);
+    if (rc == RT_EACTORDIED)
+        rc = 0; /* killing a dead actor does nothing */
+    else if (rc == 0)
+        wake = rt__submit_kill(rt, a);
+    pthread_mutex_unlock(&rt->lock);
+    if (wake)
+        rt__submitted(rt, wake);
+    return rc;
+}
+
+/* ---- the books ---------------------------------------------------------------------- */
+
+/* [L] not held: 0 when the runtime runs, with the round taken (the books
+ * are the round holder's), or an error without it. */
+static int take_round_running(rt__runtime *rt, const char *call)
+{
+    if (rt__process_forked()) /* a stale copy: not even its round is ours */
+        return check_running(rt, call);
+    rt__round_take(rt);
+    pthread_mutex_lock(&rt->lock);
+    int rc = check_running(rt, call);
+    pthread_mutex_unlock(&rt->lock);
+    if (rc < 0)
+        rt__round_give(rt);
+    return rc;
+}
+
+int rt__call_resources(rt__runtime *rt, const char *call, int available,
+                       rt_resource **out, size_t *n)
+{
+    int rc = take_round_running(rt, call);
+    if (rc < 0)
+        return rc;
+    const rt__sched *s = &rt->dispatch.sched;
+    size_t count = rt__sched_census(s, available, NULL);
+    rt_resource *list = rt__buf_alloc(count * sizeof *list);
+    if (list) {
+        rt__sched_census(s, available, list);
+        *out = list;
+        *n = count;
+    } else {
+        rc = rt__error(RT_ENOMEM, "%s: no memory for %zu entries", call, count);
+    }
+    rt__round_give(rt);
+    return rc;
+}
+
+int rt__call_timeline(rt__runtime *rt, const char *path)
+{
+    int rc = take_round_running(rt, "rt_timeline"); /* the timeline is the round holder's */
+    if (rc < 0)
+        return rc;
+    if (!rt->recording)
+        rc = rt__error(RT_EINVAL, "rt_timeline: nothing was recorded: set "
+                                  "rt_config.timeline or RTASK_TIMELINE before rt_init()");
+    else
+        rc = rt__timeline_write(&rt->timeline, path);
+    rt__round_give(rt);
+    return rc;
+}
+
+pid_t rt__call_forkserver(rt__runtime *rt)
+{
+    return rt->local ? rt__local_forkserver(rt->local) : 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * calls.h - the small internal API that the public calls (api/) go
+ * through: everything they ask of the runtime, and nothing of its
+ * insides.  The runtime is opaque here and passed explicitly; the public
+ * calls, which have no handle, name the process's one runtime with
+ * rt__runtime_here().
+ *
+ * Each function checks that the runtime runs in this process (not in a
+ * worker, not before rt_init() has returned, not after rt_shutdown()),
+ * does its work under the runtime's lock, and wakes the runtime when it
+ * must.  Records (tasks, actors) are made by the caller before, and
+ * freed by the caller after: never under the lock.
+ */
+#ifndef RT_CALLS_H
+#define RT_CALLS_H
+
+#include "request.h"
+
+#include "dispatch/actor.h"
+#include "node/task.h"
+
+#include <rtask.h>
+#include <sys/types.h>
+
+typedef struct rt__runtime rt__runtime;
+
+/* This process's runtime. */
+rt__runtime *rt__runtime_here(void);
+
+/* rt_init() and rt_shutdown(). */
+int rt__runtime_start(rt__runtime *rt, const rt_config *config);
+int rt__runtime_stop(rt__runtime *rt);
+
+/* Queue task t (its fn checked as `call`'s function), placed as r asks,
+ * and give it a handle in *ref.  On failure t is freed. */
+int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const char *call,
+                    rt_ref *ref);
+/* rt_get(): wait up to timeout_ms (-1: no limit) for ref's task, and take
+ * its record out of the table: 0 and *done (the caller's to free), or an
+ * error. */
+int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done);
+/* rt_wait(): wait until num_ready of refs are done (or the time is up);
+ * ready[i] says which.  The count, or an error. */
+long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_ready,
+                   long timeout_ms, unsigned char *ready);
+int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force);
+int rt__call_release(rt__runtime *rt, rt_ref ref);
+
+/* Start actor a with its constructor `create`, placed as r asks; its
+ * handle in *out.  On failure, create and a are freed. */
+int rt__call_actor_create(rt__runtime *rt, rt__actor *a, rt__task *create, rt__request *r,
+                          rt_actor *out);
+/* Queue call t (its method checked) to actor; a handle in *ref.  On
+ * failure t is freed. */
+int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, rt_ref *ref);
+int rt__call_actor_kill(rt__runtime *rt, rt_actor actor);
+
+/* rt_cluster_resources() (available 0) and rt_available_resources(). */
+int rt__call_resources(rt__runtime *rt, const char *call, int available,
+                       rt_resource **out, size_t *n);
+int rt__call_timeline(rt__runtime *rt, const char *path);
+
+/* For tests and tools: the fork server's pid, 0 when none runs. */
+pid_t rt__call_forkserver(rt__runtime *rt);
+
+#endif

@@ -1,0 +1,393 @@
+/*
+ * round.c - the runtime's round, and the one way into it.
+ *
+ * A round takes what the application threads submitted (the exchange,
+ * under the lock), lets the dispatcher act on it and on what the nodes
+ * reported, and publishes what finished.  Whoever holds the round (a
+ * baton, runtime.h) runs it, always through the same steps: the runtime
+ * thread in its loop (rt__round_loop()), after the loop's watches and
+ * timers have run; or an application thread that submitted a task while
+ * the runtime thread slept (rt__submitted()), or that waits in rt_get()
+ * for a quick task's answer and reads it from the worker itself
+ * (rt__await()).
+ */
+#include "runtime.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "node/sink.h"
+
+#include <errno.h>
+
+#define RETRY_NS 10000000ull /* after a lease failed for lack of memory */
+#define ACTOR_GRACE_NS 2000000000ull /* for actors' destructors at rt_shutdown() */
+
+/* ---- waking the runtime thread ----------------------------------------------- */
+
+static int need_wake(rt__runtime *rt)
+{
+    if (!rt->loop_asleep)
+        return 0;
+    rt->loop_asleep = 0;
+    return rt->queued == 0 && rt->incoming.count == 1 ? RT__WAKE_IDLE : RT__WAKE;
+}
+
+/* A late wake-up after rt_shutdown() must not write to a descriptor
+ * that was closed, or reused by then: the loop is closed only once no
+ * thread is writing to it. */
+void rt__wake_runtime(rt__runtime *rt)
+{
+    pthread_mutex_lock(&rt->wake_lock);
+    int open = rt->loop_open;
+    rt->wakers += open;
+    pthread_mutex_unlock(&rt->wake_lock);
+    if (!open)
+        return;
+    rt__loop_wake(&rt->loop);
+    pthread_mutex_lock(&rt->wake_lock);
+    if (--rt->wakers == 0)
+        pthread_cond_broadcast(&rt->wakers_gone);
+    pthread_mutex_unlock(&rt->wake_lock);
+}
+
+void rt__wakers_open(rt__runtime *rt)
+{
+    pthread_mutex_lock(&rt->wake_lock);
+    rt->loop_open = 1;
+    pthread_mutex_unlock(&rt->wake_lock);
+}
+
+void rt__wakers_close(rt__runtime *rt)
+{
+    pthread_mutex_lock(&rt->wake_lock);
+    rt->loop_open = 0;
+    while (rt->wakers > 0)
+        pthread_cond_wait(&rt->wakers_gone, &rt->wake_lock);
+    pthread_mutex_unlock(&rt->wake_lock);
+    rt__loop_close(&rt->loop);
+}
+
+/* ---- the round: a baton, not a lock ----------------------------------------- */
+
+/* [L] Take the round when nobody holds it: 1 when taken. */
+int rt__round_try_locked(rt__runtime *rt)
+{
+    if (rt->round_held)
+        return 0;
+    rt->round_held = 1;
+    return 1;
+}
+
+static int round_try(rt__runtime *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    int taken = rt__round_try_locked(rt);
+    pthread_mutex_unlock(&rt->lock);
+    return taken;
+}
+
+void rt__round_take(rt__runtime *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    while (!rt__round_try_locked(rt)) {
+        rt->round_waiting++;
+        pthread_cond_wait(&rt->round_free, &rt->lock);
+        rt->round_waiting--;
+    }
+    pthread_mutex_unlock(&rt->lock);
+}
+
+void rt__round_give(rt__runtime *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt->round_held = 0;
+    if (rt->round_waiting)
+        pthread_cond_signal(&rt->round_free);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+int rt__submit(rt__runtime *rt, rt__task *t)
+{
+    t->seq = rt->next_seq++;
+    if (rt->recording)
+        t->queued_ns = rt__now_ns();
+    rt__tasks_push(&rt->incoming, t);
+    return need_wake(rt);
+}
+
+int rt__submit_ref(rt__runtime *rt, rt__task *t, rt_ref *ref)
+{
+    void *old;
+    if (rt__table_add(&rt->tasks, t, &t->id, &old) < 0)
+        return rt__error(RT_ENOMEM, "no memory for the handle");
+    ref->id = t->id;
+    return rt__submit(rt, t);
+}
+
+int rt__submit_kill(rt__runtime *rt, rt__actor *a)
+{
+    a->kill_requested = 1;
+    a->next_kill = rt->kills;
+    rt->kills = a;
+    return need_wake(rt);
+}
+
+int rt__submit_cancel(rt__runtime *rt, rt__cancel *c)
+{
+    c->next = rt->cancels;
+    rt->cancels = c;
+    return need_wake(rt);
+}
+
+/* ---- the exchange, under the lock --------------------------------------- */
+
+/* [L] Publish finished tasks: rt_get() may take them from now on. */
+static int publish_tasks(rt__tasks *done, rt__tasks *orphans)
+{
+    int published = done->count > 0;
+    for (rt__task *t; (t = rt__tasks_pop(done));) {
+        t->state = RT__TASK_DONE;
+        if (t->orphan)
+            rt__tasks_push(orphans, t);
+    }
+    return published;
+}
+
+/* [L] Replace dead actors in the table by their epitaphs, once nothing
+ * refers to them; before that, declare them dead. */
+static rt__actor *publish_actors(rt__runtime *rt)
+{
+    rt__dispatch *d = &rt->dispatch;
+    for (rt__actor *a = d->declared; a; a = a->next_declared)
+        a->declared_dead = 1;
+    d->declared = NULL;
+    rt__actor *list = d->buried;
+    for (rt__actor *a = list; a; a = a->next_kill) {
+        rt__table_retire(&rt->actors, a->handle, a->tombstone);
+        a->tombstone = NULL; /* the table's now */
+    }
+    d->buried = NULL;
+    return list;
+}
+
+/* [L] Take the cancels asked for, after publishing: a task published
+ * (done, perhaps freed by rt_get() or as an orphan) is left alone; the
+ * others cannot be freed before the next exchange. */
+static void take_cancels(rt__runtime *rt, rt__exchange *x)
+{
+    x->cancels = NULL;
+    for (rt__cancel *c = rt->cancels, *next; c; c = next) {
+        next = c->next;
+        if (c->task->state == RT__TASK_DONE) {
+            c->next = x->dropped;
+            x->dropped = c;
+            continue;
+        }
+        if (c->how > c->task->cancelling)
+            c->task->cancelling = (unsigned char)c->how;
+        c->next = x->cancels;
+        x->cancels = c;
+    }
+    rt->cancels = NULL;
+}
+
+void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
+{
+    rt__dispatch *d = &rt->dispatch;
+    x->incoming = rt->incoming;
+    rt->incoming = (rt__tasks){0};
+    x->kills = rt->kills;
+    rt->kills = NULL;
+    x->published = publish_actors(rt);
+    rt->queued = d->sched.npending;
+    int changed = publish_tasks(&d->done, &x->orphans);
+    take_cancels(rt, x);
+    if (d->failed && (rt->state == RT__RUNNING || rt->state == RT__STARTING)) {
+        rt->state = RT__STOPPING;
+        rt->stop_reason = d->failed;
+        changed = 1;
+    }
+    if (changed && rt->waiters)
+        pthread_cond_broadcast(&rt->changed);
+}
+
+/* ---- the runtime thread ------------------------------------------------ */
+
+/* Take what the application threads left, act on it, publish what is
+ * done; returns the state the runtime was in. */
+static rt__state exchange_and_act(rt__runtime *rt)
+{
+    rt__dispatch *d = &rt->dispatch;
+    rt__exchange x = {0};
+    if (d->done.count) /* a task's lines come before its result */
+        rt__sink_drain(RT__OUTPUT_WAIT_MS);
+    pthread_mutex_lock(&rt->lock);
+    rt__exchange_locked(rt, &x);
+    rt__state state = rt->state;
+    /* From here a submission must wake us: we may be in epoll_wait. */
+    rt->loop_asleep = 1;
+    pthread_mutex_unlock(&rt->lock);
+    rt__tasks_free(&x.orphans);
+    rt__dispatch_absorb(d, &x.incoming);
+    for (rt__cancel *c = x.cancels, *next; c; c = next) {
+        next = c->next;
+        rt__dispatch_cancel(d, c->task);
+        rt__free(c);
+    }
+    for (rt__cancel *c = x.dropped, *next; c; c = next) {
+        next = c->next;
+        rt__free(c);
+    }
+    for (rt__actor *a = x.kills, *next; a; a = next) {
+        next = a->next_kill;
+        rt__dispatch_kill(d, a);
+    }
+    rt__dispatch_free_actors(x.published); /* after absorb: no call refers to them */
+    return state;
+}
+
+/* When stopping, actors get end of file so that their destructors run;
+ * the thread waits for their exits for up to ACTOR_GRACE_NS, then the
+ * fork server kills what is left.  Returns 1 while it should wait. */
+static int wait_for_actors(rt__runtime *rt, uint64_t *deadline)
+{
+    rt__dispatch *d = &rt->dispatch;
+    if (d->failed)
+        return 0;
+    if (*deadline == 0)
+        *deadline = rt__now_ns() + ACTOR_GRACE_NS;
+    return rt__dispatch_stop_actors(d) > 0 && rt__now_ns() < *deadline;
+}
+
+/* What a round left for the next one at once: what it must publish. */
+static int more_now(rt__runtime *rt)
+{
+    rt__dispatch *d = &rt->dispatch;
+    return d->done.count || d->buried || d->declared;
+}
+
+/* What a round left for later: a retry, a task that may pass its
+ * timeout_ms, the actors' grace when stopping.  Only the runtime thread
+ * arms the timers for it (plan_later()). */
+static int more_later(rt__runtime *rt, rt__state state)
+{
+    rt__dispatch *d = &rt->dispatch;
+    return state == RT__STOPPING || d->retry_soon || d->check_ms >= 0;
+}
+
+/* A due timer ends the loop's wait: the round that follows does the
+ * work. */
+static void due(rt__timer *t)
+{
+    (void)t;
+}
+
+static void plan_later(rt__runtime *rt, rt__state state, int again, uint64_t grace_end)
+{
+    rt__dispatch *d = &rt->dispatch;
+    rt__loop *loop = &rt->loop;
+    uint64_t now = rt__now_ns();
+    if (state == RT__STOPPING) {
+        if (!rt->grace.armed)
+            rt__timer_arm(loop, &rt->grace, grace_end, due);
+        return;
+    }
+    if ((d->retry_soon || again) && !rt->retry.armed)
+        rt__timer_arm(loop, &rt->retry, now + RETRY_NS, due);
+    if (d->check_ms >= 0)
+        rt__timer_arm(loop, &rt->expiry, now + (uint64_t)d->check_ms * 1000000, due);
+    else
+        rt__timer_disarm(loop, &rt->expiry);
+}
+
+/* The last thing the runtime thread does: the fork server kills and reaps
+ * every worker when its socket ends, and is reaped, before this thread
+ * (its parent-death signal) is gone.  What the workers printed is
+ * relayed. */
+static void stop_node(rt__runtime *rt)
+{
+    rt__local_stop(rt->local);
+    rt->local = NULL;
+}
+
+void rt__round_loop(rt__runtime *rt)
+{
+    rt__dispatch *d = &rt->dispatch;
+    rt__events events = {.n = 0};
+    uint64_t deadline = 0;
+    for (;;) {
+        rt__round_take(rt);
+        rt__loop_dispatch(&rt->loop, &events);
+        rt__state state = exchange_and_act(rt);
+        int again = 0;
+        if (state != RT__STOPPING) { /* STARTING or RUNNING */
+            again = rt->cluster && rt__cluster_round(rt->cluster);
+            rt__dispatch_run(d);
+        } else if (wait_for_actors(rt, &deadline)) {
+            rt__dispatch_flush(d);
+        } else {
+            stop_node(rt);
+            rt__round_give(rt);
+            return;
+        }
+        int block = !more_now(rt);
+        if (block)
+            plan_later(rt, state, again, deadline);
+        rt__round_give(rt);
+        rt__loop_wait(&rt->loop, &events, block); /* without the round */
+    }
+}
+
+/* A round on an application thread, which holds the round.  Returns 1
+ * when the runtime thread must still be woken for what is left. */
+static int round_here(rt__runtime *rt)
+{
+    rt__state state = exchange_and_act(rt);
+    if (state != RT__RUNNING)
+        return 1;
+    rt__dispatch_run(&rt->dispatch);
+    return more_now(rt) || more_later(rt, state);
+}
+
+void rt__submitted(rt__runtime *rt, int how)
+{
+    if (how == RT__WAKE_IDLE && round_try(rt)) {
+        int still = round_here(rt);
+        rt__round_give(rt);
+        if (!still)
+            return;
+    }
+    rt__wake_runtime(rt);
+}
+
+int rt__submit_done(rt__runtime *rt, rt__task *t, int rc)
+{
+    pthread_mutex_unlock(&rt->lock);
+    if (rc < 0) {
+        rt__task_free(t);
+        return rc;
+    }
+    if (rc)
+        rt__submitted(rt, rc);
+    return 0;
+}
+
+void rt__await(rt__runtime *rt, rt_ref ref)
+{
+    pthread_mutex_lock(&rt->lock);
+    if (!rt__round_try_locked(rt)) {
+        pthread_mutex_unlock(&rt->lock);
+        return; /* the runtime thread is at work: it will answer */
+    }
+    /* Holding the round, nobody else can finish the task, so it stays. */
+    rt__task *t = rt->state == RT__RUNNING ? rt__table_find(&rt->tasks, ref.id)
+                                              : NULL;
+    int waiting = t && t->state != RT__TASK_DONE;
+    pthread_mutex_unlock(&rt->lock);
+    int still = waiting && rt__dispatch_await(&rt->dispatch, t) && round_here(rt);
+    rt__round_give(rt);
+    if (still)
+        rt__wake_runtime(rt);
+}
+

@@ -1,0 +1,17 @@
+/*
+ * census.h - the scheduler's books as the application reads them
+ * (rt_cluster_resources(), rt_available_resources()).
+ */
+#ifndef RT_CENSUS_H
+#define RT_CENSUS_H
+
+#include "scheduler.h"
+
+#include <rtask.h>
+
+/* One entry per resource for the whole (node -1), then one per resource
+ * of each node, "CPU" and "GPU" first: the totals, or what is free when
+ * available is set.  Returns the count; with out NULL, counts only. */
+size_t rt__sched_census(const rt__sched *s, int available, rt_resource *out);
+
+#endif
