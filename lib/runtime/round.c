@@ -311,25 +311,40 @@ static void stop_node(rt__runtime *rt)
     rt->local = NULL;
 }
 
+/* The round: the one way the runtime's work is done, by whoever holds
+ * the baton.  First the loop's watches and timers that fired (found;
+ * NULL for a caller that did not wait on the loop), then the exchange
+ * with the application threads, then the dispatcher's work and a serving
+ * rank's.  Returns the state the runtime was in; *again when the cluster
+ * wants another round soon. */
+static rt__state run_round(rt__runtime *rt, rt__events *found, int *again)
+{
+    if (found)
+        rt__loop_dispatch(&rt->loop, found);
+    rt__state state = exchange_and_act(rt);
+    *again = 0;
+    if (state != RT__STOPPING) { /* STARTING or RUNNING */
+        *again = rt->cluster && rt__cluster_round(rt->cluster);
+        rt__dispatch_run(&rt->dispatch);
+    }
+    return state;
+}
+
 void rt__round_loop(rt__runtime *rt)
 {
-    rt__dispatch *d = &rt->dispatch;
     rt__events events = {.n = 0};
     uint64_t deadline = 0;
     for (;;) {
         rt__round_take(rt);
-        rt__loop_dispatch(&rt->loop, &events);
-        rt__state state = exchange_and_act(rt);
-        int again = 0;
-        if (state != RT__STOPPING) { /* STARTING or RUNNING */
-            again = rt->cluster && rt__cluster_round(rt->cluster);
-            rt__dispatch_run(d);
-        } else if (wait_for_actors(rt, &deadline)) {
-            rt__dispatch_flush(d);
-        } else {
-            stop_node(rt);
-            rt__round_give(rt);
-            return;
+        int again;
+        rt__state state = run_round(rt, &events, &again);
+        if (state == RT__STOPPING) {
+            if (!wait_for_actors(rt, &deadline)) {
+                stop_node(rt);
+                rt__round_give(rt);
+                return;
+            }
+            rt__dispatch_flush(&rt->dispatch);
         }
         int block = !more_now(rt);
         if (block)
@@ -339,15 +354,14 @@ void rt__round_loop(rt__runtime *rt)
     }
 }
 
-/* A round on an application thread, which holds the round.  Returns 1
- * when the runtime thread must still be woken for what is left. */
+/* The round on an application thread, which holds the baton and did not
+ * wait on the loop.  Returns 1 when the runtime thread must still be
+ * woken for what is left (it alone arms the loop's timers). */
 static int round_here(rt__runtime *rt)
 {
-    rt__state state = exchange_and_act(rt);
-    if (state != RT__RUNNING)
-        return 1;
-    rt__dispatch_run(&rt->dispatch);
-    return more_now(rt) || more_later(rt, state);
+    int again;
+    rt__state state = run_round(rt, NULL, &again);
+    return state != RT__RUNNING || again || more_now(rt) || more_later(rt, state);
 }
 
 void rt__submitted(rt__runtime *rt, int how)
@@ -385,6 +399,8 @@ void rt__await(rt__runtime *rt, rt_ref ref)
                                               : NULL;
     int waiting = t && t->state != RT__TASK_DONE;
     pthread_mutex_unlock(&rt->lock);
+    /* The wait is the node's (on the task's worker); what it read goes
+     * through the node's reports, then through the round as any other. */
     int still = waiting && rt__dispatch_await(&rt->dispatch, t) && round_here(rt);
     rt__round_give(rt);
     if (still)
