@@ -6,6 +6,7 @@
  */
 #include "tests.h"
 
+#include "../lib/base/shm.h"
 #include "../lib/dispatch/dispatch.h" /* internal: the contract is driven directly */
 
 #include <errno.h>
@@ -193,9 +194,13 @@ static const char *message(uint64_t id)
 static void answer(fake_worker *w, int status, const char *bytes)
 {
     ck_assert_uint_lt(w->answered, w->calls);
-    rt__result_msg r = {.id = w->sent[w->answered++], .status = status, .data = bytes,
-                        .len = bytes ? strlen(bytes) + 1 : 0, .fd = -1, .run_us = 1};
-    f.node.ev.answered(f.node.ev.ctx, w->owner, &r);
+    size_t len = bytes ? strlen(bytes) + 1 : 0;
+    rt__answer a = {.id = w->sent[w->answered++], .status = status, .len = len, .run_us = 1};
+    if (len) {
+        a.result = rt__buf_alloc(len);
+        memcpy(a.result, bytes, len);
+    }
+    f.node.ev.answered(f.node.ev.ctx, w->owner, &a);
 }
 
 /* The node's part: worker w is gone (SIGKILL), `started` of its tasks in
@@ -395,8 +400,8 @@ START_TEST(an_answer_to_another_task_kills_the_worker)
     submit(1, 0, 0, 0);
     rt__dispatch_run(&d);
     fake_worker *w = &f.w[0];
-    rt__result_msg r = {.id = 99, .fd = -1};
-    f.node.ev.answered(f.node.ev.ctx, w->owner, &r);
+    rt__answer a = {.id = 99};
+    f.node.ev.answered(f.node.ev.ctx, w->owner, &a);
     ck_assert_int_eq(f.kills, 1);
     ck_assert_int_eq(outcome(1), -1);
     lose(w, 1);

@@ -6,6 +6,7 @@
 #include "tests.h"
 
 #include "../lib/base/alloc.h"
+#include "../lib/base/shm.h"
 #include "../lib/cluster/rankmsg.h" /* internal: the messages between ranks */
 #include "../lib/node/journal.h"
 #include "../lib/node/proto.h" /* internal: these tests drive the protocol */
@@ -279,15 +280,26 @@ END_TEST
  * and task words no sender writes are refused. */
 START_TEST(rank_message_words_round_trip)
 {
-    rt__result_msg r = {.id = 9, .status = -3, .sys_errno = 5, .run_us = 77, .data = "ab",
-                        .len = 2, .fd = -1}, r2;
+    rt__answer r = {.id = 9, .status = -3, .sys_errno = 5, .run_us = 77, .result = "ab",
+                    .len = 3, .refused = 1}, r2;
     rt__rank_msg m = rt__rank_answer(4, &r);
     ck_assert_uint_eq(m.type, RT__RANK_ANSWER);
+    ck_assert_ptr_null(m.owned); /* small: inline, the caller's buffer */
+    ck_assert_ptr_nonnull(r.result);
     rt__rank_answer_read(&m, &r2);
     ck_assert_uint_eq(r2.id, 9);
     ck_assert_int_eq(r2.status, -3);
     ck_assert_int_eq(r2.sys_errno, 5);
     ck_assert_uint_eq(r2.run_us, 77);
+    ck_assert_int_eq(r2.refused, 1);
+    ck_assert_str_eq(r2.result, "ab"); /* a copy of the caller's own */
+    rt_free(r2.result);
+    rt__answer big = {.id = 1, .len = 1 << 20, .result = rt__buf_alloc(1 << 20)};
+    void *bytes = big.result;
+    m = rt__rank_answer(4, &big);
+    ck_assert_ptr_eq(m.owned, bytes); /* large: handed to the message, never copied */
+    ck_assert_ptr_null(big.result);
+    rt_free(m.owned);
     rt__loss loss = {.pid = 42, .wait_status = 9, .started = 1, .broke = 1}, l2;
     m = rt__rank_lost(4, &loss);
     rt__rank_lost_read(&m, &l2);

@@ -27,13 +27,15 @@
 #define BACKOFF_MAX_US 1000 /* the longest sleep between idle polls */
 
 /* A message queued for another rank, then in flight: its encoded part,
- * and the bytes that follow it, mapped from their memfd. */
+ * and the bytes that follow it, mapped from their memfd or in a buffer
+ * it owns. */
 typedef struct outgoing {
     struct outgoing *next;
     int to, tag;
     char *buf;
     size_t len;
     int fd;
+    void *owned;
     void *map;
     size_t bulk_len;
     size_t nreqs;
@@ -84,7 +86,9 @@ static _Noreturn void end_job(rt__bridge *b, int code);
 
 static void outgoing_free(outgoing *o)
 {
-    if (o->map)
+    if (o->owned)
+        rt_free(o->owned);
+    else if (o->map)
         rt__shm_unmap(o->map, o->bulk_len);
     if (o->fd >= 0)
         close(o->fd);
@@ -123,12 +127,16 @@ static void post(rt__bridge *b, outgoing *o)
 {
     const rt__mpi *mpi = b->mpi;
     int failed = mpi->isend(o->buf, o->len, o->to, o->tag, &o->reqs[0]) < 0;
-    if (!failed && o->fd >= 0) {
+    if (!failed && o->owned) {
+        o->map = o->owned;
+    } else if (!failed && o->fd >= 0) {
         o->map = rt__shm_open(o->fd, o->bulk_len, 0);
         failed = !o->map;
         if (o->map)
             madvise((char *)o->map - RT__BUF_HDR, RT__BUF_HDR + o->bulk_len,
                     MADV_POPULATE_READ);
+    }
+    if (!failed && o->map) {
         for (size_t i = 1; !failed && i < o->nreqs; i++) {
             size_t off = (i - 1) * RT__MPI_PIECE, n = o->bulk_len - off;
             failed = mpi->isend((char *)o->map + off, n < RT__MPI_PIECE ? n : RT__MPI_PIECE,
@@ -189,7 +197,7 @@ static void post_all(rt__bridge *b, outgoing *list)
 {
     for (outgoing *o = list, *next; o; o = next) {
         next = o->next;
-        if (o->fd >= 0 || batch_add(b, o) < 0) {
+        if (o->fd >= 0 || o->owned || batch_add(b, o) < 0) {
             post_batch(b, o->to);
             post(b, o);
         }
@@ -588,16 +596,19 @@ void rt__bridge_detach(rt__bridge *b)
 
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
 {
-    size_t pieces = m->fd >= 0 ? (m->len + RT__MPI_PIECE - 1) / RT__MPI_PIECE : 0;
+    int follows = m->fd >= 0 || m->owned;
+    size_t pieces = follows ? (m->len + RT__MPI_PIECE - 1) / RT__MPI_PIECE : 0;
     outgoing *o = outgoing_new(to, TAG_MSG, 1 + pieces);
     if (!o || rt__rank_encode(m, &o->buf, &o->len) < 0) {
         rt__free(o);
         if (m->fd >= 0)
             close(m->fd);
+        rt_free(m->owned);
         return -1;
     }
     o->fd = m->fd;
-    o->bulk_len = m->fd >= 0 ? m->len : 0;
+    o->owned = m->owned;
+    o->bulk_len = follows ? m->len : 0;
     *b->staged_tail = o;
     b->staged_tail = &o->next;
     return 0;

@@ -144,7 +144,7 @@ static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release,
 
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {
-    rt__result_msg r;
+    rt__answer r;
     rt__rank_answer_read(m, &r);
     if (x->inflight > 0)
         x->inflight--;

@@ -2,6 +2,7 @@
 #include "rankmsg.h"
 
 #include "base/alloc.h"
+#include "base/shm.h"
 
 #include <string.h>
 
@@ -39,7 +40,7 @@ int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len)
     int task = m->type == RT__RANK_TASK;
     size_t places = task ? place_size(&m->fn) + place_size(&m->fini) : 0;
     fixed f = {.type = m->type, .text_len = (uint32_t)strlen(text) + 1,
-               .lease = m->lease, .len = m->len, .follows = m->fd >= 0,
+               .lease = m->lease, .len = m->len, .follows = m->fd >= 0 || m->owned,
                .places = (uint32_t)places};
     memcpy(f.w, m->w, sizeof f.w);
     size_t inline_len = f.follows ? 0 : m->len;
@@ -171,18 +172,27 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
     return 0;
 }
 
-rt__rank_msg rt__rank_answer(uint64_t lease, const rt__result_msg *r)
+rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a)
 {
-    return (rt__rank_msg){.type = RT__RANK_ANSWER, .lease = lease,
-                          .w = {r->id, (uint64_t)r->status, (uint64_t)r->sys_errno, r->run_us},
-                          .bytes = r->data, .len = r->len, .fd = r->fd};
+    rt__rank_msg m = {.type = RT__RANK_ANSWER, .lease = lease,
+                      .w = {a->id, (uint64_t)a->status, (uint64_t)a->sys_errno, a->run_us,
+                            (uint64_t)a->refused},
+                      .bytes = a->result, .len = a->len, .fd = -1};
+    if (a->len >= RT__SHM_MIN) { /* follows as pieces, never copied */
+        m.owned = a->result;
+        m.bytes = NULL;
+        a->result = NULL;
+    }
+    return m;
 }
 
-void rt__rank_answer_read(const rt__rank_msg *m, rt__result_msg *r)
+void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a)
 {
-    *r = (rt__result_msg){.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
-                          .run_us = m->w[3], .data = m->bytes, .len = m->len, .fd = -1,
-                          .owned = m->owned};
+    *a = (rt__answer){.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
+                      .run_us = m->w[3], .refused = m->w[4] != 0, .len = m->len,
+                      .result = m->owned};
+    if (!m->owned && m->len && (a->result = rt__buf_alloc(m->len)))
+        memcpy(a->result, m->bytes, m->len);
 }
 
 #define LOST_CHANNEL 1u

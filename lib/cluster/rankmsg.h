@@ -30,7 +30,7 @@ typedef enum rt__rank_type {
     RT__RANK_STOP,      /* 0 -> r: an actor finishes and exits */
     RT__RANK_KILL,      /* 0 -> r: kill the worker */
     RT__RANK_ANSWER,    /* r -> 0: w0 = task id, w1 = status, w2 = errno, w3 =
-                           run time (us); bytes = result */
+                           run time (us), w4 = refused; bytes = result */
     RT__RANK_LOST,      /* r -> 0: w0 = pid, w1 = wait status, w2 = spawn
                            errno, w3 = started, w4 = lost channel | broke << 1 */
     RT__RANK_FAILED,    /* r -> 0: the node failed; text = why */
@@ -48,8 +48,10 @@ typedef struct rt__rank_msg {
     const void *bytes;       /* the bytes (inline, or in owned); NULL with fd */
     size_t len;
     int fd;                  /* sending: a memfd holding len bytes, or -1 */
-    void *owned;             /* received: an rt_free()-able buffer of the bytes
-                                that followed (bytes points to it), or NULL */
+    void *owned;             /* sending: an rt_free()-able buffer of the len
+                                bytes, which follow as pieces and are freed
+                                once sent; received: the buffer of the bytes
+                                that followed (bytes points to it); or NULL */
 } rt__rank_msg;
 
 /* Encode m into a new buffer (*out, *out_len; rt__free() it).  Bytes go
@@ -76,9 +78,12 @@ typedef struct rt__rank_task_words {
     int has_fn, has_fini;
 } rt__rank_task_words;
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w);
-/* ANSWER: the result's bytes go as m's bytes (or fd). */
-rt__rank_msg rt__rank_answer(uint64_t lease, const rt__result_msg *r);
-void rt__rank_answer_read(const rt__rank_msg *m, rt__result_msg *r);
+/* ANSWER: the result's bytes inline when small (copied into the
+ * message: a->result stays the caller's), else as pieces (a->result is
+ * the message's then, and NULL).  Read back, the answer's result is the
+ * pieces' buffer (the message's owned, handed over) or a copy. */
+rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a);
+void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a);
 rt__rank_msg rt__rank_lost(uint64_t lease, const rt__loss *loss);
 void rt__rank_lost_read(const rt__rank_msg *m, rt__loss *loss);
 

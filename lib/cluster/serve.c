@@ -135,14 +135,15 @@ int rt__serve_run(rt__serve *s)
 
 /* ---- what the local node reports --------------------------------------------- */
 
-static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
+static void on_answered(void *ctx, void *owner, rt__answer *a)
 {
     rt__serve *s = ctx;
     lease *l = owner;
     rt__task *t = rt__tasks_pop(&l->inflight); /* answers come in order */
-    rt__rank_msg m = rt__rank_answer(l->byid.id, r);
+    rt__rank_msg m = rt__rank_answer(l->byid.id, a);
     rt__task_free(t);
     reply(s, &m);
+    rt_free(a->result); /* copied into the message, or the message's now (NULL) */
     renew(s, l);
 }
 

@@ -349,15 +349,14 @@ static void bury(rt__dispatch *d, rt__actor *a)
     }
 }
 
-/* An answer's bytes nobody takes: its memfd or its buffer. */
-static void drop_result(const rt__result_msg *r)
+/* An answer's bytes nobody takes. */
+static void drop_result(rt__answer *r)
 {
-    if (r->fd >= 0)
-        close(r->fd);
-    rt_free(r->owned);
+    rt_free(r->result);
+    r->result = NULL;
 }
 
-static void constructed(rt__dispatch *d, rt__task *create, const rt__result_msg *r)
+static void constructed(rt__dispatch *d, rt__task *create, rt__answer *r)
 {
     rt__actor *a = create->actor;
     drop_result(r);
@@ -519,7 +518,7 @@ static void fail_cancelled(rt__dispatch *d, rt__task *t)
 
 /* ---- what nodes report ---------------------------------------------------- */
 
-static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
+static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
 {
     if (r->sys_errno) {
         drop_result(r);
@@ -528,32 +527,21 @@ static void take_result(rt__dispatch *d, rt__task *t, const rt__result_msg *r)
         finish(d, t, RT_ESYS);
         return;
     }
-    t->task_status = r->status;
-    t->result_len = r->len;
-    if (r->owned) {
-        t->result = r->owned; /* from another rank: already a buffer of ours */
-    } else if (r->fd >= 0) {
-        t->result = rt__shm_open(r->fd, r->len, 1);
-        int err = errno;
-        close(r->fd);
-        if (!t->result && err == EPROTO) {
-            t->result_len = 0;
-            rt__task_fail(t, RT_ESYS, "the task's %zu-byte result in shared memory was "
-                          "shrunk or left unsealed: refused", r->len);
-            finish(d, t, RT_ESYS);
-            return;
-        }
-    } else if (r->len) {
-        t->result = rt__buf_alloc(r->len);
-        if (t->result)
-            memcpy(t->result, r->data, r->len);
+    if (r->refused) {
+        rt__task_fail(t, RT_ESYS, "the task's %zu-byte result in shared memory was "
+                      "shrunk or left unsealed: refused", r->len);
+        finish(d, t, RT_ESYS);
+        return;
     }
-    if (!t->result && r->len) {
-        t->result_len = 0;
+    if (!r->result && r->len) {
         rt__task_fail(t, RT_ENOMEM, "no memory for the task's %zu-byte result", r->len);
         finish(d, t, RT_ENOMEM);
         return;
     }
+    t->task_status = r->status;
+    t->result = r->result;
+    t->result_len = r->len;
+    r->result = NULL; /* the task's now */
     if (t->task_status)
         rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
     finish(d, t, t->task_status ? RT_ETASK : RT_OK);
@@ -580,7 +568,7 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
         rt__warn("no memory to record a task in the timeline: it is left out");
 }
 
-static void on_answered(void *ctx, void *owner, const rt__result_msg *r)
+static void on_answered(void *ctx, void *owner, rt__answer *r)
 {
     rt__dispatch *d = ctx;
     rt__lease *l = owner;

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/list.h"
+#include "base/shm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -188,6 +189,24 @@ static void kill_worker(rt__worker *w)
     kill_process(w);
 }
 
+/* An answer in the one shape nodes hand up (node.h): its bytes copied
+ * out of the channel or the journal, or its memfd mapped (privately: a
+ * buffer rt_free() releases) and closed.  A memfd that is not sealed, or
+ * shorter than it says, is refused. */
+static rt__answer adopt(const rt__result_msg *r)
+{
+    rt__answer a = {.id = r->id, .status = r->status, .sys_errno = r->sys_errno,
+                    .run_us = r->run_us, .len = r->len};
+    if (r->fd >= 0) {
+        a.result = rt__shm_open(r->fd, r->len, 1);
+        a.refused = !a.result && errno == EPROTO;
+        close(r->fd);
+    } else if (r->len && (a.result = rt__buf_alloc(r->len))) {
+        memcpy(a.result, r->data, r->len);
+    }
+    return a;
+}
+
 /* Hand an answer to the dispatcher: 0, or -1 when it answers no task
  * the worker was sent (r's memfd is closed then). */
 static int answer(void *ctx, const rt__result_msg *r)
@@ -200,7 +219,8 @@ static int answer(void *ctx, const rt__result_msg *r)
         return -1;
     }
     w->answered++;
-    ev->answered(ev->ctx, w->owner, r);
+    rt__answer a = adopt(r);
+    ev->answered(ev->ctx, w->owner, &a);
     return 0;
 }
 

@@ -27,6 +27,22 @@
 typedef struct rt__node rt__node;
 typedef struct rt__worker rt__worker; /* a node's worker: opaque above */
 
+/* A task's answer, in the one shape every node hands up: the result's
+ * bytes in an rt_free()-able buffer, whatever carried them (a socket, a
+ * memfd, another rank), so that nothing above a node switches over how
+ * they came. */
+typedef struct rt__answer {
+    uint64_t id;
+    int status;       /* what the function returned */
+    int sys_errno;    /* set: the worker could not run the task (why) */
+    int refused;      /* set: its result was refused (a memfd left
+                         unsealed or shrunk): no bytes */
+    uint64_t run_us;
+    void *result;     /* len bytes, the callee's; NULL with len 0, when
+                         refused, or when there was no memory for them */
+    size_t len;
+} rt__answer;
+
 /* A worker that is gone, and what it leaves behind. */
 typedef struct rt__loss {
     int pid;
@@ -41,9 +57,9 @@ typedef struct rt__loss {
  * when it leased the worker (its lease), or NULL for an idle worker. */
 typedef struct rt__node_events {
     void *ctx;
-    /* The worker answered its oldest task in flight.  The result's
-     * descriptor, if any, is the callee's. */
-    void (*answered)(void *ctx, void *owner, const rt__result_msg *r);
+    /* The worker answered its oldest task in flight; a->result is the
+     * callee's. */
+    void (*answered)(void *ctx, void *owner, rt__answer *a);
     /* The worker is gone; its tasks in flight will never be answered. */
     void (*lost)(void *ctx, void *owner, const rt__loss *loss);
     /* The node itself is gone: no worker of it runs any more. */

@@ -55,8 +55,6 @@ typedef struct rt__result_msg {
     const void *data;  /* inline result bytes, or NULL with fd */
     size_t len;
     int fd;            /* a memfd holding the result, or -1 */
-    void *owned;       /* from another rank: an rt_free()-able buffer that
-                          data points to, handed over whole; or NULL */
 } rt__result_msg;
 
 /* The devices of a lease: the ids of its GPUs and of its other
