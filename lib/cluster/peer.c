@@ -176,14 +176,13 @@ void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
     }
 }
 
-rt__peer *rt__peer_new(rt__bridge *b, int rank, const rt__node_events *ev)
+rt__peer *rt__peer_new(rt__bridge *b, int rank)
 {
     rt__peer *p = rt__malloc(sizeof *p);
     if (!p)
         return NULL;
     memset(p, 0, sizeof *p);
     p->node.ops = &peer_ops;
-    p->node.ev = *ev;
     p->bridge = b;
     p->rank = rank;
     p->next_id = 1;

@@ -17,7 +17,7 @@
 typedef struct rt__peer rt__peer;
 
 /* The node of rank `rank`; NULL without memory. */
-rt__peer *rt__peer_new(rt__bridge *b, int rank, const rt__node_events *ev);
+rt__peer *rt__peer_new(rt__bridge *b, int rank);
 rt__node *rt__peer_node(rt__peer *p);
 /* What the rank sent (ANSWER, LOST, FAILED). */
 void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m);

@@ -283,7 +283,7 @@ rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
     s->bridge = b;
     s->local = local;
     rt__link_init(&s->waiting);
-    local->ev = (rt__node_events){s, on_answered, on_lost, on_failed};
+    rt__node_listen(local, (rt__node_events){s, on_answered, on_lost, on_failed});
     return s;
 }
 

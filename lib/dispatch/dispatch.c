@@ -669,6 +669,16 @@ rt__node_events rt__dispatch_events(rt__dispatch *d)
     return (rt__node_events){d, on_answered, on_lost, on_failed};
 }
 
+int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
+{
+    int i = d->sched.nnodes;
+    if (i >= RT__NODES_MAX || rt__offer_add_node(offer, &d->sched) < 0)
+        return -1;
+    rt__node_listen(n, rt__dispatch_events(d));
+    d->node[i] = n;
+    return 0;
+}
+
 /* ---- the end -------------------------------------------------------------- */
 
 static rt__actor *actor_at(rt__dispatch *d, rt__link *l)

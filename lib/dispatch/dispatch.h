@@ -26,6 +26,7 @@
 #include "timeouts.h"
 #include "node/node.h"
 #include "node/task.h"
+#include "sched/offer.h"
 #include "sched/scheduler.h"
 
 typedef struct rt__dispatch {
@@ -50,6 +51,9 @@ typedef struct rt__dispatch {
 void rt__dispatch_init(rt__dispatch *d);
 /* The events a node reports to d. */
 rt__node_events rt__dispatch_events(rt__dispatch *d);
+/* A node joins: the scheduler counts what it offers (as its next node),
+ * and d hears it.  0, or -1 without room or memory. */
+int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n);
 /* File tasks the public calls submitted, in their order. */
 void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming);
 /* Act on rt_actor_kill(): calls not yet sent fail, the actor's process

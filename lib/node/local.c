@@ -854,9 +854,8 @@ static void free_books(rt__local *l)
     rt__free(l);
 }
 
-int rt__local_start(rt__local **out, const rt__node_events *ev,
-                    const rt__family_set *families, size_t target_idle, size_t max,
-                    rt__keep keep)
+int rt__local_start(rt__local **out, const rt__family_set *families, size_t target_idle,
+                    size_t max, rt__keep keep)
 {
     rt__local *l = rt__calloc(1, sizeof *l);
     if (!l || alloc_books(l) < 0) {
@@ -865,7 +864,6 @@ int rt__local_start(rt__local **out, const rt__node_events *ev,
         return rt__error(RT_ENOMEM, "rt_init: no memory for the worker pool");
     }
     l->node.ops = &local_ops;
-    l->node.ev = *ev;
     l->families = *families;
     rt__link_init(&l->all);
     rt__link_init(&l->idle);

@@ -25,9 +25,8 @@ typedef struct rt__local rt__local;
  * are kept ready; at most max workers run tasks (actors have processes of
  * their own besides).  Tasks are told their devices in the variables of
  * families.  0, or a negative error code with a message. */
-int rt__local_start(rt__local **out, const rt__node_events *ev,
-                    const rt__family_set *families, size_t target_idle, size_t max,
-                    rt__keep keep);
+int rt__local_start(rt__local **out, const rt__family_set *families, size_t target_idle,
+                    size_t max, rt__keep keep);
 /* Watch the fork server and the workers on loop, and start the idle
  * workers.  0, or -1 with errno when not one worker could start (some
  * but not all: a warning). */

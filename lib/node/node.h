@@ -103,4 +103,11 @@ struct rt__node {
     rt__node_events ev;
 };
 
+/* Who hears the node from now on: the dispatcher (rt__dispatch_add_node()),
+ * or, on a rank that serves rank 0, the server (serve.h). */
+static inline void rt__node_listen(rt__node *n, rt__node_events ev)
+{
+    n->ev = ev;
+}
+
 #endif

@@ -181,13 +181,11 @@ static void to_peer(void *ctx, int from, const rt__rank_msg *m)
 
 static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
 {
-    rt__node_events ev = rt__dispatch_events(d);
     for (int r = 1; r < c->size; r++) {
-        if (rt__offer_add_node(&c->descs[r].offer, &d->sched) < 0 ||
-            !(c->peer[r] = rt__peer_new(c->bridge, r, &ev)))
+        if (!(c->peer[r] = rt__peer_new(c->bridge, r)) ||
+            rt__dispatch_add_node(d, &c->descs[r].offer, rt__peer_node(c->peer[r])) < 0)
             return rt__error(RT_ENOMEM, "rt_init: no room for rank %d's node (its "
                              "resources, or memory)", r);
-        d->node[r] = rt__peer_node(c->peer[r]);
     }
     return rt__bridge_attach(c->bridge, loop, to_peer, c) < 0
                ? rt__syserror("rt_init: watching the MPI bridge")

@@ -91,12 +91,12 @@ static int start_scheduler(rt__runtime *rt, const rt__offer *set)
     rt__dispatch *d = &rt->dispatch;
     rt__dispatch_init(d);
     d->timeline = rt->recording ? &rt->timeline : NULL;
-    if (rt__sched_init(&d->sched, &set->names) < 0 || rt__offer_add_node(set, &d->sched) < 0) {
+    if (rt__sched_init(&d->sched, &set->names) < 0 ||
+        rt__dispatch_add_node(d, set, rt__local_node(rt->local)) < 0) {
         rt__tasks none = {0};
         rt__sched_free(&d->sched, &none);
         return rt__error(RT_ENOMEM, "rt_init: no memory for the scheduler");
     }
-    d->node[0] = rt__local_node(rt->local);
     return 0;
 }
 
@@ -104,10 +104,9 @@ static int start_scheduler(rt__runtime *rt, const rt__offer *set)
  * open, then the descriptors the runtime thread waits on. */
 static int start_node(rt__runtime *rt, const rt__offer *set)
 {
-    rt__node_events ev = rt__dispatch_events(&rt->dispatch);
     rt__keep keep = {set->keep_fds, set->nkeep_fds};
-    int rc = rt__local_start(&rt->local, &ev, &set->families, set->workers,
-                             set->max_workers, keep);
+    int rc = rt__local_start(&rt->local, &set->families, set->workers, set->max_workers,
+                             keep);
     if (rc < 0)
         return rc;
     int failed = rt__loop_init(&rt->loop) < 0;
