@@ -19,6 +19,14 @@ typedef struct rt__link {
 #define RT__OWNER(link, type, member) \
     ((type *)(void *)((char *)(link) - offsetof(type, member)))
 
+/* The same, or NULL when link is the list's head: a walk ends there.  The
+ * first record of the list at head, and the one after rec (NULL at the
+ * end); rec may be removed only after its successor is taken. */
+#define RT__ENTRY(head, link, type, member) \
+    ((link) == (head) ? NULL : RT__OWNER(link, type, member))
+#define RT__FIRST(head, type, member) RT__ENTRY(head, (head)->next, type, member)
+#define RT__NEXT(head, rec, type, member) RT__ENTRY(head, (rec)->member.next, type, member)
+
 static inline void rt__link_init(rt__link *l)
 {
     l->next = l->prev = l;

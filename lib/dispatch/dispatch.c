@@ -681,14 +681,10 @@ int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
 
 /* ---- the end -------------------------------------------------------------- */
 
-static rt__actor *actor_at(rt__dispatch *d, rt__link *l)
-{
-    return l == &d->actors ? NULL : RT__OWNER(l, rt__actor, link);
-}
-
 size_t rt__dispatch_stop_actors(rt__dispatch *d)
 {
-    for (rt__actor *a = actor_at(d, d->actors.next); a; a = actor_at(d, a->link.next)) {
+    for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
+         a = RT__NEXT(&d->actors, a, rt__actor, link)) {
         rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
         if (l)
             node_of(d, l)->ops->stop(node_of(d, l), l->worker);
@@ -699,7 +695,8 @@ size_t rt__dispatch_stop_actors(rt__dispatch *d)
 void rt__dispatch_free(rt__dispatch *d, const char *why)
 {
     rt__tasks orphans = {0};
-    for (rt__actor *a = actor_at(d, d->actors.next); a; a = actor_at(d, a->link.next))
+    for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
+         a = RT__NEXT(&d->actors, a, rt__actor, link))
         if (a->cls) {
             rt__sched_discard(&d->sched, a->cls, &orphans);
             a->cls = NULL;
@@ -712,7 +709,7 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         finish(d, t, RT_ESHUTDOWN);
     }
     while (!rt__list_empty(&d->actors))
-        forget_actor(actor_at(d, d->actors.next));
+        forget_actor(RT__FIRST(&d->actors, rt__actor, link));
     d->buried = d->declared = NULL;
     d->running_actors = 0;
     rt__timeouts_free(&d->timeouts);

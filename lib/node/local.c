@@ -92,13 +92,6 @@ struct rt__local {
 
 /* ---- lists ----------------------------------------------------------------- */
 
-static rt__worker *worker_at(const rt__link *head, rt__link *l, size_t offset)
-{
-    return l == head ? NULL : (rt__worker *)(void *)((char *)l - offset);
-}
-
-#define FIRST(head, member) worker_at(head, (head)->next, offsetof(rt__worker, member))
-#define NEXT(head, w, member) worker_at(head, (w)->member.next, offsetof(rt__worker, member))
 
 static void idle_add(rt__local *l, rt__worker *w)
 {
@@ -432,7 +425,8 @@ static void retire(rt__worker *w)
 static rt__worker *find_idle(rt__local *l, int fresh, int max_calls)
 {
     rt__worker *found = NULL, *unfit = NULL;
-    for (rt__worker *w = FIRST(&l->idle, idle_link); w; w = NEXT(&l->idle, w, idle_link)) {
+    for (rt__worker *w = RT__FIRST(&l->idle, rt__worker, idle_link); w;
+         w = RT__NEXT(&l->idle, w, rt__worker, idle_link)) {
         if (!can_serve(w, fresh, max_calls))
             unfit = w;
         else if (better(w, found))
@@ -648,7 +642,7 @@ static void flush_forkserver(rt__local *l)
 
 static void bury_graveyard(rt__local *l)
 {
-    for (rt__worker *w; (w = FIRST(&l->graveyard, link));) {
+    for (rt__worker *w; (w = RT__FIRST(&l->graveyard, rt__worker, link));) {
         rt__list_remove(&w->link);
         worker_free(w);
     }
@@ -934,7 +928,7 @@ void rt__local_stop(rt__local *l)
     rt__chan_close(&l->forkserver);
     rt__wake_close(NULL, &l->refill);
     bury_graveyard(l);
-    for (rt__worker *w; (w = FIRST(&l->all, link));) {
+    for (rt__worker *w; (w = RT__FIRST(&l->all, rt__worker, link));) {
         rt__list_remove(&w->link);
         worker_free(w); /* relays the output the worker left */
     }

@@ -240,7 +240,7 @@ static uint64_t head_seq(const rt__class *c)
 
 static rt__class *waiting_class(const rt__sched *s, const rt__link *l)
 {
-    return l == &s->waiting ? NULL : RT__OWNER(l, rt__class, wait);
+    return RT__ENTRY(&s->waiting, l, rt__class, wait);
 }
 
 /* Link c (with pending tasks) where its first task's age says, searching
@@ -383,7 +383,7 @@ rt__class *rt__sched_next_waiting(const rt__sched *s, const rt__class *c)
 
 static rt__class *feedable_class(const rt__sched *s, const rt__link *l)
 {
-    return l == &s->feedable ? NULL : RT__OWNER(l, rt__class, feed);
+    return RT__ENTRY(&s->feedable, l, rt__class, feed);
 }
 
 rt__class *rt__sched_feedable(const rt__sched *s)
@@ -398,12 +398,12 @@ rt__class *rt__sched_next_feedable(const rt__sched *s, const rt__class *c)
 
 rt__lease *rt__sched_first_lease(const rt__class *c)
 {
-    return c->leased.next == &c->leased ? NULL : RT__OWNER(c->leased.next, rt__lease, link);
+    return RT__FIRST(&c->leased, rt__lease, link);
 }
 
 rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l)
 {
-    return l->link.next == &c->leased ? NULL : RT__OWNER(l->link.next, rt__lease, link);
+    return RT__NEXT(&c->leased, l, rt__lease, link);
 }
 
 /* ---- decisions ------------------------------------------------------------ */
