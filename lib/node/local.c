@@ -1,378 +1,24 @@
-/* local.c - the local node: start, feed, read, retire and forget workers. */
+/* local.c - the local node: its operations on workers, its pool, its
+ * start and stop.  Each worker's record is workers.c's. */
 #include "local.h"
 
 #include "forkserver.h"
-#include "output.h"
-#include "spares.h"
-#include "worker.h"
+#include "workers.h"
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
-#include "base/list.h"
-#include "base/shm.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-/* Run slots are mapped before the fork server is forked, so the mapping
- * cannot grow later: map room for this many workers at once (512 MiB of
- * addresses).  Pages are touched only as workers use them, and a freed
- * slot is the first one reused. */
-#define SLOTS_MAX 32768
-/* A worker holds six descriptors here until its SPAWN reaches the fork
- * server, three afterwards: start at most this many at a time. */
-#define STARTING_MAX 256
-/* After a fork failed (the process limit), tasks wait for the workers
- * that run, and a new one is tried again after this long. */
-#define SPAWN_RETRY_NS 1000000000ull
-
-
-struct rt__worker {
-    rt__link link;             /* in the list of workers, or the graveyard */
-    rt__link idle_link;        /* in the idle list while idle */
-    rt__worker *dnext;         /* in the list of workers with output to send */
-    rt__local *node;
-    uint32_t slot;             /* its run slot; also its key with the fork server */
-    pid_t pid;                 /* 0 until the fork server says */
-    rt__chan chan;             /* fd -1 once closed; input may remain */
-    rt__relay out, err;
-    rt__watch w_sock, w_out, w_err;
-    void *owner;               /* the dispatcher's lease, NULL while idle */
-    size_t calls;              /* tasks sent to it in its life */
-    size_t answered;           /* answers it gave */
-    char *name_sent;           /* the NAME last sent, or NULL */
-    rt__devices devices_sent;  /* the devices last sent, pointing into */
-    char *devices_text;        /* this, or NULL before any */
-    unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1,
-        broke : 1, send_failed : 1;
-    int wait_status;           /* how it exited */
-    int spawn_errno;           /* why the fork server could not fork it */
-    uint64_t spawn_ns;         /* when the fork server was asked for it */
-};
-
-struct rt__local {
-    rt__node node;             /* ops and events: what the dispatcher sees */
-    rt__family_set families;   /* what its tasks are told of their devices */
-    rt__loop *loop;
-    pid_t forkserver_pid;
-    int forkserver_exited;        /* its pidfd: readable once it has ended */
-    rt__chan forkserver;
-    rt__watch w_forkserver;
-    int failed;                /* the fork server is gone */
-    rt__run_slot *slots;
-    uint32_t *free_slots;      /* a stack of unused slot numbers */
-    size_t nfree;
-    rt__worker **by_slot;
-    rt__link all, idle, graveyard; /* workers: running, idle (also in all), gone */
-    rt__worker *dirty;
-    size_t nidle, task_workers;
-    size_t nfresh;             /* idle workers that never ran a task */
-    rt__spares spares;         /* how many of those to keep */
-    pthread_t thread;          /* the runtime thread, which forks them */
-    rt__wake refill;           /* other threads ask it to */
-    size_t starting;           /* asked for, not yet reported by the fork server */
-    size_t target_idle, max;
-    int spawn_failing;         /* the last spawn failed: no idle top-ups */
-    uint64_t spawn_retry_ns;   /* and no new worker before then, while one runs */
-    size_t running;            /* workers whose process runs */
-};
-
-/* ---- lists ----------------------------------------------------------------- */
-
-
-static void idle_add(rt__local *l, rt__worker *w)
-{
-    rt__list_push_front(&l->idle, &w->idle_link);
-    l->nidle++;
-    l->nfresh += w->calls == 0;
-}
-
-static void idle_remove(rt__local *l, rt__worker *w)
-{
-    if (w->idle_link.next == &w->idle_link)
-        return; /* not idle */
-    rt__list_remove(&w->idle_link);
-    l->nidle--;
-    l->nfresh -= w->calls == 0;
-}
-
-static void mark_dirty(rt__worker *w)
-{
-    if (w->dirty)
-        return;
-    w->dirty = 1;
-    w->dnext = w->node->dirty;
-    w->node->dirty = w;
-}
-
-/* ---- sockets and output ------------------------------------------------- */
-
-/* No more tasks: the end of file makes the worker exit.  shutdown()
- * gives it even while a child the application forked holds a copy of
- * our end; close() alone would not. */
-static void close_socket(rt__worker *w)
-{
-    rt__loop_remove(w->node->loop, &w->w_sock);
-    if (w->chan.fd >= 0) {
-        shutdown(w->chan.fd, SHUT_RDWR);
-        close(w->chan.fd);
-    }
-    w->chan.fd = -1;
-}
-
-static void on_socket(rt__watch *wt, uint32_t events);
-
-static void relay(rt__local *l, rt__watch *wt, rt__relay *r)
-{
-    long got;
-    while ((got = rt__relay_read(r)) > 0)
-        ;
-    if (got == 0 || (errno != EAGAIN && errno != ENOMEM))
-        rt__loop_remove(l->loop, wt); /* closed when the worker is freed */
-}
-
-static void on_stdout(rt__watch *wt, uint32_t events)
-{
-    rt__worker *w = RT__OWNER(wt, rt__worker, w_out);
-    (void)events;
-    relay(w->node, wt, &w->out);
-}
-
-static void on_stderr(rt__watch *wt, uint32_t events)
-{
-    rt__worker *w = RT__OWNER(wt, rt__worker, w_err);
-    (void)events;
-    relay(w->node, wt, &w->err);
-}
-
-/* A task's lines are in its pipes before its answer is in the socket:
- * relaying them first keeps them ahead of rt_get(). */
-static void relay_output(rt__worker *w)
-{
-    if (w->w_out.fd >= 0)
-        relay(w->node, &w->w_out, &w->out);
-    if (w->w_err.fd >= 0)
-        relay(w->node, &w->w_err, &w->err);
-}
-
-static void kill_process(rt__worker *w)
-{
-    if (w->pid > 0)
-        kill(w->pid, SIGKILL);
-    close_socket(w);
-}
-
-/* It broke the protocol: nothing more it says can be trusted. */
-static void kill_worker(rt__worker *w)
-{
-    w->broke = 1;
-    kill_process(w);
-}
-
-/* An answer in the one shape nodes hand up (node.h): its bytes copied
- * out of the channel or the journal, or its memfd mapped (privately: a
- * buffer rt_free() releases) and closed.  A memfd that is not sealed, or
- * shorter than it says, is refused. */
-static rt__answer adopt(const rt__result_msg *r)
-{
-    rt__answer a = {.id = r->id, .status = r->status, .sys_errno = r->sys_errno,
-                    .run_us = r->run_us, .len = r->len};
-    if (r->fd >= 0) {
-        a.result = rt__shm_open(r->fd, r->len, 1);
-        a.refused = !a.result && errno == EPROTO;
-        close(r->fd);
-    } else if (r->len && (a.result = rt__buf_alloc(r->len))) {
-        memcpy(a.result, r->data, r->len);
-    }
-    return a;
-}
-
-/* Hand an answer to the dispatcher: 0, or -1 when it answers no task
- * the worker was sent (r's memfd is closed then). */
-static int answer(void *ctx, const rt__result_msg *r)
-{
-    rt__worker *w = ctx;
-    const rt__node_events *ev = &w->node->node.ev;
-    if (w->broke || !w->owner || w->answered == w->calls) {
-        if (r->fd >= 0)
-            close(r->fd);
-        return -1;
-    }
-    w->answered++;
-    rt__answer a = adopt(r);
-    ev->answered(ev->ctx, w->owner, &a);
-    return 0;
-}
-
-/* Hand every complete answer to the dispatcher.  A message that is not
- * an answer to a task it was sent breaks the protocol: the worker is
- * killed, and its loss reported when it has exited. */
-static void take_answers(rt__worker *w)
-{
-    rt__hdr h;
-    const char *payload;
-    int fds[RT__MSG_MAX_FDS], more = 0;
-    while (w->chan.fd >= 0 && (more = rt__chan_next(&w->chan, &h, &payload, fds)) > 0) {
-        rt__result_msg r;
-        /* A bad message's descriptors are closed by the reader. */
-        if (rt__proto_read_result(&h, payload, fds, &r) < 0 || answer(w, &r) < 0) {
-            more = -1;
-            break;
-        }
-    }
-    if (more < 0)
-        kill_worker(w);
-}
-
-static void flush_worker(rt__worker *w);
-
-static void on_socket(rt__watch *wt, uint32_t events)
-{
-    rt__worker *w = RT__OWNER(wt, rt__worker, w_sock);
-    if (events & EPOLLOUT)
-        flush_worker(w);
-    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || w->chan.fd < 0)
-        return;
-    relay_output(w);
-    long got = rt__chan_fill(&w->chan);
-    if (got > 0)
-        take_answers(w);
-    else if (got == 0 || (errno != EAGAIN && errno != ENOMEM))
-        close_socket(w); /* its exit is reported by the fork server */
-}
-
-/* ---- starting workers ------------------------------------------------------ */
-
-static int nonblocking(int fd)
-{
-    return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
-/* Our ends of the worker's socket and pipes in mine[], its ends in theirs[]. */
-static int make_endpoints(int mine[3], int theirs[3])
-{
-    int sv[2], out[2], err[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return -1;
-    if (pipe2(out, O_CLOEXEC) < 0)
-        goto close_sv;
-    if (pipe2(err, O_CLOEXEC) < 0)
-        goto close_out;
-    int ours[3] = {sv[0], out[0], err[0]}, given[3] = {sv[1], out[1], err[1]};
-    for (int i = 0; i < 3; i++) {
-        mine[i] = ours[i];
-        theirs[i] = given[i];
-        nonblocking(mine[i]);
-    }
-    return 0;
-close_out:
-    close(out[0]);
-    close(out[1]);
-close_sv:
-    close(sv[0]);
-    close(sv[1]);
-    return -1;
-}
-
-static void flush_forkserver(rt__local *l);
-
-static void worker_free(rt__worker *w)
-{
-    rt__local *l = w->node;
-    l->free_slots[l->nfree++] = w->slot;
-    l->by_slot[w->slot] = NULL;
-    rt__chan_close(&w->chan);
-    rt__relay_close(&w->out);
-    rt__relay_close(&w->err);
-    rt__free(w->name_sent);
-    rt__free(w->devices_text);
-    rt__free(w);
-}
-
-static int watch_worker(rt__local *l, rt__worker *w)
-{
-    if (rt__loop_add(l->loop, &w->w_sock, w->chan.fd, EPOLLIN, on_socket) < 0)
-        return -1;
-    if (rt__loop_add(l->loop, &w->w_out, w->out.fd, EPOLLIN, on_stdout) < 0 ||
-        rt__loop_add(l->loop, &w->w_err, w->err.fd, EPOLLIN, on_stderr) < 0) {
-        rt__loop_remove(l->loop, &w->w_sock);
-        rt__loop_remove(l->loop, &w->w_out);
-        return -1;
-    }
-    return 0;
-}
-
-static rt__worker *new_worker(rt__local *l, int mine[3])
-{
-    rt__worker *w = rt__calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->node = l;
-    rt__link_init(&w->link);
-    rt__link_init(&w->idle_link);
-    w->slot = l->free_slots[--l->nfree];
-    /* What a new worker finds: the journal's data needs no zeroing. */
-    memset(&l->slots[w->slot], 0, offsetof(rt__run_slot, journal.data));
-    l->by_slot[w->slot] = w;
-    w->w_sock.fd = w->w_out.fd = w->w_err.fd = -1;
-    rt__chan_init(&w->chan, mine[0]);
-    rt__relay_init(&w->out, mine[1], stdout);
-    rt__relay_init(&w->err, mine[2], stderr);
-    return w;
-}
-
-/* Ask the fork server for a worker.  It is usable at once: what is sent
- * to it waits in its socket until the process runs. */
-static rt__worker *start_worker(rt__local *l)
-{
-    int mine[3], theirs[3];
-    if (l->failed || l->nfree == 0 || l->starting >= STARTING_MAX) {
-        errno = EAGAIN;
-        return NULL;
-    }
-    if (make_endpoints(mine, theirs) < 0)
-        return NULL;
-    rt__worker *w = new_worker(l, mine);
-    if (!w) {
-        errno = ENOMEM;
-        for (int i = 0; i < 3; i++) {
-            close(mine[i]);
-            close(theirs[i]);
-        }
-        return NULL;
-    }
-    if (watch_worker(l, w) < 0) {
-        for (int i = 0; i < 3; i++)
-            close(theirs[i]);
-        worker_free(w);
-        return NULL;
-    }
-    if (rt__proto_send_spawn(&l->forkserver, w->slot, w->slot, theirs) < 0) {
-        rt__loop_remove(l->loop, &w->w_sock);
-        rt__loop_remove(l->loop, &w->w_out);
-        rt__loop_remove(l->loop, &w->w_err);
-        worker_free(w);
-        return NULL;
-    }
-    rt__list_push_front(&l->all, &w->link);
-    l->starting++;
-    w->spawn_ns = rt__now_ns();
-    flush_forkserver(l); /* its three descriptors leave with it */
-    return w;
-}
 
 /* Keep target_idle workers idle, and as many spares (fresh ones) as
  * tasks that need them call for (spares.h). */
@@ -388,11 +34,11 @@ static int wants_workers(const rt__local *l)
 static void top_up(rt__local *l)
 {
     while (wants_workers(l)) {
-        rt__worker *w = start_worker(l);
+        rt__worker *w = rt__workers_start(l);
         if (!w)
             return;
         l->task_workers++;
-        idle_add(l, w);
+        rt__workers_idle_add(l, w);
     }
 }
 
@@ -417,9 +63,9 @@ static int can_serve(const rt__worker *w, int fresh, int max_calls)
 static void retire(rt__worker *w)
 {
     rt__local *l = w->node;
-    idle_remove(l, w);
+    rt__workers_idle_remove(l, w);
     w->retiring = 1;
-    close_socket(w);
+    rt__workers_close_socket(w);
 }
 
 static rt__worker *find_idle(rt__local *l, int fresh, int max_calls)
@@ -449,7 +95,7 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
     if (!fresh && max_calls == 1)
         rt__spares_leased(&l->spares, rt__now_ns());
     if (w) {
-        idle_remove(l, w);
+        rt__workers_idle_remove(l, w);
     } else {
         int backing_off = l->spawn_failing && l->running > 0 &&
                           rt__now_ns() < l->spawn_retry_ns;
@@ -457,7 +103,7 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
             errno = EAGAIN; /* a running worker will take the lease */
             return NULL;
         }
-        if (!(w = start_worker(l))) {
+        if (!(w = rt__workers_start(l))) {
             if (errno == 0)
                 errno = ENOMEM;
             /* Out of descriptors with workers running: tasks wait for
@@ -526,7 +172,7 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     rt__free(w->devices_text);
     w->devices_text = copy;
     w->devices_sent = sent;
-    mark_dirty(w);
+    rt__workers_dirty(w);
     return 0;
 }
 
@@ -560,7 +206,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
         rt__proto_send_task(&w->chan, &m) < 0)
         return -1;
     w->calls++;
-    mark_dirty(w);
+    rt__workers_dirty(w);
     return 0;
 }
 
@@ -571,17 +217,7 @@ static void op_release(rt__node *n, rt__worker *w, int retire_it)
     if (retire_it || w->actor || w->chan.fd < 0) {
         retire(w);
     } else {
-        idle_add(l, w);
-    }
-}
-
-/* End of file for the worker once all it was sent has gone; the socket
- * stays open for what it still answers. */
-static void shut_if_stopping(rt__worker *w)
-{
-    if (w->stop_sending && !w->shut && w->chan.fd >= 0 && rt__chan_unsent(&w->chan) == 0) {
-        shutdown(w->chan.fd, SHUT_WR);
-        w->shut = 1;
+        rt__workers_idle_add(l, w);
     }
 }
 
@@ -590,13 +226,13 @@ static void op_stop(rt__node *n, rt__worker *w)
     (void)n;
     w->retiring = 1;
     w->stop_sending = 1;
-    shut_if_stopping(w);
+    rt__workers_shut_if_stopping(w);
 }
 
 static void op_kill(rt__node *n, rt__worker *w)
 {
     (void)n;
-    kill_worker(w);
+    rt__workers_kill(w);
 }
 
 static uint64_t op_lane(rt__node *n, rt__worker *w)
@@ -614,37 +250,11 @@ static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
     return now_ns > since ? (now_ns - since) / 1000 : 0;
 }
 
-/* Send what w has queued; ask epoll for EPOLLOUT only while its socket is
- * full, so that an idle loop is not woken by writable sockets. */
-static void flush_worker(rt__worker *w)
-{
-    if (w->chan.fd < 0 || w->send_failed)
-        return;
-    int rc = rt__chan_flush(&w->chan);
-    if (rc < 0) {
-        /* It died or closed its end (the fork server will tell): nothing
-         * more can reach it, but what it sent before is still to read. */
-        w->send_failed = 1;
-        rt__loop_modify(w->node->loop, &w->w_sock, EPOLLIN);
-        return;
-    }
-    rt__loop_modify(w->node->loop, &w->w_sock, EPOLLIN | (rc == 1 ? EPOLLOUT : 0));
-    shut_if_stopping(w);
-}
-
-static void flush_forkserver(rt__local *l)
-{
-    if (l->failed || rt__chan_unsent(&l->forkserver) == 0)
-        return;
-    int rc = rt__chan_flush(&l->forkserver);
-    rt__loop_modify(l->loop, &l->w_forkserver, EPOLLIN | (rc == 1 ? EPOLLOUT : 0));
-}
-
 static void bury_graveyard(rt__local *l)
 {
     for (rt__worker *w; (w = RT__FIRST(&l->graveyard, rt__worker, link));) {
         rt__list_remove(&w->link);
-        worker_free(w);
+        rt__workers_free(w);
     }
 }
 
@@ -656,7 +266,7 @@ static void op_flush(rt__node *n)
         rt__worker *w = l->dirty;
         l->dirty = w->dnext;
         w->dirty = 0;
-        flush_worker(w);
+        rt__workers_flush(w);
     }
     /* New workers are for later tasks: an application thread that runs
      * this round (a synchronous task) leaves the forks to the runtime
@@ -665,7 +275,7 @@ static void op_flush(rt__node *n)
         top_up(l);
     else if (wants_workers(l))
         rt__wake_signal(&l->refill);
-    flush_forkserver(l);
+    rt__workers_flush_forkserver(l);
 }
 
 /* The caller sends a task and waits for its answer; reading it here
@@ -677,17 +287,17 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     int fd = w->chan.fd;
     if (fd < 0)
         return 0;
-    flush_worker(w); /* the task may still wait in our buffer */
+    rt__workers_flush(w); /* the task may still wait in our buffer */
     rt__loop_remove(l->loop, &w->w_sock);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
     int ready = ppoll(&p, 1, &ts, NULL) > 0;
-    if (rt__loop_add(l->loop, &w->w_sock, fd, EPOLLIN, on_socket) < 0) {
-        kill_process(w); /* unwatched, it could not be heard */
+    if (rt__loop_add(l->loop, &w->w_sock, fd, EPOLLIN, rt__workers_on_socket) < 0) {
+        rt__workers_kill_process(w); /* unwatched, it could not be heard */
         return 0;
     }
     if (ready)
-        on_socket(&w->w_sock, (uint32_t)EPOLLIN);
+        rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
     return ready;
 }
 
@@ -703,127 +313,6 @@ static const rt__node_ops local_ops = {
     .flush = op_flush,
     .await = op_await,
 };
-
-/* ---- what the fork server says ------------------------------------------- */
-
-static void unlink_worker(rt__local *l, rt__worker *w)
-{
-    rt__list_remove(&w->link);
-    idle_remove(l, w);
-    if (w->dirty) {
-        rt__worker **link = &l->dirty;
-        while (*link != w)
-            link = &(*link)->dnext;
-        *link = w->dnext;
-        w->dirty = 0;
-    }
-}
-
-/* How many of the tasks w had in flight had started: they run in the
- * order sent, and the answered ones are no longer in flight.  A worker
- * that could not be started ran nothing; its first task fails only when
- * no worker runs at all, since then nothing could run it. */
-static size_t started_in_flight(const rt__local *l, const rt__worker *w,
-                                uint64_t started)
-{
-    size_t inflight = w->calls - w->answered;
-    if (w->spawn_errno)
-        return inflight && l->running == 0 ? 1 : 0;
-    uint64_t n = started > w->answered ? started - w->answered : 0;
-    return n < inflight ? (size_t)n : inflight;
-}
-
-/* Read what the worker left in its socket and pipes, and tell the
- * dispatcher; the record is freed after this round of callbacks. */
-static void worker_gone(rt__local *l, rt__worker *w)
-{
-    const rt__run_slot *slot = &l->slots[w->slot];
-    w->gone = 1;
-    relay_output(w);
-    /* A process the worker forked may hold its socket open: read what is
-     * there now and stop, rather than wait for an end of file. */
-    while (w->chan.fd >= 0 && rt__chan_fill(&w->chan) > 0)
-        ;
-    take_answers(w);
-    /* Then the results it had not sent: a death costs only the task that
-     * was running.  A worker that broke the protocol is not believed. */
-    if (!w->broke)
-        rt__journal_replay(&slot->journal, w->answered, answer, w);
-    close_socket(w);
-    rt__loop_remove(l->loop, &w->w_out);
-    rt__loop_remove(l->loop, &w->w_err);
-    rt__relay_close(&w->out);
-    rt__relay_close(&w->err);
-    unlink_worker(l, w);
-    if (!w->actor)
-        l->task_workers--;
-    if (w->pid > 0)
-        l->running--;
-    rt__loss loss = {.pid = w->pid, .wait_status = w->wait_status,
-                     .spawn_errno = w->spawn_errno,
-                     .lost_channel = (int)atomic_load(&slot->lost), .broke = w->broke,
-                     .started = started_in_flight(l, w, atomic_load(&slot->started))};
-    rt__list_push_back(&l->graveyard, &w->link);
-    if (w->owner)
-        l->node.ev.lost(l->node.ev.ctx, w->owner, &loss);
-}
-
-static void notice(rt__local *l, const rt__hdr *h)
-{
-    rt__worker *w = h->id < SLOTS_MAX ? l->by_slot[h->id] : NULL;
-    if (!w || w->gone)
-        return;
-    switch (h->type) {
-    case RT__MSG_SPAWNED:
-        w->pid = (pid_t)h->word;
-        /* Killed before the fork server said which process it is (a force
-         * cancel right after a lease): its socket is closed, but a task
-         * it already read would keep it alive.  Kill it now. */
-        if (w->broke)
-            kill(w->pid, SIGKILL);
-        rt__spares_started(&l->spares, rt__now_ns() - w->spawn_ns);
-        l->spawn_failing = 0;
-        l->starting--;
-        l->running++;
-        return;
-    case RT__MSG_SPAWN_FAILED:
-        w->spawn_errno = (int)h->word;
-        l->spawn_failing = 1;
-        l->spawn_retry_ns = rt__now_ns() + SPAWN_RETRY_NS;
-        l->starting--;
-        break;
-    case RT__MSG_EXITED:
-        w->wait_status = (int)h->word;
-        break;
-    default:
-        return;
-    }
-    worker_gone(l, w);
-}
-
-static void on_forkserver(rt__watch *wt, uint32_t events)
-{
-    rt__local *l = RT__OWNER(wt, rt__local, w_forkserver);
-    if (events & EPOLLOUT)
-        flush_forkserver(l);
-    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-        return;
-    long got = rt__chan_fill(&l->forkserver);
-    if (got < 0 && (errno == EAGAIN || errno == ENOMEM))
-        return; /* without memory, epoll calls again: it is level-triggered */
-    if (got <= 0) {
-        /* It died (killed by someone): every worker died with it. */
-        rt__loop_remove(l->loop, wt);
-        l->failed = 1;
-        l->node.ev.failed(l->node.ev.ctx, "its fork server died");
-        return;
-    }
-    rt__hdr h;
-    const char *payload;
-    int fds[RT__MSG_MAX_FDS];
-    while (rt__chan_next(&l->forkserver, &h, &payload, fds) > 0)
-        notice(l, &h);
-}
 
 /* ---- start and stop -------------------------------------------------------- */
 
@@ -882,7 +371,7 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
         return rc;
     }
     rt__chan_init(&l->forkserver, ctl);
-    nonblocking(ctl);
+    rt__workers_nonblocking(ctl);
     *out = l;
     return 0;
 }
@@ -891,7 +380,7 @@ static void on_refill(rt__wake *w)
 {
     rt__local *l = RT__OWNER(w, rt__local, refill);
     top_up(l);
-    flush_forkserver(l);
+    rt__workers_flush_forkserver(l);
 }
 
 int rt__local_attach(rt__local *l, rt__loop *loop)
@@ -899,7 +388,7 @@ int rt__local_attach(rt__local *l, rt__loop *loop)
     l->loop = loop;
     l->thread = pthread_self();
     if (rt__wake_open(&l->refill) < 0 || rt__wake_watch(loop, &l->refill, on_refill) < 0 ||
-        rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, on_forkserver) < 0)
+        rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, rt__workers_on_forkserver) < 0)
         return -1;
     errno = 0;
     top_up(l);
@@ -930,7 +419,7 @@ void rt__local_stop(rt__local *l)
     bury_graveyard(l);
     for (rt__worker *w; (w = RT__FIRST(&l->all, rt__worker, link));) {
         rt__list_remove(&w->link);
-        worker_free(w); /* relays the output the worker left */
+        rt__workers_free(w); /* relays the output the worker left */
     }
     free_books(l);
 }
