@@ -1,5 +1,8 @@
-/* dispatch.c - leases, sends, answers, losses, and the lives of actors. */
+/* dispatch.c - leases, sends, answers, losses; the lives of actors are
+ * actors.c's (lives.h between them). */
 #include "dispatch.h"
+
+#include "lives.h"
 
 #include "base/alloc.h"
 #include "base/clock.h"
@@ -15,19 +18,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static rt__node *node_of(const rt__dispatch *d, const rt__lease *l)
+rt__node *rt__dispatch_node_of(const rt__dispatch *d, const rt__lease *l)
 {
     return d->node[l->grant.node];
 }
 
-static void finish(rt__dispatch *d, rt__task *t, int status)
+void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
 {
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->done, t);
 }
-
-/* Tasks with a time limit are looked at at least this often. */
 
 /* ---- leases ------------------------------------------------------------- */
 
@@ -35,7 +36,7 @@ static void finish(rt__dispatch *d, rt__task *t, int status)
  * another lease unless it spent its max_calls. */
 static void end_lease(rt__dispatch *d, rt__lease *l)
 {
-    node_of(d, l)->ops->release(node_of(d, l), l->worker, l->budget == 0);
+    rt__dispatch_node_of(d, l)->ops->release(rt__dispatch_node_of(d, l), l->worker, l->budget == 0);
     rt__sched_unlease(&d->sched, l);
 }
 
@@ -52,7 +53,7 @@ static rt__devices describe(rt__dispatch *d, const rt__lease *l)
 static int tell_devices(rt__dispatch *d, rt__lease *l)
 {
     rt__devices dev = describe(d, l);
-    return node_of(d, l)->ops->devices(node_of(d, l), l->worker, &dev);
+    return rt__dispatch_node_of(d, l)->ops->devices(rt__dispatch_node_of(d, l), l->worker, &dev);
 }
 
 /* Limits that waiting will not lift: descriptors, processes. */
@@ -61,8 +62,6 @@ static int lasting(int err)
     return err == EMFILE || err == ENFILE;
 }
 
-static void bury(rt__dispatch *d, rt__actor *a);
-static void set_death(rt__dispatch *d, rt__actor *a, rt__death death);
 
 /* A class whose worker cannot be started (and no other worker can take
  * its tasks) fails, with the reason, rather than wait for a limit that
@@ -72,15 +71,15 @@ static void cannot_start(rt__dispatch *d, rt__class *c, int err)
     rt__actor *a = c->owner;
     if (a) {
         a->ctor_status = err;
-        set_death(d, a, RT__DEATH_NOSTART);
-        bury(d, a);
+        rt__actors_set_death(d, a, RT__DEATH_NOSTART);
+        rt__actors_bury(d, a);
         return;
     }
     for (rt__task *t; (t = rt__sched_pop(&d->sched, c));) {
         rt__task_fail(t, RT_ESYS, "no worker could be started for the task: %s%s",
                       strerror(err), err == EMFILE ? " (raise the descriptor limit, "
                                                      "ulimit -n)" : "");
-        finish(d, t, RT_ESYS);
+        rt__dispatch_finish(d, t, RT_ESYS);
     }
     rt__sched_release_class(&d->sched, c);
 }
@@ -142,7 +141,7 @@ static void grant_leases(rt__dispatch *d)
 
 static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
 {
-    rt__node *n = node_of(d, l);
+    rt__node *n = rt__dispatch_node_of(d, l);
     uint64_t fini = t->kind == RT__KIND_CREATE
                         ? (uint64_t)(uintptr_t)t->actor->fini : 0;
     if (n->ops->send(n, l->worker, t, fini) < 0) {
@@ -151,7 +150,7 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
             rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
             d->retry_soon = 1;
         } else
-            finish(d, t, RT_ENOMEM);
+            rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
     rt__sched_sent(l, t, now);
@@ -168,10 +167,10 @@ static void expire(rt__dispatch *d, uint64_t now)
         rt__lease *l = d->timeouts.v[i].lease;
         uint64_t limit_us = (uint64_t)t->timeout_ms * 1000, ran_us = 0;
         if (l->inflight.head == t && !t->cancelling)
-            ran_us = node_of(d, l)->ops->busy_us(node_of(d, l), l->worker, now);
+            ran_us = rt__dispatch_node_of(d, l)->ops->busy_us(rt__dispatch_node_of(d, l), l->worker, now);
         if (ran_us >= limit_us) {
             t->cancelling = RT__CANCEL_TIMEOUT;
-            node_of(d, l)->ops->kill(node_of(d, l), l->worker);
+            rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
             continue;
         }
         /* Look again when it could pass its limit at the soonest: when
@@ -190,7 +189,7 @@ static void feed_class(rt__dispatch *d, rt__class *c, uint64_t now)
 {
     for (rt__lease *l = rt__sched_first_lease(c), *next; l; l = next) {
         next = rt__sched_next_lease(c, l);
-        rt__node *n = node_of(d, l);
+        rt__node *n = rt__dispatch_node_of(d, l);
         size_t share = rt__sched_share(l, n->ops->busy_us(n, l->worker, now), now);
         for (rt__task *t; share > 0 && (t = rt__sched_pop(&d->sched, c)); share--)
             send_task(d, l, t, now);
@@ -226,7 +225,7 @@ int rt__dispatch_await(rt__dispatch *d, rt__task *t)
     for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l)) {
         if (l->inflight.head != t)
             continue;
-        rt__node *n = node_of(d, l);
+        rt__node *n = rt__dispatch_node_of(d, l);
         int timeout_us = (int)(4 * (c->timed ? c->run_us : 0) + AWAIT_SLACK_US);
         return n->ops->await && n->ops->await(n, l->worker, timeout_us);
     }
@@ -250,215 +249,25 @@ void rt__dispatch_run(rt__dispatch *d)
     rt__dispatch_flush(d);
 }
 
-/* ---- actors --------------------------------------------------------------- */
-
-/* How the actor's process ended, from its wait status. */
-static void describe_crash(const rt__actor *a, char *text, size_t size)
-{
-    int ws = a->wait_status;
-    if (WIFSIGNALED(ws))
-        snprintf(text, size, "the actor %s (pid %d) died: killed by signal %d (%s)",
-                 a->name, a->pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
-    else
-        snprintf(text, size, "the actor %s (pid %d) died: it exited with status %d",
-                 a->name, a->pid, WEXITSTATUS(ws));
-}
-
-static void compose_epitaph(rt__actor *a)
-{
-    char text[320];
-    switch (a->death) {
-    case RT__DEATH_KILLED:
-        snprintf(text, sizeof text, "the actor %s was killed", a->name);
-        break;
-    case RT__DEATH_CTOR:
-        snprintf(text, sizeof text, "the actor %s is dead: its constructor returned %d",
-                 a->name, a->ctor_status);
-        break;
-    case RT__DEATH_NOSTART:
-        snprintf(text, sizeof text, "the actor %s could not start its process: %s%s",
-                 a->name, strerror(a->ctor_status),
-                 a->ctor_status == EMFILE ? " (raise the descriptor limit, ulimit -n: "
-                                            "each worker needs 3 in the application)"
-                                          : "");
-        break;
-    default:
-        describe_crash(a, text, sizeof text);
-    }
-    size_t len = strlen(text) + 1;
-    rt__free(a->epitaph);
-    rt__free(a->tombstone);
-    a->epitaph = rt__strdup(text);
-    a->tombstone = rt__malloc(sizeof *a->tombstone + len);
-    if (a->tombstone) {
-        a->tombstone->dead = 1;
-        memcpy(a->tombstone->text, text, len);
-    }
-}
-
-/* A call fails because its actor died: it gets a copy of the epitaph. */
-static void fail_call(rt__dispatch *d, rt__task *t, rt__actor *a)
-{
-    rt__task_fail(t, RT_EACTORDIED, "%s", a->epitaph ? a->epitaph : "the actor died");
-    finish(d, t, RT_EACTORDIED);
-}
-
-/* A call that the actor's process held when it died, while the actor
- * restarts: the call is not run again, and says how the process ended. */
-static void fail_restarting_call(rt__dispatch *d, rt__task *t, rt__actor *a)
-{
-    char text[320];
-    describe_crash(a, text, sizeof text);
-    rt__task_fail(t, RT_EACTORDIED, "%s; it restarts (%d restart%s left after this one)",
-                  text, a->restarts_left - 1, a->restarts_left - 1 == 1 ? "" : "s");
-    finish(d, t, RT_EACTORDIED);
-}
-
-static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
-{
-    for (rt__task *t; a->cls && (t = rt__sched_pop(&d->sched, a->cls));)
-        if (t != a->create)
-            fail_call(d, t, a);
-}
-
-/* From the next exchange on, calls to the actor fail at once. */
-static void set_death(rt__dispatch *d, rt__actor *a, rt__death death)
-{
-    if (a->death)
-        return;
-    a->death = death;
-    compose_epitaph(a);
-    a->next_declared = d->declared;
-    d->declared = a;
-}
-
-/* The actor will run no more: fail what waits, forget its class once no
- * process holds it, and hand it to the runtime to publish. */
-static void bury(rt__dispatch *d, rt__actor *a)
-{
-    fail_pending_calls(d, a);
-    if (a->cls && a->cls->leases == 0) {
-        rt__tasks none = {0};
-        rt__sched_discard(&d->sched, a->cls, &none);
-        a->cls = NULL;
-    }
-    if (!a->cls && !a->buried) {
-        a->buried = 1;
-        a->next_kill = d->buried; /* next_kill links the buried list too */
-        d->buried = a;
-    }
-}
-
 /* An answer's bytes nobody takes. */
-static void drop_result(rt__answer *r)
+void rt__dispatch_drop(rt__answer *r)
 {
     rt_free(r->result);
     r->result = NULL;
 }
 
-static void constructed(rt__dispatch *d, rt__task *create, rt__answer *r)
-{
-    rt__actor *a = create->actor;
-    drop_result(r);
-    if ((r->sys_errno == 0 && r->status == 0) || a->killed)
-        return;
-    /* The worker leaves after a failed constructor; its exit ends the
-     * lease, and calls already sent to it fail then. */
-    a->ctor_status = r->sys_errno ? RT_ESYS : r->status;
-    set_death(d, a, RT__DEATH_CTOR);
-    fail_pending_calls(d, a);
-}
-
-void rt__dispatch_kill(rt__dispatch *d, rt__actor *a)
-{
-    if (a->killed)
-        return;
-    a->killed = 1;
-    set_death(d, a, RT__DEATH_KILLED);
-    rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
-    if (l)
-        node_of(d, l)->ops->stop(node_of(d, l), l->worker);
-    bury(d, a);
-}
-
-/* The actor's process is gone.  Calls it held are not run again: their
- * effects may have happened.  It restarts while it has restarts left. */
-static void actor_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
-{
-    rt__actor *a = l->cls->owner;
-    a->pid = loss->pid;
-    a->wait_status = loss->wait_status;
-    int restart = !a->killed && !a->death && a->restarts_left > 0 && !loss->spawn_errno;
-    if (loss->spawn_errno) {
-        a->ctor_status = loss->spawn_errno;
-        set_death(d, a, RT__DEATH_NOSTART);
-    } else if (!restart) {
-        set_death(d, a, RT__DEATH_CRASHED);
-    }
-    for (rt__task *t; (t = rt__sched_recall(l));)
-        if (t != a->create && restart)
-            fail_restarting_call(d, t, a);
-        else if (t != a->create)
-            fail_call(d, t, a);
-    rt__sched_unlease(&d->sched, l);
-    d->running_actors--;
-    if (restart) {
-        a->restarts_left--;
-        rt__sched_push_front(&d->sched, a->cls, a->create);
-    } else {
-        bury(d, a);
-    }
-}
-
-static void forget_actor(rt__actor *a)
-{
-    rt__list_remove(&a->link);
-    rt__task_free(a->create);
-    rt__free(a->epitaph);
-    rt__free(a->tombstone);
-    rt__free(a);
-}
-
-void rt__dispatch_free_actors(rt__actor *published)
-{
-    while (published) {
-        rt__actor *a = published;
-        published = a->next_kill;
-        forget_actor(a);
-    }
-}
-
 /* ---- absorbing submissions ---------------------------------------------- */
-
-/* A new actor's constructor: the actor gets its class, and joins the list
- * the runtime thread keeps. */
-static void absorb_create(rt__dispatch *d, rt__task *t)
-{
-    rt__actor *a = t->actor;
-    rt__res req;
-    rt__task_request(t, &req);
-    a->create = t;
-    rt__list_push_back(&d->actors, &a->link);
-    a->cls = rt__sched_actor_class(&d->sched, &req, a);
-    if (!a->cls) {
-        a->ctor_status = RT_ENOMEM;
-        set_death(d, a, RT__DEATH_CTOR);
-        bury(d, a);
-        return;
-    }
-    rt__sched_push(&d->sched, a->cls, t);
-}
 
 static void absorb_one(rt__dispatch *d, rt__task *t)
 {
     if (t->kind == RT__KIND_CREATE) {
-        absorb_create(d, t);
+        rt__actors_absorb(d, t);
         return;
     }
     if (t->kind == RT__KIND_CALL) {
         rt__actor *a = t->actor;
         if (a->death || !a->cls)
-            fail_call(d, t, a);
+            rt__actors_fail_call(d, t, a);
         else
             rt__sched_push(&d->sched, a->cls, t);
         return;
@@ -468,7 +277,7 @@ static void absorb_one(rt__dispatch *d, rt__task *t)
     rt__class *c = rt__sched_class(&d->sched, &req, t->max_calls);
     if (!c) {
         rt__task_fail(t, RT_ENOMEM, "no memory for a scheduling class");
-        finish(d, t, RT_ENOMEM);
+        rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
     rt__sched_push(&d->sched, c, t);
@@ -489,14 +298,14 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
         return; /* finished, waiting to be published */
     if (rt__sched_withdraw(&d->sched, c, t)) {
         rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
-        finish(d, t, RT_ECANCELLED);
+        rt__dispatch_finish(d, t, RT_ECANCELLED);
         if (!c->owner)
             rt__sched_release_class(&d->sched, c);
         return;
     }
     rt__lease *l = rt__sched_lease_of(c, t);
     if (l && t->cancelling == RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
-        node_of(d, l)->ops->kill(node_of(d, l), l->worker); /* lost: on_lost() */
+        rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker); /* lost: on_lost() */
 }
 
 /* A task cancelled while it ran, or killed at its time limit: its
@@ -506,14 +315,14 @@ static void fail_cancelled(rt__dispatch *d, rt__task *t)
     if (t->cancelling == RT__CANCEL_TIMEOUT) {
         rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
                       "its worker was killed", t->timeout_ms);
-        finish(d, t, RT_EKILLED);
+        rt__dispatch_finish(d, t, RT_EKILLED);
         return;
     }
     rt__task_fail(t, RT_ECANCELLED, t->cancelling == RT__CANCEL_KILL
                                         ? "rt_cancel: its worker was killed"
                                         : "rt_cancel: it ran to its end; its result "
                                           "was dropped");
-    finish(d, t, RT_ECANCELLED);
+    rt__dispatch_finish(d, t, RT_ECANCELLED);
 }
 
 /* ---- what nodes report ---------------------------------------------------- */
@@ -521,21 +330,21 @@ static void fail_cancelled(rt__dispatch *d, rt__task *t)
 static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
 {
     if (r->sys_errno) {
-        drop_result(r);
+        rt__dispatch_drop(r);
         rt__task_fail(t, RT_ESYS, "the worker could not run the task: %s",
                       strerror(r->sys_errno));
-        finish(d, t, RT_ESYS);
+        rt__dispatch_finish(d, t, RT_ESYS);
         return;
     }
     if (r->refused) {
         rt__task_fail(t, RT_ESYS, "the task's %zu-byte result in shared memory was "
                       "shrunk or left unsealed: refused", r->len);
-        finish(d, t, RT_ESYS);
+        rt__dispatch_finish(d, t, RT_ESYS);
         return;
     }
     if (!r->result && r->len) {
         rt__task_fail(t, RT_ENOMEM, "no memory for the task's %zu-byte result", r->len);
-        finish(d, t, RT_ENOMEM);
+        rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
     t->task_status = r->status;
@@ -544,7 +353,7 @@ static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
     r->result = NULL; /* the task's now */
     if (t->task_status)
         rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
-    finish(d, t, t->task_status ? RT_ETASK : RT_OK);
+    rt__dispatch_finish(d, t, t->task_status ? RT_ETASK : RT_OK);
 }
 
 /* Record how t's run on l ended, when a timeline is kept: after ran_us,
@@ -554,7 +363,7 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
 {
     uint64_t now = rt__now_ns();
     rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
-                  .lane = node_of(d, l)->ops->lane(node_of(d, l), l->worker),
+                  .lane = rt__dispatch_node_of(d, l)->ops->lane(rt__dispatch_node_of(d, l), l->worker),
                   .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
                   .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
                   .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL};
@@ -574,16 +383,16 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     rt__lease *l = owner;
     rt__task *t = l->inflight.head;
     if (!t || t->id != r->id) { /* not what this worker was asked */
-        drop_result(r);
-        node_of(d, l)->ops->kill(node_of(d, l), l->worker);
+        rt__dispatch_drop(r);
+        rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
         return;
     }
     rt__sched_answered(l, r->run_us, rt__now_ns());
     rt__timeouts_remove(&d->timeouts, t);
     if (t->kind == RT__KIND_CREATE) {
-        constructed(d, t, r);
+        rt__actors_constructed(d, t, r);
     } else if (t->cancelling) {
-        drop_result(r);
+        rt__dispatch_drop(r);
         fail_cancelled(d, t);
     } else {
         take_result(d, t, r);
@@ -624,7 +433,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
     rt__dispatch *d = ctx;
     rt__lease *l = owner;
     if (l->cls->owner) {
-        actor_lost(d, l, loss);
+        rt__actors_lost(d, l, loss);
         return;
     }
     rt__tasks retried = {0}, unstarted = {0};
@@ -643,7 +452,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
             rt__tasks_push(&retried, t);
         } else {
             explain_loss(t, loss);
-            finish(d, t, RT_EWORKERDIED);
+            rt__dispatch_finish(d, t, RT_EWORKERDIED);
         }
     }
     rt__tasks_append(&retried, &unstarted);
@@ -681,17 +490,6 @@ int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
 
 /* ---- the end -------------------------------------------------------------- */
 
-size_t rt__dispatch_stop_actors(rt__dispatch *d)
-{
-    for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
-         a = RT__NEXT(&d->actors, a, rt__actor, link)) {
-        rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
-        if (l)
-            node_of(d, l)->ops->stop(node_of(d, l), l->worker);
-    }
-    return d->running_actors;
-}
-
 void rt__dispatch_free(rt__dispatch *d, const char *why)
 {
     rt__tasks orphans = {0};
@@ -706,10 +504,10 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         if (t->kind == RT__KIND_CREATE)
             continue; /* the actor's own record, freed with it */
         rt__task_fail(t, RT_ESHUTDOWN, "%s", why);
-        finish(d, t, RT_ESHUTDOWN);
+        rt__dispatch_finish(d, t, RT_ESHUTDOWN);
     }
     while (!rt__list_empty(&d->actors))
-        forget_actor(RT__FIRST(&d->actors, rt__actor, link));
+        rt__actors_forget(RT__FIRST(&d->actors, rt__actor, link));
     d->buried = d->declared = NULL;
     d->running_actors = 0;
     rt__timeouts_free(&d->timeouts);

@@ -1,0 +1,213 @@
+/* actors.c - the lives of actors: creation, restarts, kills, deaths and
+ * the epitaphs their calls fail with (lives.h). */
+#include "dispatch.h"
+
+#include "lives.h"
+
+#include "base/alloc.h"
+#include "base/shm.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* How the actor's process ended, from its wait status. */
+static void describe_crash(const rt__actor *a, char *text, size_t size)
+{
+    int ws = a->wait_status;
+    if (WIFSIGNALED(ws))
+        snprintf(text, size, "the actor %s (pid %d) died: killed by signal %d (%s)",
+                 a->name, a->pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    else
+        snprintf(text, size, "the actor %s (pid %d) died: it exited with status %d",
+                 a->name, a->pid, WEXITSTATUS(ws));
+}
+
+static void compose_epitaph(rt__actor *a)
+{
+    char text[320];
+    switch (a->death) {
+    case RT__DEATH_KILLED:
+        snprintf(text, sizeof text, "the actor %s was killed", a->name);
+        break;
+    case RT__DEATH_CTOR:
+        snprintf(text, sizeof text, "the actor %s is dead: its constructor returned %d",
+                 a->name, a->ctor_status);
+        break;
+    case RT__DEATH_NOSTART:
+        snprintf(text, sizeof text, "the actor %s could not start its process: %s%s",
+                 a->name, strerror(a->ctor_status),
+                 a->ctor_status == EMFILE ? " (raise the descriptor limit, ulimit -n: "
+                                            "each worker needs 3 in the application)"
+                                          : "");
+        break;
+    default:
+        describe_crash(a, text, sizeof text);
+    }
+    size_t len = strlen(text) + 1;
+    rt__free(a->epitaph);
+    rt__free(a->tombstone);
+    a->epitaph = rt__strdup(text);
+    a->tombstone = rt__malloc(sizeof *a->tombstone + len);
+    if (a->tombstone) {
+        a->tombstone->dead = 1;
+        memcpy(a->tombstone->text, text, len);
+    }
+}
+
+/* A call fails because its actor died: it gets a copy of the epitaph. */
+void rt__actors_fail_call(rt__dispatch *d, rt__task *t, rt__actor *a)
+{
+    rt__task_fail(t, RT_EACTORDIED, "%s", a->epitaph ? a->epitaph : "the actor died");
+    rt__dispatch_finish(d, t, RT_EACTORDIED);
+}
+
+/* A call that the actor's process held when it died, while the actor
+ * restarts: the call is not run again, and says how the process ended. */
+static void fail_restarting_call(rt__dispatch *d, rt__task *t, rt__actor *a)
+{
+    char text[320];
+    describe_crash(a, text, sizeof text);
+    rt__task_fail(t, RT_EACTORDIED, "%s; it restarts (%d restart%s left after this one)",
+                  text, a->restarts_left - 1, a->restarts_left - 1 == 1 ? "" : "s");
+    rt__dispatch_finish(d, t, RT_EACTORDIED);
+}
+
+static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
+{
+    for (rt__task *t; a->cls && (t = rt__sched_pop(&d->sched, a->cls));)
+        if (t != a->create)
+            rt__actors_fail_call(d, t, a);
+}
+
+/* From the next exchange on, calls to the actor fail at once. */
+void rt__actors_set_death(rt__dispatch *d, rt__actor *a, rt__death death)
+{
+    if (a->death)
+        return;
+    a->death = death;
+    compose_epitaph(a);
+    a->next_declared = d->declared;
+    d->declared = a;
+}
+
+/* The actor will run no more: fail what waits, forget its class once no
+ * process holds it, and hand it to the runtime to publish. */
+void rt__actors_bury(rt__dispatch *d, rt__actor *a)
+{
+    fail_pending_calls(d, a);
+    if (a->cls && a->cls->leases == 0) {
+        rt__tasks none = {0};
+        rt__sched_discard(&d->sched, a->cls, &none);
+        a->cls = NULL;
+    }
+    if (!a->cls && !a->buried) {
+        a->buried = 1;
+        a->next_kill = d->buried; /* next_kill links the buried list too */
+        d->buried = a;
+    }
+}
+
+void rt__actors_constructed(rt__dispatch *d, rt__task *create, rt__answer *r)
+{
+    rt__actor *a = create->actor;
+    rt__dispatch_drop(r);
+    if ((r->sys_errno == 0 && r->status == 0) || a->killed)
+        return;
+    /* The worker leaves after a failed constructor; its exit ends the
+     * lease, and calls already sent to it fail then. */
+    a->ctor_status = r->sys_errno ? RT_ESYS : r->status;
+    rt__actors_set_death(d, a, RT__DEATH_CTOR);
+    fail_pending_calls(d, a);
+}
+
+void rt__dispatch_kill(rt__dispatch *d, rt__actor *a)
+{
+    if (a->killed)
+        return;
+    a->killed = 1;
+    rt__actors_set_death(d, a, RT__DEATH_KILLED);
+    rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
+    if (l)
+        rt__dispatch_node_of(d, l)->ops->stop(rt__dispatch_node_of(d, l), l->worker);
+    rt__actors_bury(d, a);
+}
+
+/* The actor's process is gone.  Calls it held are not run again: their
+ * effects may have happened.  It restarts while it has restarts left. */
+void rt__actors_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
+{
+    rt__actor *a = l->cls->owner;
+    a->pid = loss->pid;
+    a->wait_status = loss->wait_status;
+    int restart = !a->killed && !a->death && a->restarts_left > 0 && !loss->spawn_errno;
+    if (loss->spawn_errno) {
+        a->ctor_status = loss->spawn_errno;
+        rt__actors_set_death(d, a, RT__DEATH_NOSTART);
+    } else if (!restart) {
+        rt__actors_set_death(d, a, RT__DEATH_CRASHED);
+    }
+    for (rt__task *t; (t = rt__sched_recall(l));)
+        if (t != a->create && restart)
+            fail_restarting_call(d, t, a);
+        else if (t != a->create)
+            rt__actors_fail_call(d, t, a);
+    rt__sched_unlease(&d->sched, l);
+    d->running_actors--;
+    if (restart) {
+        a->restarts_left--;
+        rt__sched_push_front(&d->sched, a->cls, a->create);
+    } else {
+        rt__actors_bury(d, a);
+    }
+}
+
+void rt__actors_forget(rt__actor *a)
+{
+    rt__list_remove(&a->link);
+    rt__task_free(a->create);
+    rt__free(a->epitaph);
+    rt__free(a->tombstone);
+    rt__free(a);
+}
+
+void rt__dispatch_free_actors(rt__actor *published)
+{
+    while (published) {
+        rt__actor *a = published;
+        published = a->next_kill;
+        rt__actors_forget(a);
+    }
+}
+
+/* A new actor's constructor: the actor gets its class, and joins the list
+ * the runtime thread keeps. */
+void rt__actors_absorb(rt__dispatch *d, rt__task *t)
+{
+    rt__actor *a = t->actor;
+    rt__res req;
+    rt__task_request(t, &req);
+    a->create = t;
+    rt__list_push_back(&d->actors, &a->link);
+    a->cls = rt__sched_actor_class(&d->sched, &req, a);
+    if (!a->cls) {
+        a->ctor_status = RT_ENOMEM;
+        rt__actors_set_death(d, a, RT__DEATH_CTOR);
+        rt__actors_bury(d, a);
+        return;
+    }
+    rt__sched_push(&d->sched, a->cls, t);
+}
+
+size_t rt__dispatch_stop_actors(rt__dispatch *d)
+{
+    for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
+         a = RT__NEXT(&d->actors, a, rt__actor, link)) {
+        rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
+        if (l)
+            rt__dispatch_node_of(d, l)->ops->stop(rt__dispatch_node_of(d, l), l->worker);
+    }
+    return d->running_actors;
+}
