@@ -54,15 +54,20 @@ static struct {
 
 /* The flusher thread.  It is started with the first batch of more than
  * one task, so a worker that runs one task per batch (a fresh GPU worker,
- * a synchronous caller) never has it.  The main thread holds `lock` while
- * it changes the channel's output; the flusher only flushes it. */
+ * a synchronous caller) never has it.  The channel is the main thread's,
+ * which lends it while a task runs (the task never touches it): then the
+ * flusher may take it to send what waits, and the main thread takes it
+ * back when the task returns, waiting only if a send is under way.  No
+ * lock is held across the send. */
+enum { CHAN_MAIN, CHAN_LENT, CHAN_SENDING };
+
 static struct {
-    pthread_mutex_t lock;
+    _Atomic uint32_t chan;    /* futex: CHAN_*, who may use the channel */
     _Atomic uint32_t busy;    /* futex: 1 while a batch runs */
     _Atomic uint32_t task_no; /* futex: counts the tasks run */
     _Atomic int parked;       /* the flusher waits for task_no to change */
     int started;
-} flush = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} flush;
 
 /* The actor this worker is, if it is one. */
 static struct {
@@ -381,8 +386,8 @@ static void announce(const char *name)
 }
 
 /* Send what the channel holds; the journal empties once it is all sent.
- * The caller holds flush.lock.  0, or -1 when the socket failed. */
-static int flush_locked(void)
+ * By the channel's user of the moment.  0, or -1 when the socket failed. */
+static int flush_channel(void)
 {
     if (rt__chan_flush(&self.chan) < 0)
         return -1;
@@ -405,14 +410,12 @@ static void send_result(rt__result_msg *m, rt_result *r)
         m->data = NULL;
         rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
     }
-    pthread_mutex_lock(&flush.lock);
     int queued = rt__proto_send_result(&self.chan, m) == 0, sent = 1;
     if (queued) {
         self.results++;
         if (rt__journal_keep(&self.slot->journal, m) < 0)
-            sent = flush_locked() == 0;
+            sent = flush_channel() == 0;
     }
-    pthread_mutex_unlock(&flush.lock);
     if (!queued)
         leave();
     if (!sent)
@@ -443,10 +446,13 @@ static void *flusher(void *unused)
         if (!atomic_load(&self.slot->running) ||
             rt__now_ns() - atomic_load(&self.slot->since_ns) < FLUSH_AFTER_NS)
             continue;
-        pthread_mutex_lock(&flush.lock);
-        if (rt__chan_unsent(&self.chan))
-            (void)flush_locked(); /* a failure is the main thread's to see */
-        pthread_mutex_unlock(&flush.lock);
+        uint32_t lent = CHAN_LENT;
+        if (atomic_compare_exchange_strong(&flush.chan, &lent, CHAN_SENDING)) {
+            if (rt__chan_unsent(&self.chan))
+                (void)flush_channel(); /* a failure is the main thread's to see */
+            atomic_store(&flush.chan, CHAN_LENT);
+            futex(&flush.chan, FUTEX_WAKE_PRIVATE, 1, NULL);
+        }
         atomic_store(&flush.parked, 1);
         if (atomic_load(&flush.task_no) == no)
             futex(&flush.task_no, FUTEX_WAIT_PRIVATE, no, NULL);
@@ -474,6 +480,27 @@ static void set_busy(uint32_t busy)
     atomic_store(&flush.busy, busy);
     if (busy && flush.started)
         futex(&flush.busy, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* A task starts: the flusher may use the channel meanwhile. */
+static void lend_channel(void)
+{
+    if (flush.started)
+        atomic_store(&flush.chan, CHAN_LENT);
+}
+
+/* A task ended: the channel is the main thread's again, once a send the
+ * flusher began is over. */
+static void reclaim_channel(void)
+{
+    uint32_t state = CHAN_LENT;
+    while (flush.started &&
+           !atomic_compare_exchange_strong(&flush.chan, &state, CHAN_MAIN)) {
+        if (state != CHAN_SENDING)
+            break; /* not lent: the main thread's already */
+        futex(&flush.chan, FUTEX_WAIT_PRIVATE, CHAN_SENDING, NULL);
+        state = CHAN_LENT;
+    }
 }
 
 /* A task ended: wake the flusher if it sleeps until then. */
@@ -522,9 +549,11 @@ static void run_task(const rt__task_msg *m)
     atomic_store(&self.slot->since_ns, start);
     atomic_store(&self.slot->running, m->id);
     atomic_fetch_add(&self.slot->started, 1);
+    lend_channel();
     answer.status = invoke(m, arg, &r);
     uint64_t ran_ns = rt__now_ns() - start;
     atomic_store(&self.slot->running, 0);
+    reclaim_channel();
     task_ended();
     /* Tasks that share a worker each start from the lease's environment
      * and the worker's first directory, umask and signals; an actor's
@@ -545,9 +574,7 @@ static void run_task(const rt__task_msg *m)
 
 static void flush_or_leave(void)
 {
-    pthread_mutex_lock(&flush.lock);
-    int rc = flush_locked();
-    pthread_mutex_unlock(&flush.lock);
+    int rc = flush_channel();
     if (rc < 0)
         leave_lost();
 }
