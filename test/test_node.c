@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the scripted node ------------------------------------------------------ */
@@ -410,6 +411,57 @@ START_TEST(an_answer_to_another_task_kills_the_worker)
 }
 END_TEST
 
+/* An actor whose process dies restarts on a new worker while it has
+ * restarts: the call it held fails without running again, saying so;
+ * the constructor runs again first, and later calls go to the new
+ * process; with none left, calls fail with its epitaph. */
+START_TEST(an_actor_restarts_then_dies)
+{
+    scene(1);
+    rt__actor *a = calloc(1, sizeof *a + sizeof "counter");
+    memcpy(a->name, "counter", sizeof "counter");
+    a->handle = 50;
+    a->restarts_left = 1;
+    rt__task *create = NULL;
+    ck_assert_int_eq(rt__task_new(RT__KIND_CREATE, (rt__any_fn)fake_fn, "counter", 0, NULL, 0,
+                                  &create), 0);
+    create->id = a->handle;
+    create->cpu = RT__UNIT;
+    create->actor = a;
+    rt__tasks q = {0};
+    rt__tasks_push(&q, create);
+    rt__dispatch_absorb(&d, &q);
+    rt__dispatch_run(&d);
+    fake_worker *first = &f.w[0];
+    ck_assert_uint_eq(first->sent[0], 50);
+    answer(first, 0, NULL); /* constructed */
+    rt__task *call = NULL;
+    ck_assert_int_eq(rt__task_new(RT__KIND_CALL, (rt__any_fn)fake_fn, NULL, 0, NULL, 0, &call),
+                     0);
+    call->id = call->seq = 51;
+    call->actor = a;
+    rt__tasks_push(&q, call);
+    rt__dispatch_absorb(&d, &q);
+    rt__dispatch_run(&d);
+    ck_assert_uint_eq(first->sent[1], 51);
+    lose(first, 1); /* the call had started */
+    ck_assert_int_eq(outcome(51), RT_EACTORDIED);
+    ck_assert_msg(strstr(message(51), "restarts (0 restarts left") != NULL, "%s", message(51));
+    rt__dispatch_run(&d);
+    fake_worker *second = &f.w[1];
+    ck_assert_uint_eq(second->sent[0], 50); /* the constructor again, first */
+    answer(second, 0, NULL);
+    lose(second, 0); /* no restart left: dead */
+    ck_assert_int_eq(a->death, RT__DEATH_CRASHED);
+    ck_assert_msg(strstr(a->epitaph, "the actor counter (pid 4002) died") != NULL, "%s",
+                  a->epitaph);
+    ck_assert_ptr_eq(d.buried, a);
+    d.buried = NULL; /* the runtime would publish it; the scene frees it */
+    d.declared = NULL;
+    scene_end();
+}
+END_TEST
+
 Suite *node_suite(void)
 {
     Suite *s = suite_create("node");
@@ -422,6 +474,7 @@ Suite *node_suite(void)
     tcase_add_test(tc, max_calls_retires_workers);
     tcase_add_test(tc, refused_leases_wait_or_fail);
     tcase_add_test(tc, an_answer_to_another_task_kills_the_worker);
+    tcase_add_test(tc, an_actor_restarts_then_dies);
     suite_add_tcase(s, tc);
     return s;
 }
