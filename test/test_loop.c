@@ -90,6 +90,59 @@ START_TEST(a_wake_up_from_another_thread_ends_the_wait)
 }
 END_TEST
 
+static rt__loop *removing_loop;
+static rt__watch *other;
+static int calls_of_other;
+
+static void remove_other(rt__watch *w, uint32_t events)
+{
+    (void)w, (void)events;
+    rt__loop_remove(removing_loop, other); /* as if its owner were freed now */
+}
+
+static void count_other(rt__watch *w, uint32_t events)
+{
+    (void)w, (void)events;
+    calls_of_other++;
+}
+
+/* A watch removed by a callback is not called back for what the same
+ * wait found: its owner may be freed at once. */
+START_TEST(a_watch_removed_mid_dispatch_is_not_called)
+{
+    rt__loop loop;
+    ck_assert_int_eq(rt__loop_init(&loop), 0);
+    int a[2], b[2];
+    ck_assert_int_eq(pipe(a), 0);
+    ck_assert_int_eq(pipe(b), 0);
+    ck_assert_int_eq(write(a[1], "x", 1), 1);
+    ck_assert_int_eq(write(b[1], "x", 1), 1);
+    rt__watch wa, wb;
+    ck_assert_int_eq(rt__loop_add(&loop, &wa, a[0], EPOLLIN, remove_other), 0);
+    ck_assert_int_eq(rt__loop_add(&loop, &wb, b[0], EPOLLIN, count_other), 0);
+    rt__events e;
+    rt__loop_wait(&loop, &e, 0);
+    ck_assert_int_eq(e.n, 2);
+    /* Whichever comes first, the one that removes goes first here. */
+    if (e.ev[0].data.ptr != &wa) {
+        struct epoll_event t = e.ev[0];
+        e.ev[0] = e.ev[1];
+        e.ev[1] = t;
+    }
+    removing_loop = &loop;
+    other = &wb;
+    calls_of_other = 0;
+    rt__loop_dispatch(&loop, &e);
+    ck_assert_int_eq(calls_of_other, 0);
+    rt__loop_remove(&loop, &wa);
+    for (int i = 0; i < 2; i++) {
+        close(a[i]);
+        close(b[i]);
+    }
+    rt__loop_close(&loop);
+}
+END_TEST
+
 Suite *loop_suite(void)
 {
     Suite *s = suite_create("loop");
@@ -97,6 +150,7 @@ Suite *loop_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, timers_fire_in_order_and_only_when_due);
     tcase_add_test(tc, a_wake_up_from_another_thread_ends_the_wait);
+    tcase_add_test(tc, a_watch_removed_mid_dispatch_is_not_called);
     suite_add_tcase(s, tc);
     return s;
 }

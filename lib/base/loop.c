@@ -15,6 +15,7 @@ static void woken(rt__wake *w)
 int rt__loop_init(rt__loop *l)
 {
     l->timers = NULL;
+    l->calling = NULL;
     l->wake.fd = -1;
     l->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (l->epoll_fd < 0 || rt__wake_open(&l->wake) < 0 ||
@@ -65,6 +66,9 @@ void rt__loop_remove(rt__loop *l, rt__watch *w)
     if (w->fd >= 0)
         epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, w->fd, NULL);
     w->fd = -1;
+    for (int i = 0; l->calling && i < l->calling->n; i++)
+        if (l->calling->ev[i].data.ptr == w)
+            l->calling->ev[i].data.ptr = NULL; /* it may be freed next */
 }
 
 /* Milliseconds until the first timer is due, rounded up; -1 with none. */
@@ -99,11 +103,13 @@ static void run_timers(rt__loop *l)
 
 void rt__loop_dispatch(rt__loop *l, rt__events *e)
 {
+    l->calling = e;
     for (int i = 0; i < e->n; i++) {
         rt__watch *w = e->ev[i].data.ptr;
-        if (w->fd >= 0) /* it may have been removed since the wait */
+        if (w && w->fd >= 0) /* it may have been removed since the wait */
             w->cb(w, e->ev[i].events);
     }
+    l->calling = NULL;
     e->n = 0;
     run_timers(l);
 }

@@ -49,6 +49,7 @@ typedef struct rt__loop {
     int epoll_fd;
     rt__wake wake;      /* rt__loop_wake()'s: it only ends a wait */
     rt__timer *timers;  /* armed, soonest first */
+    struct rt__events *calling; /* being called back, or NULL */
 } rt__loop;
 
 /* 0, or -1 with errno. */
@@ -57,7 +58,9 @@ void rt__loop_close(rt__loop *l);
 /* Watch fd for events; cb gets the watch and what happened.  0 or -1. */
 int rt__loop_add(rt__loop *l, rt__watch *w, int fd, uint32_t events, rt__watch_cb cb);
 void rt__loop_modify(rt__loop *l, rt__watch *w, uint32_t events);
-/* Stop watching (the descriptor stays open). */
+/* Stop watching (the descriptor stays open).  What the last wait found
+ * for w is dropped too: once removed, w may be freed at once, even by a
+ * callback. */
 void rt__loop_remove(rt__loop *l, rt__watch *w);
 /* What one wait found ready. */
 typedef struct rt__events {
@@ -70,8 +73,7 @@ typedef struct rt__events {
  * in rt__loop_dispatch(). */
 void rt__loop_wait(rt__loop *l, rt__events *e, int block);
 /* Call back what the last wait found, skipping watches removed since,
- * then the timers that are due.  A callback must not free a watch of this
- * round: free them afterwards. */
+ * then the timers that are due. */
 void rt__loop_dispatch(rt__loop *l, rt__events *e);
 /* End the loop's wait, from any thread. */
 void rt__loop_wake(rt__loop *l);

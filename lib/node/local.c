@@ -250,18 +250,9 @@ static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
     return now_ns > since ? (now_ns - since) / 1000 : 0;
 }
 
-static void bury_graveyard(rt__local *l)
-{
-    for (rt__worker *w; (w = RT__FIRST(&l->graveyard, rt__worker, link));) {
-        rt__list_remove(&w->link);
-        rt__workers_free(w);
-    }
-}
-
 static void op_flush(rt__node *n)
 {
     rt__local *l = (rt__local *)n;
-    bury_graveyard(l); /* no callback of this round can reach them now */
     while (l->dirty) {
         rt__worker *w = l->dirty;
         l->dirty = w->dnext;
@@ -350,7 +341,6 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     l->families = *families;
     rt__link_init(&l->all);
     rt__link_init(&l->idle);
-    rt__link_init(&l->graveyard);
     l->target_idle = target_idle;
     l->max = max;
     l->w_forkserver.fd = -1;
@@ -416,7 +406,6 @@ void rt__local_stop(rt__local *l)
         rt__forkserver_stop(l->forkserver.fd, l->forkserver_exited);
     rt__chan_close(&l->forkserver);
     rt__wake_close(NULL, &l->refill);
-    bury_graveyard(l);
     for (rt__worker *w; (w = RT__FIRST(&l->all, rt__worker, link));) {
         rt__list_remove(&w->link);
         rt__workers_free(w); /* relays the output the worker left */

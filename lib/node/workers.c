@@ -366,8 +366,8 @@ static size_t started_in_flight(const rt__local *l, const rt__worker *w,
     return n < inflight ? (size_t)n : inflight;
 }
 
-/* Read what the worker left in its socket and pipes, and tell the
- * dispatcher; the record is freed after this round of callbacks. */
+/* Read what the worker left in its socket and pipes, tell the
+ * dispatcher, and free the record. */
 static void worker_gone(rt__local *l, rt__worker *w)
 {
     const rt__run_slot *slot = &l->slots[w->slot];
@@ -396,9 +396,9 @@ static void worker_gone(rt__local *l, rt__worker *w)
                      .spawn_errno = w->spawn_errno,
                      .lost_channel = (int)atomic_load(&slot->lost), .broke = w->broke,
                      .started = started_in_flight(l, w, atomic_load(&slot->started))};
-    rt__list_push_back(&l->graveyard, &w->link);
     if (w->owner)
         l->node.ev.lost(l->node.ev.ctx, w->owner, &loss);
+    rt__workers_free(w); /* its watches are removed: no callback can reach it */
 }
 
 static void notice(rt__local *l, const rt__hdr *h)

@@ -32,7 +32,7 @@
 
 
 struct rt__worker {
-    rt__link link;             /* in the list of workers, or the graveyard */
+    rt__link link;             /* in the list of workers */
     rt__link idle_link;        /* in the idle list while idle */
     rt__worker *dnext;         /* in the list of workers with output to send */
     rt__local *node;
@@ -67,7 +67,7 @@ struct rt__local {
     uint32_t *free_slots;      /* a stack of unused slot numbers */
     size_t nfree;
     rt__worker **by_slot;
-    rt__link all, idle, graveyard; /* workers: running, idle (also in all), gone */
+    rt__link all, idle;        /* workers: running, idle (also in all) */
     rt__worker *dirty;
     size_t nidle, task_workers;
     size_t nfresh;             /* idle workers that never ran a task */
