@@ -1,6 +1,10 @@
 /*
- * idmap.h - records by a 64-bit number, which they embed (as list.h's
- * links are embedded): the leases of a rank's node, on either side.
+ * idmap.h - records by a 64-bit key, which they embed (as list.h's links
+ * are embedded): the one hash table.  A rank's leases are keyed by their
+ * number (one record a key); the scheduler's task classes by a hash of
+ * their request, where two may share a key and the caller compares what
+ * the key stands for.  The table grows as records come, so chains stay
+ * short; a failed growth only makes them longer.
  */
 #ifndef RT_IDMAP_H
 #define RT_IDMAP_H
@@ -8,51 +12,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RT__IDMAP_BUCKETS 1024 /* chains grow past that */
-
 typedef struct rt__idnode {
     struct rt__idnode *hnext;
     uint64_t id;
 } rt__idnode;
 
 typedef struct rt__idmap {
-    rt__idnode *bucket[RT__IDMAP_BUCKETS];
+    rt__idnode **bucket;
+    size_t nbuckets; /* a power of 2 */
+    size_t count;
 } rt__idmap;
 
-/* Where id's record is, or would go. */
-static inline rt__idnode **rt__idmap_slot(rt__idmap *m, uint64_t id)
-{
-    rt__idnode **s = &m->bucket[id % RT__IDMAP_BUCKETS];
-    while (*s && (*s)->id != id)
-        s = &(*s)->hnext;
-    return s;
-}
-
-static inline rt__idnode *rt__idmap_find(rt__idmap *m, uint64_t id)
-{
-    return *rt__idmap_slot(m, id);
-}
-
-static inline void rt__idmap_add(rt__idmap *m, rt__idnode *n)
-{
-    n->hnext = NULL;
-    *rt__idmap_slot(m, n->id) = n;
-}
-
-static inline void rt__idmap_remove(rt__idmap *m, rt__idnode *n)
-{
-    rt__idnode **s = rt__idmap_slot(m, n->id);
-    if (*s == n)
-        *s = n->hnext;
-}
-
+/* 0, or -1 without memory. */
+int rt__idmap_init(rt__idmap *m);
+void rt__idmap_free(rt__idmap *m);
+void rt__idmap_add(rt__idmap *m, rt__idnode *n);
+void rt__idmap_remove(rt__idmap *m, rt__idnode *n);
+/* The first record with key id, and the next one with the same key after
+ * n; NULL when there is none. */
+rt__idnode *rt__idmap_find(const rt__idmap *m, uint64_t id);
+rt__idnode *rt__idmap_next(const rt__idnode *n);
 /* Any record, to empty the map; NULL when it is empty. */
-static inline rt__idnode *rt__idmap_any(const rt__idmap *m)
-{
-    for (size_t i = 0; i < RT__IDMAP_BUCKETS; i++)
-        if (m->bucket[i])
-            return m->bucket[i];
-    return NULL;
-}
+rt__idnode *rt__idmap_any(const rt__idmap *m);
 
 #endif

@@ -182,6 +182,10 @@ rt__peer *rt__peer_new(rt__bridge *b, int rank)
     if (!p)
         return NULL;
     memset(p, 0, sizeof *p);
+    if (rt__idmap_init(&p->proxies) < 0) {
+        rt__free(p);
+        return NULL;
+    }
     p->node.ops = &peer_ops;
     p->bridge = b;
     p->rank = rank;
@@ -200,5 +204,6 @@ void rt__peer_free(rt__peer *p)
     rt__bridge_send(p->bridge, p->rank, &m);
     for (rt__idnode *n; (n = rt__idmap_any(&p->proxies));)
         forget(p, (proxy *)n);
+    rt__idmap_free(&p->proxies);
     rt__free(p);
 }

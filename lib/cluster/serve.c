@@ -280,6 +280,10 @@ rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
     if (!s)
         return NULL;
     memset(s, 0, sizeof *s);
+    if (rt__idmap_init(&s->leases) < 0) {
+        rt__free(s);
+        return NULL;
+    }
     s->bridge = b;
     s->local = local;
     rt__link_init(&s->waiting);
@@ -291,5 +295,6 @@ void rt__serve_free(rt__serve *s)
 {
     for (rt__idnode *n; (n = rt__idmap_any(&s->leases));)
         lease_free(s, (lease *)n);
+    rt__idmap_free(&s->leases);
     rt__free(s);
 }

@@ -15,9 +15,7 @@ int rt__sched_init(rt__sched *s, const rt__names *names)
     rt__link_init(&s->waiting);
     rt__link_init(&s->feedable);
     s->names = *names;
-    s->nbuckets = 64;
-    s->bucket = rt__calloc(s->nbuckets, sizeof *s->bucket);
-    return s->bucket ? 0 : -1;
+    return rt__idmap_init(&s->classes);
 }
 
 int rt__sched_name(rt__sched *s, const char *name)
@@ -134,25 +132,6 @@ static uint64_t hash_of(const rt__res *req, int max_calls)
     return h;
 }
 
-/* Keep chains short as classes come and go; a failed resize only makes
- * lookups longer. */
-static void rehash(rt__sched *s)
-{
-    size_t n = s->nbuckets * 2;
-    rt__class **b = rt__calloc(n, sizeof *b);
-    if (!b)
-        return;
-    for (size_t i = 0; i < s->nbuckets; i++)
-        for (rt__class *c = s->bucket[i], *next; c; c = next) {
-            next = c->hnext;
-            c->hnext = b[c->hash & (n - 1)];
-            b[c->hash & (n - 1)] = c;
-        }
-    rt__free(s->bucket);
-    s->bucket = b;
-    s->nbuckets = n;
-}
-
 static rt__class *new_class(const rt__sched *s, const rt__res *req, int max_calls,
                            void *owner)
 {
@@ -172,18 +151,16 @@ static rt__class *new_class(const rt__sched *s, const rt__res *req, int max_call
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
 {
     uint64_t h = hash_of(req, max_calls);
-    for (rt__class *c = s->bucket[h & (s->nbuckets - 1)]; c; c = c->hnext)
-        if (c->hash == h && c->max_calls == max_calls && rt__res_equal(&c->req, req))
+    for (rt__idnode *n = rt__idmap_find(&s->classes, h); n; n = rt__idmap_next(n)) {
+        rt__class *c = RT__OWNER(n, rt__class, byreq);
+        if (c->max_calls == max_calls && rt__res_equal(&c->req, req))
             return c;
+    }
     rt__class *c = new_class(s, req, max_calls, NULL);
     if (!c)
         return NULL;
-    c->hash = h;
-    if (++s->nclasses > s->nbuckets)
-        rehash(s);
-    rt__class **head = &s->bucket[h & (s->nbuckets - 1)];
-    c->hnext = *head;
-    *head = c;
+    c->byreq.id = h;
+    rt__idmap_add(&s->classes, &c->byreq);
     return c;
 }
 
@@ -192,21 +169,12 @@ rt__class *rt__sched_actor_class(rt__sched *s, const rt__res *req, void *owner)
     return new_class(s, req, 0, owner); /* found through its actor, never by request */
 }
 
-static void unhash(rt__sched *s, rt__class *c)
-{
-    rt__class **link = &s->bucket[c->hash & (s->nbuckets - 1)];
-    while (*link != c)
-        link = &(*link)->hnext;
-    *link = c->hnext;
-    s->nclasses--;
-}
-
 int rt__sched_release_class(rt__sched *s, rt__class *c)
 {
     if (c->pending.count || c->leases || c->inflight)
         return 0;
     if (!c->owner)
-        unhash(s, c);
+        rt__idmap_remove(&s->classes, &c->byreq);
     if (s->blocked == c)
         s->blocked = NULL;
     rt__free(c);
@@ -517,7 +485,7 @@ void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
     rt__list_remove(&c->feed);
     s->npending -= c->pending.count;
     if (!c->owner)
-        unhash(s, c);
+        rt__idmap_remove(&s->classes, &c->byreq);
     if (s->blocked == c)
         s->blocked = NULL;
     while (!rt__list_empty(&c->leased)) {
@@ -534,11 +502,10 @@ void rt__sched_free(rt__sched *s, rt__tasks *orphans)
 {
     while (!rt__list_empty(&s->waiting))
         rt__sched_discard(s, rt__sched_waiting(s), orphans);
-    for (size_t i = 0; s->bucket && i < s->nbuckets; i++)
-        while (s->bucket[i])
-            rt__sched_discard(s, s->bucket[i], orphans);
+    for (rt__idnode *n; s->classes.bucket && (n = rt__idmap_any(&s->classes));)
+        rt__sched_discard(s, RT__OWNER(n, rt__class, byreq), orphans);
     for (int i = 0; i < s->nnodes; i++)
         rt__free(s->node[i]);
-    rt__free(s->bucket);
+    rt__idmap_free(&s->classes);
     memset(s, 0, sizeof *s);
 }

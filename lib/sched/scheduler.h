@@ -21,6 +21,7 @@
 #ifndef RT_SCHEDULER_H
 #define RT_SCHEDULER_H
 
+#include "base/idmap.h"
 #include "base/list.h"
 #include "devices/instance.h"
 #include "devices/resources.h"
@@ -40,12 +41,12 @@ typedef struct rt__grant {
 typedef struct rt__lease rt__lease;
 
 typedef struct rt__class {
-    struct rt__class *hnext;            /* hash chain (task classes only) */
+    rt__idnode byreq;                   /* by a hash of its request (task
+                                           classes only) */
     rt__link wait;                      /* on the waiting list while it has
                                            pending tasks */
     rt__link feed;                      /* on the feedable list while it has
                                            pending tasks and a lease */
-    uint64_t hash;
     rt__res req;
     int gpu_type;                       /* its GPUs' type (a custom resource
                                            index), or RT__ANY_TYPE */
@@ -94,8 +95,7 @@ typedef struct rt__sched {
     rt__names names;                    /* every node's custom resources */
     int nnodes;
     rt__sched_node *node[RT__NODES_MAX];
-    rt__class **bucket;                 /* task classes by request */
-    size_t nbuckets, nclasses;
+    rt__idmap classes;                  /* task classes by request */
     rt__link waiting;                   /* classes with pending tasks, oldest
                                            first task first */
     rt__link feedable;                  /* those of them that hold leases */
