@@ -1,0 +1,378 @@
+/* mpi_thread.c - the one thread that calls MPI: sends, receives, and
+ * hands messages over (mpi_thread.h). */
+#include "mpi_thread.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/list.h"
+#include "base/shm.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- the bridge thread ------------------------------------------------------ */
+
+void rt__outgoing_free(outgoing *o)
+{
+    if (o->owned)
+        rt_free(o->owned);
+    else if (o->map)
+        rt__shm_unmap(o->map, o->bulk_len);
+    if (o->fd >= 0)
+        close(o->fd);
+    rt__free(o->buf);
+    rt__free(o);
+}
+
+/* Hand a list of messages (linked, last at *tail) to the loop. */
+static void arrive(rt__bridge *b, incoming *in, incoming **tail)
+{
+    pthread_mutex_lock(&b->mu);
+    *b->arrived_tail = in;
+    b->arrived_tail = tail;
+    int deliver = b->loop != NULL;
+    pthread_mutex_unlock(&b->mu);
+    if (deliver)
+        rt__wake_signal(&b->arrivals);
+}
+
+/* A message that says another rank cannot be reached, as if it had sent
+ * it: the runtime thread fails that node. */
+static void unreachable(rt__bridge *b, int rank, const char *what)
+{
+    incoming *in = rt__malloc(sizeof *in);
+    if (!in)
+        rt__mpi_thread_end_job(b, 1);
+    memset(in, 0, sizeof *in);
+    in->from = rank;
+    in->m.type = RT__RANK_FAILED;
+    in->m.text = what;
+    in->m.fd = -1;
+    arrive(b, in, &in->next);
+}
+
+static void post(rt__bridge *b, outgoing *o)
+{
+    const rt__mpi *mpi = b->mpi;
+    int failed = mpi->isend(o->buf, o->len, o->to, o->tag, &o->reqs[0]) < 0;
+    if (!failed && o->owned) {
+        o->map = o->owned;
+    } else if (!failed && o->fd >= 0) {
+        o->map = rt__shm_open(o->fd, o->bulk_len, 0);
+        failed = !o->map;
+        if (o->map)
+            madvise((char *)o->map - RT__BUF_HDR, RT__BUF_HDR + o->bulk_len,
+                    MADV_POPULATE_READ);
+    }
+    if (!failed && o->map) {
+        for (size_t i = 1; !failed && i < o->nreqs; i++) {
+            size_t off = (i - 1) * RT__MPI_PIECE, n = o->bulk_len - off;
+            failed = mpi->isend((char *)o->map + off, n < RT__MPI_PIECE ? n : RT__MPI_PIECE,
+                                o->to, TAG_PIECE, &o->reqs[i]) < 0;
+        }
+    }
+    if (failed)
+        unreachable(b, o->to, "MPI could not send to it");
+    o->next = b->inflight;
+    b->inflight = o;
+}
+
+outgoing *rt__outgoing_new(int to, int tag, size_t nreqs)
+{
+    outgoing *o = rt__malloc(sizeof *o + nreqs * sizeof(void *));
+    if (o) {
+        memset(o, 0, sizeof *o + nreqs * sizeof(void *));
+        o->to = to;
+        o->tag = tag;
+        o->fd = -1;
+        o->nreqs = nreqs;
+    }
+    return o;
+}
+
+static void post_batch(rt__bridge *b, int to)
+{
+    if (b->batch[to])
+        post(b, b->batch[to]);
+    b->batch[to] = NULL;
+}
+
+/* Add o's bytes to the batch for its rank: 0, or -1 without memory. */
+static int batch_add(rt__bridge *b, outgoing *o)
+{
+    outgoing *bt = b->batch[o->to];
+    if (bt && bt->len + sizeof(uint64_t) + o->len > BATCH_MAX) {
+        post_batch(b, o->to);
+        bt = NULL;
+    }
+    if (!bt && !(bt = b->batch[o->to] = rt__outgoing_new(o->to, TAG_BATCH, 1)))
+        return -1;
+    char *grown = rt__realloc(bt->buf, bt->len + sizeof(uint64_t) + o->len);
+    if (!grown)
+        return -1;
+    uint64_t len = o->len;
+    memcpy(grown + bt->len, &len, sizeof len);
+    memcpy(grown + bt->len + sizeof len, o->buf, o->len);
+    bt->buf = grown;
+    bt->len += sizeof len + o->len;
+    rt__outgoing_free(o);
+    return 0;
+}
+
+/* Send what was queued: messages with pieces alone, the others in one
+ * batch per rank, in their order (MPI keeps the order between two ranks). */
+static void post_all(rt__bridge *b, outgoing *list)
+{
+    for (outgoing *o = list, *next; o; o = next) {
+        next = o->next;
+        if (o->fd >= 0 || o->owned || batch_add(b, o) < 0) {
+            post_batch(b, o->to);
+            post(b, o);
+        }
+    }
+    for (int r = 0; r < b->size; r++)
+        post_batch(b, r);
+}
+
+/* Free the sends that completed; 1 when any did. */
+static int progress(rt__bridge *b)
+{
+    int moved = 0;
+    for (outgoing **p = &b->inflight; *p;) {
+        outgoing *o = *p;
+        int done = 1;
+        for (size_t i = 0; i < o->nreqs; i++)
+            if (o->reqs[i] && b->mpi->test(&o->reqs[i]) == 0)
+                done = 0;
+        if (done) {
+            *p = o->next;
+            rt__outgoing_free(o);
+            moved = 1;
+        } else {
+            p = &o->next;
+        }
+    }
+    return moved;
+}
+
+/* The pieces that follow a message, into a buffer the receiver keeps:
+ * the heap's pages come faster than a memfd's, and the caller of
+ * rt_get() frees them alike. */
+static void *receive_pieces(rt__bridge *b, int from, size_t len)
+{
+    char *data = rt__buf_alloc(len);
+    if (!data) {
+        rt__warn("no memory for %zu bytes from rank %d: the job ends", len, from);
+        rt__mpi_thread_end_job(b, 1);
+    }
+    /* Every page made in one call, not in a fault each while MPI copies
+     * (where the kernel can: Linux 5.14 and later). */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)data + page - 1) & ~(page - 1);
+    if (len > 2 * page)
+        madvise((void *)first, ((uintptr_t)data + len - first) & ~(page - 1),
+                MADV_POPULATE_WRITE);
+    int rc = 0;
+    for (size_t off = 0; off < len && rc == 0; off += RT__MPI_PIECE) {
+        size_t n = len - off < RT__MPI_PIECE ? len - off : RT__MPI_PIECE;
+        rc = b->mpi->recv(data + off, n, from, TAG_PIECE);
+    }
+    if (rc < 0) {
+        rt_free(data);
+        return NULL;
+    }
+    return data;
+}
+
+static void count_bye(rt__bridge *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->byes++;
+    pthread_cond_broadcast(&b->answered);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Decode one message of buf (which it then owns) and take its pieces if
+ * they follow: the message to hand over, or NULL (a BYE is counted here;
+ * a message that cannot be read is dropped with a warning). */
+static incoming *take_message(rt__bridge *b, int from, char *buf, size_t len,
+                              int may_follow)
+{
+    incoming *in = rt__malloc(sizeof *in);
+    int follows = 0;
+    if (!in || rt__rank_decode(buf, len, &in->m, &follows) < 0 ||
+        (follows && (!may_follow || !(in->m.owned = receive_pieces(b, from, in->m.len))))) {
+        rt__warn("a message from rank %d could not be read: dropped", from);
+        rt__free(in);
+        rt__free(buf);
+        return NULL;
+    }
+    if (in->m.type == RT__RANK_BYE) {
+        count_bye(b);
+        rt__free(in);
+        rt__free(buf);
+        return NULL;
+    }
+    if (in->m.owned)
+        in->m.bytes = in->m.owned;
+    in->from = from;
+    in->buf = buf;
+    in->next = NULL;
+    return in;
+}
+
+/* The messages of a batch, each copied out of it, handed over at once. */
+static void take_batch(rt__bridge *b, int from, const char *buf, size_t len)
+{
+    incoming *list = NULL, **tail = &list;
+    uint64_t n;
+    for (size_t at = 0; len - at >= sizeof n; at += sizeof n + n) {
+        memcpy(&n, buf + at, sizeof n);
+        char *one = n <= len - at - sizeof n ? rt__malloc(n ? n : 1) : NULL;
+        if (!one) {
+            rt__warn("a batch from rank %d could not be read: dropped", from);
+            break;
+        }
+        memcpy(one, buf + at + sizeof n, n);
+        incoming *in = take_message(b, from, one, n, 0);
+        if (in) {
+            *tail = in;
+            tail = &in->next;
+        }
+    }
+    if (list)
+        arrive(b, list, tail);
+}
+
+/* Take one MPI message; 1 when one came, 0 when none, -1 on failure. */
+static int receive_one(rt__bridge *b)
+{
+    int from, tag;
+    size_t len;
+    int found = b->mpi->probe(&from, &tag, &len);
+    if (found <= 0)
+        return found;
+    char *buf = rt__malloc(len ? len : 1);
+    if (!buf || b->mpi->recv(buf, len, from, tag) < 0 ||
+        (tag != TAG_MSG && tag != TAG_BATCH)) {
+        rt__warn("a message from rank %d could not be received: dropped", from);
+        rt__free(buf);
+        return -1;
+    }
+    if (tag == TAG_MSG) {
+        incoming *in = take_message(b, from, buf, len, 1);
+        if (in)
+            arrive(b, in, &in->next);
+        return 1;
+    }
+    take_batch(b, from, buf, len);
+    rt__free(buf);
+    return 1;
+}
+
+static int receive(rt__bridge *b)
+{
+    int got = 0;
+    for (int i = 0; i < 64 && receive_one(b) > 0; i++)
+        got = 1;
+    return got;
+}
+
+/* Poll at once while messages flow; then yield a while, then sleep a
+ * little longer each time, up to BACKOFF_MAX_US, unless woken. */
+static void idle_wait(rt__bridge *b, unsigned idle)
+{
+    if (idle < SPIN_POLLS) {
+        sched_yield();
+        return;
+    }
+    long long us = (long long)(idle - SPIN_POLLS + 1) * 20;
+    struct timespec until = rt__deadline_after_us(us < BACKOFF_MAX_US ? us : BACKOFF_MAX_US);
+    pthread_mutex_lock(&b->mu);
+    if (!b->queued && !b->call && !b->closing)
+        pthread_cond_timedwait(&b->work, &b->mu, &until);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* The bridge thread's first act: join, and make room for its batches. */
+int rt__mpi_thread_join(rt__bridge *b, void *unused)
+{
+    (void)unused;
+    if (b->mpi->join(&b->rank, &b->size, b->error, sizeof b->error) < 0)
+        return -1;
+    if (!(b->batch = rt__calloc((size_t)b->size, sizeof *b->batch))) {
+        snprintf(b->error, sizeof b->error, "no memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Make the call a thread waits for, and tell it the outcome. */
+static int make_call(rt__bridge *b)
+{
+    pthread_mutex_lock(&b->mu);
+    bridge_call call = b->call;
+    void *arg = b->call_arg;
+    pthread_mutex_unlock(&b->mu);
+    if (!call)
+        return 0;
+    int rc = call(b, arg);
+    pthread_mutex_lock(&b->mu);
+    b->call_rc = rc;
+    b->call = NULL;
+    pthread_cond_broadcast(&b->answered);
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+void *rt__mpi_thread_main(void *arg)
+{
+    rt__bridge *b = arg;
+    unsigned idle = 0;
+    if (make_call(b) < 0) /* join */
+        return NULL;      /* rt__bridge_open() ends the job */
+    for (;;) {
+        make_call(b);
+        pthread_mutex_lock(&b->mu);
+        outgoing *take = b->queued;
+        b->queued = NULL;
+        b->queued_tail = &b->queued;
+        int closing = b->closing;
+        pthread_mutex_unlock(&b->mu);
+        post_all(b, take);
+        int busy = (take != NULL) | progress(b) | receive(b);
+        if (closing && !b->inflight && !take)
+            break;
+        /* A large send moves only while MPI is called: no backing off. */
+        idle = busy || b->inflight ? 0 : idle + 1;
+        idle_wait(b, idle);
+    }
+    b->mpi->leave(b->finalize);
+    return NULL;
+}
+
+/* Make a call on the bridge thread and wait for it. */
+int rt__mpi_thread_call(rt__bridge *b, bridge_call call, void *arg)
+{
+    pthread_mutex_lock(&b->mu);
+    b->call = call;
+    b->call_arg = arg;
+    pthread_cond_signal(&b->work);
+    while (b->call)
+        pthread_cond_wait(&b->answered, &b->mu);
+    int rc = b->call_rc;
+    pthread_mutex_unlock(&b->mu);
+    return rc;
+}
+
+_Noreturn void rt__mpi_thread_end_job(rt__bridge *b, int code)
+{
+    b->mpi->abort(code);
+    _exit(code); /* MPI_Abort does not return; in case it did */
+}

@@ -1,0 +1,88 @@
+/*
+ * mpi_thread.h - the MPI bridge's insides, private to bridge.c and
+ * mpi_thread.c: bridge.c is what other threads call (open, attach, send,
+ * flush, close); mpi_thread.c is the one thread that calls MPI, which
+ * sends what was queued, receives, and hands messages over.
+ */
+#ifndef RT_MPI_THREAD_H
+#define RT_MPI_THREAD_H
+
+#include "bridge.h"
+#include "mpi_ops.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+#define TAG_MSG 1   /* one message, whose bytes follow as pieces */
+#define TAG_PIECE 2
+#define TAG_BATCH 3 /* messages without pieces, each a length and its bytes */
+#define BATCH_MAX ((size_t)1 << 20) /* bytes a batch grows to before it goes */
+#define SPIN_POLLS 200      /* polls with a yield before backing off */
+#define BACKOFF_MAX_US 1000 /* the longest sleep between idle polls */
+
+/* A message queued for another rank, then in flight: its encoded part,
+ * and the bytes that follow it, mapped from their memfd or in a buffer
+ * it owns. */
+typedef struct outgoing {
+    struct outgoing *next;
+    int to, tag;
+    char *buf;
+    size_t len;
+    int fd;
+    void *owned;
+    void *map;
+    size_t bulk_len;
+    size_t nreqs;
+    void *reqs[]; /* the encoded part's, then each piece's */
+} outgoing;
+
+typedef struct incoming {
+    struct incoming *next;
+    int from;
+    char *buf;
+    rt__rank_msg m;
+} incoming;
+
+/* A call the bridge thread makes for a waiting thread. */
+typedef int (*bridge_call)(rt__bridge *b, void *arg);
+
+struct rt__bridge {
+    const rt__mpi *mpi;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t work;      /* the bridge thread: something to do */
+    pthread_cond_t answered;  /* callers: a call ended, a BYE came */
+    outgoing *staged, **staged_tail; /* sent, not yet handed over: by one
+                                        thread at a time (the runtime's round) */
+    outgoing *queued, **queued_tail; /* [mu] */
+    incoming *arrived, **arrived_tail; /* [mu] */
+    bridge_call call;         /* [mu] to make, or NULL */
+    void *call_arg;           /* [mu] */
+    int call_rc;              /* [mu] */
+    int closing;              /* [mu] */
+    int finalize;             /* [mu] even if the application began MPI */
+    int byes;                 /* [mu] */
+    rt__loop *loop;           /* [mu] where arrivals are delivered */
+    rt__bridge_cb cb;
+    void *ctx;
+    rt__wake arrivals;        /* the loop takes what arrived */
+    outgoing *inflight;       /* bridge thread only */
+    outgoing **batch;         /* bridge thread only: one being made per rank */
+    int rank, size;
+    char error[256];
+};
+
+/* A message for rank `to`, with room for nreqs requests; NULL without
+ * memory.  Freed with what it holds (its memfd's mapping, its buffer). */
+outgoing *rt__outgoing_new(int to, int tag, size_t nreqs);
+void rt__outgoing_free(outgoing *o);
+/* The thread's body, and the call it makes first: joining the job. */
+void *rt__mpi_thread_main(void *arg);
+int rt__mpi_thread_join(rt__bridge *b, void *unused);
+/* Make a call on the thread and wait for it. */
+int rt__mpi_thread_call(rt__bridge *b, bridge_call call, void *arg);
+/* End the whole job: for a rank that cannot go on (MPI is up, and the
+ * other ranks would wait for it forever). */
+_Noreturn void rt__mpi_thread_end_job(rt__bridge *b, int code);
+
+#endif
