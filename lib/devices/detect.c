@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifdef RT_HAVE_HWLOC
 #include <hwloc.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #endif
 
 #define PCI_IDS_DEFAULT "/usr/share/misc/pci.ids"
