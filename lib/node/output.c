@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,17 +33,25 @@ static void emit(rt__relay *r, const char *line, size_t len)
     rt__sink_put(r->to, r->prefix, line, len);
 }
 
-/* "PID NAME\n" after a marker sets the prefix of the lines that follow. */
+/* "PID NAME\n" after a marker sets the prefix of the lines that follow.
+ * The bytes are the worker's (a task may write anything into its
+ * output): the pid is read from a bounded copy, and must be a number. */
 static void take_name(rt__relay *r, const char *s, size_t len)
 {
     const char *space = memchr(s, ' ', len);
-    if (!space)
+    char digits[16], *end;
+    size_t n = space ? (size_t)(space - s) : 0;
+    if (n == 0 || n >= sizeof digits)
         return;
-    int pid = atoi(s);
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    long pid = strtol(digits, &end, 10);
+    if (*end || pid <= 0 || pid > INT_MAX)
+        return;
     int name_len = (int)(len - (size_t)(space + 1 - s));
     if (name_len > 0 && s[len - 1] == '\n')
         name_len--;
-    snprintf(r->prefix, sizeof r->prefix, "(%.*s pid=%d%s) ", name_len, space + 1, pid,
+    snprintf(r->prefix, sizeof r->prefix, "(%.*s pid=%ld%s) ", name_len, space + 1, pid,
              node_label);
 }
 
