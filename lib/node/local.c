@@ -160,10 +160,11 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     rt__held held = {d->gpus, d->share, d->memory, d->accel};
     if (rt__family_env(&l->families, &held, env, sizeof env) >= sizeof env)
         env[0] = '\0'; /* ids longer than any real machine's: none named */
+    /* Encoded once: sent, and kept (decoded) to compare the next lease's. */
     char *text = rt__devices_encode(&with_env), *copy = NULL;
     rt__devices sent;
     if (!text || rt__devices_decode(text, strlen(text), &sent, &copy) < 0 ||
-        rt__proto_send_devices(&w->chan, &with_env) < 0) {
+        rt__proto_send_devices(&w->chan, text) < 0) {
         rt__free(text);
         rt__free(copy);
         return -1;

@@ -56,15 +56,10 @@ int rt__proto_send_name(rt__chan *c, const char *name)
     return rt__chan_put(c, &h, name, NULL);
 }
 
-int rt__proto_send_devices(rt__chan *c, const rt__devices *d)
+int rt__proto_send_devices(rt__chan *c, const char *text)
 {
-    char *text = rt__devices_encode(d);
-    if (!text)
-        return -1;
     rt__hdr h = {.type = RT__MSG_DEVICES, .len = strlen(text)};
-    int rc = rt__chan_put(c, &h, text, NULL);
-    rt__free(text);
-    return rc;
+    return rt__chan_put(c, &h, text, NULL);
 }
 
 int rt__proto_send_actor(rt__chan *c, uint64_t fini)

@@ -87,7 +87,8 @@ int rt__devices_same(const rt__devices *a, const rt__devices *b);
  * channel's from then on (closed once sent), except arg_fd. */
 int rt__proto_send_task(rt__chan *c, const rt__task_msg *m);
 int rt__proto_send_name(rt__chan *c, const char *name);
-int rt__proto_send_devices(rt__chan *c, const rt__devices *d);
+/* DEVICES carries text from rt__devices_encode(). */
+int rt__proto_send_devices(rt__chan *c, const char *text);
 int rt__proto_send_actor(rt__chan *c, uint64_t fini);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
 /* A RESULT with inline bytes written at dst as a channel carries it: its
