@@ -57,20 +57,28 @@ static int keeps(int fd, int ctl, int watch, rt__keep keep)
  * exec'd): a listening socket, a lock file or a pipe's write end held in
  * the fork server and every worker would outlive the application's own
  * close.  The descriptors are read from /proc/self/fd, whose own
- * descriptor is closed last. */
+ * descriptor is closed last.  No allocation: this runs right after a fork
+ * of a threaded process, where an allocator's lock may be held forever
+ * (glibc's malloc mends its own; ASan's does not). */
 static void close_inherited(int ctl, int watch, rt__keep keep)
 {
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
+    int own = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (own < 0)
         return;
-    int own = dirfd(d);
-    for (struct dirent *e; (e = readdir(d));) {
-        char *end;
-        long fd = strtol(e->d_name, &end, 10);
-        if (*end == '\0' && end != e->d_name && fd != own && !keeps((int)fd, ctl, watch, keep))
-            close((int)fd);
+    _Alignas(struct dirent64) char buf[4096];
+    long got;
+    while ((got = syscall(SYS_getdents64, own, buf, sizeof buf)) > 0) {
+        for (long at = 0; at < got;) {
+            const struct dirent64 *e = (const struct dirent64 *)(void *)(buf + at);
+            at += e->d_reclen;
+            char *end;
+            long fd = strtol(e->d_name, &end, 10);
+            if (*end == '\0' && end != e->d_name && fd != own &&
+                !keeps((int)fd, ctl, watch, keep))
+                close((int)fd);
+        }
     }
-    closedir(d);
+    close(own);
 }
 
 static void reset_signals(void)
