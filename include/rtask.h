@@ -74,7 +74,8 @@ enum {
     RT_EINWORKER = -12,   /* called from inside a task, where it is not allowed */
     RT_EACTORDIED = -13,  /* the actor was killed, or died and cannot restart */
     RT_ECANCELLED = -14,  /* rt_cancel() stopped the task */
-    RT_EKILLED = -15      /* the task ran past its timeout_ms and was killed */
+    RT_EKILLED = -15,     /* the task ran past its timeout_ms and was killed */
+    RT_EDEPENDENCY = -16  /* an object the task takes failed: it never ran */
 };
 
 /* Timeouts are in milliseconds; RT_FOREVER waits without limit, 0 polls. */
@@ -86,9 +87,11 @@ enum {
                             max_retries, max_restarts: the documented
                             default */
 
-/* A handle to a submitted task's result.  It is a plain value: copy it
- * freely.  It stays valid until rt_get() consumes it or rt_release()
- * drops it; the zero handle is never valid. */
+/* A handle to an object: a submitted task's result, an actor call's, or
+ * bytes given to rt_put().  It is a plain value: copy it freely.  It
+ * stays valid until rt_get() consumes it or rt_release() drops it; the
+ * zero handle is never valid.  Tasks given it as an argument keep the
+ * object alive on their own (rtask(7), "Objects"). */
 typedef struct rt_ref {
     uint64_t id;
 } rt_ref;
@@ -149,12 +152,14 @@ typedef struct rt_config {
                             keep open (besides 0, 1 and 2, which they
                             always have), an array ended by -1; NULL =
                             none: every other one is closed in them */
+    unsigned long long object_store_bytes; /* bytes the objects held may
+                                              take; 0 = 30 % of RAM */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0 }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
@@ -277,8 +282,70 @@ RT_NODISCARD RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready,
 RT_NODISCARD RT_EXPORT int rt_cancel(rt_ref ref, int force);
 
 /* Drop a handle whose result is not wanted; a task still running goes on
- * and its result is discarded. */
+ * and its result is discarded.  Tasks that take the object as an
+ * argument still get it: only the application's hold is dropped. */
 RT_EXPORT int rt_release(rt_ref ref);
+
+/*
+ * Objects and the task graph.  rt_put() makes an object of len bytes
+ * (copied) in the node's object store; a task's result is one too.  An
+ * object is immutable; rt_get() reads it like a task's result.
+ */
+RT_NODISCARD RT_EXPORT int rt_put(const void *data, size_t len, rt_ref *ref);
+
+/* One argument of rt_remote_args() or rt_actor_call_args(): an object
+ * (ref set, data and len unused), or len bytes at data (ref zero),
+ * copied at submission.  RT_ARG_REF(r) and RT_ARG_BYTES(p, n) make
+ * them. */
+typedef struct rt_arg {
+    rt_ref ref;
+    const void *data;
+    size_t len;
+} rt_arg;
+
+#ifdef __cplusplus
+#define RT_ARG_REF(r) (rt_arg{(r), NULL, 0})
+#define RT_ARG_BYTES(p, n) (rt_arg{{0}, (p), (n)})
+#else
+#define RT_ARG_REF(r) ((rt_arg){(r), NULL, 0})
+#define RT_ARG_BYTES(p, n) ((rt_arg){{0}, (p), (n)})
+#endif
+
+/* What a task sees of one argument: read-only bytes, valid until the
+ * task returns; an object's are mapped, not copied. */
+typedef struct rt_value {
+    const void *data;
+    size_t len;
+} rt_value;
+
+/* A task of several arguments, in the order they were given. */
+typedef int (*rt_fn_args)(const rt_value *args, size_t nargs, rt_result *result);
+typedef int (*rt_method_args)(void *state, const rt_value *args, size_t nargs,
+                              rt_result *result);
+
+/* The most arguments one task may take. */
+#define RT_ARGS_MAX 1024
+
+/* Submit fn(args) as a task.  It starts once every object among args
+ * exists; if one failed, it fails with RT_EDEPENDENCY without running.
+ * Otherwise as rt_remote(). */
+RT_NODISCARD RT_EXPORT int rt_remote_args(rt_fn_args fn, const rt_opts *opts,
+                                          const rt_arg *args, size_t nargs,
+                                          rt_ref *ref);
+
+/* An object read in place, without a copy: data stays valid, and the
+ * object alive, until rt_view_release(), whatever happens to the ref. */
+typedef struct rt_view {
+    const void *data;
+    size_t len;
+    uint64_t id_; /* the runtime's; do not touch */
+} rt_view;
+
+/* Wait up to timeout_ms for ref's object and view it.  The handle is not
+ * consumed.  Errors as rt_get() (on RT_ETASK the view is set). */
+RT_NODISCARD RT_EXPORT int rt_get_view(rt_ref ref, rt_view *view, long timeout_ms);
+/* End a view; 0 or RT_EBADREF.  The view is zeroed. */
+RT_EXPORT int rt_view_release(rt_view *view);
 
 /* Free result bytes returned by rt_get().  NULL is ignored. */
 RT_EXPORT void rt_free(void *data);
@@ -326,6 +393,11 @@ RT_NODISCARD RT_EXPORT int rt_actor_create(const rt_actor_class *cls,
 RT_NODISCARD RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method,
                                          const void *arg, size_t arg_len,
                                          rt_ref *ref);
+/* Call method(state, args) in the actor, as rt_remote_args(): in the
+ * order of the calls, each after the objects it takes exist. */
+RT_NODISCARD RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args method,
+                                              const rt_arg *args, size_t nargs,
+                                              rt_ref *ref);
 /* Kill an actor: calls not yet sent fail with RT_EACTORDIED, calls sent
  * finish, the destructor runs, the process ends and its resources are
  * released.  Killing a dead actor does nothing. */

@@ -209,6 +209,81 @@ START_TEST(actors_killed_at_random)
 }
 END_TEST
 
+int chaos_sum(const rt_value *args, size_t n, rt_result *r);
+int chaos_sum(const rt_value *args, size_t n, rt_result *r)
+{
+    uint64_t sum = 0, v;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&v, args[i].data, sizeof v);
+        sum += v;
+    }
+    return rt_result_set(r, &sum, sizeof sum);
+}
+
+/* Tree reductions (100 leaves each, ten at a time) while workers are
+ * killed and nothing is retried: each root ends with its sum or with
+ * the error of its cause (a worker's death, passed along the graph as
+ * RT_EDEPENDENCY); nothing hangs, nothing is left behind. */
+START_TEST(a_graph_while_workers_are_killed)
+{
+    int fds = count_fds();
+    start(2);
+    enum { LEAVES = 100 };
+    long trees = (long)scaled(300), sums = 0, caused = 0;
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    rt_ref *roots = malloc((size_t)trees * sizeof *roots);
+    long every = 2;
+    pthread_t th;
+    atomic_store(&finished, 0);
+    atomic_store(&kills, 0);
+    atomic_store(&killing, 1);
+    pthread_create(&th, NULL, killer, &every);
+    for (long t = 0; t < trees; t++) {
+        rt_ref level[LEAVES];
+        for (uint64_t i = 0; i < LEAVES; i++)
+            ck_ok(rt_remote(t_double, &o, &i, sizeof i, &level[i]));
+        for (size_t n = LEAVES; n > 1; n /= 10)
+            for (size_t i = 0; i < n; i += 10) {
+                rt_arg args[10];
+                for (int k = 0; k < 10; k++)
+                    args[k] = RT_ARG_REF(level[i + k]);
+                rt_ref parent;
+                ck_ok(rt_remote_args(chaos_sum, &o, args, 10, &parent));
+                for (int k = 0; k < 10; k++)
+                    ck_ok(rt_release(level[i + k]));
+                level[i / 10] = parent;
+            }
+        roots[t] = level[0];
+        atomic_fetch_add(&finished, 1);
+    }
+    for (long t = 0; t < trees; t++) {
+        uint64_t *v = NULL;
+        int rc = rt_get(roots[t], (void **)&v, NULL, 60000);
+        ck_assert_msg(rc == 0 || rc == RT_EDEPENDENCY || rc == RT_EWORKERDIED,
+                      "tree %ld: %d (%s)", t, rc, rt_last_error());
+        if (rc == RT_EDEPENDENCY)
+            ck_assert_msg(strstr(rt_last_error(), "signal 9"), "tree %ld: %s", t,
+                          rt_last_error());
+        if (rc == 0)
+            ck_assert_uint_eq(*v, (uint64_t)LEAVES * (LEAVES - 1)); /* twice 0..99 */
+        sums += rc == 0;
+        caused += rc != 0;
+        rt_free(v);
+        atomic_fetch_add(&finished, 1);
+    }
+    atomic_store(&killing, 0);
+    pthread_join(th, NULL);
+    ck_ok(rt_shutdown());
+    printf("chaos: %ld trees of %d leaves, %ld workers killed: %ld sums, %ld failed with "
+           "their cause, 0 hung\n", trees, LEAVES, atomic_load(&kills), sums, caused);
+    ck_assert_int_gt(atomic_load(&kills), 0);
+    free(roots);
+    ck_assert_int_eq(count_fds(), fds);
+    ck_assert(waitpid(-1, NULL, WNOHANG) < 0);
+}
+END_TEST
+
 /* A worker stopped for 5 s: the others take the work, and when it goes
  * on, its tasks finish too. */
 START_TEST(a_worker_stopped_for_five_seconds)
@@ -255,6 +330,7 @@ int main(void)
     tcase_add_test(tc, tasks_while_workers_are_killed);
     tcase_add_test(tc, tasks_at_most_once_while_workers_are_killed);
     tcase_add_test(tc, actors_killed_at_random);
+    tcase_add_test(tc, a_graph_while_workers_are_killed);
     tcase_add_test(tc, a_worker_stopped_for_five_seconds);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

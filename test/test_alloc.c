@@ -92,6 +92,53 @@ static void waits_and_releases(void)
         rt_release(refs[i]);
 }
 
+static int graph_add(const rt_value *args, size_t n, rt_result *r)
+{
+    uint64_t sum = 0, v;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&v, args[i].data, sizeof v);
+        sum += v;
+    }
+    return rt_result_set(r, &sum, sizeof sum);
+}
+
+/* An object, a task that takes it and bytes, one that takes that task's
+ * result, a view: each step succeeds or fails cleanly, and a failed step
+ * fails what takes it. */
+static void one_graph(void)
+{
+    uint64_t one = 1, two = 2;
+    rt_ref put, mid, last;
+    int rc = rt_put(&one, sizeof one, &put);
+    check_clean(rc, "rt_put");
+    if (rc < 0)
+        return;
+    rt_arg args[] = {RT_ARG_REF(put), RT_ARG_BYTES(&two, sizeof two)};
+    rc = rt_remote_args(graph_add, NULL, args, 2, &mid);
+    check_clean(rc, "rt_remote_args");
+    rt_release(put);
+    if (rc < 0)
+        return;
+    rc = rt_remote_args(graph_add, NULL, &RT_ARG_REF(mid), 1, &last);
+    check_clean(rc, "rt_remote_args (dependent)");
+    rt_view v;
+    int vrc = rt_get_view(mid, &v, 20000);
+    check_clean(vrc == RT_EDEPENDENCY ? 0 : vrc, "rt_get_view");
+    if (vrc == 0) {
+        ck_assert_uint_eq(*(const uint64_t *)v.data, 3);
+        rt_view_release(&v);
+    }
+    rt_release(mid);
+    if (rc < 0)
+        return;
+    uint64_t *out = NULL;
+    rc = rt_get(last, (void **)&out, NULL, 20000);
+    check_clean(rc == RT_EDEPENDENCY ? 0 : rc, "rt_get (dependent)");
+    if (rc == 0)
+        ck_assert_uint_eq(*out, 3);
+    rt_free(out);
+}
+
 static void small_program(void)
 {
     rt_config c = RT_CONFIG_INIT;
@@ -105,6 +152,7 @@ static void small_program(void)
     one_task(21, 0);
     one_task(5, 200 * 1024); /* the argument goes in a memfd */
     waits_and_releases();
+    one_graph();
     one_actor();
     ck_assert_int_eq(rt_shutdown(), 0);
 }

@@ -122,5 +122,6 @@ Suite *alloc_suite(void);
 Suite *hostile_suite(void);
 Suite *loop_suite(void);
 Suite *node_suite(void);
+Suite *objects_suite(void);
 
 #endif

@@ -5,6 +5,8 @@
 #include "base/process.h"
 #include "runtime/calls.h"
 
+#include "args.h"
+
 #include <string.h>
 
 #define DEFAULT_NAME "actor"
@@ -63,7 +65,19 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
     int rc = rt__task_new(RT__KIND_CALL, (rt__any_fn)method, NULL, 0, arg, arg_len, &t);
     if (rc < 0)
         return rc;
-    return rt__call_actor_call(rt__runtime_here(), actor, t, ref);
+    return rt__call_actor_call(rt__runtime_here(), actor, t, NULL, "rt_actor_call", ref);
+}
+
+RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args method, const rt_arg *args,
+                                 size_t nargs, rt_ref *ref)
+{
+    rt__task *t;
+    int rc = rt__check_args("rt_actor_call_args", (const void *)method, args, nargs, ref);
+    if (rc == 0)
+        rc = rt__task_new_args(RT__KIND_CALL, (rt__any_fn)method, NULL, 0, args, nargs, &t);
+    if (rc < 0)
+        return rc;
+    return rt__call_actor_call(rt__runtime_here(), actor, t, args, "rt_actor_call_args", ref);
 }
 
 RT_EXPORT int rt_actor_kill(rt_actor actor)

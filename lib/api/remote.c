@@ -2,7 +2,10 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/process.h"
+#include "base/shm.h"
 #include "runtime/calls.h"
+
+#include "args.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,30 +31,78 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
     if (rc < 0)
         return rc;
     t->retries_left = r.max_retries;
-    return rt__call_submit(rt__runtime_here(), t, &r, "rt_remote", ref);
+    return rt__call_submit(rt__runtime_here(), t, &r, NULL, "rt_remote", ref);
+}
+
+int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
+                   const rt_ref *ref)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
+    if (!fn || !ref || (!args && nargs))
+        return rt__error(RT_EINVAL, "%s: %s is NULL", call,
+                         !fn ? "the function" : !ref ? "ref" : "args");
+    if (nargs > RT_ARGS_MAX)
+        return rt__error(RT_EINVAL, "%s: %zu arguments; at most RT_ARGS_MAX (%d)", call,
+                         nargs, RT_ARGS_MAX);
+    for (size_t i = 0; i < nargs; i++)
+        if (!args[i].ref.id && !args[i].data && args[i].len)
+            return rt__error(RT_EINVAL, "%s: argument %zu has %zu bytes at NULL", call, i,
+                             args[i].len);
+    return 0;
+}
+
+RT_EXPORT int rt_remote_args(rt_fn_args fn, const rt_opts *opts, const rt_arg *args,
+                             size_t nargs, rt_ref *ref)
+{
+    rt__request r;
+    rt__task *t;
+    int rc = rt__check_args("rt_remote_args", (const void *)fn, args, nargs, ref);
+    if (rc == 0)
+        rc = rt__request_resolve(opts, 0, &r);
+    if (rc == 0)
+        rc = rt__task_new_args(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
+                               rt__request_needs(&r), args, nargs, &t);
+    if (rc < 0)
+        return rc;
+    t->retries_left = r.max_retries;
+    return rt__call_submit(rt__runtime_here(), t, &r, args, "rt_remote_args", ref);
 }
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* The message rt_get() leaves for a failed task. */
-static int explain_failure(const rt__task *t)
+/* The bytes of an object that tasks still take: a copy. */
+static void *copy_result(const rt__task *t)
 {
-    return rt__error(t->status, "%s", t->error ? t->error : rt_strerror(t->status));
+    void *copy = rt__buf_alloc(t->result_len);
+    if (copy && t->result_len)
+        memcpy(copy, t->result, t->result_len);
+    return copy;
 }
 
 RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
 {
+    rt__runtime *rt = rt__runtime_here();
     rt__task *t;
-    int rc = rt__call_take(rt__runtime_here(), ref, timeout_ms, &t);
+    int shared;
+    int rc = rt__call_take(rt, ref, timeout_ms, &t, &shared);
     if (rc < 0)
         return rc;
-    rc = t->status == RT_OK ? 0 : explain_failure(t);
-    if (data) {
-        *data = t->result;
-        t->result = NULL;
-    }
+    void *bytes = t->result;
+    int no_copy = data && shared && t->result && !(bytes = copy_result(t));
+    rc = no_copy ? rt__error(RT_ENOMEM, "rt_get: no memory for a copy of %zu bytes",
+                             t->result_len)
+                 : rt__task_explain(t);
+    if (data)
+        *data = no_copy ? NULL : bytes;
     if (len)
-        *len = t->result_len;
+        *len = no_copy ? 0 : t->result_len;
+    if (shared) {
+        rt__call_unhold(rt, t);
+        return rc;
+    }
+    if (data)
+        t->result = NULL;
     rt__task_free(t);
     return rc;
 }

@@ -27,6 +27,7 @@ RT_EXPORT const char *rt_strerror(int code)
     case RT_EACTORDIED: return "actor died";
     case RT_ECANCELLED: return "cancelled";
     case RT_EKILLED: return "killed at its time limit";
+    case RT_EDEPENDENCY: return "an object it takes failed";
     default: return "unknown error";
     }
 }

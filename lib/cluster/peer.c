@@ -4,6 +4,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/idmap.h"
+#include "base/shm.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -72,20 +73,52 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     return rc;
 }
 
+/* A task of several arguments crosses to another rank as one table with
+ * every argument inline (objects' bytes copied: the store is this
+ * machine's); large arguments given as memfds are mapped to be read.
+ * The table in an rt_free()-able buffer, or NULL without memory. */
+static char *flatten(const rt__task *t, size_t *len)
+{
+    rt__arg_msg *args = rt__calloc(t->nargs + 1, sizeof *args);
+    char *table = NULL;
+    int mapped = 1;
+    if (args)
+        rt__task_arg_msgs(t, args);
+    for (uint32_t i = 0; args && i < t->nargs; i++)
+        if (!args[i].data && args[i].len &&
+            !(args[i].data = rt__shm_open(args[i].fd, args[i].len, 0)))
+            mapped = 0;
+    if (args && mapped && (table = rt__buf_alloc(*len = rt__args_size(args, t->nargs, 0))))
+        rt__args_write(table, args, t->nargs, 0);
+    for (uint32_t i = 0; args && i < t->nargs; i++)
+        if (!t->args[i].object && t->args[i].fd >= 0 && args[i].data)
+            rt__shm_unmap((void *)args[i].data, args[i].len);
+    rt__free(args);
+    return table;
+}
+
 static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
 {
     rt__peer *p = (rt__peer *)n;
     proxy *x = (proxy *)w;
     rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0);
+    char *table = NULL;
     m.text = t->name ? t->name : "";
     m.bytes = rt__task_arg(t);
     m.len = t->arg_len;
     if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
         (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0))
         return -1;
+    if (t->args_form == RT__ARGS_LIST && !(m.bytes = table = flatten(t, &m.len)))
+        return -1;
+    if (table && m.len >= RT__SHM_MIN)
+        m.owned = table; /* in pieces, the message's */
     if (t->arg_fd >= 0 && (m.fd = dup(t->arg_fd)) < 0)
         return -1;
-    if (rt__bridge_send(p->bridge, p->rank, &m) < 0)
+    int rc = rt__bridge_send(p->bridge, p->rank, &m);
+    if (!m.owned)
+        rt_free(table);
+    if (rc < 0)
         return -1;
     if (x->inflight++ == 0)
         x->busy_since_ns = rt__now_ns();

@@ -152,10 +152,12 @@ int rt__rank_release_read(const rt__rank_msg *m)
 
 #define TASK_FINI 1u  /* a destructor follows */
 #define TASK_NO_FN 2u /* no function: a class without a constructor */
+#define TASK_TABLE 4u /* the bytes are an argument table (proto.h) */
 
 rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini)
 {
-    uint64_t flags = (fini ? TASK_FINI : 0) | (t->fn ? 0 : TASK_NO_FN);
+    uint64_t flags = (fini ? TASK_FINI : 0) | (t->fn ? 0 : TASK_NO_FN) |
+                     (t->args_form != RT__ARGS_ONE ? TASK_TABLE : 0);
     return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
                           .w = {t->id, (uint64_t)t->kind, flags}, .fd = -1};
 }
@@ -165,9 +167,10 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
     uint64_t kind = m->w[1], flags = m->w[2];
     *w = (rt__rank_task_words){.id = m->w[0], .kind = (rt__task_kind)kind,
                                .has_fn = !(flags & TASK_NO_FN),
-                               .has_fini = (flags & TASK_FINI) != 0};
-    if (flags > (TASK_FINI | TASK_NO_FN) || kind > RT__KIND_CALL ||
-        (!w->has_fn && kind != RT__KIND_CREATE))
+                               .has_fini = (flags & TASK_FINI) != 0,
+                               .table = (flags & TASK_TABLE) != 0};
+    if (flags > (TASK_FINI | TASK_NO_FN | TASK_TABLE) || kind > RT__KIND_CALL ||
+        (!w->has_fn && kind != RT__KIND_CREATE) || (w->table && kind == RT__KIND_CREATE))
         return -1;
     return 0;
 }
@@ -190,7 +193,7 @@ void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a)
 {
     *a = (rt__answer){.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
                       .run_us = m->w[3], .refused = m->w[4] != 0, .len = m->len,
-                      .result = m->owned};
+                      .result = m->owned, .fd = -1};
     if (!m->owned && m->len && (a->result = rt__buf_alloc(m->len)))
         memcpy(a->result, m->bytes, m->len);
 }

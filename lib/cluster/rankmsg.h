@@ -69,13 +69,14 @@ rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls);
 void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls);
 rt__rank_msg rt__rank_release(uint64_t lease, int retire);
 int rt__rank_release_read(const rt__rank_msg *m);
-/* TASK: t's id and kind, whether a destructor follows (fini) and whether
- * there is a function at all (a class without a constructor has none). */
+/* TASK: t's id and kind, whether a destructor follows (fini), whether
+ * there is a function at all (a class without a constructor has none)
+ * and whether its bytes are a table of arguments (a task of several). */
 rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini);
 typedef struct rt__rank_task_words {
     uint64_t id;
     rt__task_kind kind;
-    int has_fn, has_fini;
+    int has_fn, has_fini, table;
 } rt__rank_task_words;
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w);
 /* ANSWER: the result's bytes inline when small (copied into the

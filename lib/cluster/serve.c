@@ -143,7 +143,7 @@ static void on_answered(void *ctx, void *owner, rt__answer *a)
     rt__rank_msg m = rt__rank_answer(l->byid.id, a);
     rt__task_free(t);
     reply(s, &m);
-    rt_free(a->result); /* copied into the message, or the message's now (NULL) */
+    rt__answer_drop(a); /* copied into the message, or the message's now (NULL) */
     renew(s, l);
 }
 
@@ -209,6 +209,7 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
                  &t);
     if (t) {
         t->id = w.id;
+        t->args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
         l->fini = w.has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
     }
     return t;

@@ -51,6 +51,8 @@ typedef struct rt__actor {
     rt__link link;               /* on the runtime thread's list of actors */
     rt__class *cls;              /* its class; NULL once discarded */
     rt__task *create;            /* the constructor's record */
+    rt__tasks held;              /* calls waiting for objects, and the
+                                    calls after them, in order */
     int restarts_left;
     int killed;                  /* the kill was acted on */
     rt__death death;             /* RT__DEATH_NONE while it may run */

@@ -80,6 +80,41 @@ static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
     for (rt__task *t; a->cls && (t = rt__sched_pop(&d->sched, a->cls));)
         if (t != a->create)
             rt__actors_fail_call(d, t, a);
+    for (rt__task *t; (t = rt__tasks_pop(&a->held));) {
+        if (t->deps)
+            rt__graph_detach(t);
+        rt__actors_fail_call(d, t, a);
+    }
+}
+
+/* A call ready to go (or failed): to the actor, unless it is dead. */
+static void file_call(rt__dispatch *d, rt__task *t)
+{
+    rt__actor *a = t->actor;
+    if (t->status != RT_OK)
+        rt__dispatch_finish(d, t, t->status);
+    else if (a->death || !a->cls)
+        rt__actors_fail_call(d, t, a);
+    else
+        rt__sched_push(&d->sched, a->cls, t);
+}
+
+void rt__actors_absorb_call(rt__dispatch *d, rt__task *t)
+{
+    rt__actor *a = t->actor;
+    if ((t->deps || a->held.count) && !a->death && a->cls)
+        rt__tasks_push(&a->held, t);
+    else {
+        if (t->deps) /* its actor is dead: it fails now */
+            rt__graph_detach(t);
+        file_call(d, t);
+    }
+}
+
+void rt__actors_release_held(rt__dispatch *d, rt__actor *a)
+{
+    while (a->held.head && !a->held.head->deps)
+        file_call(d, rt__tasks_pop(&a->held));
 }
 
 /* From the next exchange on, calls to the actor fail at once. */
@@ -113,7 +148,7 @@ void rt__actors_bury(rt__dispatch *d, rt__actor *a)
 void rt__actors_constructed(rt__dispatch *d, rt__task *create, rt__answer *r)
 {
     rt__actor *a = create->actor;
-    rt__dispatch_drop(r);
+    rt__answer_drop(r);
     if ((r->sys_errno == 0 && r->status == 0) || a->killed)
         return;
     /* The worker leaves after a failed constructor; its exit ends the

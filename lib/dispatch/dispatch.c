@@ -28,6 +28,7 @@ void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->done, t);
+    rt__graph_ended(d, t);
 }
 
 /* ---- leases ------------------------------------------------------------- */
@@ -249,27 +250,16 @@ void rt__dispatch_run(rt__dispatch *d)
     rt__dispatch_flush(d);
 }
 
-/* An answer's bytes nobody takes. */
-void rt__dispatch_drop(rt__answer *r)
-{
-    rt_free(r->result);
-    r->result = NULL;
-}
-
 /* ---- absorbing submissions ---------------------------------------------- */
 
-static void absorb_one(rt__dispatch *d, rt__task *t)
+void rt__dispatch_file(rt__dispatch *d, rt__task *t)
 {
-    if (t->kind == RT__KIND_CREATE) {
-        rt__actors_absorb(d, t);
+    if (t->kind == RT__KIND_CALL) {
+        rt__actors_release_held(d, t->actor);
         return;
     }
-    if (t->kind == RT__KIND_CALL) {
-        rt__actor *a = t->actor;
-        if (a->death || !a->cls)
-            rt__actors_fail_call(d, t, a);
-        else
-            rt__sched_push(&d->sched, a->cls, t);
+    if (t->status != RT_OK) {
+        rt__dispatch_finish(d, t, t->status);
         return;
     }
     rt__res req;
@@ -283,6 +273,21 @@ static void absorb_one(rt__dispatch *d, rt__task *t)
     rt__sched_push(&d->sched, c, t);
 }
 
+/* A new record: an actor's constructor, a call, or a task, which waits
+ * first for the objects it takes. */
+static void absorb_one(rt__dispatch *d, rt__task *t)
+{
+    if (t->kind == RT__KIND_CREATE) {
+        rt__actors_absorb(d, t);
+        return;
+    }
+    int waits = t->args_form == RT__ARGS_LIST ? rt__graph_wait(d, t) : 0;
+    if (t->kind == RT__KIND_CALL)
+        rt__actors_absorb_call(d, t);
+    else if (waits <= 0)
+        rt__dispatch_file(d, t);
+}
+
 void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 {
     for (rt__task *t; (t = rt__tasks_pop(incoming));)
@@ -291,11 +296,24 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 
 /* ---- cancels --------------------------------------------------------------- */
 
+/* A task that waits (for objects, or behind an actor's earlier calls)
+ * never runs. */
+static void cancel_waiting(rt__dispatch *d, rt__task *t)
+{
+    rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
+    if (t->deps)
+        rt__graph_detach(t);
+    rt__dispatch_file(d, t);
+}
+
 void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
 {
     rt__class *c = t->cls;
-    if (!c)
-        return; /* finished, waiting to be published */
+    if (!c) {
+        if (!t->ended && t->status == RT_OK)
+            cancel_waiting(d, t);
+        return; /* else finished, waiting to be published */
+    }
     if (rt__sched_withdraw(&d->sched, c, t)) {
         rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
         rt__dispatch_finish(d, t, RT_ECANCELLED);
@@ -330,7 +348,7 @@ static void fail_cancelled(rt__dispatch *d, rt__task *t)
 static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
 {
     if (r->sys_errno) {
-        rt__dispatch_drop(r);
+        rt__answer_drop(r);
         rt__task_fail(t, RT_ESYS, "the worker could not run the task: %s",
                       strerror(r->sys_errno));
         rt__dispatch_finish(d, t, RT_ESYS);
@@ -350,7 +368,9 @@ static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
     t->task_status = r->status;
     t->result = r->result;
     t->result_len = r->len;
+    t->result_fd = r->fd;
     r->result = NULL; /* the task's now */
+    r->fd = -1;
     if (t->task_status)
         rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
     rt__dispatch_finish(d, t, t->task_status ? RT_ETASK : RT_OK);
@@ -383,7 +403,7 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     rt__lease *l = owner;
     rt__task *t = l->inflight.head;
     if (!t || t->id != r->id) { /* not what this worker was asked */
-        rt__dispatch_drop(r);
+        rt__answer_drop(r);
         rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
         return;
     }
@@ -392,7 +412,7 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     if (t->kind == RT__KIND_CREATE) {
         rt__actors_constructed(d, t, r);
     } else if (t->cancelling) {
-        rt__dispatch_drop(r);
+        rt__answer_drop(r);
         fail_cancelled(d, t);
     } else {
         take_result(d, t, r);
@@ -470,6 +490,7 @@ void rt__dispatch_init(rt__dispatch *d)
 {
     memset(d, 0, sizeof *d);
     rt__link_init(&d->actors);
+    rt__graph_init(&d->graph);
     d->check_ms = -1;
 }
 
@@ -493,12 +514,15 @@ int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
 void rt__dispatch_free(rt__dispatch *d, const char *why)
 {
     rt__tasks orphans = {0};
+    rt__graph_free(d, &orphans);
     for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
-         a = RT__NEXT(&d->actors, a, rt__actor, link))
+         a = RT__NEXT(&d->actors, a, rt__actor, link)) {
+        rt__tasks_append(&orphans, &a->held);
         if (a->cls) {
             rt__sched_discard(&d->sched, a->cls, &orphans);
             a->cls = NULL;
         }
+    }
     rt__sched_free(&d->sched, &orphans);
     for (rt__task *t; (t = rt__tasks_pop(&orphans));) {
         if (t->kind == RT__KIND_CREATE)

@@ -22,6 +22,7 @@
 #define RT_DISPATCH_H
 
 #include "actor.h"
+#include "graph.h"
 #include "timeline.h"
 #include "timeouts.h"
 #include "node/node.h"
@@ -45,6 +46,7 @@ typedef struct rt__dispatch {
                                       -1: none runs */
     rt__timeline *timeline;        /* where ended tasks are recorded, or
                                       NULL: not recording */
+    rt__graph graph;               /* tasks waiting for objects */
 } rt__dispatch;
 
 /* Start with no task and no actor. */

@@ -9,10 +9,23 @@
 #include "dispatch.h"
 
 /* dispatch.c: the node that holds l's worker; t finished with status
- * (into done); an answer's bytes that nobody takes. */
+ * (into done); t, new or no longer waiting for objects, filed under its
+ * class (or its actor), or finished when it failed meanwhile (its
+ * status set). */
 rt__node *rt__dispatch_node_of(const rt__dispatch *d, const rt__lease *l);
 void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status);
-void rt__dispatch_drop(rt__answer *r);
+void rt__dispatch_file(rt__dispatch *d, rt__task *t);
+
+/* graph.c: t takes objects: 1 when it waits for some (the graph files it
+ * once they end), 0 when all ended well, -1 when one failed or without
+ * memory (t's status and message set; the caller ends it).  p ended:
+ * the tasks that wait for it move on.  t, which waits, ends otherwise
+ * (a cancel, its actor's death): it waits no more.  The end: the tasks
+ * that wait (not calls, which their actors hold) go to *orphans. */
+int rt__graph_wait(rt__dispatch *d, rt__task *t);
+void rt__graph_ended(rt__dispatch *d, rt__task *p);
+void rt__graph_detach(rt__task *t);
+void rt__graph_free(rt__dispatch *d, rt__tasks *orphans);
 
 /* actors.c: a new actor's constructor submitted; its answer; its
  * process lost; its death declared (calls fail from the next exchange),
@@ -24,6 +37,11 @@ void rt__actors_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss);
 void rt__actors_set_death(rt__dispatch *d, rt__actor *a, rt__death death);
 void rt__actors_bury(rt__dispatch *d, rt__actor *a);
 void rt__actors_fail_call(rt__dispatch *d, rt__task *t, rt__actor *a);
+/* A new call; and a call that waited, now ready (or failed): calls go
+ * to the actor in the order they were made, so a call that waits for
+ * objects holds back the calls after it (held). */
+void rt__actors_absorb_call(rt__dispatch *d, rt__task *t);
+void rt__actors_release_held(rt__dispatch *d, rt__actor *a);
 void rt__actors_forget(rt__actor *a);
 
 #endif

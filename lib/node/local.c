@@ -190,21 +190,42 @@ static int send_name(rt__worker *w, const rt__task *t)
     return 0;
 }
 
-static const uint32_t msg_of_kind[] = {
-    [RT__KIND_TASK] = RT__MSG_TASK,
-    [RT__KIND_CREATE] = RT__MSG_CREATE,
-    [RT__KIND_CALL] = RT__MSG_CALL,
-};
+/* The message of a record: by its kind, and whether it takes a list. */
+static uint32_t msg_of(const rt__task *t)
+{
+    int list = t->args_form != RT__ARGS_ONE;
+    switch (t->kind) {
+    case RT__KIND_CREATE: return RT__MSG_CREATE;
+    case RT__KIND_CALL: return list ? RT__MSG_CALL_ARGS : RT__MSG_CALL;
+    default: return list ? RT__MSG_TASK_ARGS : RT__MSG_TASK;
+    }
+}
+
+/* The task, with its arguments' list encoded now: objects' memfds go as
+ * they are, so that the worker maps what the store holds. */
+static int send_task(rt__worker *w, const rt__task *t)
+{
+    rt__task_msg m = {.type = msg_of(t), .id = t->id, .fn = (uint64_t)(uintptr_t)t->fn,
+                      .arg = rt__task_arg(t), .len = t->arg_len, .arg_fd = t->arg_fd,
+                      .nargs = t->nargs, .by_fd = 1};
+    if (t->args_form != RT__ARGS_LIST)
+        return rt__proto_send_task(&w->chan, &m);
+    rt__arg_msg *args = rt__malloc((t->nargs + 1) * sizeof *args);
+    if (!args)
+        return -1;
+    rt__task_arg_msgs(t, args);
+    m.args = args;
+    int rc = rt__proto_send_task(&w->chan, &m);
+    rt__free(args);
+    return rc;
+}
 
 static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
 {
     (void)n;
-    rt__task_msg m = {.type = msg_of_kind[t->kind], .id = t->id,
-                      .fn = (uint64_t)(uintptr_t)t->fn, .arg = rt__task_arg(t),
-                      .len = t->arg_len, .arg_fd = t->arg_fd};
     if (send_name(w, t) < 0 ||
         (t->kind == RT__KIND_CREATE && rt__proto_send_actor(&w->chan, fini) < 0) ||
-        rt__proto_send_task(&w->chan, &m) < 0)
+        send_task(w, t) < 0)
         return -1;
     w->calls++;
     rt__workers_dirty(w);

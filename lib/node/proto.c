@@ -2,6 +2,7 @@
 #include "proto.h"
 
 #include "base/alloc.h"
+#include "base/shm.h"
 #include "devices/resources.h"
 
 #include <errno.h>
@@ -26,7 +27,8 @@ const char *rt__msg_name(uint32_t type)
         [RT__MSG_SPAWNED] = "SPAWNED", [RT__MSG_SPAWN_FAILED] = "SPAWN_FAILED",
         [RT__MSG_EXITED] = "EXITED",   [RT__MSG_DEVICES] = "DEVICES",
         [RT__MSG_ACTOR] = "ACTOR",     [RT__MSG_CREATE] = "CREATE",
-        [RT__MSG_CALL] = "CALL",
+        [RT__MSG_CALL] = "CALL",       [RT__MSG_ARG] = "ARG",
+        [RT__MSG_TASK_ARGS] = "TASK_ARGS", [RT__MSG_CALL_ARGS] = "CALL_ARGS",
     };
     return type < RT__MSG_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -40,11 +42,129 @@ static int put_bytes(rt__chan *c, rt__hdr *h, const void *data, int fd)
     return rt__chan_put(c, h, NULL, &fd);
 }
 
+/* ---- the argument table ----------------------------------------------------- */
+
+#define ARG_MAPPED (1ULL << 63)
+
+static size_t pad16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+static int goes_mapped(const rt__arg_msg *a, int by_fd)
+{
+    return a->fd >= 0 && (by_fd || !a->data);
+}
+
+size_t rt__args_size(const rt__arg_msg *args, size_t n, int by_fd)
+{
+    size_t size = pad16(8 + 8 * n);
+    for (size_t i = 0; i < n; i++)
+        size += goes_mapped(&args[i], by_fd) ? 0 : pad16(args[i].len);
+    return size;
+}
+
+void rt__args_write(char *dst, const rt__arg_msg *args, size_t n, int by_fd)
+{
+    uint64_t count = n;
+    memcpy(dst, &count, 8);
+    char *bytes = dst + pad16(8 + 8 * n);
+    for (size_t i = 0; i < n; i++) {
+        int mapped = goes_mapped(&args[i], by_fd);
+        uint64_t entry = args[i].len | (mapped ? ARG_MAPPED : 0);
+        memcpy(dst + 8 + 8 * i, &entry, 8);
+        if (mapped)
+            continue;
+        if (args[i].len)
+            memcpy(bytes, args[i].data, args[i].len);
+        memset(bytes + args[i].len, 0, pad16(args[i].len) - args[i].len);
+        bytes += pad16(args[i].len);
+    }
+}
+
+int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t nmapped,
+                  rt_value *out, size_t *n)
+{
+    uint64_t count;
+    if (len < 8)
+        return -1;
+    memcpy(&count, table, 8);
+    if (count > RT_ARGS_MAX || len < pad16(8 + 8 * count))
+        return -1;
+    size_t at = pad16(8 + 8 * count), used = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t entry;
+        memcpy(&entry, table + 8 + 8 * i, 8);
+        uint64_t bytes = entry & ~ARG_MAPPED;
+        if (entry & ARG_MAPPED) {
+            if (used == nmapped || mapped[used].len != bytes)
+                return -1;
+            out[i] = mapped[used++];
+            continue;
+        }
+        if (bytes > len - at || pad16(bytes) > len - at)
+            return -1;
+        out[i] = (rt_value){table + at, (size_t)bytes};
+        at += pad16(bytes);
+    }
+    *n = (size_t)count;
+    return used == nmapped ? 0 : -1;
+}
+
+/* ---- sending ---------------------------------------------------------------- */
+
+/* The record keeps its memfds for a retry on another worker: a copy goes. */
+static int dup_fd(int fd)
+{
+    return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* The table, made first (what can fail for lack of memory, before a
+ * message is queued), inline or in a memfd of its own when large; then
+ * each argument in a memfd as an ARG, then the task with the table. */
+static int send_args(rt__chan *c, const rt__task_msg *m)
+{
+    size_t size = rt__args_size(m->args, m->nargs, m->by_fd);
+    rt__hdr h = {.type = m->type, .id = m->id, .word = m->fn, .len = size};
+    void *table;
+    int fd = -1;
+    if (size >= RT__SHM_MIN) {
+        if ((fd = rt__shm_create(size, &table)) < 0)
+            return -1;
+    } else if (!(table = rt__malloc(size))) {
+        return -1;
+    }
+    rt__args_write(table, m->args, m->nargs, m->by_fd);
+    if (fd >= 0) {
+        rt__shm_unmap(table, size);
+        table = NULL;
+        if (rt__shm_seal(fd) < 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    int rc = 0;
+    for (size_t i = 0; i < m->nargs && rc == 0; i++) {
+        if (!goes_mapped(&m->args[i], m->by_fd))
+            continue;
+        rt__hdr a = {.type = RT__MSG_ARG, .len = m->args[i].len};
+        int copy = dup_fd(m->args[i].fd);
+        rc = copy < 0 ? -1 : put_bytes(c, &a, NULL, copy);
+    }
+    if (rc == 0)
+        rc = put_bytes(c, &h, table, fd);
+    else if (fd >= 0)
+        close(fd);
+    rt__free(table);
+    return rc;
+}
+
 int rt__proto_send_task(rt__chan *c, const rt__task_msg *m)
 {
+    if (m->args)
+        return send_args(c, m);
     rt__hdr h = {.type = m->type, .id = m->id, .word = m->fn, .len = m->len};
-    /* The record keeps its memfd for a retry on another worker. */
-    int fd = m->arg_fd >= 0 ? fcntl(m->arg_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    int fd = m->arg_fd >= 0 ? dup_fd(m->arg_fd) : -1;
     if (m->arg_fd >= 0 && fd < 0)
         return -1;
     return put_bytes(c, &h, m->arg, fd);
@@ -118,12 +238,22 @@ int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
                         rt__task_msg *m)
 {
     int is_task = h->type == RT__MSG_TASK || h->type == RT__MSG_CREATE ||
-                  h->type == RT__MSG_CALL;
+                  h->type == RT__MSG_CALL || h->type == RT__MSG_TASK_ARGS ||
+                  h->type == RT__MSG_CALL_ARGS;
     if (!is_task || h->nfds > 1 || (h->word == 0 && h->type != RT__MSG_CREATE))
         return refuse(h, fds);
     *m = (rt__task_msg){.type = h->type, .id = h->id, .fn = h->word,
                         .arg = h->nfds ? NULL : payload, .len = (size_t)h->len,
                         .arg_fd = h->nfds ? fds[0] : -1};
+    return 0;
+}
+
+int rt__proto_read_arg(const rt__hdr *h, const int *fds, int *fd, size_t *len)
+{
+    if (h->type != RT__MSG_ARG || h->nfds != 1)
+        return refuse(h, fds);
+    *fd = fds[0];
+    *len = (size_t)h->len;
     return 0;
 }
 

@@ -11,6 +11,8 @@
 
 #include "wire.h"
 
+#include <rtask.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,21 +30,57 @@ typedef enum rt__msg_type {
     RT__MSG_ACTOR,        /* app -> worker: become an actor; word = destructor */
     RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
     RT__MSG_CALL,         /* app -> worker: as TASK, word = actor method */
+    RT__MSG_ARG,          /* app -> worker: one argument of the next TASK_ARGS
+                             or CALL_ARGS, as a memfd of len bytes */
+    RT__MSG_TASK_ARGS,    /* app -> worker: as TASK, payload = argument table */
+    RT__MSG_CALL_ARGS,    /* app -> worker: as CALL, payload = argument table */
     RT__MSG_TYPES
 } rt__msg_type;
 
 /* The name of a message type, for logs and errors ("RESULT"). */
 const char *rt__msg_name(uint32_t type);
 
-/* A task for a worker: TASK, CREATE or CALL. */
+/* One argument of a task of several: bytes, or a memfd of len bytes
+ * (fd >= 0; data, when not NULL, is its mapping). */
+typedef struct rt__arg_msg {
+    const void *data;
+    size_t len;
+    int fd;
+} rt__arg_msg;
+
+/* A task for a worker: TASK, CREATE or CALL; or TASK_ARGS or CALL_ARGS,
+ * whose argument is a table of arguments.
+ *
+ * The argument table, one codec for every way it travels: a 64-bit count
+ * n (at most RT_ARGS_MAX), n 64-bit entries (an argument's length, its
+ * top bit set when its bytes come as a memfd in an ARG message before the
+ * task, in their order), then the other arguments' bytes one after the
+ * other, each padded to 16 bytes. */
 typedef struct rt__task_msg {
     uint32_t type;
     uint64_t id;
     uint64_t fn;       /* the function's address in the worker's image */
-    const void *arg;   /* inline argument bytes, or NULL with arg_fd */
+    const void *arg;   /* inline argument bytes (or table), or NULL with arg_fd */
     size_t len;
     int arg_fd;        /* a memfd holding the argument, or -1; not consumed */
+    const rt__arg_msg *args; /* sending TASK_ARGS/CALL_ARGS: the arguments,
+                                encoded into a table; NULL: arg is one */
+    size_t nargs;
+    int by_fd;         /* send arguments in memfds as ARG messages; else
+                          every one goes inline in the table */
 } rt__task_msg;
+
+/* The table of args (see rt__task_msg) as bytes: its size, and writing
+ * it at dst (an argument in a memfd and without data is marked to come
+ * by ARG; by_fd 0 copies every one inline, so each needs data). */
+size_t rt__args_size(const rt__arg_msg *args, size_t n, int by_fd);
+void rt__args_write(char *dst, const rt__arg_msg *args, size_t n, int by_fd);
+/* Read a table of len bytes: out gets its n arguments (room for
+ * RT_ARGS_MAX), pointing into the table or, in order, to the nmapped
+ * arguments that came by ARG.  0, or -1 when the table is not that
+ * form. */
+int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t nmapped,
+                  rt_value *out, size_t *n);
 
 /* A task's answer.  When sys_errno is set the worker could not run the
  * task (it could not map its argument); status is what the function
@@ -102,6 +140,8 @@ int rt__proto_send_notice(rt__chan *c, uint32_t type, uint64_t id, uint64_t word
  * 0, or -1 when it breaks the protocol (its descriptors are then closed). */
 int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
                         rt__task_msg *m);
+/* ARG: its memfd (now the caller's) and length. */
+int rt__proto_read_arg(const rt__hdr *h, const int *fds, int *fd, size_t *len);
 int rt__proto_read_result(const rt__hdr *h, const char *payload, const int *fds,
                           rt__result_msg *r);
 /* The lines of DEVICES, copied into *copy (the caller frees it). */

@@ -56,51 +56,103 @@ void rt__tasks_append(rt__tasks *q, rt__tasks *from)
     *from = (rt__tasks){0};
 }
 
-/* The argument goes in a memfd when large, so that it crosses to the
- * worker without a copy; the record keeps the memfd for retries. */
-static int store_argument(rt__task *t, const void *arg, size_t arg_len, char *inline_at)
+/* Bytes go in a memfd (*fd) when large, so that they cross to the worker
+ * without a copy; the record keeps the memfd for retries.  Small ones are
+ * copied to inline_at (*fd -1).  0 or an error. */
+static int store_bytes(const void *arg, size_t arg_len, char *inline_at, int *fd)
 {
+    *fd = -1;
     if (arg_len < RT__SHM_MIN) {
         if (arg_len)
             memcpy(inline_at, arg, arg_len);
         return 0;
     }
     void *dst;
-    t->arg_fd = rt__shm_create(arg_len, &dst);
-    if (t->arg_fd < 0)
+    if ((*fd = rt__shm_create(arg_len, &dst)) < 0)
         return rt__syserror("shared memory for the argument");
     memcpy(dst, arg, arg_len);
     rt__shm_unmap(dst, arg_len);
-    if (rt__shm_seal(t->arg_fd) < 0) {
-        close(t->arg_fd);
+    if (rt__shm_seal(*fd) < 0) {
+        close(*fd);
+        *fd = -1;
         return rt__syserror("sealing the argument's shared memory");
     }
     return 0;
 }
 
-int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
-                 const void *arg, size_t arg_len, rt__task **out)
+/* Bytes of the record's tail that a copied argument takes. */
+static size_t inline_room(size_t len)
 {
-    size_t needs_len = (size_t)nneeds * sizeof(rt__need);
-    size_t inline_len = arg_len < RT__SHM_MIN ? arg_len : 0;
+    return len < RT__SHM_MIN ? (len + 15) & ~(size_t)15 : 0;
+}
+
+/* A record with room for nneeds needs, nargs argument entries, inline
+ * bytes and the name (copied); the rest zero. */
+static rt__task *record_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
+                            size_t nargs, size_t inline_len)
+{
+    size_t head = (size_t)nneeds * sizeof(rt__need) + nargs * sizeof(rt__arg);
     size_t name_len = name ? strlen(name) + 1 : 0;
-    rt__task *t = rt__malloc(sizeof *t + needs_len + inline_len + name_len);
+    rt__task *t = rt__malloc(sizeof *t + head + inline_len + name_len);
     if (!t)
-        return rt__error(RT_ENOMEM, "no memory for the task");
+        return NULL;
     memset(t, 0, sizeof *t);
     t->kind = (unsigned char)kind;
     t->fn = fn;
     t->arg_fd = -1;
-    t->arg_len = arg_len;
+    t->result_fd = -1;
     t->nneeds = (unsigned char)nneeds;
-    int rc = store_argument(t, arg, arg_len, t->tail + needs_len);
+    if (name) {
+        t->name = t->tail + head + inline_len;
+        memcpy(t->name, name, name_len);
+    }
+    return t;
+}
+
+int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
+                 const void *arg, size_t arg_len, rt__task **out)
+{
+    rt__task *t = record_new(kind, fn, name, nneeds, 0, inline_room(arg_len));
+    if (!t)
+        return rt__error(RT_ENOMEM, "no memory for the task");
+    t->arg_len = arg_len;
+    int rc = store_bytes(arg, arg_len, t->tail + nneeds * sizeof(rt__need), &t->arg_fd);
     if (rc < 0) {
         rt__free(t);
         return rc;
     }
-    if (name) {
-        t->name = t->tail + needs_len + inline_len;
-        memcpy(t->name, name, name_len);
+    *out = t;
+    return 0;
+}
+
+int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
+                      const rt_arg *args, size_t nargs, rt__task **out)
+{
+    size_t inline_len = 0;
+    for (size_t i = 0; i < nargs; i++)
+        inline_len += args[i].ref.id ? 0 : inline_room(args[i].len);
+    rt__task *t = record_new(kind, fn, name, nneeds, nargs, inline_len);
+    if (!t)
+        return rt__error(RT_ENOMEM, "no memory for the task");
+    t->args_form = RT__ARGS_LIST;
+    t->nargs = (uint32_t)nargs;
+    t->args = (rt__arg *)(void *)(t->tail + nneeds * sizeof(rt__need));
+    char *at = (char *)(t->args + nargs);
+    int rc = 0;
+    for (size_t i = 0; i < nargs; i++)
+        t->args[i] = (rt__arg){.fd = -1};
+    for (size_t i = 0; i < nargs && rc == 0; i++) {
+        rt__arg *a = &t->args[i];
+        if (args[i].ref.id)
+            continue;
+        a->len = args[i].len;
+        rc = store_bytes(args[i].data, a->len, at, &a->fd);
+        a->data = a->fd < 0 ? at : NULL;
+        at += inline_room(a->len);
+    }
+    if (rc < 0) {
+        rt__task_free(t);
+        return rc;
     }
     *out = t;
     return 0;
@@ -108,7 +160,43 @@ int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds
 
 const void *rt__task_arg(const rt__task *t)
 {
-    return t->arg_fd >= 0 ? NULL : t->tail + t->nneeds * sizeof(rt__need);
+    return t->arg_fd >= 0 || t->args_form == RT__ARGS_LIST
+               ? NULL : t->tail + t->nneeds * sizeof(rt__need);
+}
+
+int rt__task_new_object(const void *data, size_t len, rt__task **out)
+{
+    rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, 0, 0, 0);
+    if (!o)
+        return rt__error(RT_ENOMEM, "rt_put: no memory for the object");
+    o->ended = 1;
+    o->result_len = len;
+    int rc = 0;
+    if (len < RT__SHM_MIN) {
+        if ((o->result = rt__buf_alloc(len)) && len)
+            memcpy(o->result, data, len);
+    } else if ((rc = store_bytes(data, len, NULL, &o->result_fd)) == 0) {
+        /* What rt_get() hands out, as a large result's. */
+        o->result = rt__shm_open(o->result_fd, len, 1);
+    }
+    if (rc == 0 && !o->result)
+        rc = rt__error(RT_ENOMEM, "rt_put: no memory for %zu bytes", len);
+    if (rc < 0) {
+        rt__task_free(o);
+        return rc;
+    }
+    *out = o;
+    return 0;
+}
+
+void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out)
+{
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        const rt__arg *a = &t->args[i];
+        const rt__task *o = a->object;
+        out[i] = o ? (rt__arg_msg){o->result, o->result_len, o->result_fd}
+                   : (rt__arg_msg){a->data, a->len, a->fd};
+    }
 }
 
 const rt__need *rt__task_needs(const rt__task *t)
@@ -141,10 +229,22 @@ void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
     t->error = rt__strdup(msg); /* without memory, rt_get() names the code */
 }
 
+int rt__task_explain(const rt__task *t)
+{
+    if (t->status == RT_OK)
+        return 0;
+    return rt__error(t->status, "%s", t->error ? t->error : rt_strerror(t->status));
+}
+
 void rt__task_free(rt__task *task)
 {
     if (task->arg_fd >= 0)
         close(task->arg_fd);
+    for (uint32_t i = 0; i < task->nargs; i++)
+        if (task->args[i].fd >= 0)
+            close(task->args[i].fd);
+    if (task->result_fd >= 0)
+        close(task->result_fd);
     rt_free(task->result);
     rt__free(task->error);
     rt__free(task);

@@ -15,6 +15,7 @@
 #ifndef RT_TASK_H
 #define RT_TASK_H
 
+#include "proto.h"
 #include "rtask.h"
 #include "devices/resources.h"
 
@@ -41,6 +42,23 @@ typedef void (*rt__any_fn)(void); /* cast back to the kind's type to call */
 
 struct rt__class;
 struct rt__actor;
+struct rt__deps;
+struct rt__edge;
+
+/* How a record holds its arguments: one (rt_remote()), a list of them
+ * (rt_remote_args(): args), or a list already encoded as one table of
+ * bytes (proto.h), which is the record's one argument: a task that
+ * another rank sent. */
+enum { RT__ARGS_ONE, RT__ARGS_LIST, RT__ARGS_TABLE };
+
+/* One argument of a list: an object, or the application's bytes, inline
+ * in the record or in a memfd. */
+typedef struct rt__arg {
+    struct rt__task *object; /* the object's record, held; or NULL */
+    const void *data;        /* inline bytes, or NULL (an object, a memfd) */
+    size_t len;
+    int fd;                  /* a memfd holding large bytes, or -1 */
+} rt__arg;
 
 /* One custom resource of a request: its index in the node's names; or,
  * with index RT__NEED_GPU_BYTES, its GPU memory in bytes (gpu_memory). */
@@ -80,7 +98,20 @@ typedef struct rt__task {
     int arg_fd;              /* memfd holding the argument, or -1 */
     size_t arg_len;
     char *name;              /* points into tail, or NULL */
-    _Alignas(16) char tail[]; /* needs, inline argument bytes, the name */
+    /* The object the record is, once it ended: result and result_len,
+     * and result_fd, the sealed memfd a large result is in (-1: none),
+     * which workers map; or the bytes of rt_put(). */
+    int result_fd;
+    uint32_t holds;          /* [L] who keep it besides the application's
+                                handle: unfinished tasks that take it,
+                                views, a copy being read */
+    unsigned char args_form; /* RT__ARGS_* */
+    unsigned char ended;     /* runtime thread: its outcome is known */
+    uint32_t nargs;          /* RT__ARGS_LIST: entries of args */
+    rt__arg *args;           /* RT__ARGS_LIST: in tail */
+    struct rt__deps *deps;   /* runtime thread: what it waits for, or NULL */
+    struct rt__edge *waiters; /* runtime thread: who wait for it */
+    _Alignas(16) char tail[]; /* needs, arguments, the name */
 } rt__task;
 
 /* A FIFO of records through their `next` links. */
@@ -103,6 +134,17 @@ void rt__tasks_free(rt__tasks *q);
  * request writes (request.h).  0 or an error code with a message. */
 int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
                  const void *arg, size_t arg_len, rt__task **out);
+/* A record of fn(args): each argument that is bytes copied, inline or in
+ * a memfd; each that is an object (a ref) left empty, for the caller to
+ * fill with the object's record.  As rt__task_new(). */
+int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
+                      const rt_arg *args, size_t nargs, rt__task **out);
+/* A record that is an object from the start (rt_put()): len bytes copied,
+ * into a sealed memfd when large, ended with RT_OK.  0 or an error. */
+int rt__task_new_object(const void *data, size_t len, rt__task **out);
+/* RT__ARGS_LIST: the arguments as a message carries them, into out (room
+ * for t->nargs): an object's result bytes and memfd, or the bytes given. */
+void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out);
 /* The inline argument bytes, or NULL when they are in arg_fd. */
 const void *rt__task_arg(const rt__task *t);
 /* The custom needs the record carries. */
@@ -112,7 +154,11 @@ void rt__task_request(const rt__task *t, rt__res *req);
 /* Record a failure and the message rt_get() will give (printf format). */
 void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Free a record, its argument memfd, its message and its result. */
+/* The error of a failed record, with its message, as rt_get() gives it
+ * (rt__error()); 0 when it succeeded. */
+int rt__task_explain(const rt__task *t);
+/* Free a record, its argument memfd, its message and its result.  The
+ * holds it has on the objects it takes are the caller's to drop first. */
 void rt__task_free(rt__task *task);
 
 #endif

@@ -69,6 +69,17 @@ static struct {
     int started;
 } flush;
 
+/* The arguments of a task of several: those that came by ARG (mapped,
+ * read-only, until the task returns; errno_ says why one could not be
+ * mapped), then the whole list read from the task's table. */
+static struct {
+    rt_value mapped[RT_ARGS_MAX];
+    size_t nmapped;
+    int errno_;
+    rt_value list[RT_ARGS_MAX];
+    size_t n;
+} args;
+
 /* The actor this worker is, if it is one. */
 static struct {
     void *state;
@@ -511,11 +522,44 @@ static void task_ended(void)
         futex(&flush.task_no, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
+/* An ARG: its memfd mapped until the task it belongs to returns. */
+static void take_arg(const rt__hdr *h, const int *fds)
+{
+    int fd;
+    size_t len;
+    if (rt__proto_read_arg(h, fds, &fd, &len) < 0 || args.nmapped == RT_ARGS_MAX)
+        leave(); /* the stream is corrupt */
+    const void *data = rt__shm_open(fd, len, 0);
+    close(fd);
+    if (!data && !args.errno_)
+        args.errno_ = errno;
+    args.mapped[args.nmapped++] = (rt_value){data, len};
+}
+
+static void drop_args(void)
+{
+    for (size_t i = 0; i < args.nmapped; i++)
+        if (args.mapped[i].data)
+            rt__shm_unmap((void *)args.mapped[i].data, args.mapped[i].len);
+    args.nmapped = 0;
+    args.n = 0;
+    args.errno_ = 0;
+}
+
+static int takes_list(const rt__task_msg *m)
+{
+    return m->type == RT__MSG_TASK_ARGS || m->type == RT__MSG_CALL_ARGS;
+}
+
 /* Call what the message names: a task, an actor's constructor (which
  * sets the actor's state) or one of its methods. */
 static int invoke(const rt__task_msg *m, const void *arg, rt_result *r)
 {
     switch (m->type) {
+    case RT__MSG_TASK_ARGS:
+        return ((rt_fn_args)(uintptr_t)m->fn)(args.list, args.n, r);
+    case RT__MSG_CALL_ARGS:
+        return ((rt_method_args)(uintptr_t)m->fn)(actor.state, args.list, args.n, r);
     case RT__MSG_CREATE: {
         /* A class without a constructor has a NULL state. */
         rt_actor_init_fn init = (rt_actor_init_fn)(uintptr_t)m->fn;
@@ -538,11 +582,20 @@ static void run_task(const rt__task_msg *m)
     if (m->arg_fd >= 0) {
         arg = rt__shm_open(m->arg_fd, m->len, 0);
         close(m->arg_fd);
-        if (!arg) {
+        if (!arg)
             answer.sys_errno = errno;
-            send_result(&answer, &r);
-            return;
-        }
+    }
+    if (arg && takes_list(m) &&
+        rt__args_read(arg, m->len, args.mapped, args.nmapped, args.list, &args.n) < 0)
+        leave(); /* the stream is corrupt */
+    if (arg && args.errno_)
+        answer.sys_errno = args.errno_;
+    if (answer.sys_errno) {
+        if (arg && m->arg_fd >= 0)
+            rt__shm_unmap((void *)arg, m->len);
+        drop_args();
+        send_result(&answer, &r);
+        return;
     }
     announce(name_of(m->fn));
     uint64_t start = rt__now_ns();
@@ -569,6 +622,7 @@ static void run_task(const rt__task_msg *m)
     fflush(stderr);
     if (m->arg_fd >= 0)
         rt__shm_unmap((void *)arg, m->len);
+    drop_args();
     send_result(&answer, &r);
 }
 
@@ -604,7 +658,12 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     case RT__MSG_TASK:
     case RT__MSG_CALL:
     case RT__MSG_CREATE:
+    case RT__MSG_TASK_ARGS:
+    case RT__MSG_CALL_ARGS:
         handle_task(h, payload, fds);
+        break;
+    case RT__MSG_ARG:
+        take_arg(h, fds);
         break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
@@ -646,7 +705,8 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
         int fds[RT__MSG_MAX_FDS];
         int more, tasks = 0;
         while ((more = rt__chan_next(&self.chan, &h, &payload, fds)) > 0) {
-            int is_task = h.type == RT__MSG_TASK || h.type == RT__MSG_CALL;
+            int is_task = h.type == RT__MSG_TASK || h.type == RT__MSG_CALL ||
+                          h.type == RT__MSG_TASK_ARGS || h.type == RT__MSG_CALL_ARGS;
             if (is_task && ++tasks == 2 && !flush.started)
                 start_flusher();
             handle(&h, payload, fds);

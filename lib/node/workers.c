@@ -111,16 +111,20 @@ void rt__workers_kill(rt__worker *w)
 
 /* An answer in the one shape nodes hand up (node.h): its bytes copied
  * out of the channel or the journal, or its memfd mapped (privately: a
- * buffer rt_free() releases) and closed.  A memfd that is not sealed, or
- * shorter than it says, is refused. */
+ * buffer rt_free() releases) and kept, for workers to map as an
+ * argument.  A memfd that is not sealed, or shorter than it says, is
+ * refused. */
 static rt__answer adopt(const rt__result_msg *r)
 {
     rt__answer a = {.id = r->id, .status = r->status, .sys_errno = r->sys_errno,
-                    .run_us = r->run_us, .len = r->len};
+                    .run_us = r->run_us, .len = r->len, .fd = -1};
     if (r->fd >= 0) {
         a.result = rt__shm_open(r->fd, r->len, 1);
         a.refused = !a.result && errno == EPROTO;
-        close(r->fd);
+        if (a.result)
+            a.fd = r->fd;
+        else
+            close(r->fd);
     } else if (r->len && (a.result = rt__buf_alloc(r->len))) {
         memcpy(a.result, r->data, r->len);
     }

@@ -20,9 +20,7 @@
 
 /* ---- checks, under the lock ------------------------------------------------------ */
 
-/* [L] Fail a public call made when the runtime is not running, in a
- * worker, or after rt_shutdown(); 0 when it is running. */
-static int check_running(const rt__runtime *rt, const char *call)
+int rt__check_running(const rt__runtime *rt, const char *call)
 {
     if (rt__process_forked())
         return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
@@ -64,22 +62,37 @@ static int check_code(const rt__runtime *rt, const void *fn, const char *call,
 
 /* ---- tasks ------------------------------------------------------------------------ */
 
-int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const char *call,
-                    rt_ref *ref)
+/* [L] The last steps of every submission: room in the store, the
+ * objects it takes held, a handle. */
+static int submit_with_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
+                            const char *call, rt_ref *ref)
+{
+    int rc = rt__objects_room(rt, 0, call);
+    if (rc == 0 && args)
+        rc = rt__objects_take_args(rt, t, args, call);
+    if (rc < 0)
+        return rc;
+    rc = rt__submit_ref(rt, t, ref);
+    if (rc < 0 && args)
+        rt__objects_untake_args(rt, t);
+    return rc;
+}
+
+int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *args,
+                    const char *call, rt_ref *ref)
 {
     pthread_mutex_lock(&rt->lock);
-    int rc = check_running(rt, call);
+    int rc = rt__check_running(rt, call);
     if (rc == 0)
         rc = check_code(rt, (const void *)t->fn, call, "the function");
     if (rc == 0)
         rc = rt__request_place(&rt->dispatch.sched, r, t);
     if (rc == 0)
-        rc = rt__submit_ref(rt, t, ref);
+        rc = submit_with_args(rt, t, args, call, ref);
     return rt__submit_done(rt, t, rc);
 }
 
-/* [L] Wait for a change; returns RT_ETIMEDOUT when the deadline passed. */
-static int wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
+int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
 {
     if (timeout_ms == 0)
         return RT_ETIMEDOUT;
@@ -92,23 +105,20 @@ static int wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *
     return rc == ETIMEDOUT ? RT_ETIMEDOUT : 0;
 }
 
-int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done)
+int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
+                  const char *call, rt__task **t)
 {
     struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
     /* Waiting for the answer here is worth it only when there is time. */
-    int may_await = timeout_ms < 0 || timeout_ms >= AWAIT_MIN_MS;
-    pthread_mutex_lock(&rt->lock);
-    int rc;
-    rt__task *t;
+    may_await &= timeout_ms < 0 || timeout_ms >= AWAIT_MIN_MS;
     for (;;) {
-        if ((rc = check_running(rt, "rt_get")) < 0)
-            goto out;
-        if (!(t = rt__table_find(&rt->tasks, ref.id))) {
-            rc = rt__error(RT_EBADREF, "rt_get: unknown or consumed handle");
-            goto out;
-        }
-        if (t->state == RT__TASK_DONE)
-            break;
+        int rc = rt__check_running(rt, call);
+        if (rc < 0)
+            return rc;
+        if (!(*t = rt__table_find(&rt->tasks, ref.id)))
+            return rt__error(RT_EBADREF, "%s: unknown or consumed handle", call);
+        if ((*t)->state == RT__TASK_DONE)
+            return 0;
         if (may_await) {
             may_await = 0;
             pthread_mutex_unlock(&rt->lock);
@@ -116,16 +126,39 @@ int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done)
             pthread_mutex_lock(&rt->lock);
             continue;
         }
-        if (wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT) {
-            rc = rt__error(RT_ETIMEDOUT, "rt_get: timed out after %ld ms", timeout_ms);
-            goto out;
-        }
+        if (rt__wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT)
+            return rt__error(RT_ETIMEDOUT, "%s: timed out after %ld ms", call, timeout_ms);
     }
-    rt__table_drop(&rt->tasks, ref.id);
-    *done = t;
-out:
+}
+
+int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
+                  int *shared)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt__task *t;
+    int rc = rt__wait_done(rt, ref, timeout_ms, 1, "rt_get", &t);
+    if (rc == 0) {
+        rt__table_drop(&rt->tasks, ref.id);
+        t->orphan = 1;
+        /* Tasks that take the object still need it: the caller copies. */
+        *shared = t->holds > 0;
+        if (*shared)
+            t->holds++;
+        else
+            rt__objects_leave(rt, t);
+        *done = t;
+    }
     pthread_mutex_unlock(&rt->lock);
     return rc;
+}
+
+void rt__call_unhold(rt__runtime *rt, rt__task *t)
+{
+    pthread_mutex_lock(&rt->lock);
+    int last = rt__objects_unhold(rt, t);
+    pthread_mutex_unlock(&rt->lock);
+    if (last)
+        rt__task_free(t);
 }
 
 /* [L] Mark which handles are ready; returns how many, or RT_EBADREF. */
@@ -149,11 +182,11 @@ long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_rea
     pthread_mutex_lock(&rt->lock);
     long count;
     for (;;) {
-        if ((count = check_running(rt, "rt_wait")) < 0)
+        if ((count = rt__check_running(rt, "rt_wait")) < 0)
             break;
         if ((count = mark_ready(rt, refs, n, ready)) < 0 || (size_t)count >= num_ready)
             break;
-        if (wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT) {
+        if (rt__wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT) {
             count = mark_ready(rt, refs, n, ready);
             break;
         }
@@ -168,7 +201,7 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
     if (!c)
         return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
     pthread_mutex_lock(&rt->lock);
-    int rc = check_running(rt, "rt_cancel"), wake = 0;
+    int rc = rt__check_running(rt, "rt_cancel"), wake = 0;
     rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
     if (rc == 0 && !t)
         rc = rt__error(RT_EBADREF, "rt_cancel: unknown or consumed handle");
@@ -190,17 +223,18 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
 int rt__call_release(rt__runtime *rt, rt_ref ref)
 {
     pthread_mutex_lock(&rt->lock);
-    int rc = check_running(rt, "rt_release");
+    int rc = rt__check_running(rt, "rt_release");
     rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
     if (rc == 0 && !t)
         rc = rt__error(RT_EBADREF, "rt_release: unknown or consumed handle");
     rt__task *done = NULL;
     if (t) {
         rt__table_drop(&rt->tasks, ref.id);
-        if (t->state == RT__TASK_DONE)
+        t->orphan = 1; /* unfinished or held: freed when both are over */
+        if (t->state == RT__TASK_DONE && t->holds == 0) {
+            rt__objects_leave(rt, t);
             done = t; /* freed below, outside the lock */
-        else
-            t->orphan = 1; /* the runtime thread frees it when it finishes */
+        }
     }
     pthread_mutex_unlock(&rt->lock);
     if (done)
@@ -215,7 +249,7 @@ int rt__call_release(rt__runtime *rt, rt_ref ref)
 static int start_actor(rt__runtime *rt, rt__actor *a, rt__task *create, rt__request *r,
                        void **old)
 {
-    int rc = check_running(rt, "rt_actor_create");
+    int rc = rt__check_running(rt, "rt_actor_create");
     if (rc == 0 && create->fn)
         rc = check_code(rt, (const void *)create->fn, "rt_actor_create", "the constructor");
     if (rc == 0 && a->fini)
@@ -265,18 +299,19 @@ static int find_live(rt__runtime *rt, rt_actor handle, const char *call, rt__act
     return 0;
 }
 
-int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, rt_ref *ref)
+int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_arg *args,
+                        const char *call, rt_ref *ref)
 {
     rt__actor *a = NULL;
     pthread_mutex_lock(&rt->lock);
-    int rc = check_running(rt, "rt_actor_call");
+    int rc = rt__check_running(rt, call);
     if (rc == 0)
-        rc = check_code(rt, (const void *)t->fn, "rt_actor_call", "the method");
+        rc = check_code(rt, (const void *)t->fn, call, "the method");
     if (rc == 0)
-        rc = find_live(rt, actor, "rt_actor_call", &a);
+        rc = find_live(rt, actor, call, &a);
     if (rc == 0) {
         t->actor = a;
-        rc = rt__submit_ref(rt, t, ref);
+        rc = submit_with_args(rt, t, args, call, ref);
     }
     return rt__submit_done(rt, t, rc);
 }
@@ -286,7 +321,7 @@ int rt__call_actor_kill(rt__runtime *rt, rt_actor actor)
     rt__actor *a = NULL;
     int wake = 0;
     pthread_mutex_lock(&rt->lock);
-    int rc = check_running(rt, "rt_actor_kill");
+    int rc = rt__check_running(rt, "rt_actor_kill");
     if (rc == 0)
         rc = find_live(rt, actor, "rt_actor_kill", &a);
     if (rc == RT_EACTORDIED)
@@ -306,10 +341,10 @@ int rt__call_actor_kill(rt__runtime *rt, rt_actor actor)
 static int take_round_running(rt__runtime *rt, const char *call)
 {
     if (rt__process_forked()) /* a stale copy: not even its round is ours */
-        return check_running(rt, call);
+        return rt__check_running(rt, call);
     rt__round_take(rt);
     pthread_mutex_lock(&rt->lock);
-    int rc = check_running(rt, call);
+    int rc = rt__check_running(rt, call);
     pthread_mutex_unlock(&rt->lock);
     if (rc < 0)
         rt__round_give(rt);

@@ -32,13 +32,27 @@ int rt__runtime_start(rt__runtime *rt, const rt_config *config);
 int rt__runtime_stop(rt__runtime *rt);
 
 /* Queue task t (its fn checked as `call`'s function), placed as r asks,
- * and give it a handle in *ref.  On failure t is freed. */
-int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const char *call,
-                    rt_ref *ref);
-/* rt_get(): wait up to timeout_ms (-1: no limit) for ref's task, and take
- * its record out of the table: 0 and *done (the caller's to free), or an
- * error. */
-int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done);
+ * and give it a handle in *ref.  args: the public list t was made from
+ * (its objects are held from now on), or NULL.  On failure t is freed. */
+int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *args,
+                    const char *call, rt_ref *ref);
+/* rt_get(): wait up to timeout_ms (-1: no limit) for ref's object, and
+ * take its record out of the table: 0 and *done, or an error.  *shared
+ * 0: the record is the caller's to free.  1: tasks still take it; the
+ * caller copies what it needs, then gives it back (rt__call_unhold()). */
+int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
+                  int *shared);
+/* Drop a hold of the caller's (rt__call_take(), a view) on t. */
+void rt__call_unhold(rt__runtime *rt, rt__task *t);
+/* rt_put(): o, an object already (rt__task_new_object()), gets a handle
+ * once the store has room.  On failure o is freed. */
+int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref);
+/* rt_get_view(): wait for ref's object and hold it for a view: 0, *o and
+ * the view's id, or an error. */
+int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **o,
+                  uint64_t *view);
+/* rt_view_release(): 0 or RT_EBADREF. */
+int rt__call_view_release(rt__runtime *rt, uint64_t view);
 /* rt_wait(): wait until num_ready of refs are done (or the time is up);
  * ready[i] says which.  The count, or an error. */
 long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_ready,
@@ -50,9 +64,10 @@ int rt__call_release(rt__runtime *rt, rt_ref ref);
  * handle in *out.  On failure, create and a are freed. */
 int rt__call_actor_create(rt__runtime *rt, rt__actor *a, rt__task *create, rt__request *r,
                           rt_actor *out);
-/* Queue call t (its method checked) to actor; a handle in *ref.  On
- * failure t is freed. */
-int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, rt_ref *ref);
+/* Queue call t (its method checked) to actor; a handle in *ref; args as
+ * rt__call_submit().  On failure t is freed. */
+int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_arg *args,
+                        const char *call, rt_ref *ref);
 int rt__call_actor_kill(rt__runtime *rt, rt_actor actor);
 
 /* rt_cluster_resources() (available 0) and rt_available_resources(). */

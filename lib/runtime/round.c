@@ -143,14 +143,11 @@ int rt__submit_cancel(rt__runtime *rt, rt__cancel *c)
 /* ---- the exchange, under the lock --------------------------------------- */
 
 /* [L] Publish finished tasks: rt_get() may take them from now on. */
-static int publish_tasks(rt__tasks *done, rt__tasks *orphans)
+static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__tasks *orphans)
 {
     int published = done->count > 0;
-    for (rt__task *t; (t = rt__tasks_pop(done));) {
-        t->state = RT__TASK_DONE;
-        if (t->orphan)
-            rt__tasks_push(orphans, t);
-    }
+    for (rt__task *t; (t = rt__tasks_pop(done));)
+        rt__objects_publish(rt, t, orphans);
     return published;
 }
 
@@ -201,7 +198,7 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
     rt->kills = NULL;
     x->published = publish_actors(rt);
     rt->queued = d->sched.npending;
-    int changed = publish_tasks(&d->done, &x->orphans);
+    int changed = publish_tasks(rt, &d->done, &x->orphans);
     take_cancels(rt, x);
     if (d->failed && (rt->state == RT__RUNNING || rt->state == RT__STARTING)) {
         rt->state = RT__STOPPING;

@@ -218,6 +218,8 @@ static int start(rt__runtime *rt, const rt__offer *set)
     rt->stop_reason = NULL;
     rt->loop_asleep = 0;
     rt->queued = 0;
+    rt->store_used = 0;
+    rt->store_size = set->store_bytes;
     pthread_mutex_unlock(&rt->lock);
     int rc = start_thread(rt, set);
     if (rc < 0)
@@ -375,6 +377,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt->state = RT__STOPPED;
     rt->was_shut_down = 1;
     let_waiters_leave(rt);
+    rt__objects_end_views(rt, &x.orphans);
     rt__table tasks = rt->tasks;
     rt->tasks = (rt__table){0};
     pthread_mutex_unlock(&rt->lock);

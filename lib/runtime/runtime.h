@@ -84,8 +84,12 @@ typedef struct rt__runtime {
     uint64_t next_seq;           /* [L] submission order */
     size_t queued;               /* [L] tasks waiting to be sent, as of the
                                     last exchange */
-    rt__table tasks;             /* [L] task handles */
+    rt__table tasks;             /* [L] object handles: tasks', puts' */
     rt__table actors;            /* [L] actor handles */
+    rt__table views;             /* [L] open views (rt_get_view()) */
+    size_t store_used;           /* [L] bytes of the objects held */
+    size_t store_size;           /* fixed by rt_init(): object_store_bytes */
+    int room_waiters;            /* [L] threads waiting for room in it */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
     rt__actor *kills;            /* [L] kills asked for, not yet taken */
     struct rt__cancel *cancels;  /* [L] cancels asked for, not yet taken */
@@ -105,6 +109,20 @@ typedef struct rt__runtime {
 } rt__runtime;
 
 #define RT__OUTPUT_WAIT_MS 100 /* for task output to be written before results */
+
+/* ---- calls.c: checks every call makes ------------------------------------------- */
+
+/* [L] Fail a public call made when the runtime is not running, in a
+ * worker, or after rt_shutdown(); 0 when it is running. */
+int rt__check_running(const rt__runtime *rt, const char *call);
+/* [L] Wait for a change (a task ended, room in the store, the state)
+ * until deadline (timeout_ms < 0: none); RT_ETIMEDOUT when it passed. */
+int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline);
+/* [L] Wait until ref's record is done: 0 and *t, or an error (RT_EBADREF,
+ * RT_ETIMEDOUT with call's message, the runtime's end).  may_await: it
+ * may read the answer itself first (rt__await()). */
+int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
+                  const char *call, rt__task **t);
 
 /* ---- round.c: the round and the ways into it ---------------------------------- */
 
@@ -172,5 +190,37 @@ typedef struct rt__exchange {
 
 /* [L] The exchange: take what was submitted, publish what finished. */
 void rt__exchange_locked(rt__runtime *rt, rt__exchange *x);
+
+/* ---- objects.c: the store's books and the objects' lifetimes -------------------------
+ *
+ * A record is an object once it ended (or from rt_put()).  It lives while
+ * the application's handle names it (until rt_get() or rt_release()
+ * drops it: then it is an orphan) or anything holds it (holds): a task
+ * not yet finished that takes it, a view, a copy being read.  Its bytes
+ * count in the store from the moment it is published until it is freed
+ * or rt_get() takes them. */
+
+/* [L] t is published: its bytes enter the store, and the objects it took
+ * are held no more by it; what is left with no holder goes to *orphans
+ * (t itself too, when it is an orphan). */
+void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans);
+/* [L] Drop one hold on o: 1 when o must now be freed (by the caller,
+ * outside the lock); its bytes have left the store then. */
+int rt__objects_unhold(rt__runtime *rt, rt__task *o);
+/* [L] o's bytes leave the store (it is freed, or rt_get() takes them). */
+void rt__objects_leave(rt__runtime *rt, rt__task *o);
+/* [L] Wait until the store has room for need more bytes (a submission:
+ * 0, until it is no longer over full), up to RT__STORE_WAIT_MS; 0 or
+ * RT_ENOMEM (or the runtime's end) with a message naming call. */
+int rt__objects_room(rt__runtime *rt, size_t need, const char *call);
+#define RT__STORE_WAIT_MS 2000
+/* [L] Resolve the objects among args into t's list and hold them; 0 or
+ * RT_EBADREF, with nothing held. */
+int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
+                          const char *call);
+/* [L] Undo rt__objects_take_args() (the submission failed after it). */
+void rt__objects_untake_args(rt__runtime *rt, rt__task *t);
+/* [L] At the end: drop every view's hold, freed records into *orphans. */
+void rt__objects_end_views(rt__runtime *rt, rt__tasks *orphans);
 
 #endif

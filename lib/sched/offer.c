@@ -368,6 +368,18 @@ static int resolve_resources(const rt_config *c, rt__offer *out)
     return rc;
 }
 
+/* The object store takes 30 % of the machine's memory by default, as
+ * Ray's does. */
+#define STORE_SHARE 0.3
+
+static uint64_t default_store_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return (uint64_t)1 << 30;
+    return (uint64_t)((double)pages * (double)size * STORE_SHARE);
+}
+
 /* rt_config.keep_fds: descriptors, ended by -1. */
 static int resolve_keep_fds(const int *keep, rt__offer *out)
 {
@@ -450,6 +462,7 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
         rc = resolve_workers(c->num_workers, zeroed, cpus, out);
     if (rc == 0)
         rc = resolve_keep_fds(c->keep_fds, out);
+    out->store_bytes = c->object_store_bytes ? c->object_store_bytes : default_store_bytes();
     return rc;
 }
 

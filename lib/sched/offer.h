@@ -36,6 +36,7 @@ typedef struct rt__offer {
     rt__machine machine;          /* what detection found */
     int keep_fds[RT__KEEP_FDS_MAX]; /* the application's, left open in workers */
     int nkeep_fds;
+    uint64_t store_bytes;         /* what the objects held may take */
 } rt__offer;
 
 /* Check the configuration (NULL = defaults) and complete it.  0, or

@@ -1,0 +1,13 @@
+/* args.h - between the public calls that take a list of arguments. */
+#ifndef RT_ARGS_H
+#define RT_ARGS_H
+
+#include <rtask.h>
+
+/* The checks of rt_remote_args() and rt_actor_call_args(), named call
+ * in messages: not in a task, fn, ref and the list given, at most
+ * RT_ARGS_MAX entries, each a ref or bytes.  0 or an error. */
+int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
+                   const rt_ref *ref);
+
+#endif

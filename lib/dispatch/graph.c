@@ -1,0 +1,137 @@
+/* graph.c - tasks that wait for the objects they take (graph.h). */
+#include "lives.h"
+
+#include "base/alloc.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+void rt__graph_init(rt__graph *g)
+{
+    memset(g, 0, sizeof *g);
+    rt__link_init(&g->waits);
+}
+
+/* What names a task in a message: its name, else its function's. */
+static const char *name_of(const rt__task *t)
+{
+    Dl_info info;
+    if (t->name)
+        return t->name;
+    if (t->fn && dladdr((const void *)t->fn, &info) && info.dli_sname)
+        return info.dli_sname;
+    return t->fn ? "task" : "object";
+}
+
+/* t never runs: the object o it takes failed.  A failure that came along
+ * the graph already names the first task that failed: it is passed on. */
+static void fail_dependent(rt__task *t, const rt__task *o)
+{
+    if (o->status == RT_EDEPENDENCY && o->error)
+        rt__task_fail(t, RT_EDEPENDENCY, "%s", o->error);
+    else
+        rt__task_fail(t, RT_EDEPENDENCY, "an object it takes failed: %s (ref %#llx) "
+                      "ended with %s: %s", name_of(o), (unsigned long long)o->id,
+                      rt_strerror(o->status), o->error ? o->error : "no message");
+}
+
+int rt__graph_wait(rt__dispatch *d, rt__task *t)
+{
+    uint32_t left = 0;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        rt__task *o = t->args[i].object;
+        if (o && !o->ended)
+            left++;
+        else if (o && o->status != RT_OK) {
+            fail_dependent(t, o);
+            return -1;
+        }
+    }
+    if (!left)
+        return 0;
+    rt__deps *w = rt__malloc(sizeof *w + left * sizeof(rt__edge));
+    if (!w) {
+        rt__task_fail(t, RT_ENOMEM, "no memory to wait for the objects the task takes");
+        return -1;
+    }
+    w->task = t;
+    w->left = left;
+    rt__list_push_back(&d->graph.waits, &w->link);
+    rt__edge *e = w->edge;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        rt__task *o = t->args[i].object;
+        if (!o || o->ended)
+            continue;
+        *e = (rt__edge){.next = o->waiters, .deps = w};
+        o->waiters = e++;
+    }
+    t->deps = w;
+    return 1;
+}
+
+void rt__graph_detach(rt__task *t)
+{
+    t->deps->task = NULL; /* its edges still count down, then free it */
+    t->deps = NULL;
+}
+
+/* One edge whose object ended: a failure ends the task that waits; the
+ * last object ends its wait. */
+static void visit(rt__dispatch *d, rt__edge *e)
+{
+    rt__deps *w = e->deps;
+    rt__task *t = w->task;
+    if (t && e->object->status != RT_OK) {
+        fail_dependent(t, e->object);
+        rt__graph_detach(t);
+        rt__dispatch_file(d, t);
+    }
+    if (--w->left)
+        return;
+    if ((t = w->task)) {
+        t->deps = NULL;
+        rt__dispatch_file(d, t);
+    }
+    rt__list_remove(&w->link);
+    rt__free(w);
+}
+
+void rt__graph_ended(rt__dispatch *d, rt__task *p)
+{
+    rt__graph *g = &d->graph;
+    p->ended = 1;
+    if (g->closed)
+        return;
+    for (rt__edge *e = p->waiters, *next; e; e = next) {
+        next = e->next;
+        e->object = p;
+        e->next = g->visit;
+        g->visit = e;
+    }
+    p->waiters = NULL;
+    if (g->visiting)
+        return; /* the visit under way takes these too */
+    g->visiting = 1;
+    for (rt__edge *e; (e = g->visit);) {
+        g->visit = e->next;
+        visit(d, e);
+    }
+    g->visiting = 0;
+}
+
+void rt__graph_free(rt__dispatch *d, rt__tasks *orphans)
+{
+    rt__graph *g = &d->graph;
+    g->closed = 1;
+    while (!rt__list_empty(&g->waits)) {
+        rt__deps *w = RT__FIRST(&g->waits, rt__deps, link);
+        rt__task *t = w->task;
+        if (t) {
+            t->deps = NULL;
+            if (t->kind != RT__KIND_CALL) /* a call is its actor's (held) */
+                rt__tasks_push(orphans, t);
+        }
+        rt__list_remove(&w->link);
+        rt__free(w);
+    }
+}

@@ -1,0 +1,168 @@
+/* objects.c - the object store's books, objects' lifetimes, rt_put() and
+ * views (runtime.h explains the rules). */
+#include "calls.h"
+
+#include "runtime.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+
+/* [L] Freed once nothing names or holds it and it has ended. */
+static int collectable(const rt__task *o)
+{
+    return o->orphan && o->holds == 0 && o->state == RT__TASK_DONE;
+}
+
+void rt__objects_leave(rt__runtime *rt, rt__task *o)
+{
+    rt->store_used -= o->result_len;
+    if (rt->room_waiters && o->result_len)
+        pthread_cond_broadcast(&rt->changed);
+}
+
+int rt__objects_unhold(rt__runtime *rt, rt__task *o)
+{
+    o->holds--;
+    if (!collectable(o))
+        return 0;
+    rt__objects_leave(rt, o);
+    return 1;
+}
+
+void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
+{
+    t->state = RT__TASK_DONE;
+    rt->store_used += t->result_len;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        rt__task *o = t->args[i].object;
+        t->args[i].object = NULL; /* its record may go now */
+        if (o && rt__objects_unhold(rt, o))
+            rt__tasks_push(orphans, o);
+    }
+    if (collectable(t)) {
+        rt__objects_leave(rt, t);
+        rt__tasks_push(orphans, t);
+    }
+}
+
+int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
+                          const char *call)
+{
+    for (uint32_t i = 0; i < t->nargs; i++)
+        if (args[i].ref.id && !rt__table_find(&rt->tasks, args[i].ref.id))
+            return rt__error(RT_EBADREF, "%s: argument %u is an unknown or consumed "
+                                         "handle", call, i);
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        if (!args[i].ref.id)
+            continue;
+        rt__task *o = rt__table_find(&rt->tasks, args[i].ref.id);
+        o->holds++;
+        t->args[i].object = o;
+    }
+    return 0;
+}
+
+void rt__objects_untake_args(rt__runtime *rt, rt__task *t)
+{
+    (void)rt;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        if (t->args[i].object)
+            t->args[i].object->holds--; /* named by a handle: never the last */
+        t->args[i].object = NULL;
+    }
+}
+
+/* [L] Why the store has no room, in the words of rt_put(3). */
+static int store_full(const rt__runtime *rt, size_t need, const char *call)
+{
+    return rt__error(RT_ENOMEM, "%s: the object store is full: %zu of its %zu bytes are "
+                     "held by objects%s%zu more%s; rt_get() or rt_release() the refs "
+                     "you no longer need, or raise rt_config.object_store_bytes",
+                     call, rt->store_used, rt->store_size, need ? ", and " : "",
+                     need, need ? " are asked for" : " (it stays over full)");
+}
+
+int rt__objects_room(rt__runtime *rt, size_t need, const char *call)
+{
+    if (need > rt->store_size)
+        return rt__error(RT_ENOMEM, "%s: %zu bytes are more than the whole object store "
+                         "(%zu bytes, rt_config.object_store_bytes)", call, need,
+                         rt->store_size);
+    struct timespec deadline = rt__deadline_after(RT__STORE_WAIT_MS);
+    /* A submission waits while the store is over full; a put, until its
+     * bytes fit. */
+    int rc = 0;
+    rt->room_waiters++;
+    while (rc == 0 && (need ? rt->store_used + need > rt->store_size
+                            : rt->store_used > rt->store_size)) {
+        if (rt__wait_change(rt, RT__STORE_WAIT_MS, &deadline) == RT_ETIMEDOUT)
+            rc = store_full(rt, need, call);
+        else
+            rc = rt__check_running(rt, call);
+    }
+    rt->room_waiters--;
+    return rc;
+}
+
+void rt__objects_end_views(rt__runtime *rt, rt__tasks *orphans)
+{
+    for (uint32_t i = 0; i < rt->views.used; i++) {
+        rt__task *o = rt->views.slot[i].item;
+        rt->views.slot[i].item = NULL;
+        if (o && rt__objects_unhold(rt, o))
+            rt__tasks_push(orphans, o);
+    }
+    rt__table_free(&rt->views, NULL);
+}
+
+/* ---- the calls -------------------------------------------------------------------- */
+
+int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref)
+{
+    pthread_mutex_lock(&rt->lock);
+    int rc = rt__check_running(rt, "rt_put");
+    if (rc == 0)
+        rc = rt__objects_room(rt, o->result_len, "rt_put");
+    void *old;
+    if (rc == 0 && rt__table_add(&rt->tasks, o, &o->id, &old) < 0)
+        rc = rt__error(RT_ENOMEM, "rt_put: no memory for the handle");
+    if (rc == 0) {
+        o->state = RT__TASK_DONE;
+        rt->store_used += o->result_len;
+        ref->id = o->id;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (rc < 0)
+        rt__task_free(o);
+    return rc;
+}
+
+int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **o,
+                  uint64_t *view)
+{
+    pthread_mutex_lock(&rt->lock);
+    int rc = rt__wait_done(rt, ref, timeout_ms, 1, "rt_get_view", o);
+    void *old;
+    if (rc == 0 && rt__table_add(&rt->views, *o, view, &old) < 0)
+        rc = rt__error(RT_ENOMEM, "rt_get_view: no memory for the view");
+    if (rc == 0)
+        (*o)->holds++;
+    pthread_mutex_unlock(&rt->lock);
+    return rc;
+}
+
+int rt__call_view_release(rt__runtime *rt, uint64_t view)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt__task *o = rt->state == RT__RUNNING ? rt__table_find(&rt->views, view) : NULL;
+    int last = 0;
+    if (o) {
+        rt__table_drop(&rt->views, view);
+        last = rt__objects_unhold(rt, o);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (last)
+        rt__task_free(o);
+    return o ? 0 : rt__error(RT_EBADREF, "rt_view_release: unknown or released view");
+}
