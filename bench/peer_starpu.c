@@ -40,6 +40,85 @@ static double one_at_a_time(size_t n)
     return peer_now() - start;
 }
 
+/* value += 1; and the sum of the inputs into the last buffer. */
+static void add_one(void *buffers[], void *arg)
+{
+    (void)arg;
+    (*(unsigned long *)STARPU_VARIABLE_GET_PTR(buffers[0]))++;
+}
+
+static void sum_into_last(void *buffers[], void *arg)
+{
+    struct starpu_task *task = starpu_task_get_current();
+    int n = (int)task->cl->nbuffers;
+    (void)arg;
+    unsigned long sum = 0;
+    for (int i = 0; i < n - 1; i++)
+        sum += *(unsigned long *)STARPU_VARIABLE_GET_PTR(buffers[i]);
+    *(unsigned long *)STARPU_VARIABLE_GET_PTR(buffers[n - 1]) = sum;
+}
+
+static struct starpu_codelet add_codelet = {
+    .cpu_funcs = {add_one}, .nbuffers = 1, .modes = {STARPU_RW}, .name = "add"};
+
+/* Reducers of 1..10 inputs: one codelet each, the output written last. */
+static struct starpu_codelet sum_codelet[11];
+
+/* A chain on one data handle: StarPU orders the tasks (implicit
+ * dependencies, sequential consistency). */
+static double chain(size_t n)
+{
+    unsigned long value = 0;
+    starpu_data_handle_t h;
+    starpu_variable_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)&value, sizeof value);
+    double start = peer_now();
+    for (size_t i = 0; i < n; i++)
+        if (starpu_task_insert(&add_codelet, STARPU_RW, h, 0) != 0)
+            exit(1);
+    starpu_task_wait_for_all();
+    double t = peer_now() - start;
+    starpu_data_unregister(h);
+    return value == n ? t : (exit(1), 0);
+}
+
+/* A tree reduction of n tasks in all: leaves write their handle (a task
+ * each), reducers read ten handles and write one. */
+static double tree(size_t n)
+{
+    size_t leaves = n - n / 10, slots = n + n / 8 + 16;
+    unsigned long *v = calloc(slots, sizeof *v);
+    starpu_data_handle_t *h = malloc(slots * sizeof *h);
+    for (size_t i = 0; i < slots; i++)
+        starpu_variable_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&v[i], sizeof *v);
+    double start = peer_now();
+    for (size_t i = 0; i < leaves; i++)
+        if (starpu_task_insert(&sum_codelet[0], STARPU_W, h[i], 0) != 0)
+            exit(1);
+    size_t from = 0, count = leaves, at = leaves;
+    while (count > 1) {
+        size_t next = at;
+        for (size_t i = 0; i < count; i += 10, at++) {
+            size_t k = count - i < 10 ? count - i : 10;
+            struct starpu_task *t = starpu_task_create();
+            t->cl = &sum_codelet[k];
+            for (size_t j = 0; j < k; j++)
+                t->handles[j] = h[from + i + j];
+            t->handles[k] = h[at];
+            if (starpu_task_submit(t) != 0)
+                exit(1);
+        }
+        from = next;
+        count = at - next;
+    }
+    starpu_task_wait_for_all();
+    double t = peer_now() - start;
+    for (size_t i = 0; i < slots; i++)
+        starpu_data_unregister(h[i]);
+    free(h);
+    free(v);
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     size_t n = argc > 1 ? (size_t)atol(argv[1]) : 20000;
@@ -52,6 +131,15 @@ int main(int argc, char **argv)
     pipelined(1000);
     peer_report("StarPU submit all", 1, pipelined, n * 10);
     peer_report("StarPU synchronous task", 0, one_at_a_time, n);
+    for (int k = 0; k <= 10; k++) {
+        sum_codelet[k] = (struct starpu_codelet){.cpu_funcs = {sum_into_last},
+                                                 .nbuffers = k + 1, .name = "sum"};
+        for (int j = 0; j < k; j++)
+            sum_codelet[k].modes[j] = STARPU_R;
+        sum_codelet[k].modes[k] = STARPU_W;
+    }
+    peer_report("StarPU chain (data handle)", 0, chain, n / 2);
+    peer_report("StarPU tree (data handles)", 1, tree, n * 5);
     starpu_shutdown();
     return 0;
 }
