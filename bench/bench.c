@@ -475,5 +475,10 @@ int main(void)
     bench_beside_a_long_task();
     bench_timeline(rt_rate);
     bench_deaths();
+    graph_peers gp = {peer_value(peers, np, "OpenMP chain (depend)"),
+                      peer_value(peers, np, "OpenMP tree (depend)"),
+                      peer_value(peers, np, "StarPU chain (data handle)"),
+                      peer_value(peers, np, "StarPU tree (data handles)")};
+    bench_objects(rt_rate, rt_sync, &gp);
     return 0;
 }

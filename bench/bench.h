@@ -44,4 +44,10 @@ void bench_beside_a_long_task(void);
 /* deaths.c */
 void bench_deaths(void);
 
+/* graph.c: the C peers' figures on the same chain and tree (0: none). */
+typedef struct graph_peers {
+    double omp_chain_us, omp_tree_rate, starpu_chain_us, starpu_tree_rate;
+} graph_peers;
+void bench_objects(double rt_rate, double rt_sync, const graph_peers *peers);
+
 #endif

@@ -49,8 +49,7 @@ static void add_one(void *buffers[], void *arg)
 
 static void sum_into_last(void *buffers[], void *arg)
 {
-    struct starpu_task *task = starpu_task_get_current();
-    int n = (int)task->cl->nbuffers;
+    int n = STARPU_TASK_GET_NBUFFERS(starpu_task_get_current());
     (void)arg;
     unsigned long sum = 0;
     for (int i = 0; i < n - 1; i++)
@@ -61,8 +60,9 @@ static void sum_into_last(void *buffers[], void *arg)
 static struct starpu_codelet add_codelet = {
     .cpu_funcs = {add_one}, .nbuffers = 1, .modes = {STARPU_RW}, .name = "add"};
 
-/* Reducers of 1..10 inputs: one codelet each, the output written last. */
-static struct starpu_codelet sum_codelet[11];
+/* Leaves (no input) and reducers (up to ten): the output written last. */
+static struct starpu_codelet sum_codelet = {
+    .cpu_funcs = {sum_into_last}, .nbuffers = STARPU_VARIABLE_NBUFFERS, .name = "sum"};
 
 /* A chain on one data handle: StarPU orders the tasks (implicit
  * dependencies, sequential consistency). */
@@ -92,19 +92,18 @@ static double tree(size_t n)
         starpu_variable_data_register(&h[i], STARPU_MAIN_RAM, (uintptr_t)&v[i], sizeof *v);
     double start = peer_now();
     for (size_t i = 0; i < leaves; i++)
-        if (starpu_task_insert(&sum_codelet[0], STARPU_W, h[i], 0) != 0)
+        if (starpu_task_insert(&sum_codelet, STARPU_W, h[i], 0) != 0)
             exit(1);
     size_t from = 0, count = leaves, at = leaves;
     while (count > 1) {
         size_t next = at;
         for (size_t i = 0; i < count; i += 10, at++) {
             size_t k = count - i < 10 ? count - i : 10;
-            struct starpu_task *t = starpu_task_create();
-            t->cl = &sum_codelet[k];
+            struct starpu_data_descr d[11];
             for (size_t j = 0; j < k; j++)
-                t->handles[j] = h[from + i + j];
-            t->handles[k] = h[at];
-            if (starpu_task_submit(t) != 0)
+                d[j] = (struct starpu_data_descr){h[from + i + j], STARPU_R};
+            d[k] = (struct starpu_data_descr){h[at], STARPU_W};
+            if (starpu_task_insert(&sum_codelet, STARPU_DATA_MODE_ARRAY, d, (int)k + 1, 0) != 0)
                 exit(1);
         }
         from = next;
@@ -131,13 +130,6 @@ int main(int argc, char **argv)
     pipelined(1000);
     peer_report("StarPU submit all", 1, pipelined, n * 10);
     peer_report("StarPU synchronous task", 0, one_at_a_time, n);
-    for (int k = 0; k <= 10; k++) {
-        sum_codelet[k] = (struct starpu_codelet){.cpu_funcs = {sum_into_last},
-                                                 .nbuffers = k + 1, .name = "sum"};
-        for (int j = 0; j < k; j++)
-            sum_codelet[k].modes[j] = STARPU_R;
-        sum_codelet[k].modes[k] = STARPU_W;
-    }
     peer_report("StarPU chain (data handle)", 0, chain, n / 2);
     peer_report("StarPU tree (data handles)", 1, tree, n * 5);
     starpu_shutdown();

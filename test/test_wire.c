@@ -367,6 +367,44 @@ START_TEST(a_journal_gives_back_what_was_not_received)
 }
 END_TEST
 
+/* An argument table: inline arguments point into it, those in memfds
+ * are taken in order from what came by ARG; a table that lies is
+ * refused. */
+START_TEST(argument_tables_round_trip_and_lies_are_refused)
+{
+    const char *a = "alpha", *c = "gamma!";
+    rt__arg_msg args[3] = {{a, 5, -1}, {NULL, 300000, 7}, {c, 6, -1}};
+    size_t size = rt__args_size(args, 3, 1);
+    ck_assert_uint_eq(size, 32 + 16 + 16); /* count, 3 entries, padded; 2 inline */
+    char *table = calloc(1, size);
+    rt__args_write(table, args, 3, 1);
+    rt_value mapped[1] = {{"M", 300000}}, out[RT_ARGS_MAX];
+    size_t n;
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(memcmp(out[0].data, "alpha", 5), 0);
+    ck_assert_ptr_eq(out[1].data, mapped[0].data);
+    ck_assert_uint_eq(out[2].len, 6);
+    ck_assert_int_eq(memcmp(out[2].data, "gamma!", 6), 0);
+    /* Lies: a mapped argument that did not come, one too many, a
+     * length past the end, a count past RT_ARGS_MAX, a short table. */
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 0, out, &n), -1);
+    rt_value two[2] = {mapped[0], mapped[0]};
+    ck_assert_int_eq(rt__args_read(table, size, two, 2, out, &n), -1);
+    uint64_t huge = (uint64_t)1 << 40;
+    memcpy(table + 8, &huge, 8);
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, &n), -1);
+    uint64_t many = RT_ARGS_MAX + 1;
+    memcpy(table, &many, 8);
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, &n), -1);
+    ck_assert_int_eq(rt__args_read(table, 4, mapped, 1, out, &n), -1);
+    free(table);
+    /* Sent to another rank, every argument goes inline. */
+    args[1] = (rt__arg_msg){"big", 3, 7};
+    ck_assert_uint_eq(rt__args_size(args, 3, 0), 32 + 16 * 3);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
@@ -381,6 +419,7 @@ Suite *wire_suite(void)
     tcase_add_test(tc, devices_round_trip_and_bad_text_is_refused);
     tcase_add_test(tc, rank_message_words_round_trip);
     tcase_add_test(tc, a_journal_gives_back_what_was_not_received);
+    tcase_add_test(tc, argument_tables_round_trip_and_lies_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

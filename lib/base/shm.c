@@ -1,4 +1,5 @@
-/* shm.c - heap and memfd buffers that rt_free() releases. */
+/* shm.c - heap and memfd buffers that rt_free() releases, and the pool of
+ * memfds kept for reuse. */
 #include "shm.h"
 
 #include "alloc.h"
@@ -6,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -13,41 +15,230 @@
 #include <unistd.h>
 
 #define BUF_MAGIC 0x7274627566UL
+#define POOL_MAX 32 /* memfds kept at most */
+#define MAPS_MAX 4  /* mappings kept at most */
 
 typedef struct buf_hdr {
     uint64_t magic;
     uint64_t map_len; /* 0: heap; else the length of the whole mapping */
+    int64_t fd;       /* the memfd the buffer owns, or -1 */
 } buf_hdr;
 
 _Static_assert(sizeof(buf_hdr) <= RT__BUF_HDR, "header fits its slot");
 
-static void *hdr_to_data(void *base, uint64_t map_len)
+/* ---- the pool ------------------------------------------------------------------------ */
+
+typedef struct spare {
+    int fd;
+    size_t size; /* of the file */
+} spare;
+
+/* A mapping kept for its memfd's file, known by device and inode (the
+ * memfd comes back as another descriptor). */
+typedef struct kept_map {
+    dev_t dev;
+    ino_t ino;
+    void *base;
+    size_t map_len;
+} kept_map;
+
+static struct {
+    pthread_mutex_t lock;
+    size_t cap, bytes;  /* allowed, kept */
+    int n;
+    spare kept[POOL_MAX];
+    size_t maps_cap, maps_bytes;
+    int nmaps;          /* oldest first */
+    kept_map maps[MAPS_MAX];
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void rt__shm_pool_open(size_t bytes)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.cap = bytes;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+void rt__shm_pool_close(void)
+{
+    spare kept[POOL_MAX];
+    pthread_mutex_lock(&pool.lock);
+    int n = pool.n;
+    for (int i = 0; i < n; i++)
+        kept[i] = pool.kept[i];
+    pool.n = 0;
+    pool.cap = pool.bytes = 0;
+    pthread_mutex_unlock(&pool.lock);
+    for (int i = 0; i < n; i++) /* no lock across a system call */
+        close(kept[i].fd);
+}
+
+void rt__shm_pool_give(int fd)
+{
+    struct stat st;
+    int kept = 0;
+    if (fstat(fd, &st) == 0) {
+        size_t size = (size_t)st.st_size;
+        pthread_mutex_lock(&pool.lock);
+        if (pool.n < POOL_MAX && size <= pool.cap - pool.bytes && pool.bytes <= pool.cap) {
+            pool.kept[pool.n++] = (spare){fd, size};
+            pool.bytes += size;
+            kept = 1;
+        }
+        pthread_mutex_unlock(&pool.lock);
+    }
+    if (!kept)
+        close(fd);
+}
+
+void rt__shm_pool_forked(size_t bytes)
+{
+    pthread_mutex_init(&pool.lock, NULL); /* a thread may have held it at the fork */
+    pool.n = 0;
+    pool.bytes = 0;
+    pool.cap = bytes;
+    pool.nmaps = 0;
+    pool.maps_bytes = pool.maps_cap = 0;
+}
+
+void rt__shm_keep_maps(size_t bytes)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.maps_cap = bytes;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+/* [pool.lock] Take out map i. */
+static kept_map take_map(int i)
+{
+    kept_map m = pool.maps[i];
+    pool.maps_bytes -= m.map_len;
+    for (int j = i + 1; j < pool.nmaps; j++)
+        pool.maps[j - 1] = pool.maps[j];
+    pool.nmaps--;
+    return m;
+}
+
+/* A kept mapping of fd's file at least map_len long, now the caller's;
+ * base NULL when none. */
+static kept_map find_map(int fd, size_t map_len)
+{
+    struct stat st;
+    kept_map m = {.base = NULL};
+    if (fstat(fd, &st) < 0)
+        return m;
+    pthread_mutex_lock(&pool.lock);
+    for (int i = 0; i < pool.nmaps; i++)
+        if (pool.maps[i].dev == st.st_dev && pool.maps[i].ino == st.st_ino &&
+            pool.maps[i].map_len >= map_len) {
+            m = take_map(i);
+            break;
+        }
+    pthread_mutex_unlock(&pool.lock);
+    return m;
+}
+
+void rt__shm_done(void *data, size_t len, int fd)
+{
+    char *base = (char *)data - RT__BUF_HDR;
+    size_t map_len = RT__BUF_HDR + len;
+    struct stat st;
+    kept_map gone[MAPS_MAX + 1];
+    int ngone = 0, kept = 0;
+    int known = fstat(fd, &st) == 0;
+    pthread_mutex_lock(&pool.lock);
+    if (known && map_len <= pool.maps_cap) {
+        while (pool.nmaps && (pool.nmaps == MAPS_MAX ||
+                              pool.maps_bytes + map_len > pool.maps_cap))
+            gone[ngone++] = take_map(0); /* the oldest makes room */
+        pool.maps[pool.nmaps++] = (kept_map){st.st_dev, st.st_ino, base, map_len};
+        pool.maps_bytes += map_len;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    if (!kept)
+        gone[ngone++] = (kept_map){.base = base, .map_len = map_len};
+    for (int i = 0; i < ngone; i++)
+        munmap(gone[i].base, gone[i].map_len);
+}
+
+/* The smallest memfd kept that holds need bytes and is not more than
+ * twice that (a large one stays for a large result); -1 when none. */
+static int pool_take(size_t need, size_t *size)
+{
+    int best = -1, fd = -1;
+    pthread_mutex_lock(&pool.lock);
+    for (int i = 0; i < pool.n; i++)
+        if (pool.kept[i].size >= need && pool.kept[i].size / 2 <= need &&
+            (best < 0 || pool.kept[i].size < pool.kept[best].size))
+            best = i;
+    if (best >= 0) {
+        fd = pool.kept[best].fd;
+        *size = pool.kept[best].size;
+        pool.bytes -= *size;
+        pool.kept[best] = pool.kept[--pool.n];
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return fd;
+}
+
+int rt__shm_pool_take(size_t need)
+{
+    size_t size;
+    return pool_take(need, &size);
+}
+
+/* ---- buffers --------------------------------------------------------------------------- */
+
+static void *hdr_to_data(void *base, uint64_t map_len, int fd)
 {
     buf_hdr *h = base;
     h->magic = BUF_MAGIC;
     h->map_len = map_len;
+    h->fd = fd;
     return (char *)base + RT__BUF_HDR;
 }
 
 void *rt__buf_alloc(size_t len)
 {
     void *base = rt__malloc(RT__BUF_HDR + len);
-    return base ? hdr_to_data(base, 0) : NULL;
+    return base ? hdr_to_data(base, 0, -1) : NULL;
 }
 
-static void *map_shared(int fd, size_t len)
+/* A writable shared mapping of a memfd; MAP_POPULATE when its pages
+ * exist (a memfd of the pool): they are mapped in one go, not one fault
+ * at a time. */
+static void *map_shared(int fd, size_t len, int populate)
 {
     size_t map_len = RT__BUF_HDR + len;
-    void *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    return base == MAP_FAILED ? NULL : hdr_to_data(base, map_len);
+    void *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
+    return base == MAP_FAILED ? NULL : hdr_to_data(base, map_len, -1);
 }
 
 int rt__shm_create(size_t len, void **data)
 {
-    int fd = memfd_create("rtask", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    size_t size;
+    int fd = pool_take(RT__BUF_HDR + len, &size);
+    if (fd >= 0) {
+        kept_map m = find_map(fd, RT__BUF_HDR + len);
+        if (m.base) { /* written before: not even a page-table entry to make */
+            size_t page = (size_t)sysconf(_SC_PAGESIZE), used = RT__BUF_HDR + len;
+            size_t keep = (used + page - 1) / page * page;
+            size_t had = (m.map_len + page - 1) / page * page;
+            if (had > keep) /* the mapping is exactly this buffer's from now on */
+                munmap((char *)m.base + keep, had - keep);
+            *data = hdr_to_data(m.base, used, -1);
+            return fd;
+        }
+        if ((*data = map_shared(fd, len, 1)))
+            return fd;
+        close(fd);
+    }
+    fd = memfd_create("rtask", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return -1;
-    if (ftruncate(fd, (off_t)(RT__BUF_HDR + len)) < 0 || !(*data = map_shared(fd, len))) {
+    if (ftruncate(fd, (off_t)(RT__BUF_HDR + len)) < 0 || !(*data = map_shared(fd, len, 0))) {
         close(fd);
         return -1;
     }
@@ -56,10 +247,13 @@ int rt__shm_create(size_t len, void **data)
 
 int rt__shm_seal(int fd)
 {
-    /* The write seal fails while anyone maps it writable; the others
-     * are what keeps the reader from SIGBUS. */
-    (void)fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE);
-    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+    /* What keeps the reader from SIGBUS.  Not the bytes: the memfd is
+     * written again when it comes back from the pool. */
+    int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals >= 0 && (seals & want) == want)
+        return 0;
+    return fcntl(fd, F_ADD_SEALS, want);
 }
 
 void *rt__shm_open(int fd, size_t len, int writable)
@@ -72,12 +266,26 @@ void *rt__shm_open(int fd, size_t len, int writable)
         return NULL;
     }
     size_t map_len = RT__BUF_HDR + len;
-    /* Private: writing the header that rt_free() reads copies one page. */
-    void *base = mmap(NULL, map_len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                      MAP_PRIVATE, fd, 0);
+    /* Read-only and populated: the pages exist, and are mapped in one go
+     * rather than one fault at a time (populating a writable private
+     * mapping would copy them all).  A buffer's first page is then made
+     * writable for its header, which copies that page alone. */
+    void *base = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (base == MAP_FAILED)
         return NULL;
-    return writable ? hdr_to_data(base, map_len) : (char *)base + RT__BUF_HDR;
+    if (!writable)
+        return (char *)base + RT__BUF_HDR;
+    if (mprotect(base, RT__BUF_HDR, PROT_READ | PROT_WRITE) < 0) {
+        munmap(base, map_len);
+        return NULL;
+    }
+    return hdr_to_data(base, map_len, fd);
+}
+
+int rt__shm_fd(const void *data)
+{
+    const buf_hdr *h = (const buf_hdr *)(const void *)((const char *)data - RT__BUF_HDR);
+    return data && h->magic == BUF_MAGIC && h->map_len ? (int)h->fd : -1;
 }
 
 void rt__shm_unmap(void *data, size_t len)
@@ -93,8 +301,11 @@ RT_EXPORT void rt_free(void *data)
     if (h->magic != BUF_MAGIC)
         return; /* not ours: leaking beats freeing a foreign pointer */
     h->magic = 0;
+    int fd = (int)h->fd;
     if (h->map_len)
         munmap(h, h->map_len);
     else
         rt__free(h);
+    if (fd >= 0)
+        rt__shm_pool_give(fd); /* nobody maps it now */
 }

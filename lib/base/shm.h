@@ -1,11 +1,20 @@
 /*
- * shm.h - result and argument buffers, in the heap or in shared memory.
+ * shm.h - result and argument buffers, in the heap or in shared memory,
+ * and the pool of shared memory kept for reuse.
  *
  * Every buffer rtask hands out starts RT__BUF_HDR bytes after a small
  * header that says how to free it, so that rt_free() works on both kinds.
  * Payloads of RT__SHM_MIN bytes or more travel as a memfd: the producer
  * writes them in place and the consumer maps the same pages, so a 256 MiB
  * result is never copied through a socket.
+ *
+ * Fresh shared memory costs a page fault per page, several times what
+ * writing the page costs.  So memfds whose buffers are freed go to a pool
+ * (up to the bytes rt__shm_pool_open() allows) instead of being closed,
+ * and rt__shm_create() takes one from there, mapped with its pages
+ * already in place (MAP_POPULATE), when one is large enough.  The pool is
+ * the process's, behind its own lock: rt_free() may run on any thread,
+ * after rt_shutdown() too (then the memfd is closed).
  */
 #ifndef RT_SHM_H
 #define RT_SHM_H
@@ -17,18 +26,44 @@
 
 /* A heap buffer of len bytes (len may be 0); NULL when out of memory. */
 void *rt__buf_alloc(size_t len);
-/* A memfd sized for len bytes and mapped read-write; returns the fd (or
- * -1 with errno) and the data pointer in *data. */
+/* A memfd for len bytes, from the pool or new, mapped read-write; returns
+ * the fd (or -1 with errno) and the data pointer in *data. */
 int rt__shm_create(size_t len, void **data);
 /* The producer, done writing and unmapped: seal the memfd so that its size
- * never changes again (and its bytes, where the kernel allows).  0 or -1. */
+ * never changes again.  0 or -1 (a memfd from the pool is sealed already:
+ * that is no error). */
 int rt__shm_seal(int fd);
 /* The consumer: map a memfd that should hold len bytes.  It must be sealed
  * against shrinking and big enough, or a shrink later could kill the
  * reader with SIGBUS: NULL with errno EPROTO then.  A writable (private)
- * mapping is a buffer rt_free() can release. */
+ * mapping is a buffer that owns fd from then on: rt_free() releases both
+ * (the memfd to the pool); the caller closes fd when it fails. */
 void *rt__shm_open(int fd, size_t len, int writable);
-/* Unmap what rt__shm_create() or rt__shm_open() returned. */
+/* The memfd a buffer of rt__shm_open() owns, or -1 (a heap buffer). */
+int rt__shm_fd(const void *data);
+/* Unmap what rt__shm_open() (not writable) returned. */
 void rt__shm_unmap(void *data, size_t len);
+/* The producer is done with the len bytes rt__shm_create() returned (fd,
+ * still open, is the memfd): unmap them, or, where rt__shm_keep_maps()
+ * allows, keep the mapping for when that memfd comes back to the pool, so
+ * that writing into it again costs no page-table work at all.  Nothing
+ * of the mapping is read: a task may have shrunk the memfd under it. */
+void rt__shm_done(void *data, size_t len, int fd);
+/* Keep the mappings of up to bytes in all (a worker: its results come
+ * back to it as spares); 0, the default, keeps none. */
+void rt__shm_keep_maps(size_t bytes);
+
+/* Keep freed memfds of up to bytes in all for reuse (0: none), or stop
+ * and close those kept.  A memfd is given to the pool, or closed when it
+ * is closed or full. */
+void rt__shm_pool_open(size_t bytes);
+void rt__shm_pool_close(void);
+void rt__shm_pool_give(int fd);
+/* A memfd of the pool that holds need bytes (and not twice as many), now
+ * the caller's; -1 when none. */
+int rt__shm_pool_take(size_t need);
+/* In a process just forked: what the pool held is not this process's
+ * (the fork server closed those descriptors); start empty. */
+void rt__shm_pool_forked(size_t bytes);
 
 #endif

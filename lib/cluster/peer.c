@@ -91,7 +91,7 @@ static char *flatten(const rt__task *t, size_t *len)
     if (args && mapped && (table = rt__buf_alloc(*len = rt__args_size(args, t->nargs, 0))))
         rt__args_write(table, args, t->nargs, 0);
     for (uint32_t i = 0; args && i < t->nargs; i++)
-        if (!t->args[i].object && t->args[i].fd >= 0 && args[i].data)
+        if (!rt__task_args(t)[i].object && rt__task_args(t)[i].fd >= 0 && args[i].data)
             rt__shm_unmap((void *)args[i].data, args[i].len);
     rt__free(args);
     return table;

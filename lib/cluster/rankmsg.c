@@ -193,7 +193,7 @@ void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a)
 {
     *a = (rt__answer){.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
                       .run_us = m->w[3], .refused = m->w[4] != 0, .len = m->len,
-                      .result = m->owned, .fd = -1};
+                      .result = m->owned};
     if (!m->owned && m->len && (a->result = rt__buf_alloc(m->len)))
         memcpy(a->result, m->bytes, m->len);
 }

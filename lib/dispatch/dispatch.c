@@ -281,7 +281,7 @@ static void absorb_one(rt__dispatch *d, rt__task *t)
         rt__actors_absorb(d, t);
         return;
     }
-    int waits = t->args_form == RT__ARGS_LIST ? rt__graph_wait(d, t) : 0;
+    int waits = t->args_form == RT__ARGS_LIST ? rt__graph_wait(t) : 0;
     if (t->kind == RT__KIND_CALL)
         rt__actors_absorb_call(d, t);
     else if (waits <= 0)
@@ -368,9 +368,7 @@ static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
     t->task_status = r->status;
     t->result = r->result;
     t->result_len = r->len;
-    t->result_fd = r->fd;
     r->result = NULL; /* the task's now */
-    r->fd = -1;
     if (t->task_status)
         rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
     rt__dispatch_finish(d, t, t->task_status ? RT_ETASK : RT_OK);
@@ -490,7 +488,6 @@ void rt__dispatch_init(rt__dispatch *d)
 {
     memset(d, 0, sizeof *d);
     rt__link_init(&d->actors);
-    rt__graph_init(&d->graph);
     d->check_ms = -1;
 }
 
@@ -513,10 +510,14 @@ int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
 
 void rt__dispatch_free(rt__dispatch *d, const char *why)
 {
+    /* The tasks that wait for objects fail along the graph as the tasks
+     * they wait for fail here. */
     rt__tasks orphans = {0};
-    rt__graph_free(d, &orphans);
     for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
          a = RT__NEXT(&d->actors, a, rt__actor, link)) {
+        for (rt__task *t = a->held.head; t; t = t->next)
+            if (t->deps)
+                rt__graph_detach(t);
         rt__tasks_append(&orphans, &a->held);
         if (a->cls) {
             rt__sched_discard(&d->sched, a->cls, &orphans);

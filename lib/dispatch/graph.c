@@ -6,12 +6,6 @@
 #include <dlfcn.h>
 #include <string.h>
 
-void rt__graph_init(rt__graph *g)
-{
-    memset(g, 0, sizeof *g);
-    rt__link_init(&g->waits);
-}
-
 /* What names a task in a message: its name, else its function's. */
 static const char *name_of(const rt__task *t)
 {
@@ -35,11 +29,11 @@ static void fail_dependent(rt__task *t, const rt__task *o)
                       rt_strerror(o->status), o->error ? o->error : "no message");
 }
 
-int rt__graph_wait(rt__dispatch *d, rt__task *t)
+int rt__graph_wait(rt__task *t)
 {
     uint32_t left = 0;
     for (uint32_t i = 0; i < t->nargs; i++) {
-        rt__task *o = t->args[i].object;
+        rt__task *o = rt__task_args(t)[i].object;
         if (o && !o->ended)
             left++;
         else if (o && o->status != RT_OK) {
@@ -56,10 +50,9 @@ int rt__graph_wait(rt__dispatch *d, rt__task *t)
     }
     w->task = t;
     w->left = left;
-    rt__list_push_back(&d->graph.waits, &w->link);
     rt__edge *e = w->edge;
     for (uint32_t i = 0; i < t->nargs; i++) {
-        rt__task *o = t->args[i].object;
+        rt__task *o = rt__task_args(t)[i].object;
         if (!o || o->ended)
             continue;
         *e = (rt__edge){.next = o->waiters, .deps = w};
@@ -92,7 +85,6 @@ static void visit(rt__dispatch *d, rt__edge *e)
         t->deps = NULL;
         rt__dispatch_file(d, t);
     }
-    rt__list_remove(&w->link);
     rt__free(w);
 }
 
@@ -100,8 +92,6 @@ void rt__graph_ended(rt__dispatch *d, rt__task *p)
 {
     rt__graph *g = &d->graph;
     p->ended = 1;
-    if (g->closed)
-        return;
     for (rt__edge *e = p->waiters, *next; e; e = next) {
         next = e->next;
         e->object = p;
@@ -117,21 +107,4 @@ void rt__graph_ended(rt__dispatch *d, rt__task *p)
         visit(d, e);
     }
     g->visiting = 0;
-}
-
-void rt__graph_free(rt__dispatch *d, rt__tasks *orphans)
-{
-    rt__graph *g = &d->graph;
-    g->closed = 1;
-    while (!rt__list_empty(&g->waits)) {
-        rt__deps *w = RT__FIRST(&g->waits, rt__deps, link);
-        rt__task *t = w->task;
-        if (t) {
-            t->deps = NULL;
-            if (t->kind != RT__KIND_CALL) /* a call is its actor's (held) */
-                rt__tasks_push(orphans, t);
-        }
-        rt__list_remove(&w->link);
-        rt__free(w);
-    }
 }

@@ -9,12 +9,13 @@
  * it ready, and the dispatcher files it like a new task.  Failure flows
  * along the graph: a task failed so ends, and its own waiters are visited
  * in turn, without recursion, so that a chain of any length costs no
- * stack.  Everything here is the runtime thread's.
+ * stack.  At the end, every task that runs or waits to run fails, and
+ * the tasks that wait for objects fail with them, along the graph.
+ * Everything here is the runtime thread's.
  */
 #ifndef RT_GRAPH_H
 #define RT_GRAPH_H
 
-#include "base/list.h"
 #include "node/task.h"
 
 #include <stdint.h>
@@ -28,18 +29,13 @@ typedef struct rt__edge {
 typedef struct rt__deps {
     rt__task *task;          /* the task that waits; NULL once it ended early
                                 (a failure, a cancel): the edges still count */
-    rt__link link;           /* on the graph's list of waits */
     uint32_t left;           /* edges whose object has not ended */
     rt__edge edge[];
 } rt__deps;
 
 typedef struct rt__graph {
-    rt__link waits;          /* every wait record */
     rt__edge *visit;         /* edges whose object ended, to visit */
     int visiting;            /* a visit is under way: leave the rest to it */
-    int closed;              /* the end: nothing is visited any more */
 } rt__graph;
-
-void rt__graph_init(rt__graph *g);
 
 #endif

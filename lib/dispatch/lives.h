@@ -20,12 +20,10 @@ void rt__dispatch_file(rt__dispatch *d, rt__task *t);
  * once they end), 0 when all ended well, -1 when one failed or without
  * memory (t's status and message set; the caller ends it).  p ended:
  * the tasks that wait for it move on.  t, which waits, ends otherwise
- * (a cancel, its actor's death): it waits no more.  The end: the tasks
- * that wait (not calls, which their actors hold) go to *orphans. */
-int rt__graph_wait(rt__dispatch *d, rt__task *t);
+ * (a cancel, its actor's death): it waits no more. */
+int rt__graph_wait(rt__task *t);
 void rt__graph_ended(rt__dispatch *d, rt__task *p);
 void rt__graph_detach(rt__task *t);
-void rt__graph_free(rt__dispatch *d, rt__tasks *orphans);
 
 /* actors.c: a new actor's constructor submitted; its answer; its
  * process lost; its death declared (calls fail from the next exchange),

@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/shm.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -220,10 +221,20 @@ static int send_task(rt__worker *w, const rt__task *t)
     return rc;
 }
 
+/* A worker that answered with a large result gets, with its next task,
+ * a memfd of the pool as large, so that its next result is written into
+ * pages that exist already (shm.h).  Without one it makes its own. */
+static int send_spare(rt__worker *w)
+{
+    int fd = w->last_large ? rt__shm_pool_take(RT__BUF_HDR + w->last_large) : -1;
+    w->last_large = 0;
+    return fd < 0 ? 0 : rt__proto_send_spare(&w->chan, fd);
+}
+
 static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
 {
     (void)n;
-    if (send_name(w, t) < 0 ||
+    if (send_name(w, t) < 0 || send_spare(w) < 0 ||
         (t->kind == RT__KIND_CREATE && rt__proto_send_actor(&w->chan, fini) < 0) ||
         send_task(w, t) < 0)
         return -1;

@@ -23,7 +23,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <unistd.h>
 
 typedef struct rt__node rt__node;
 typedef struct rt__worker rt__worker; /* a node's worker: opaque above */
@@ -42,18 +41,13 @@ typedef struct rt__answer {
     void *result;     /* len bytes, the callee's; NULL with len 0, when
                          refused, or when there was no memory for them */
     size_t len;
-    int fd;           /* the sealed memfd the bytes are in (result is a
-                         private mapping of it), the callee's; or -1 */
 } rt__answer;
 
-/* Free what an answer holds that nobody took. */
+/* Free an answer's bytes that nobody took. */
 static inline void rt__answer_drop(rt__answer *a)
 {
     rt_free(a->result);
     a->result = NULL;
-    if (a->fd >= 0)
-        close(a->fd);
-    a->fd = -1;
 }
 
 /* A worker that is gone, and what it leaves behind. */

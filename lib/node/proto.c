@@ -29,6 +29,7 @@ const char *rt__msg_name(uint32_t type)
         [RT__MSG_ACTOR] = "ACTOR",     [RT__MSG_CREATE] = "CREATE",
         [RT__MSG_CALL] = "CALL",       [RT__MSG_ARG] = "ARG",
         [RT__MSG_TASK_ARGS] = "TASK_ARGS", [RT__MSG_CALL_ARGS] = "CALL_ARGS",
+        [RT__MSG_SPARE] = "SPARE",
     };
     return type < RT__MSG_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -136,7 +137,7 @@ static int send_args(rt__chan *c, const rt__task_msg *m)
     }
     rt__args_write(table, m->args, m->nargs, m->by_fd);
     if (fd >= 0) {
-        rt__shm_unmap(table, size);
+        rt__shm_done(table, size, fd);
         table = NULL;
         if (rt__shm_seal(fd) < 0) {
             close(fd);
@@ -213,6 +214,12 @@ size_t rt__proto_write_result(char *dst, size_t room, const rt__result_msg *r)
     return size;
 }
 
+int rt__proto_send_spare(rt__chan *c, int fd)
+{
+    rt__hdr h = {.type = RT__MSG_SPARE};
+    return put_bytes(c, &h, NULL, fd);
+}
+
 int rt__proto_send_spawn(rt__chan *c, uint64_t key, uint64_t slot, int fds[3])
 {
     rt__hdr h = {.type = RT__MSG_SPAWN, .nfds = 3, .id = key, .word = slot};
@@ -250,7 +257,7 @@ int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
 
 int rt__proto_read_arg(const rt__hdr *h, const int *fds, int *fd, size_t *len)
 {
-    if (h->type != RT__MSG_ARG || h->nfds != 1)
+    if ((h->type != RT__MSG_ARG && h->type != RT__MSG_SPARE) || h->nfds != 1)
         return refuse(h, fds);
     *fd = fds[0];
     *len = (size_t)h->len;

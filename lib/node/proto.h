@@ -34,6 +34,8 @@ typedef enum rt__msg_type {
                              or CALL_ARGS, as a memfd of len bytes */
     RT__MSG_TASK_ARGS,    /* app -> worker: as TASK, payload = argument table */
     RT__MSG_CALL_ARGS,    /* app -> worker: as CALL, payload = argument table */
+    RT__MSG_SPARE,        /* app -> worker: a memfd of len bytes, its pages
+                             in place, to fill with its next large result */
     RT__MSG_TYPES
 } rt__msg_type;
 
@@ -128,6 +130,7 @@ int rt__proto_send_name(rt__chan *c, const char *name);
 /* DEVICES carries text from rt__devices_encode(). */
 int rt__proto_send_devices(rt__chan *c, const char *text);
 int rt__proto_send_actor(rt__chan *c, uint64_t fini);
+int rt__proto_send_spare(rt__chan *c, int fd);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
 /* A RESULT with inline bytes written at dst as a channel carries it: its
  * size, or 0 when it needs more than room bytes or has a memfd. */
@@ -140,7 +143,7 @@ int rt__proto_send_notice(rt__chan *c, uint32_t type, uint64_t id, uint64_t word
  * 0, or -1 when it breaks the protocol (its descriptors are then closed). */
 int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
                         rt__task_msg *m);
-/* ARG: its memfd (now the caller's) and length. */
+/* ARG or SPARE: its memfd (now the caller's) and length. */
 int rt__proto_read_arg(const rt__hdr *h, const int *fds, int *fd, size_t *len);
 int rt__proto_read_result(const rt__hdr *h, const char *payload, const int *fds,
                           rt__result_msg *r);

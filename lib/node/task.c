@@ -71,7 +71,7 @@ static int store_bytes(const void *arg, size_t arg_len, char *inline_at, int *fd
     if ((*fd = rt__shm_create(arg_len, &dst)) < 0)
         return rt__syserror("shared memory for the argument");
     memcpy(dst, arg, arg_len);
-    rt__shm_unmap(dst, arg_len);
+    rt__shm_done(dst, arg_len, *fd);
     if (rt__shm_seal(*fd) < 0) {
         close(*fd);
         *fd = -1;
@@ -100,7 +100,6 @@ static rt__task *record_new(rt__task_kind kind, rt__any_fn fn, const char *name,
     t->kind = (unsigned char)kind;
     t->fn = fn;
     t->arg_fd = -1;
-    t->result_fd = -1;
     t->nneeds = (unsigned char)nneeds;
     if (name) {
         t->name = t->tail + head + inline_len;
@@ -136,19 +135,21 @@ int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, int n
         return rt__error(RT_ENOMEM, "no memory for the task");
     t->args_form = RT__ARGS_LIST;
     t->nargs = (uint32_t)nargs;
-    t->args = (rt__arg *)(void *)(t->tail + nneeds * sizeof(rt__need));
-    char *at = (char *)(t->args + nargs);
+    rt__arg *list = rt__task_args(t);
+    size_t at = (size_t)((char *)(list + nargs) - t->tail);
     int rc = 0;
     for (size_t i = 0; i < nargs; i++)
-        t->args[i] = (rt__arg){.fd = -1};
+        list[i] = (rt__arg){.fd = -1};
     for (size_t i = 0; i < nargs && rc == 0; i++) {
-        rt__arg *a = &t->args[i];
+        rt__arg *a = &list[i];
         if (args[i].ref.id)
             continue;
+        int fd;
         a->len = args[i].len;
-        rc = store_bytes(args[i].data, a->len, at, &a->fd);
-        a->data = a->fd < 0 ? at : NULL;
-        at += inline_room(a->len);
+        a->at = (uint32_t)at;
+        rc = store_bytes(args[i].data, args[i].len, t->tail + at, &fd);
+        a->fd = fd;
+        at += inline_room(args[i].len);
     }
     if (rc < 0) {
         rt__task_free(t);
@@ -171,13 +172,14 @@ int rt__task_new_object(const void *data, size_t len, rt__task **out)
         return rt__error(RT_ENOMEM, "rt_put: no memory for the object");
     o->ended = 1;
     o->result_len = len;
-    int rc = 0;
+    int rc = 0, fd;
     if (len < RT__SHM_MIN) {
         if ((o->result = rt__buf_alloc(len)) && len)
             memcpy(o->result, data, len);
-    } else if ((rc = store_bytes(data, len, NULL, &o->result_fd)) == 0) {
-        /* What rt_get() hands out, as a large result's. */
-        o->result = rt__shm_open(o->result_fd, len, 1);
+    } else if ((rc = store_bytes(data, len, NULL, &fd)) == 0) {
+        /* What rt_get() hands out, as a large result's: it owns fd. */
+        if (!(o->result = rt__shm_open(fd, len, 1)))
+            close(fd);
     }
     if (rc == 0 && !o->result)
         rc = rt__error(RT_ENOMEM, "rt_put: no memory for %zu bytes", len);
@@ -191,11 +193,13 @@ int rt__task_new_object(const void *data, size_t len, rt__task **out)
 
 void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out)
 {
+    const rt__arg *list = rt__task_args(t);
     for (uint32_t i = 0; i < t->nargs; i++) {
-        const rt__arg *a = &t->args[i];
+        const rt__arg *a = &list[i];
         const rt__task *o = a->object;
-        out[i] = o ? (rt__arg_msg){o->result, o->result_len, o->result_fd}
-                   : (rt__arg_msg){a->data, a->len, a->fd};
+        out[i] = o   ? (rt__arg_msg){o->result, o->result_len, rt__shm_fd(o->result)}
+                 : a->fd >= 0 ? (rt__arg_msg){NULL, a->len, a->fd}
+                              : (rt__arg_msg){t->tail + a->at, a->len, -1};
     }
 }
 
@@ -241,10 +245,8 @@ void rt__task_free(rt__task *task)
     if (task->arg_fd >= 0)
         close(task->arg_fd);
     for (uint32_t i = 0; i < task->nargs; i++)
-        if (task->args[i].fd >= 0)
-            close(task->args[i].fd);
-    if (task->result_fd >= 0)
-        close(task->result_fd);
+        if (rt__task_args(task)[i].fd >= 0)
+            close(rt__task_args(task)[i].fd);
     rt_free(task->result);
     rt__free(task->error);
     rt__free(task);

@@ -55,9 +55,9 @@ enum { RT__ARGS_ONE, RT__ARGS_LIST, RT__ARGS_TABLE };
  * in the record or in a memfd. */
 typedef struct rt__arg {
     struct rt__task *object; /* the object's record, held; or NULL */
-    const void *data;        /* inline bytes, or NULL (an object, a memfd) */
-    size_t len;
-    int fd;                  /* a memfd holding large bytes, or -1 */
+    uint64_t len;
+    uint32_t at;             /* inline bytes: where in the record's tail */
+    int32_t fd;              /* a memfd holding large bytes, or -1 */
 } rt__arg;
 
 /* One custom resource of a request: its index in the node's names; or,
@@ -79,6 +79,16 @@ typedef struct rt__task {
     rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
                                 are in tail */
     uint64_t queued_ns;      /* [L] submitted, when a timeline records */
+    char *error;             /* the message rt_get() gives, or NULL */
+    /* The object the record is, once it ended: result and result_len (a
+     * large result's buffer owns the sealed memfd that workers map:
+     * rt__shm_fd()); or the bytes of rt_put(). */
+    void *result;            /* rt_free()-able bytes, or NULL */
+    size_t result_len;
+    size_t arg_len;
+    char *name;              /* points into tail, or NULL */
+    struct rt__deps *deps;   /* runtime thread: what it waits for, or NULL */
+    struct rt__edge *waiters; /* runtime thread: who wait for it */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
     uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
@@ -86,33 +96,27 @@ typedef struct rt__task {
     uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
     int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
     int task_status;         /* what the function returned */
+    int arg_fd;              /* memfd holding the argument, or -1 */
+    uint32_t holds;          /* [L] who keep it besides the application's
+                                handle: unfinished tasks that take it,
+                                views, a copy being read */
+    uint32_t nargs;          /* RT__ARGS_LIST: entries of rt__task_args() */
     unsigned char kind;      /* rt__task_kind */
     unsigned char nneeds;    /* rt__need entries at the start of tail */
     unsigned char state;     /* [L] rt__task_state */
     unsigned char orphan;    /* [L] handle released: free it when done */
     unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
                                  time limit passed (set by the round) */
-    char *error;             /* the message rt_get() gives, or NULL */
-    void *result;            /* rt_free()-able bytes, or NULL */
-    size_t result_len;
-    int arg_fd;              /* memfd holding the argument, or -1 */
-    size_t arg_len;
-    char *name;              /* points into tail, or NULL */
-    /* The object the record is, once it ended: result and result_len,
-     * and result_fd, the sealed memfd a large result is in (-1: none),
-     * which workers map; or the bytes of rt_put(). */
-    int result_fd;
-    uint32_t holds;          /* [L] who keep it besides the application's
-                                handle: unfinished tasks that take it,
-                                views, a copy being read */
     unsigned char args_form; /* RT__ARGS_* */
     unsigned char ended;     /* runtime thread: its outcome is known */
-    uint32_t nargs;          /* RT__ARGS_LIST: entries of args */
-    rt__arg *args;           /* RT__ARGS_LIST: in tail */
-    struct rt__deps *deps;   /* runtime thread: what it waits for, or NULL */
-    struct rt__edge *waiters; /* runtime thread: who wait for it */
     _Alignas(16) char tail[]; /* needs, arguments, the name */
 } rt__task;
+
+/* RT__ARGS_LIST: the record's arguments, after its needs in tail. */
+static inline struct rt__arg *rt__task_args(const rt__task *t)
+{
+    return (struct rt__arg *)(void *)((char *)(uintptr_t)t->tail + t->nneeds * sizeof(rt__need));
+}
 
 /* A FIFO of records through their `next` links. */
 typedef struct rt__tasks {

@@ -44,6 +44,11 @@ struct rt_result {
  * flusher()). */
 #define FLUSH_AFTER_NS 100000
 
+/* The mappings of its results a worker keeps, for the memfds the runtime
+ * sends back as spares (shm.h): a bound on the memory they may hold
+ * after their objects are gone, until the worker exits. */
+#define KEPT_MAPS_BYTES ((size_t)1 << 30)
+
 static struct {
     rt__chan chan;
     rt__run_slot *slot;
@@ -327,8 +332,8 @@ RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)
 static void result_drop(rt_result *r)
 {
     if (r->fd >= 0) {
-        rt__shm_unmap(r->data, r->len);
-        close(r->fd);
+        rt__shm_done(r->data, r->len, r->fd);
+        rt__shm_pool_give(r->fd);
     } else {
         rt_free(r->data);
     }
@@ -416,7 +421,7 @@ static void send_result(rt__result_msg *m, rt_result *r)
     m->fd = r->fd;
     if (r->fd >= 0) {
         r->fd = -1; /* the channel owns it now */
-        rt__shm_unmap(r->data, r->len);
+        rt__shm_done(r->data, r->len, m->fd); /* its mapping may serve again (shm.h) */
         r->data = NULL;
         m->data = NULL;
         rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
@@ -534,6 +539,16 @@ static void take_arg(const rt__hdr *h, const int *fds)
     if (!data && !args.errno_)
         args.errno_ = errno;
     args.mapped[args.nmapped++] = (rt_value){data, len};
+}
+
+/* A memfd of the runtime's pool, for the next large result. */
+static void take_spare(const rt__hdr *h, const int *fds)
+{
+    int fd;
+    size_t len;
+    if (rt__proto_read_arg(h, fds, &fd, &len) < 0)
+        leave(); /* the stream is corrupt */
+    rt__shm_pool_give(fd);
 }
 
 static void drop_args(void)
@@ -665,6 +680,9 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     case RT__MSG_ARG:
         take_arg(h, fds);
         break;
+    case RT__MSG_SPARE:
+        take_spare(h, fds);
+        break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
         break;
@@ -683,6 +701,10 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
 {
     self.slot = slot;
     rt__alloc_forked();
+    /* The spares the runtime sends (it bounds how many), and the
+     * mappings of results, which come back as spares. */
+    rt__shm_pool_forked(SIZE_MAX / 2);
+    rt__shm_keep_maps(KEPT_MAPS_BYTES);
     on_exit(exit_now, NULL);
     env_capture();
     rt__procstate_capture();

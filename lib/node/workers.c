@@ -111,19 +111,17 @@ void rt__workers_kill(rt__worker *w)
 
 /* An answer in the one shape nodes hand up (node.h): its bytes copied
  * out of the channel or the journal, or its memfd mapped (privately: a
- * buffer rt_free() releases) and kept, for workers to map as an
- * argument.  A memfd that is not sealed, or shorter than it says, is
- * refused. */
+ * buffer rt_free() releases), which keeps the memfd for workers to map
+ * as an argument.  A memfd that is not sealed, or shorter than it says,
+ * is refused. */
 static rt__answer adopt(const rt__result_msg *r)
 {
     rt__answer a = {.id = r->id, .status = r->status, .sys_errno = r->sys_errno,
-                    .run_us = r->run_us, .len = r->len, .fd = -1};
+                    .run_us = r->run_us, .len = r->len};
     if (r->fd >= 0) {
         a.result = rt__shm_open(r->fd, r->len, 1);
         a.refused = !a.result && errno == EPROTO;
-        if (a.result)
-            a.fd = r->fd;
-        else
+        if (!a.result)
             close(r->fd);
     } else if (r->len && (a.result = rt__buf_alloc(r->len))) {
         memcpy(a.result, r->data, r->len);
@@ -143,6 +141,7 @@ static int answer(void *ctx, const rt__result_msg *r)
         return -1;
     }
     w->answered++;
+    w->last_large = r->fd >= 0 ? r->len : 0;
     rt__answer a = adopt(r);
     ev->answered(ev->ctx, w->owner, &a);
     return 0;

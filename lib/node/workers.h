@@ -44,6 +44,9 @@ struct rt__worker {
     void *owner;               /* the dispatcher's lease, NULL while idle */
     size_t calls;              /* tasks sent to it in its life */
     size_t answered;           /* answers it gave */
+    size_t last_large;         /* its last answer's bytes when in a memfd
+                                  (0: none since): it gets a memfd of the
+                                  pool that size for its next result */
     char *name_sent;           /* the NAME last sent, or NULL */
     rt__devices devices_sent;  /* the devices last sent, pointing into */
     char *devices_text;        /* this, or NULL before any */

@@ -34,9 +34,10 @@ void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
 {
     t->state = RT__TASK_DONE;
     rt->store_used += t->result_len;
+    rt__arg *list = rt__task_args(t);
     for (uint32_t i = 0; i < t->nargs; i++) {
-        rt__task *o = t->args[i].object;
-        t->args[i].object = NULL; /* its record may go now */
+        rt__task *o = list[i].object;
+        list[i].object = NULL; /* its record may go now */
         if (o && rt__objects_unhold(rt, o))
             rt__tasks_push(orphans, o);
     }
@@ -58,7 +59,7 @@ int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
             continue;
         rt__task *o = rt__table_find(&rt->tasks, args[i].ref.id);
         o->holds++;
-        t->args[i].object = o;
+        rt__task_args(t)[i].object = o;
     }
     return 0;
 }
@@ -66,10 +67,11 @@ int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
 void rt__objects_untake_args(rt__runtime *rt, rt__task *t)
 {
     (void)rt;
+    rt__arg *list = rt__task_args(t);
     for (uint32_t i = 0; i < t->nargs; i++) {
-        if (t->args[i].object)
-            t->args[i].object->holds--; /* named by a handle: never the last */
-        t->args[i].object = NULL;
+        if (list[i].object)
+            list[i].object->holds--; /* named by a handle: never the last */
+        list[i].object = NULL;
     }
 }
 

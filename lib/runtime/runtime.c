@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/process.h"
+#include "base/shm.h"
 #include "base/thread.h"
 #include "node/sink.h"
 #include "sched/offer.h"
@@ -220,6 +221,7 @@ static int start(rt__runtime *rt, const rt__offer *set)
     rt->queued = 0;
     rt->store_used = 0;
     rt->store_size = set->store_bytes;
+    rt__shm_pool_open(set->store_bytes / RT__POOL_SHARE);
     pthread_mutex_unlock(&rt->lock);
     int rc = start_thread(rt, set);
     if (rc < 0)
@@ -384,6 +386,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt__round_give(rt);
     rt__tasks_free(&x.orphans);
     rt__table_free(&tasks, free_task_item);
+    rt__shm_pool_close(); /* what was kept for reuse, and what comes back later */
     if (rt->cluster) {
         rt__cluster_end(rt->cluster);
         rt->cluster = NULL;

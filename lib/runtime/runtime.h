@@ -214,6 +214,9 @@ void rt__objects_leave(rt__runtime *rt, rt__task *o);
  * RT_ENOMEM (or the runtime's end) with a message naming call. */
 int rt__objects_room(rt__runtime *rt, size_t need, const char *call);
 #define RT__STORE_WAIT_MS 2000
+/* The shared memory of freed objects kept for reuse: this share of the
+ * store at most (1/8). */
+#define RT__POOL_SHARE 8
 /* [L] Resolve the objects among args into t's list and hold them; 0 or
  * RT_EBADREF, with nothing held. */
 int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
