@@ -353,9 +353,9 @@ RT_EXPORT void rt_free(void *data);
 /* Inside a task: copy len bytes as the task's result. */
 RT_NODISCARD RT_EXPORT int rt_result_set(rt_result *result, const void *data,
                                          size_t len);
-/* Inside a task: get a len-byte result buffer to fill in place.  Large
- * buffers live in shared memory and reach the caller without a copy.
- * Returns NULL when out of memory. */
+/* Inside a task: get a len-byte result buffer to fill in place (its bytes
+ * are undefined until written).  Large buffers live in shared memory and
+ * reach the caller without a copy.  Returns NULL when out of memory. */
 RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len);
 
 /*

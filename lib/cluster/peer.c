@@ -105,7 +105,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
     char *table = NULL;
     m.text = t->name ? t->name : "";
     m.bytes = rt__task_arg(t);
-    m.len = t->arg_len;
+    m.len = t->args_form == RT__ARGS_LIST ? 0 : t->arg_len;
     if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
         (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0))
         return -1;

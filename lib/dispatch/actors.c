@@ -81,7 +81,7 @@ static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
         if (t != a->create)
             rt__actors_fail_call(d, t, a);
     for (rt__task *t; (t = rt__tasks_pop(&a->held));) {
-        if (t->deps)
+        if (rt__task_deps(t))
             rt__graph_detach(t);
         rt__actors_fail_call(d, t, a);
     }
@@ -102,10 +102,10 @@ static void file_call(rt__dispatch *d, rt__task *t)
 void rt__actors_absorb_call(rt__dispatch *d, rt__task *t)
 {
     rt__actor *a = t->actor;
-    if ((t->deps || a->held.count) && !a->death && a->cls)
+    if ((rt__task_deps(t) || a->held.count) && !a->death && a->cls)
         rt__tasks_push(&a->held, t);
     else {
-        if (t->deps) /* its actor is dead: it fails now */
+        if (rt__task_deps(t)) /* its actor is dead: it fails now */
             rt__graph_detach(t);
         file_call(d, t);
     }
@@ -113,7 +113,7 @@ void rt__actors_absorb_call(rt__dispatch *d, rt__task *t)
 
 void rt__actors_release_held(rt__dispatch *d, rt__actor *a)
 {
-    while (a->held.head && !a->held.head->deps)
+    while (a->held.head && !rt__task_deps(a->held.head))
         file_call(d, rt__tasks_pop(&a->held));
 }
 

@@ -301,7 +301,7 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 static void cancel_waiting(rt__dispatch *d, rt__task *t)
 {
     rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
-    if (t->deps)
+    if (rt__task_deps(t))
         rt__graph_detach(t);
     rt__dispatch_file(d, t);
 }
@@ -516,7 +516,7 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
          a = RT__NEXT(&d->actors, a, rt__actor, link)) {
         for (rt__task *t = a->held.head; t; t = t->next)
-            if (t->deps)
+            if (rt__task_deps(t))
                 rt__graph_detach(t);
         rt__tasks_append(&orphans, &a->held);
         if (a->cls) {

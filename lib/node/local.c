@@ -207,10 +207,12 @@ static uint32_t msg_of(const rt__task *t)
 static int send_task(rt__worker *w, const rt__task *t)
 {
     rt__task_msg m = {.type = msg_of(t), .id = t->id, .fn = (uint64_t)(uintptr_t)t->fn,
-                      .arg = rt__task_arg(t), .len = t->arg_len, .arg_fd = t->arg_fd,
-                      .nargs = t->nargs, .by_fd = 1};
-    if (t->args_form != RT__ARGS_LIST)
+                      .arg = rt__task_arg(t), .arg_fd = t->arg_fd, .nargs = t->nargs,
+                      .by_fd = 1};
+    if (t->args_form != RT__ARGS_LIST) {
+        m.len = t->arg_len;
         return rt__proto_send_task(&w->chan, &m);
+    }
     rt__arg_msg *args = rt__malloc((t->nargs + 1) * sizeof *args);
     if (!args)
         return -1;

@@ -85,9 +85,12 @@ typedef struct rt__task {
      * rt__shm_fd()); or the bytes of rt_put(). */
     void *result;            /* rt_free()-able bytes, or NULL */
     size_t result_len;
-    size_t arg_len;
+    union {
+        size_t arg_len;      /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
+        struct rt__deps *deps; /* RT__ARGS_LIST, runtime thread: what it
+                                  waits for, or NULL */
+    };
     char *name;              /* points into tail, or NULL */
-    struct rt__deps *deps;   /* runtime thread: what it waits for, or NULL */
     struct rt__edge *waiters; /* runtime thread: who wait for it */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
@@ -109,8 +112,15 @@ typedef struct rt__task {
                                  time limit passed (set by the round) */
     unsigned char args_form; /* RT__ARGS_* */
     unsigned char ended;     /* runtime thread: its outcome is known */
-    _Alignas(16) char tail[]; /* needs, arguments, the name */
+    _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
+                                for them: a 16 would round the record up) */
 } rt__task;
+
+/* What t waits for (graph.h), or NULL: only a list can hold objects. */
+static inline struct rt__deps *rt__task_deps(const rt__task *t)
+{
+    return t->args_form == RT__ARGS_LIST ? t->deps : NULL;
+}
 
 /* RT__ARGS_LIST: the record's arguments, after its needs in tail. */
 static inline struct rt__arg *rt__task_args(const rt__task *t)
