@@ -182,6 +182,27 @@ static int where_method(void *state, const void *arg, size_t len, rt_result *res
 
 /* ---- helpers -------------------------------------------------------------------- */
 
+/* Where it ran, then each argument's length and byte sum:
+ * "<machine> <len>:<sum> ...". */
+static int args_seen(const rt_value *args, size_t n, rt_result *res)
+{
+    char buf[512];
+    int at = snprintf(buf, sizeof buf, "%s", getenv("RTASK_SYSFS_ROOT"));
+    for (size_t i = 0; i < n && at < 400; i++) {
+        unsigned long sum = 0;
+        for (size_t j = 0; j < args[i].len; j++)
+            sum += ((const unsigned char *)args[i].data)[j];
+        at += snprintf(buf + at, sizeof buf - (size_t)at, " %zu:%lu", args[i].len, sum);
+    }
+    return rt_result_set(res, buf, strlen(buf) + 1);
+}
+
+static int fails(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg, (void)len, (void)res;
+    return 5;
+}
+
 static rt_opts gpu_opts(double gpus, const char *type)
 {
     rt_opts o = RT_OPTS_INIT;
@@ -299,6 +320,44 @@ START_TEST(test_remote_results)
 }
 END_TEST
 
+/* A task of several arguments on rank 1 or 2: objects of rank 0 (small,
+ * large) and of another remote task, and bytes, arrive whole; a failed
+ * remote task fails what takes it. */
+START_TEST(test_remote_task_takes_objects)
+{
+    rt_opts h = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+    size_t big = 300 * 1024, n = 1000;
+    unsigned char *large = malloc(big);
+    memset(large, 2, big);
+    rt_ref small, huge, made, r, bad, after;
+    ck_ok(rt_put("abc", 3, &small));
+    ck_ok(rt_put(large, big, &huge));
+    ck_ok(rt_remote(bytes, &h, &n, sizeof n, &made));
+    rt_arg args[] = {RT_ARG_REF(small), RT_ARG_BYTES("zz", 2), RT_ARG_REF(huge),
+                     RT_ARG_REF(made)};
+    ck_ok(rt_remote_args(args_seen, &h, args, 4, &r));
+    char *seen;
+    ck_ok(rt_get(r, (void **)&seen, NULL, 60000));
+    unsigned long made_sum = 0;
+    for (size_t i = 0; i < n; i++)
+        made_sum += (unsigned char)i;
+    char want[256];
+    snprintf(want, sizeof want, "test/fake/h100x8 3:294 2:244 %zu:%zu %zu:%lu", big, 2 * big,
+             n, made_sum);
+    ck_assert_str_eq(seen, want);
+    rt_free(seen);
+    ck_ok(rt_remote(fails, &h, NULL, 0, &bad));
+    ck_ok(rt_remote_args(args_seen, &h, &RT_ARG_REF(bad), 1, &after));
+    ck_assert_int_eq(rt_get(after, NULL, NULL, 60000), RT_EDEPENDENCY);
+    ck_assert_msg(strstr(rt_last_error(), "returned 5"), "%s", rt_last_error());
+    rt_release(small);
+    rt_release(huge);
+    rt_release(made);
+    rt_release(bad);
+    free(large);
+}
+END_TEST
+
 START_TEST(test_remote_output)
 {
     rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
@@ -413,6 +472,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_larger_than_any_node);
         tcase_add_test(tc, test_twelve_at_once);
         tcase_add_test(tc, test_remote_results);
+        tcase_add_test(tc, test_remote_task_takes_objects);
         tcase_add_test(tc, test_remote_output);
         tcase_add_test(tc, test_remote_actor);
         tcase_add_test(tc, test_remote_actor_without_constructor);
