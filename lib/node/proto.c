@@ -70,6 +70,7 @@ void rt__args_write(char *dst, const rt__arg_msg *args, size_t n, int by_fd)
     uint64_t count = n;
     memcpy(dst, &count, 8);
     char *bytes = dst + pad16(8 + 8 * n);
+    memset(dst + 8 + 8 * n, 0, pad16(8 + 8 * n) - (8 + 8 * n)); /* every byte sent is set */
     for (size_t i = 0; i < n; i++) {
         int mapped = goes_mapped(&args[i], by_fd);
         uint64_t entry = args[i].len | (mapped ? ARG_MAPPED : 0);

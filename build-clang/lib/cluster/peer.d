@@ -1,0 +1,35 @@
+build-clang/lib/cluster/peer.o: lib/cluster/peer.c lib/cluster/peer.h \
+  lib/cluster/bridge.h lib/cluster/rankmsg.h lib/cluster/image.h \
+  lib/node/node.h lib/node/proto.h lib/node/wire.h include/rtask.h \
+  lib/node/task.h lib/devices/resources.h lib/base/loop.h \
+  lib/base/alloc.h lib/base/clock.h lib/base/idmap.h lib/base/shm.h
+
+lib/cluster/peer.h:
+
+lib/cluster/bridge.h:
+
+lib/cluster/rankmsg.h:
+
+lib/cluster/image.h:
+
+lib/node/node.h:
+
+lib/node/proto.h:
+
+lib/node/wire.h:
+
+include/rtask.h:
+
+lib/node/task.h:
+
+lib/devices/resources.h:
+
+lib/base/loop.h:
+
+lib/base/alloc.h:
+
+lib/base/clock.h:
+
+lib/base/idmap.h:
+
+lib/base/shm.h:

@@ -1,0 +1,3 @@
+build-clang/lib/node/spares.o: lib/node/spares.c lib/node/spares.h
+
+lib/node/spares.h:
