@@ -1,0 +1,226 @@
+/* taskenv.c - what a task sees of its worker's lease (taskenv.h). */
+#include "taskenv.h"
+
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/process.h"
+#include "devices/detect.h"
+#include "devices/family.h"
+#include "devices/instance.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The environment a task starts with: the one the worker was forked
+ * with, plus the variables that name its lease's devices.  A task may
+ * change its environment (setenv, unsetenv, putenv, or writing into a
+ * string getenv() gave it); the next task gets this one back, so nothing
+ * leaks from task to task. */
+static struct {
+    char **base;      /* copies of the worker's first environment; never
+                         handed to putenv(), so no task can write them */
+    char **seen;      /* environ's entries right after the last reset */
+    size_t nseen;
+    char *seen_text;  /* and their text, one after the other */
+    rt__devices dev;  /* the lease's devices, from the last DEVICES */
+    char *dev_mem;    /* what dev points into */
+    const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] the node's other
+                                             accelerators (dev.accel_name) */
+    size_t nids[2];
+    char *ids_buf;    /* what ids point into */
+    cpu_set_t first_cpus; /* the worker's CPUs before any binding */
+} env;
+
+extern char **environ;
+
+static size_t env_count(char **e)
+{
+    size_t n = 0;
+    while (e && e[n])
+        n++;
+    return n;
+}
+
+void rt__taskenv_capture(void)
+{
+    sched_getaffinity(0, sizeof env.first_cpus, &env.first_cpus);
+    size_t n = env_count(environ);
+    env.base = rt__calloc(n + 1, sizeof *env.base);
+    for (size_t i = 0; env.base && i < n; i++)
+        env.base[i] = rt__strdup(environ[i]);
+}
+
+static void env_snapshot(void)
+{
+    size_t text = 0;
+    rt__free(env.seen);
+    rt__free(env.seen_text);
+    env.nseen = env_count(environ);
+    for (size_t i = 0; i < env.nseen; i++)
+        text += strlen(environ[i]) + 1;
+    env.seen = rt__malloc((env.nseen + 1) * sizeof *env.seen);
+    env.seen_text = rt__malloc(text + 1);
+    if (!env.seen || !env.seen_text)
+        return; /* without a snapshot, every task gets a reset */
+    memcpy(env.seen, environ, env.nseen * sizeof *env.seen);
+    char *p = env.seen_text;
+    for (size_t i = 0; i < env.nseen; i++)
+        p = stpcpy(p, environ[i]) + 1;
+}
+
+/* Cheap enough to run after every task (a pass over the environment's
+ * bytes): a change replaces, adds or removes an entry of environ, or
+ * writes into one. */
+static int env_changed(void)
+{
+    if (!env.seen || !env.seen_text || env_count(environ) != env.nseen)
+        return 1;
+    const char *p = env.seen_text;
+    for (size_t i = 0; i < env.nseen; i++) {
+        if (environ[i] != env.seen[i] || strcmp(environ[i], p) != 0)
+            return 1;
+        p += strlen(p) + 1;
+    }
+    return 0;
+}
+
+/* Put back one of the first environment's entries, "NAME=value", as a
+ * copy: the base itself is never handed out. */
+static void env_restore(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    char name[256];
+    if (!eq || (size_t)(eq - entry) >= sizeof name)
+        return;
+    memcpy(name, entry, (size_t)(eq - entry));
+    name[eq - entry] = '\0';
+    setenv(name, eq + 1, 1);
+}
+
+/* The lease's variables, "NAME=value" lines ("NAME": removed). */
+static void env_apply(const char *lines)
+{
+    char entry[1024];
+    for (const char *p = lines; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+        size_t n = strcspn(p, "\n");
+        if (n >= sizeof entry)
+            continue;
+        memcpy(entry, p, n);
+        entry[n] = '\0';
+        char *eq = strchr(entry, '=');
+        if (eq)
+            *eq = '\0';
+        if (*entry && eq)
+            setenv(entry, eq + 1, 1);
+        else if (*entry)
+            unsetenv(entry);
+    }
+}
+
+static void env_reset(void)
+{
+    clearenv();
+    for (size_t i = 0; env.base && env.base[i]; i++)
+        env_restore(env.base[i]);
+    env_apply(env.dev.env ? env.dev.env : "");
+    env_snapshot();
+}
+
+/* Split "0,1" and "2" into the id lists that rt_get_gpu_ids() and
+ * rt_get_accelerator_ids() return.  0, or -1 without memory. */
+static int split_ids(void)
+{
+    const char *lists[2] = {env.dev.gpus, env.dev.accel};
+    size_t a = strlen(lists[0]), b = strlen(lists[1]);
+    rt__free(env.ids_buf);
+    env.ids_buf = rt__malloc(a + b + 2);
+    env.nids[0] = env.nids[1] = 0;
+    if (!env.ids_buf)
+        return -1;
+    memcpy(env.ids_buf, lists[0], a + 1);
+    memcpy(env.ids_buf + a + 1, lists[1], b + 1);
+    char *p[2] = {env.ids_buf, env.ids_buf + a + 1};
+    for (int list = 0; list < 2; list++) {
+        char *save;
+        for (char *id = strtok_r(p[list], ",", &save); id; id = strtok_r(NULL, ",", &save))
+            if (env.nids[list] < RT__INSTANCE_MAX)
+                env.ids[list][env.nids[list]++] = id;
+    }
+    return 0;
+}
+
+/* A lease with GPUs binds the worker to the CPUs near them; any other
+ * lease gives it back the CPUs it started with (a worker never bound has
+ * them). */
+static void bind_cpus(void)
+{
+    static int bound;
+    cpu_set_t set;
+    if (*env.dev.cpus && rt__cpulist_parse(env.dev.cpus, &set) == 0) {
+        sched_setaffinity(0, sizeof set, &set);
+        bound = 1;
+    } else if (bound) {
+        sched_setaffinity(0, sizeof env.first_cpus, &env.first_cpus);
+        bound = 0;
+    }
+}
+
+/* A worker's first devices come before its first task, into the
+ * environment it was forked with, which is the first environment: the
+ * variables go on top of it, without the rebuild a later lease needs
+ * (tens of microseconds that a fresh worker's task would wait for). */
+int rt__taskenv_set_devices(const rt__hdr *h, const char *payload)
+{
+    int first = env.dev_mem == NULL;
+    rt__free(env.dev_mem);
+    if (rt__proto_read_devices(h, payload, &env.dev, &env.dev_mem) < 0 || split_ids() < 0)
+        return -1;
+    if (first) {
+        env_apply(env.dev.env);
+        env_snapshot();
+    } else {
+        env_reset();
+    }
+    bind_cpus();
+    return 0;
+}
+
+void rt__taskenv_after_task(void)
+{
+    if (env_changed())
+        env_reset();
+}
+
+/* The ids of resource that this task holds; call names the public call
+ * in messages. */
+static int accelerator_ids(const char *call, const char *resource,
+                           const char *const **ids, size_t *n)
+{
+    if (!resource || !ids || !n)
+        return rt__error(RT_EINVAL, "%s: NULL argument", call);
+    int list = strcmp(resource, "GPU") == 0                      ? 0
+               : rt__family_of_resource(resource) != RT__FAM_NONE ? 1
+                                                                    : -1;
+    if (list < 0)
+        return rt__error(RT_EINVAL, "%s: %s is not an accelerator "
+                         "(GPU, neuron_cores, TPU, HPU or NPU)", call, resource);
+    if (!rt__process_forked())
+        return rt__error(RT_EINVAL, "%s: only inside a task or an actor", call);
+    /* Another family than the node's: this task holds none of it. */
+    int held = list == 0 || (env.dev.accel_name && strcmp(resource, env.dev.accel_name) == 0);
+    *ids = env.ids[list];
+    *n = held ? env.nids[list] : 0;
+    return 0;
+}
+
+RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,
+                                     size_t *n)
+{
+    return accelerator_ids("rt_get_accelerator_ids", resource, ids, n);
+}
+
+RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)
+{
+    return accelerator_ids("rt_get_gpu_ids", "GPU", ids, n);
+}
