@@ -163,8 +163,8 @@ void rt__shm_done(void *data, size_t len, int fd)
 }
 
 /* The smallest memfd kept that holds need bytes and is not more than
- * twice that (a large one stays for a large result); -1 when none. */
-static int pool_take(size_t need, size_t *size)
+ * twice that (a large one stays for a large result). */
+int rt__shm_pool_take(size_t need)
 {
     int best = -1, fd = -1;
     pthread_mutex_lock(&pool.lock);
@@ -174,18 +174,11 @@ static int pool_take(size_t need, size_t *size)
             best = i;
     if (best >= 0) {
         fd = pool.kept[best].fd;
-        *size = pool.kept[best].size;
-        pool.bytes -= *size;
+        pool.bytes -= pool.kept[best].size;
         pool.kept[best] = pool.kept[--pool.n];
     }
     pthread_mutex_unlock(&pool.lock);
     return fd;
-}
-
-int rt__shm_pool_take(size_t need)
-{
-    size_t size;
-    return pool_take(need, &size);
 }
 
 /* ---- buffers --------------------------------------------------------------------------- */
@@ -218,8 +211,7 @@ static void *map_shared(int fd, size_t len, int populate)
 
 int rt__shm_create(size_t len, void **data)
 {
-    size_t size;
-    int fd = pool_take(RT__BUF_HDR + len, &size);
+    int fd = rt__shm_pool_take(RT__BUF_HDR + len);
     if (fd >= 0) {
         kept_map m = find_map(fd, RT__BUF_HDR + len);
         if (m.base) { /* written before: not even a page-table entry to make */

@@ -74,7 +74,7 @@ static int submit_with_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
         return rc;
     rc = rt__submit_ref(rt, t, ref);
     if (rc < 0 && args)
-        rt__objects_untake_args(rt, t);
+        rt__objects_untake_args(t);
     return rc;
 }
 

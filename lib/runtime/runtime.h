@@ -222,7 +222,7 @@ int rt__objects_room(rt__runtime *rt, size_t need, const char *call);
 int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
                           const char *call);
 /* [L] Undo rt__objects_take_args() (the submission failed after it). */
-void rt__objects_untake_args(rt__runtime *rt, rt__task *t);
+void rt__objects_untake_args(rt__task *t);
 /* [L] At the end: drop every view's hold, freed records into *orphans. */
 void rt__objects_end_views(rt__runtime *rt, rt__tasks *orphans);
 
