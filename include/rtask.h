@@ -194,12 +194,15 @@ typedef struct rt_opts {
                                       0 = none */
     long timeout_ms;    /* tasks only: kill one that runs longer (not
                            retried: RT_EKILLED); 0 = no limit */
+    int retry_exceptions; /* tasks only: 1 = run again, within
+                             max_retries, a task whose function returned
+                             non-zero; 0 (the default) = do not */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0 }
+      NULL, NULL, 0, 0, 0 }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
@@ -274,6 +277,13 @@ RT_NODISCARD RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len,
 RT_NODISCARD RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready,
                                    long timeout_ms, size_t *n_ready);
 
+/* The same, leaving refs as they are: indices[0 .. *n_ready) get the
+ * positions in refs of the ready handles, in increasing order (indices
+ * has room for n). */
+RT_NODISCARD RT_EXPORT int rt_wait_indices(const rt_ref *refs, size_t n, size_t num_ready,
+                                           long timeout_ms, size_t *indices,
+                                           size_t *n_ready);
+
 /* Cancel a task, as ray.cancel: one still queued is removed; one that
  * runs is stopped by killing its worker when force is set (tasks only,
  * not actor calls), else it runs to its end and its result is dropped.
@@ -317,6 +327,12 @@ typedef struct rt_value {
     const void *data;
     size_t len;
 } rt_value;
+
+/* Submit n tasks of fn at once, task i taking the bytes of args[i]
+ * (copied), with the same opts: all or none.  refs[i] gets task i's
+ * handle.  Much cheaper per task than n calls of rt_remote(). */
+RT_NODISCARD RT_EXPORT int rt_remote_batch(rt_fn fn, const rt_opts *opts,
+                                           const rt_value *args, size_t n, rt_ref *refs);
 
 /* A task of several arguments, in the order they were given. */
 typedef int (*rt_fn_args)(const rt_value *args, size_t nargs, rt_result *result);
@@ -412,6 +428,20 @@ RT_NODISCARD RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n);
 RT_NODISCARD RT_EXPORT int rt_get_accelerator_ids(const char *resource,
                                                   const char *const **ids,
                                                   size_t *n);
+
+/* Where the calling code runs (Ray's runtime context).  In the
+ * application, task and actor are zero. */
+typedef struct rt_context {
+    rt_ref task;      /* the running task's or actor call's handle */
+    rt_actor actor;   /* in an actor (its constructor, a method): its handle */
+    int attempt;      /* 0 on the task's first run, 1 on its first retry... */
+    int node;         /* the node that runs it: its MPI rank; 0 on one machine */
+    int pid;          /* the process that runs it */
+    char host[256];   /* that machine's host name */
+} rt_context;
+
+/* Fill *ctx; 0, or RT_EINVAL when ctx is NULL. */
+RT_NODISCARD RT_EXPORT int rt_get_context(rt_context *ctx);
 
 /*
  * What the runtime holds, as Ray's ray.cluster_resources() and

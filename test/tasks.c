@@ -150,35 +150,6 @@ int t_span(const void *arg, size_t len, rt_result *r)
 }
 
 /* Tasks cannot submit tasks: report what rt_remote() said. */
-int t_submit_inside(const void *arg, size_t len, rt_result *r)
-{
-    rt_ref ref;
-    int rc = rt_remote(t_echo, NULL, arg, len, &ref);
-    return set_u64(r, (uint64_t)(int64_t)rc);
-}
-
-static int no_method(void *state, const void *arg, size_t len, rt_result *r)
-{
-    (void)state;
-    (void)arg;
-    (void)len;
-    (void)r;
-    return 0;
-}
-
-/* Try an actor call from inside a task; return its message as text. */
-int t_call_actor_inside(const void *arg, size_t len, rt_result *r)
-{
-    (void)arg;
-    (void)len;
-    rt_actor actor = {1};
-    rt_ref ref;
-    if (rt_actor_call(actor, no_method, NULL, 0, &ref) != RT_EINWORKER)
-        return 1;
-    const char *msg = rt_last_error();
-    return rt_result_set(r, msg, strlen(msg) + 1);
-}
-
 /* Sleep for arg ms (if given), then describe what the task was given:
  * "ids=<rt_get_gpu_ids> cvd=<CUDA_VISIBLE_DEVICES> order=<CUDA_DEVICE_ORDER>
  * neuron=<NEURON_RT_VISIBLE_CORES>", "-" for an unset variable. */

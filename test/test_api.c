@@ -307,23 +307,6 @@ START_TEST(failing_task_reports_its_status_and_bytes)
 }
 END_TEST
 
-START_TEST(tasks_cannot_submit_tasks)
-{
-    start_runtime();
-    int64_t rc = (int64_t)call_u64(t_submit_inside, NULL, "x", 1);
-    ck_assert_int_eq(rc, RT_EINWORKER);
-    /* The message says the call is not available there, not that the
-     * caller is outside a task. */
-    rt_ref ref;
-    char *msg;
-    ck_ok(rt_remote(t_call_actor_inside, NULL, NULL, 0, &ref));
-    ck_ok(rt_get(ref, (void **)&msg, NULL, RT_FOREVER));
-    ck_assert_str_eq(msg, "rt_actor_call: not available inside a task");
-    rt_free(msg);
-    ck_ok(rt_shutdown());
-}
-END_TEST
-
 /* Each call names itself in its messages, not the call it is built on. */
 START_TEST(messages_name_the_call)
 {
@@ -427,7 +410,6 @@ Suite *api_suite(void)
     tcase_add_test(tc, timeout_keeps_the_handle);
     tcase_add_test(tc, calls_after_shutdown_fail);
     tcase_add_test(tc, failing_task_reports_its_status_and_bytes);
-    tcase_add_test(tc, tasks_cannot_submit_tasks);
     tcase_add_test(tc, messages_name_the_call);
     tcase_add_test(tc, num_gpus_default_is_none);
     tcase_add_test(tc, every_code_has_a_distinct_name);

@@ -65,10 +65,11 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     return 0;
 }
 
-static int op_send(rt__node *n, rt__worker *wk, const rt__task *t, uint64_t fini)
+static int op_send(rt__node *n, rt__worker *wk, const rt__task *t, uint64_t fini,
+                   uint64_t actor)
 {
     fake_worker *w = (fake_worker *)wk;
-    (void)fini;
+    (void)fini, (void)actor;
     ck_assert_ptr_nonnull(w->owner);
     ck_assert_int_eq(w->gone, 0);
     ck_assert_uint_lt(w->calls, 64);
@@ -122,7 +123,8 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 }
 
 static const rt__node_ops fake_ops = {op_lease, op_devices, op_send, op_release, op_stop,
-                                      op_kill, op_lane, op_busy_us, op_flush, op_await};
+                                      op_kill, op_lane, op_busy_us, op_flush, op_await,
+                                      NULL};
 
 /* ---- the scene ------------------------------------------------------------- */
 

@@ -67,8 +67,6 @@ int t_sleep_ms(const void *arg, size_t len, rt_result *r);
 int t_big_result(const void *arg, size_t len, rt_result *r);
 int t_checksum(const void *arg, size_t len, rt_result *r);
 int t_print(const void *arg, size_t len, rt_result *r);
-int t_submit_inside(const void *arg, size_t len, rt_result *r);
-int t_call_actor_inside(const void *arg, size_t len, rt_result *r);
 int t_span(const void *arg, size_t len, rt_result *r);
 int t_devices(const void *arg, size_t len, rt_result *r);
 int t_env(const void *arg, size_t len, rt_result *r);
@@ -123,5 +121,6 @@ Suite *hostile_suite(void);
 Suite *loop_suite(void);
 Suite *node_suite(void);
 Suite *objects_suite(void);
+Suite *nested_suite(void);
 
 #endif

@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/process.h"
+#include "node/client.h"
 #include "runtime/calls.h"
 
 #include "args.h"
@@ -28,7 +29,8 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
                               const void *arg, size_t arg_len, rt_actor *actor)
 {
     if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_actor_create: not available inside a task");
+        return rt__error(RT_EINWORKER, "rt_actor_create: actors are created by the "
+                         "application; a task may call them (pass the handle)");
     if (!cls || !actor || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_create: %s is NULL",
                          !cls ? "the class" : !actor ? "actor" : "arg");
@@ -52,37 +54,45 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
     return rt__call_actor_create(rt__runtime_here(), a, create, &r, actor);
 }
 
+int rt__actor_call_form(const rt__submission *s, rt_ref *ref)
+{
+    int list = s->form == RT__SUBMIT_CALL_ARGS;
+    rt__any_fn method = (rt__any_fn)(uintptr_t)s->fn;
+    /* No name: the actor's worker keeps the one its constructor brought. */
+    rt__task *t;
+    int rc = list ? rt__task_new_args(RT__KIND_CALL, method, NULL, 0, s->args, s->nargs, &t)
+                  : rt__task_new(RT__KIND_CALL, method, NULL, 0, s->args[0].data,
+                                 s->args[0].len, &t);
+    if (rc < 0)
+        return rc;
+    return rt__call_actor_call(rt__runtime_here(), (rt_actor){s->actor}, t,
+                               list ? s->args : NULL,
+                               list ? "rt_actor_call_args" : "rt_actor_call", ref);
+}
+
 RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
                             size_t arg_len, rt_ref *ref)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_actor_call: not available inside a task");
     if (!method || !ref || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_call: %s is NULL",
                          !method ? "the method" : !ref ? "ref" : "arg");
-    /* No name: the actor's worker keeps the one its constructor brought. */
-    rt__task *t;
-    int rc = rt__task_new(RT__KIND_CALL, (rt__any_fn)method, NULL, 0, arg, arg_len, &t);
-    if (rc < 0)
-        return rc;
-    return rt__call_actor_call(rt__runtime_here(), actor, t, NULL, "rt_actor_call", ref);
+    rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
+    rt__submission s = {RT__SUBMIT_CALL, (uint64_t)(uintptr_t)method, actor.id, NULL, &one, 1};
+    return rt__submit_form(&s, ref);
 }
 
 RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args method, const rt_arg *args,
                                  size_t nargs, rt_ref *ref)
 {
-    rt__task *t;
     int rc = rt__check_args("rt_actor_call_args", (const void *)method, args, nargs, ref);
-    if (rc == 0)
-        rc = rt__task_new_args(RT__KIND_CALL, (rt__any_fn)method, NULL, 0, args, nargs, &t);
-    if (rc < 0)
-        return rc;
-    return rt__call_actor_call(rt__runtime_here(), actor, t, args, "rt_actor_call_args", ref);
+    rt__submission s = {RT__SUBMIT_CALL_ARGS, (uint64_t)(uintptr_t)method, actor.id, NULL,
+                        args, nargs};
+    return rc < 0 ? rc : rt__submit_form(&s, ref);
 }
 
 RT_EXPORT int rt_actor_kill(rt_actor actor)
 {
     if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_actor_kill: not available inside a task");
+        return rt__client_kill(actor);
     return rt__call_actor_kill(rt__runtime_here(), actor);
 }

@@ -2,6 +2,8 @@
 #ifndef RT_ARGS_H
 #define RT_ARGS_H
 
+#include "node/callmsg.h"
+
 #include <rtask.h>
 
 /* The checks of rt_remote_args() and rt_actor_call_args(), named call
@@ -9,5 +11,13 @@
  * RT_ARGS_MAX entries, each a ref or bytes.  0 or an error. */
 int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
                    const rt_ref *ref);
+
+/* A submission in any of its forms (remote.c): made in the application,
+ * or, in a worker, sent there.  Its arguments are checked already. */
+int rt__submit_form(const rt__submission *s, rt_ref *ref);
+/* In the application: a task (nested: a task submitted it, so it goes
+ * first in line), an actor's call (actor.c). */
+int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref);
+int rt__actor_call_form(const rt__submission *s, rt_ref *ref);
 
 #endif

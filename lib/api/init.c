@@ -4,6 +4,8 @@
 #include "base/process.h"
 #include "runtime/calls.h"
 
+#include "proxy.h"
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -21,8 +23,10 @@ RT_EXPORT void rt_config_init(rt_config *config)
 RT_EXPORT int rt_init_config(const rt_config *config)
 {
     if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_init: not available inside a task");
-    return rt__runtime_start(rt__runtime_here(), config);
+        return rt__error(RT_EINWORKER, "rt_init: a task runs in the application's "
+                         "runtime already");
+    rt__door_hooks proxies = {rt__proxies_accept, rt__proxies_stop};
+    return rt__runtime_start(rt__runtime_here(), config, proxies);
 }
 
 RT_EXPORT int rt_init(double num_gpus)
@@ -35,6 +39,7 @@ RT_EXPORT int rt_init(double num_gpus)
 RT_EXPORT int rt_shutdown(void)
 {
     if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_shutdown: not available inside a task");
+        return rt__error(RT_EINWORKER, "rt_shutdown: the application's runtime is the "
+                         "application's to stop");
     return rt__runtime_stop(rt__runtime_here());
 }

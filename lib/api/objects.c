@@ -1,28 +1,44 @@
 /* objects.c - rt_put(), rt_get_view() and rt_view_release(). */
 #include "base/error.h"
+#include "base/alloc.h"
 #include "base/process.h"
+#include "node/client.h"
 #include "runtime/calls.h"
 
 #include <string.h>
 
 RT_EXPORT int rt_put(const void *data, size_t len, rt_ref *ref)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_put: not available inside a task");
     if (!ref || (!data && len))
         return rt__error(RT_EINVAL, "rt_put: %s is NULL", !ref ? "ref" : "data");
+    if (rt__process_forked())
+        return rt__client_put(data, len, ref);
     rt__task *o;
     int rc = rt__task_new_object(data, len, &o);
     return rc < 0 ? rc : rt__call_put(rt__runtime_here(), o, ref);
 }
 
+/* In a task, a view is the object's bytes in a buffer of its own: mapped
+ * privately when the object is in shared memory (no copy), else copied. */
+#define CLIENT_VIEW UINT64_MAX
+
+static int client_view(rt_ref ref, rt_view *view, long timeout_ms)
+{
+    void *data;
+    size_t len;
+    int rc = rt__client_get(ref, &data, &len, timeout_ms, 1);
+    if (rc == 0 || rc == RT_ETASK)
+        *view = (rt_view){data, len, CLIENT_VIEW};
+    return rc;
+}
+
 RT_EXPORT int rt_get_view(rt_ref ref, rt_view *view, long timeout_ms)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_get_view: not available inside a task");
     if (!view)
         return rt__error(RT_EINVAL, "rt_get_view: view is NULL");
     memset(view, 0, sizeof *view);
+    if (rt__process_forked())
+        return client_view(ref, view, timeout_ms);
     rt__runtime *rt = rt__runtime_here();
     rt__task *o;
     uint64_t id;
@@ -42,11 +58,15 @@ RT_EXPORT int rt_get_view(rt_ref ref, rt_view *view, long timeout_ms)
 
 RT_EXPORT int rt_view_release(rt_view *view)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_view_release: not available inside a task");
     if (!view)
         return rt__error(RT_EINVAL, "rt_view_release: view is NULL");
-    int rc = rt__call_view_release(rt__runtime_here(), view->id_);
+    int rc = 0;
+    if (!rt__process_forked())
+        rc = rt__call_view_release(rt__runtime_here(), view->id_);
+    else if (view->id_ == CLIENT_VIEW)
+        rt_free((void *)view->data);
+    else
+        rc = rt__error(RT_EBADREF, "rt_view_release: not a view, or released already");
     memset(view, 0, sizeof *view);
     return rc;
 }

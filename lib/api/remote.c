@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "base/process.h"
 #include "base/shm.h"
+#include "node/client.h"
 #include "runtime/calls.h"
 
 #include "args.h"
@@ -14,31 +15,53 @@
 
 /* ---- submission -------------------------------------------------------- */
 
-RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
-                        size_t arg_len, rt_ref *ref)
+int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_remote: tasks cannot submit tasks");
-    if (!fn || !ref || (!arg && arg_len))
-        return rt__error(RT_EINVAL, "rt_remote: %s is NULL",
-                         !fn ? "the function" : !ref ? "ref" : "arg");
+    int list = s->form == RT__SUBMIT_TASK_ARGS;
+    const char *call = list ? "rt_remote_args" : "rt_remote";
+    rt__any_fn fn = (rt__any_fn)(uintptr_t)s->fn;
+    const char *name = s->opts ? s->opts->name : NULL;
     rt__request r;
     rt__task *t;
-    int rc = rt__request_resolve(opts, 0, &r);
-    if (rc == 0)
-        rc = rt__task_new(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
-                          rt__request_needs(&r), arg, arg_len, &t);
+    int rc = rt__request_resolve(s->opts, 0, &r);
+    if (rc == 0 && list)
+        rc = rt__task_new_args(RT__KIND_TASK, fn, name, rt__request_needs(&r), s->args,
+                               s->nargs, &t);
+    else if (rc == 0)
+        rc = rt__task_new(RT__KIND_TASK, fn, name, rt__request_needs(&r), s->args[0].data,
+                          s->args[0].len, &t);
     if (rc < 0)
         return rc;
     t->retries_left = r.max_retries;
-    return rt__call_submit(rt__runtime_here(), t, &r, NULL, "rt_remote", ref);
+    t->nested = (unsigned char)nested;
+    return rt__call_submit(rt__runtime_here(), t, &r, list ? s->args : NULL, call, ref);
+}
+
+/* rt_remote() and its kin: made here, or sent to the application from a
+ * task. */
+int rt__submit_form(const rt__submission *s, rt_ref *ref)
+{
+    if (rt__process_forked())
+        return rt__client_submit(s, ref);
+    if (s->form == RT__SUBMIT_TASK || s->form == RT__SUBMIT_TASK_ARGS)
+        return rt__remote_task(s, 0, ref);
+    return rt__actor_call_form(s, ref);
+}
+
+RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
+                        size_t arg_len, rt_ref *ref)
+{
+    if (!fn || !ref || (!arg && arg_len))
+        return rt__error(RT_EINVAL, "rt_remote: %s is NULL",
+                         !fn ? "the function" : !ref ? "ref" : "arg");
+    rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
+    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1};
+    return rt__submit_form(&s, ref);
 }
 
 int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
                    const rt_ref *ref)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "%s: not available inside a task", call);
     if (!fn || !ref || (!args && nargs))
         return rt__error(RT_EINVAL, "%s: %s is NULL", call,
                          !fn ? "the function" : !ref ? "ref" : "args");
@@ -55,18 +78,79 @@ int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t 
 RT_EXPORT int rt_remote_args(rt_fn_args fn, const rt_opts *opts, const rt_arg *args,
                              size_t nargs, rt_ref *ref)
 {
-    rt__request r;
-    rt__task *t;
     int rc = rt__check_args("rt_remote_args", (const void *)fn, args, nargs, ref);
+    rt__submission s = {RT__SUBMIT_TASK_ARGS, (uint64_t)(uintptr_t)fn, 0, opts, args, nargs};
+    return rc < 0 ? rc : rt__submit_form(&s, ref);
+}
+
+/* n records of fn in *out, one per argument: 0, or an error (nothing
+ * made) when out of memory or when an argument is bad. */
+static int batch_records(rt_fn fn, const rt_opts *opts, const rt__request *r,
+                         const rt_value *args, size_t n, rt__task ***out)
+{
+    rt__task **tasks = rt__malloc(n * sizeof *tasks);
+    if (!tasks)
+        return rt__error(RT_ENOMEM, "rt_remote_batch: no memory for %zu records", n);
+    for (size_t i = 0; i < n; i++) {
+        int rc = !args[i].data && args[i].len
+                     ? rt__error(RT_EINVAL, "rt_remote_batch: argument %zu has %zu bytes "
+                                 "at NULL", i, args[i].len)
+                     : rt__task_new(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
+                                    rt__request_needs(r), args[i].data, args[i].len,
+                                    &tasks[i]);
+        if (rc < 0) {
+            while (i-- > 0)
+                rt__task_free(tasks[i]);
+            rt__free(tasks);
+            return rc;
+        }
+        tasks[i]->retries_left = r->max_retries;
+        tasks[i]->retry_exceptions = (unsigned char)r->retry_exceptions;
+    }
+    *out = tasks;
+    return 0;
+}
+
+/* In a task, a batch is its calls one by one (each a round trip). */
+static int batch_in_task(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
+                         rt_ref *refs)
+{
+    for (size_t i = 0; i < n; i++) {
+        rt_arg one = RT_ARG_BYTES(args[i].data ? args[i].data : "", args[i].len);
+        rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1};
+        int rc = rt__client_submit(&s, &refs[i]);
+        if (rc < 0) {
+            while (i-- > 0)
+                (void)rt__client_cancel(refs[i], 0), (void)rt__client_release(refs[i]);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+RT_EXPORT int rt_remote_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
+                              rt_ref *refs)
+{
+    if (!fn || !refs || (!args && n))
+        return rt__error(RT_EINVAL, "rt_remote_batch: %s is NULL",
+                         !fn ? "the function" : !refs ? "refs" : "args");
+    if (n == 0)
+        return 0;
+    if (rt__process_forked())
+        return batch_in_task(fn, opts, args, n, refs);
+    rt__request r;
+    rt__task **tasks = NULL;
+    int rc = rt__request_resolve(opts, 0, &r);
     if (rc == 0)
-        rc = rt__request_resolve(opts, 0, &r);
-    if (rc == 0)
-        rc = rt__task_new_args(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
-                               rt__request_needs(&r), args, nargs, &t);
+        rc = batch_records(fn, opts, &r, args, n, &tasks);
     if (rc < 0)
         return rc;
-    t->retries_left = r.max_retries;
-    return rt__call_submit(rt__runtime_here(), t, &r, args, "rt_remote_args", ref);
+    rc = rt__call_submit_batch(rt__runtime_here(), tasks, n, &r, refs);
+    if (rc < 0)
+        for (size_t i = 0; i < n; i++)
+            rt__task_free(tasks[i]);
+    rt__free(tasks);
+    return rc;
 }
 
 /* ---- waiting ------------------------------------------------------------ */
@@ -82,6 +166,8 @@ static void *copy_result(const rt__task *t)
 
 RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
 {
+    if (rt__process_forked())
+        return rt__client_get(ref, data, len, timeout_ms, 0);
     rt__runtime *rt = rt__runtime_here();
     rt__task *t;
     int shared;
@@ -141,43 +227,84 @@ static int has_duplicate(const rt_ref *refs, size_t n, rt_ref *scratch)
     return 0;
 }
 
-RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
-                      size_t *n_ready)
+/* Which of refs are ready (ready[i]) once num_ready are or the time is
+ * up: their count, or an error named call's. */
+static long wait_ready(const char *call, const rt_ref *refs, size_t n, size_t num_ready,
+                       long timeout_ms, size_t *n_ready, unsigned char **ready)
 {
     if ((!refs && n) || !n_ready || num_ready > n)
-        return rt__error(RT_EINVAL, "rt_wait: %s",
+        return rt__error(RT_EINVAL, "%s: %s", call,
                          !n_ready ? "n_ready is NULL"
                          : num_ready > n ? "num_ready is larger than n"
                                          : "refs is NULL");
-    unsigned char *ready = rt__malloc(n + 1);
+    *ready = rt__malloc(n + 1);
     rt_ref *scratch = rt__malloc((n + 1) * sizeof *scratch);
-    if (!ready || !scratch) {
+    long count = *ready && scratch ? 0 : rt__error(RT_ENOMEM, "%s: no memory for %zu "
+                                                   "handles", call, n);
+    if (count == 0 && has_duplicate(refs, n, scratch))
+        count = rt__error(RT_EINVAL, "%s: a handle is listed twice (as Ray, it takes "
+                          "each once)", call);
+    rt__free(scratch);
+    if (count == 0)
+        count = rt__process_forked()
+                    ? rt__client_wait(refs, n, num_ready, timeout_ms, *ready)
+                    : rt__call_wait(rt__runtime_here(), refs, n, num_ready, timeout_ms,
+                                    *ready);
+    if (count < 0) {
+        rt__free(*ready);
+        *ready = NULL;
+    }
+    return count;
+}
+
+RT_EXPORT int rt_wait(rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
+                      size_t *n_ready)
+{
+    unsigned char *ready;
+    long count = wait_ready("rt_wait", refs, n, num_ready, timeout_ms, n_ready, &ready);
+    if (count < 0)
+        return (int)count;
+    rt_ref *scratch = rt__malloc((n + 1) * sizeof *scratch);
+    if (!scratch) {
         rt__free(ready);
-        rt__free(scratch);
         return rt__error(RT_ENOMEM, "rt_wait: no memory for %zu handles", n);
     }
-    if (has_duplicate(refs, n, scratch)) {
-        rt__free(ready);
-        rt__free(scratch);
-        return rt__error(RT_EINVAL, "rt_wait: a handle is listed twice (as Ray, "
-                                    "rt_wait takes each once)");
-    }
-    long count = rt__call_wait(rt__runtime_here(), refs, n, num_ready, timeout_ms, ready);
-    if (count >= 0) {
-        partition(refs, n, ready, scratch);
-        *n_ready = (size_t)count;
-    }
+    partition(refs, n, ready, scratch);
+    *n_ready = (size_t)count;
     rt__free(ready);
     rt__free(scratch);
-    return count < 0 ? (int)count : 0;
+    return 0;
+}
+
+RT_EXPORT int rt_wait_indices(const rt_ref *refs, size_t n, size_t num_ready,
+                              long timeout_ms, size_t *indices, size_t *n_ready)
+{
+    if (!indices && n)
+        return rt__error(RT_EINVAL, "rt_wait_indices: indices is NULL");
+    unsigned char *ready;
+    long count = wait_ready("rt_wait_indices", refs, n, num_ready, timeout_ms, n_ready,
+                            &ready);
+    if (count < 0)
+        return (int)count;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ready[i])
+            indices[k++] = i;
+    *n_ready = k;
+    rt__free(ready);
+    return 0;
 }
 
 RT_EXPORT int rt_cancel(rt_ref ref, int force)
 {
+    if (rt__process_forked())
+        return rt__client_cancel(ref, force);
     return rt__call_cancel(rt__runtime_here(), ref, force);
 }
 
 RT_EXPORT int rt_release(rt_ref ref)
 {
+    if (rt__process_forked())
+        return rt__client_release(ref);
     return rt__call_release(rt__runtime_here(), ref);
 }

@@ -97,8 +97,10 @@ static char *flatten(const rt__task *t, size_t *len)
     return table;
 }
 
-static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
+static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini,
+                   uint64_t actor)
 {
+    (void)actor; /* the rank's worker says 0: its context names no actor */
     rt__peer *p = (rt__peer *)n;
     proxy *x = (proxy *)w;
     rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0);
@@ -173,7 +175,8 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 }
 
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
-                                      op_kill, op_lane, op_busy_us, op_flush, op_await};
+                                      op_kill, op_lane, op_busy_us, op_flush, op_await,
+                                      NULL};
 
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {

@@ -23,8 +23,24 @@ rt__node *rt__dispatch_node_of(const rt__dispatch *d, const rt__lease *l)
     return d->node[l->grant.node];
 }
 
+/* Take t off a list of tasks (of n) where it may be. */
+static void unlist(rt__task **list, size_t *n, const rt__task *t)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (list[i] == t) {
+            memmove(list + i, list + i + 1, (*n - i - 1) * sizeof *list);
+            (*n)--;
+            return;
+        }
+}
+
 void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
 {
+    if (t->resuming) {
+        unlist(d->resuming, &d->nresuming, t);
+        unlist(d->resumed, &d->nresumed, t);
+        t->resuming = 0;
+    }
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->done, t);
@@ -143,9 +159,9 @@ static void grant_leases(rt__dispatch *d)
 static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
 {
     rt__node *n = rt__dispatch_node_of(d, l);
-    uint64_t fini = t->kind == RT__KIND_CREATE
-                        ? (uint64_t)(uintptr_t)t->actor->fini : 0;
-    if (n->ops->send(n, l->worker, t, fini) < 0) {
+    int create = t->kind == RT__KIND_CREATE;
+    uint64_t fini = create ? (uint64_t)(uintptr_t)t->actor->fini : 0;
+    if (n->ops->send(n, l->worker, t, fini, create ? t->actor->handle : 0) < 0) {
         rt__task_fail(t, RT_ENOMEM, "no memory to send the task");
         if (t->kind == RT__KIND_CREATE) {
             rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
@@ -239,13 +255,16 @@ void rt__dispatch_flush(rt__dispatch *d)
         d->node[i]->ops->flush(d->node[i]);
 }
 
+static int resume(rt__dispatch *d); /* tasks that wait for others, below */
+
 void rt__dispatch_run(rt__dispatch *d)
 {
     d->retry_soon = 0;
     d->check_ms = -1;
     if (d->timeouts.n)
         expire(d, rt__now_ns());
-    grant_leases(d);
+    if (!d->nresuming || !resume(d))
+        grant_leases(d);
     feed(d);
     rt__dispatch_flush(d);
 }
@@ -270,7 +289,10 @@ void rt__dispatch_file(rt__dispatch *d, rt__task *t)
         rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
-    rt__sched_push(&d->sched, c, t);
+    if (t->nested)
+        rt__sched_push_front(&d->sched, c, t);
+    else
+        rt__sched_push(&d->sched, c, t);
 }
 
 /* A new record: an actor's constructor, a call, or a task, which waits
@@ -292,6 +314,93 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 {
     for (rt__task *t; (t = rt__tasks_pop(incoming));)
         absorb_one(d, t);
+}
+
+/* ---- tasks that wait for others --------------------------------------------- */
+
+/* l's running task t waits for others, or goes on (t NULL). */
+static void lend_lease(rt__dispatch *d, rt__lease *l, const rt__task *t)
+{
+    rt__node *n = rt__dispatch_node_of(d, l);
+    long back = n->ops->lend ? n->ops->lend(n, l->worker, t != NULL) : -1;
+    if (back < 0)
+        return;
+    rt__sched_lend(&d->sched, l, t);
+    rt__tasks q = {0};
+    rt__sched_take_back(l, (size_t)back, &q);
+    for (rt__task *b = q.head; b; b = b->next)
+        rt__timeouts_remove(&d->timeouts, b);
+    rt__sched_requeue(&d->sched, l->cls, &q);
+}
+
+/* Append t to a list; 0, or -1 without memory. */
+static int list_add(rt__task ***list, size_t *n, size_t *cap, rt__task *t)
+{
+    if (*n == *cap) {
+        size_t grown = *cap ? *cap * 2 : 16;
+        rt__task **p = rt__realloc(*list, grown * sizeof *p);
+        if (!p)
+            return -1;
+        *list = p;
+        *cap = grown;
+    }
+    (*list)[(*n)++] = t;
+    return 0;
+}
+
+/* t has its CPUs back (or never lent them): its caller may go on. */
+static void resumed(rt__dispatch *d, rt__task *t)
+{
+    if (list_add(&d->resumed, &d->nresumed, &d->cap_resumed, t) < 0) {
+        rt__warn("no memory to let a waiting task go on: it waits for its end");
+        return;
+    }
+    t->resuming = 1;
+}
+
+/* Give the tasks that wait for their CPUs back what the nodes have free,
+ * in order.  1 while some still wait: no new lease may take CPUs then. */
+static int resume(rt__dispatch *d)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < d->nresuming; i++) {
+        rt__task *t = d->resuming[i];
+        rt__lease *l = rt__sched_lease_of(t->cls, t);
+        if (l && l->lent_by == t &&
+            d->sched.node[l->grant.node]->free.res.cpu < l->cls->req.cpu) {
+            d->resuming[kept++] = t;
+            continue;
+        }
+        if (l && l->lent_by == t)
+            lend_lease(d, l, NULL);
+        t->resuming = 0;
+        resumed(d, t);
+    }
+    d->nresuming = kept;
+    return kept > 0;
+}
+
+void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited)
+{
+    /* t may be in flight behind a task whose answer is on its way. */
+    rt__lease *l = t->kind == RT__KIND_TASK && t->cls ? rt__sched_lease_of(t->cls, t) : NULL;
+    if (!lend) {
+        if (l && l->lent_by == t &&
+            list_add(&d->resuming, &d->nresuming, &d->cap_resuming, t) == 0)
+            t->resuming = 1;
+        else
+            resumed(d, t);
+        return;
+    }
+    if (!l || l->lent_by)
+        return;
+    lend_lease(d, l, t);
+    /* What it waits for runs next where it waits in its class's queue, as
+     * a work-first scheduler runs a waiting task's own child: the waiting
+     * tasks then stay one chain per CPU, not a tree. */
+    if (awaited && awaited->cls && awaited->kind == RT__KIND_TASK &&
+        rt__sched_withdraw(&d->sched, awaited->cls, awaited))
+        rt__sched_push_front(&d->sched, awaited->cls, awaited);
 }
 
 /* ---- cancels --------------------------------------------------------------- */
@@ -365,6 +474,13 @@ static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
         rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
+    if (r->status && t->retry_exceptions && t->retries_left > 0) {
+        rt__answer_drop(r); /* as Ray: the failed run's result is not kept */
+        t->retries_left--;
+        t->runs_failed++;
+        rt__dispatch_file(d, t);
+        return;
+    }
     t->task_status = r->status;
     t->result = r->result;
     t->result_len = r->len;
@@ -407,6 +523,8 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     }
     rt__sched_answered(l, r->run_us, rt__now_ns());
     rt__timeouts_remove(&d->timeouts, t);
+    if (l->lent_by == t) /* it ended before the runtime heard that it goes on */
+        lend_lease(d, l, NULL);
     if (t->kind == RT__KIND_CREATE) {
         rt__actors_constructed(d, t, r);
     } else if (t->cancelling) {
@@ -525,6 +643,10 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         }
     }
     rt__sched_free(&d->sched, &orphans);
+    rt__free(d->resuming);
+    rt__free(d->resumed);
+    d->resuming = d->resumed = NULL;
+    d->nresuming = d->nresumed = d->cap_resuming = d->cap_resumed = 0;
     for (rt__task *t; (t = rt__tasks_pop(&orphans));) {
         if (t->kind == RT__KIND_CREATE)
             continue; /* the actor's own record, freed with it */

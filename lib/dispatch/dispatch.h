@@ -47,6 +47,11 @@ typedef struct rt__dispatch {
     rt__timeline *timeline;        /* where ended tasks are recorded, or
                                       NULL: not recording */
     rt__graph graph;               /* tasks waiting for objects */
+    rt__task **resuming;           /* tasks whose wait ended, for their CPUs
+                                      back, in order (before any lease) */
+    size_t nresuming, cap_resuming;
+    rt__task **resumed;            /* they have them: for the runtime to say */
+    size_t nresumed, cap_resumed;
 } rt__dispatch;
 
 /* Start with no task and no actor. */
@@ -66,6 +71,14 @@ void rt__dispatch_kill(rt__dispatch *d, rt__actor *a);
  * (the result dropped) or, killed for RT__CANCEL_KILL, is lost.  A task
  * already finished is left alone. */
 void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
+/* Task t, running, waits for other tasks (lend 1), awaited among them (or
+ * NULL), or goes on (0): its CPUs are lent meanwhile, awaited goes first
+ * in line, and what was queued behind t is taken back and goes to other
+ * workers (sched.h, node.h); nothing when t no longer runs, or its node
+ * cannot lend.  To go on, t takes its CPUs back before any new lease
+ * takes them (it waits for them in `resuming`); t is in `resumed` once
+ * it has them, for the runtime to tell its caller (rt__call_lend()). */
+void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited);
 /* Free the records of actors that were published as dead. */
 void rt__dispatch_free_actors(rt__actor *published);
 /* Grant leases and send tasks, then flush the nodes. */

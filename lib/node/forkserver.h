@@ -26,6 +26,8 @@ typedef struct rt__keep {
     int n;
 } rt__keep;
 
+#define RT__KEEP_MAX 64 /* descriptors of the application that keep may name */
+
 /* Fork the fork server; *ctl gets the application's end of its socket,
  * *exited a descriptor readable once it has ended (-1 on a kernel without
  * pidfds).  Workers get their slot in slots[nslots] (shared memory, see

@@ -2,6 +2,7 @@
  * start and stop.  Each worker's record is workers.c's. */
 #include "local.h"
 
+#include "client.h"
 #include "forkserver.h"
 #include "workers.h"
 #include "base/alloc.h"
@@ -119,7 +120,7 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
             l->task_workers++;
     }
     w->owner = owner;
-    *calls = w->calls;
+    *calls = w->calls - w->taken_back;
     return w;
 }
 
@@ -207,6 +208,7 @@ static uint32_t msg_of(const rt__task *t)
 static int send_task(rt__worker *w, const rt__task *t)
 {
     rt__task_msg m = {.type = msg_of(t), .id = t->id, .fn = (uint64_t)(uintptr_t)t->fn,
+                      .attempt = t->runs_lost + t->runs_failed,
                       .arg = rt__task_arg(t), .arg_fd = t->arg_fd, .nargs = t->nargs,
                       .by_fd = 1};
     if (t->args_form != RT__ARGS_LIST) {
@@ -233,16 +235,47 @@ static int send_spare(rt__worker *w)
     return fd < 0 ? 0 : rt__proto_send_spare(&w->chan, fd);
 }
 
-static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini)
+static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini,
+                   uint64_t actor)
 {
     (void)n;
     if (send_name(w, t) < 0 || send_spare(w) < 0 ||
-        (t->kind == RT__KIND_CREATE && rt__proto_send_actor(&w->chan, fini) < 0) ||
+        (t->kind == RT__KIND_CREATE && rt__proto_send_actor(&w->chan, actor, fini) < 0) ||
         send_task(w, t) < 0)
         return -1;
     w->calls++;
     rt__workers_dirty(w);
     return 0;
+}
+
+/* Fence off what w was sent after the task it started last (worker.h):
+ * how many tasks that takes back now, the last ones in flight. */
+static size_t take_back(rt__local *l, rt__worker *w)
+{
+    _Atomic uint64_t *starts = &l->slots[w->slot].starts;
+    uint64_t now = atomic_load(starts), ahead, skip;
+    do {
+        uint64_t last = now >> RT__SKIP_BITS;
+        skip = now & RT__SKIP_MAX;
+        ahead = w->calls > last ? w->calls - last : 0;
+        if (ahead > RT__SKIP_MAX || ahead <= skip)
+            return 0; /* nothing new behind it (or more than a fence holds) */
+    } while (!atomic_compare_exchange_weak(starts, &now, now - skip + ahead));
+    w->taken_back += ahead - skip;
+    return ahead - skip;
+}
+
+/* While its task waits, w does not count against the node's workers (a
+ * task in its place may need one), but at most max workers wait so. */
+static long op_lend(rt__node *n, rt__worker *w, int lend)
+{
+    rt__local *l = (rt__local *)n;
+    if (w->actor || w->gone || (unsigned)lend == w->lent || (lend && l->lent >= l->max))
+        return -1;
+    w->lent = lend != 0;
+    l->lent += lend ? 1 : (size_t)-1;
+    l->task_workers += lend ? (size_t)-1 : 1;
+    return lend ? (long)take_back(l, w) : 0;
 }
 
 static void op_release(rt__node *n, rt__worker *w, int retire_it)
@@ -338,6 +371,7 @@ static const rt__node_ops local_ops = {
     .busy_us = op_busy_us,
     .flush = op_flush,
     .await = op_await,
+    .lend = op_lend,
 };
 
 /* ---- start and stop -------------------------------------------------------- */
@@ -356,6 +390,8 @@ static int alloc_books(rt__local *l)
 
 static void free_books(rt__local *l)
 {
+    if (l->door >= 0)
+        close(l->door);
     if (l->slots)
         munmap(l->slots, SLOTS_MAX * sizeof *l->slots);
     rt__free(l->free_slots);
@@ -367,6 +403,8 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
                     size_t max, rt__keep keep)
 {
     rt__local *l = rt__calloc(1, sizeof *l);
+    if (l)
+        l->door = -1;
     if (!l || alloc_books(l) < 0) {
         if (l)
             free_books(l);
@@ -387,9 +425,18 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
         free_books(l);
         return rt__syserror("rt_init: mmap");
     }
-    int ctl;
+    /* The workers keep their end of the door, besides what keep says. */
+    int ctl, theirs, kept[RT__KEEP_MAX + 1];
+    if (keep.n > RT__KEEP_MAX || rt__client_door_open(&l->door, &theirs) < 0) {
+        int rc = rt__syserror("rt_init: the workers' door");
+        free_books(l);
+        return rc;
+    }
+    memcpy(kept, keep.fd, (size_t)keep.n * sizeof *kept);
+    kept[keep.n] = theirs;
     l->forkserver_pid = rt__forkserver_start(&ctl, &l->forkserver_exited, l->slots,
-                                             SLOTS_MAX, keep);
+                                             SLOTS_MAX, (rt__keep){kept, keep.n + 1});
+    close(theirs); /* the fork server's and its workers' now */
     if (l->forkserver_pid < 0) {
         int rc = rt__syserror("rt_init: fork");
         free_books(l);
@@ -428,6 +475,18 @@ int rt__local_attach(rt__local *l, rt__loop *loop)
 rt__node *rt__local_node(rt__local *l)
 {
     return &l->node;
+}
+
+int rt__local_door(const rt__local *l)
+{
+    return l->door;
+}
+
+void rt__local_close_door(rt__local *l)
+{
+    if (l->door >= 0)
+        close(l->door);
+    l->door = -1;
 }
 
 pid_t rt__local_forkserver(const rt__local *l)

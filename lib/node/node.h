@@ -83,9 +83,10 @@ typedef struct rt__node_ops {
                          size_t *calls);
     /* Tell w its lease's devices (it gets them before its next task). */
     int (*devices)(rt__node *n, rt__worker *w, const rt__devices *d);
-    /* Queue t for w; a constructor goes with the destructor fini.  0 or
-     * -1 when out of memory. */
-    int (*send)(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini);
+    /* Queue t for w; a constructor goes with the destructor fini and the
+     * handle of the actor it makes.  0 or -1 when out of memory. */
+    int (*send)(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini,
+                uint64_t actor);
     /* The lease is over: keep w for another one, or retire it. */
     void (*release)(rt__node *n, rt__worker *w, int retire);
     /* Send w what it has, then end of file: an actor finishes its calls,
@@ -103,6 +104,12 @@ typedef struct rt__node_ops {
      * w kept out of the loop meanwhile; what arrives is reported as usual.
      * 1 when something arrived, 0 when not (or when the node cannot). */
     int (*await)(rt__node *n, rt__worker *w, int timeout_us);
+    /* w's running task waits for other tasks (lend 1), or goes on (0).
+     * Waiting, w makes room for another worker, and the tasks sent to it
+     * after the running one are taken back: how many (the last ones in
+     * flight, which w will never run); -1 when it cannot lend (too many
+     * wait already; an actor).  NULL: the node never lends. */
+    long (*lend)(rt__node *n, rt__worker *w, int lend);
 } rt__node_ops;
 
 struct rt__node {

@@ -19,6 +19,18 @@
 #define RESULT_TIME_SHIFT 33
 #define RESULT_TIME_MAX ((1ULL << 31) - 1)
 
+/* The word of a task: the function's address, and above TASK_ATTEMPT_SHIFT
+ * (no user-space address reaches so high) which run of the task this is. */
+#define TASK_ATTEMPT_SHIFT 56
+#define TASK_FN_MASK ((1ULL << TASK_ATTEMPT_SHIFT) - 1)
+#define TASK_ATTEMPT_MAX 255u
+
+static uint64_t task_word(const rt__task_msg *m)
+{
+    uint64_t attempt = m->attempt < TASK_ATTEMPT_MAX ? m->attempt : TASK_ATTEMPT_MAX;
+    return (m->fn & TASK_FN_MASK) | attempt << TASK_ATTEMPT_SHIFT;
+}
+
 const char *rt__msg_name(uint32_t type)
 {
     static const char *const names[RT__MSG_TYPES] = {
@@ -127,7 +139,7 @@ static int dup_fd(int fd)
 static int send_args(rt__chan *c, const rt__task_msg *m)
 {
     size_t size = rt__args_size(m->args, m->nargs, m->by_fd);
-    rt__hdr h = {.type = m->type, .id = m->id, .word = m->fn, .len = size};
+    rt__hdr h = {.type = m->type, .id = m->id, .word = task_word(m), .len = size};
     void *table;
     int fd = -1;
     if (size >= RT__SHM_MIN) {
@@ -165,7 +177,7 @@ int rt__proto_send_task(rt__chan *c, const rt__task_msg *m)
 {
     if (m->args)
         return send_args(c, m);
-    rt__hdr h = {.type = m->type, .id = m->id, .word = m->fn, .len = m->len};
+    rt__hdr h = {.type = m->type, .id = m->id, .word = task_word(m), .len = m->len};
     int fd = m->arg_fd >= 0 ? dup_fd(m->arg_fd) : -1;
     if (m->arg_fd >= 0 && fd < 0)
         return -1;
@@ -184,9 +196,9 @@ int rt__proto_send_devices(rt__chan *c, const char *text)
     return rt__chan_put(c, &h, text, NULL);
 }
 
-int rt__proto_send_actor(rt__chan *c, uint64_t fini)
+int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini)
 {
-    rt__hdr h = {.type = RT__MSG_ACTOR, .word = fini};
+    rt__hdr h = {.type = RT__MSG_ACTOR, .id = handle, .word = fini};
     return rt__chan_put(c, &h, NULL, NULL);
 }
 
@@ -248,9 +260,11 @@ int rt__proto_read_task(const rt__hdr *h, const char *payload, const int *fds,
     int is_task = h->type == RT__MSG_TASK || h->type == RT__MSG_CREATE ||
                   h->type == RT__MSG_CALL || h->type == RT__MSG_TASK_ARGS ||
                   h->type == RT__MSG_CALL_ARGS;
-    if (!is_task || h->nfds > 1 || (h->word == 0 && h->type != RT__MSG_CREATE))
+    uint64_t fn = h->word & TASK_FN_MASK;
+    if (!is_task || h->nfds > 1 || (fn == 0 && h->type != RT__MSG_CREATE))
         return refuse(h, fds);
-    *m = (rt__task_msg){.type = h->type, .id = h->id, .fn = h->word,
+    *m = (rt__task_msg){.type = h->type, .id = h->id, .fn = fn,
+                        .attempt = (unsigned)(h->word >> TASK_ATTEMPT_SHIFT),
                         .arg = h->nfds ? NULL : payload, .len = (size_t)h->len,
                         .arg_fd = h->nfds ? fds[0] : -1};
     return 0;

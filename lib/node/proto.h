@@ -27,7 +27,8 @@ typedef enum rt__msg_type {
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
     RT__MSG_EXITED,       /* fork server -> app: id = worker key, word = wait status */
     RT__MSG_DEVICES,      /* app -> worker: payload = rt__devices's lines */
-    RT__MSG_ACTOR,        /* app -> worker: become an actor; word = destructor */
+    RT__MSG_ACTOR,        /* app -> worker: become an actor; id = its handle,
+                             word = destructor */
     RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
     RT__MSG_CALL,         /* app -> worker: as TASK, word = actor method */
     RT__MSG_ARG,          /* app -> worker: one argument of the next TASK_ARGS
@@ -62,6 +63,7 @@ typedef struct rt__task_msg {
     uint32_t type;
     uint64_t id;
     uint64_t fn;       /* the function's address in the worker's image */
+    unsigned attempt;  /* 0 on its first run, then 1, 2... (up to 255) */
     const void *arg;   /* inline argument bytes (or table), or NULL with arg_fd */
     size_t len;
     int arg_fd;        /* a memfd holding the argument, or -1; not consumed */
@@ -129,7 +131,7 @@ int rt__proto_send_task(rt__chan *c, const rt__task_msg *m);
 int rt__proto_send_name(rt__chan *c, const char *name);
 /* DEVICES carries text from rt__devices_encode(). */
 int rt__proto_send_devices(rt__chan *c, const char *text);
-int rt__proto_send_actor(rt__chan *c, uint64_t fini);
+int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini);
 int rt__proto_send_spare(rt__chan *c, int fd);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
 /* A RESULT with inline bytes written at dst as a channel carries it: its

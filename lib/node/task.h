@@ -96,6 +96,8 @@ typedef struct rt__task {
     int retries_left;
     uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
     uint32_t runs_lost;      /* runs lost with their worker, then retried */
+    uint32_t runs_failed;    /* runs whose function failed, then retried
+                                (retry_exceptions) */
     uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
     int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
     int task_status;         /* what the function returned */
@@ -112,6 +114,13 @@ typedef struct rt__task {
                                  time limit passed (set by the round) */
     unsigned char args_form; /* RT__ARGS_* */
     unsigned char ended;     /* runtime thread: its outcome is known */
+    unsigned char nested;    /* submitted by a task: it goes first in line
+                                (the waiting task's own work first) */
+    unsigned char retry_exceptions; /* a failed function spends a retry */
+    unsigned char resuming;  /* runtime thread: in the dispatcher's resuming
+                                or resumed list */
+    unsigned char going_on;  /* [L] its wait ended and it has its CPUs back
+                                (rt__call_lend()) */
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
 } rt__task;

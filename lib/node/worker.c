@@ -1,6 +1,7 @@
 /* worker.c - run tasks in a worker process and send their results back. */
 #include "worker.h"
 
+#include "client.h"
 #include "procstate.h"
 #include "taskenv.h"
 #include "proto.h"
@@ -49,6 +50,7 @@ struct rt_result {
 static struct {
     rt__chan chan;
     rt__run_slot *slot;
+    uint64_t received;   /* tasks received in the worker's life */
     uint64_t results;    /* results queued in the worker's life */
     char *name_given;    /* from the last NAME message; NULL = symbol */
     char announced[256]; /* the name the output streams carry now */
@@ -86,8 +88,12 @@ static struct {
 static struct {
     void *state;
     rt_actor_fini_fn fini;
+    uint64_t handle;
     int created;
 } actor;
+
+/* The task the calling thread runs: what rt_task_context() says. */
+static _Thread_local rt__running running_here;
 
 /* Exit: after the actor's destructor, when it was created. */
 static _Noreturn void leave(void)
@@ -342,6 +348,22 @@ static void take_spare(const rt__hdr *h, const int *fds)
     rt__shm_pool_give(fd);
 }
 
+/* Whether the task just received may start: not when the runtime took
+ * it back (rt__run_slot), which it may do until the worker says here
+ * that it starts. */
+static int claim_start(void)
+{
+    uint64_t ordinal = ++self.received;
+    uint64_t starts = atomic_load(&self.slot->starts);
+    do {
+        uint64_t last = starts >> RT__SKIP_BITS, skip = starts & RT__SKIP_MAX;
+        if (ordinal <= last + skip)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&self.slot->starts, &starts,
+                                           ordinal << RT__SKIP_BITS));
+    return 1;
+}
+
 static void drop_args(void)
 {
     for (size_t i = 0; i < args.nmapped; i++)
@@ -407,9 +429,13 @@ static void run_task(const rt__task_msg *m)
     uint64_t start = rt__now_ns();
     atomic_store(&self.slot->since_ns, start);
     atomic_store(&self.slot->running, m->id);
-    atomic_fetch_add(&self.slot->started, 1);
+    running_here = (rt__running){.task = m->id, .attempt = m->attempt, .actor = actor.handle,
+                                 .lends = m->type == RT__MSG_TASK ||
+                                          m->type == RT__MSG_TASK_ARGS};
     lend_channel();
     answer.status = invoke(m, arg, &r);
+    rt__client_task_end(r.data, r.len);
+    running_here = (rt__running){0};
     uint64_t ran_ns = rt__now_ns() - start;
     atomic_store(&self.slot->running, 0);
     reclaim_channel();
@@ -449,6 +475,12 @@ static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
     rt__task_msg m;
     if (rt__proto_read_task(h, payload, fds, &m) < 0)
         leave(); /* the stream is corrupt */
+    if (!claim_start()) { /* the runtime took it back: it runs elsewhere */
+        if (m.arg_fd >= 0)
+            close(m.arg_fd);
+        drop_args();
+        return;
+    }
     run_task(&m);
     if (m.type != RT__MSG_CREATE)
         return;
@@ -475,6 +507,7 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
         break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
+        actor.handle = h->id;
         break;
     case RT__MSG_NAME:
         set_name(h, payload);
@@ -486,6 +519,11 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     default:
         leave(); /* a message a worker never gets: the stream is corrupt */
     }
+}
+
+const rt__running *rt__worker_running(void)
+{
+    return running_here.task ? &running_here : NULL;
 }
 
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)

@@ -20,17 +20,28 @@
 
 /* One per worker, in memory shared by the application, the fork server
  * and every worker (mapped before the fork server is forked).  The worker
- * counts there the tasks it started and writes the id of the one it runs
- * (0 between tasks) and when it began, and keeps there the results it has
- * not sent yet (journal.h).  When the worker dies, the runtime takes the
- * results it never received from the journal, and knows from the count
- * whether a task was running: that one spends a retry, since its effects
- * may have happened; the tasks after it never ran and are sent again for
- * free.  The start time tells the scheduler that a task runs long, so
- * that it queues no more work behind it. */
+ * writes there which of the tasks it received it started last and the id
+ * of the one it runs (0 between tasks) and when it began, and keeps there
+ * the results it has not sent yet (journal.h).  When the worker dies, the
+ * runtime takes the results it never received from the journal, and
+ * knows from `starts` whether a task was running: that one spends a
+ * retry, since its effects may have happened; the tasks after it never
+ * ran and are sent again for free.  The start time tells the scheduler
+ * that a task runs long, so that it queues no more work behind it.
+ *
+ * `starts` is also how the runtime takes back the tasks queued behind a
+ * task that waits for others (a nested rt_get()): its high bits are the
+ * ordinal of the last task started (tasks count from 1 in the order the
+ * worker receives them), its low RT__SKIP_BITS how many tasks after that
+ * one the worker must skip.  Both sides change it by compare-and-swap
+ * only, so a task is either started by the worker or taken back by the
+ * runtime, never both. */
+#define RT__SKIP_BITS 16
+#define RT__SKIP_MAX ((1u << RT__SKIP_BITS) - 1)
+
 typedef struct rt__run_slot {
     _Atomic uint64_t running;  /* id of the running task, 0 between tasks */
-    _Atomic uint64_t started;  /* tasks started in the worker's life */
+    _Atomic uint64_t starts;   /* last started << RT__SKIP_BITS | to skip */
     _Atomic uint64_t since_ns; /* CLOCK_MONOTONIC start of the running task */
     _Atomic uint32_t lost;     /* the worker lost its socket and left */
     char pad[36];              /* the journal starts on its own cache line */
@@ -40,5 +51,18 @@ typedef struct rt__run_slot {
 _Static_assert(sizeof(rt__run_slot) % 4096 == 0, "slots start on their own pages");
 
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot);
+
+/* What the calling thread of a worker runs, or NULL between tasks (and
+ * outside workers). */
+typedef struct rt__running {
+    uint64_t task;    /* its id: the handle of its result */
+    unsigned attempt; /* 0 on its first run */
+    uint64_t actor;   /* the actor's handle, in an actor; else 0 */
+    int lends;        /* a task, not an actor's call: while it waits for
+                         others, the runtime lends its CPUs and takes back
+                         the tasks queued behind it */
+} rt__running;
+
+const rt__running *rt__worker_running(void);
 
 #endif

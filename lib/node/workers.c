@@ -135,7 +135,7 @@ static int answer(void *ctx, const rt__result_msg *r)
 {
     rt__worker *w = ctx;
     const rt__node_events *ev = &w->node->node.ev;
-    if (w->broke || !w->owner || w->answered == w->calls) {
+    if (w->broke || !w->owner || w->answered + w->taken_back == w->calls) {
         if (r->fd >= 0)
             close(r->fd);
         return -1;
@@ -356,15 +356,19 @@ static void unlink_worker(rt__local *l, rt__worker *w)
 }
 
 /* How many of the tasks w had in flight had started: they run in the
- * order sent, and the answered ones are no longer in flight.  A worker
- * that could not be started ran nothing; its first task fails only when
- * no worker runs at all, since then nothing could run it. */
-static size_t started_in_flight(const rt__local *l, const rt__worker *w,
-                                uint64_t started)
+ * order sent, and the answered ones are no longer in flight, nor those
+ * taken back (all but the ones to skip after the last started were
+ * passed by then).  A worker that could not be started ran nothing; its
+ * first task fails only when no worker runs at all, since then nothing
+ * could run it. */
+static size_t started_in_flight(const rt__local *l, const rt__worker *w, uint64_t starts)
 {
-    size_t inflight = w->calls - w->answered;
+    size_t inflight = w->calls - w->answered - w->taken_back;
     if (w->spawn_errno)
         return inflight && l->running == 0 ? 1 : 0;
+    uint64_t skip = starts & RT__SKIP_MAX;
+    uint64_t passed = w->taken_back > skip ? w->taken_back - skip : 0;
+    uint64_t started = (starts >> RT__SKIP_BITS) - passed;
     uint64_t n = started > w->answered ? started - w->answered : 0;
     return n < inflight ? (size_t)n : inflight;
 }
@@ -391,14 +395,16 @@ static void worker_gone(rt__local *l, rt__worker *w)
     rt__relay_close(&w->out);
     rt__relay_close(&w->err);
     unlink_worker(l, w);
-    if (!w->actor)
+    if (w->lent)
+        l->lent--;
+    else if (!w->actor)
         l->task_workers--;
     if (w->pid > 0)
         l->running--;
     rt__loss loss = {.pid = w->pid, .wait_status = w->wait_status,
                      .spawn_errno = w->spawn_errno,
                      .lost_channel = (int)atomic_load(&slot->lost), .broke = w->broke,
-                     .started = started_in_flight(l, w, atomic_load(&slot->started))};
+                     .started = started_in_flight(l, w, atomic_load(&slot->starts))};
     if (w->owner)
         l->node.ev.lost(l->node.ev.ctx, w->owner, &loss);
     rt__workers_free(w); /* its watches are removed: no callback can reach it */

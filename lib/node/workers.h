@@ -44,6 +44,7 @@ struct rt__worker {
     void *owner;               /* the dispatcher's lease, NULL while idle */
     size_t calls;              /* tasks sent to it in its life */
     size_t answered;           /* answers it gave */
+    size_t taken_back;         /* tasks sent that it will never run */
     size_t last_large;         /* its last answer's bytes when in a memfd
                                   (0: none since): it gets a memfd of the
                                   pool that size for its next result */
@@ -51,7 +52,7 @@ struct rt__worker {
     rt__devices devices_sent;  /* the devices last sent, pointing into */
     char *devices_text;        /* this, or NULL before any */
     unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1,
-        broke : 1, send_failed : 1;
+        broke : 1, send_failed : 1, lent : 1;
     int wait_status;           /* how it exited */
     int spawn_errno;           /* why the fork server could not fork it */
     uint64_t spawn_ns;         /* when the fork server was asked for it */
@@ -79,6 +80,9 @@ struct rt__local {
     rt__wake refill;           /* other threads ask it to */
     size_t starting;           /* asked for, not yet reported by the fork server */
     size_t target_idle, max;
+    int door;                  /* the application's end of the door (client.h) */
+    size_t lent;               /* workers whose task waits for others: not
+                                  counted in task_workers (at most max) */
     int spawn_failing;         /* the last spawn failed: no idle top-ups */
     uint64_t spawn_retry_ns;   /* and no new worker before then, while one runs */
     size_t running;            /* workers whose process runs */

@@ -92,6 +92,49 @@ int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *
     return rt__submit_done(rt, t, rc);
 }
 
+/* [L] Give each of the n records a handle; on failure none has one. */
+static int add_handles(rt__runtime *rt, rt__task **tasks, size_t n, rt_ref *refs)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *old;
+        if (rt__table_add(&rt->tasks, tasks[i], &tasks[i]->id, &old) == 0) {
+            refs[i].id = tasks[i]->id;
+            continue;
+        }
+        while (i-- > 0)
+            rt__table_drop(&rt->tasks, refs[i].id);
+        return rt__error(RT_ENOMEM, "rt_remote_batch: no memory for %zu handles", n);
+    }
+    return 0;
+}
+
+int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__request *r,
+                          rt_ref *refs)
+{
+    const char *call = "rt_remote_batch";
+    pthread_mutex_lock(&rt->lock);
+    int rc = rt__check_running(rt, call);
+    if (rc == 0)
+        rc = check_code(rt, (const void *)tasks[0]->fn, call, "the function");
+    if (rc == 0)
+        rc = rt__request_place(&rt->dispatch.sched, r, tasks[0]);
+    if (rc == 0)
+        rc = rt__objects_room(rt, 0, call);
+    if (rc == 0)
+        rc = add_handles(rt, tasks, n, refs);
+    int how = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (i > 0)
+            rt__request_write(&rt->dispatch.sched, r, tasks[i]);
+        int w = rt__submit(rt, tasks[i]);
+        how = i == 0 ? w : how;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (rc == 0 && how)
+        rt__submitted(rt, how);
+    return rc;
+}
+
 int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
 {
     if (timeout_ms == 0)
@@ -197,7 +240,7 @@ long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_rea
 
 int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
 {
-    rt__cancel *c = rt__malloc(sizeof *c); /* outside the lock */
+    rt__ask *c = rt__malloc(sizeof *c); /* outside the lock */
     if (!c)
         return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
     pthread_mutex_lock(&rt->lock);
@@ -209,8 +252,8 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
         rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
                                   "ends with its actor (rt_actor_kill())");
     if (rc == 0 && t->state != RT__TASK_DONE) {
-        *c = (rt__cancel){.task = t, .how = force ? RT__CANCEL_KILL : RT__CANCEL_DROP};
-        wake = rt__submit_cancel(rt, c);
+        *c = (rt__ask){.task = t, .how = force ? RT__CANCEL_KILL : RT__CANCEL_DROP};
+        wake = rt__submit_ask(rt, c);
         c = NULL; /* the runtime's now */
     }
     pthread_mutex_unlock(&rt->lock);
@@ -218,6 +261,47 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
     if (wake)
         rt__submitted(rt, wake);
     return rc;
+}
+
+/* [L] Whether the task of handle `task`, whose wait ended, may go on:
+ * it has its CPUs back, or it no longer runs. */
+static int may_go_on(rt__runtime *rt, uint64_t task)
+{
+    rt__task *t = rt__table_find(&rt->tasks, task);
+    if (!t || t->state == RT__TASK_DONE || rt->state != RT__RUNNING)
+        return 1;
+    if (!t->going_on)
+        return 0;
+    t->going_on = 0;
+    return 1;
+}
+
+int rt__call_lend(rt__runtime *rt, uint64_t task, int lend, rt_ref awaited)
+{
+    rt__ask *a = rt__malloc(sizeof *a); /* outside the lock */
+    if (!a)
+        return 0; /* the task keeps its CPUs while it waits */
+    pthread_mutex_lock(&rt->lock);
+    rt__task *t = rt->state == RT__RUNNING ? rt__table_find(&rt->tasks, task) : NULL;
+    int wake = 0, asked = t && t->state != RT__TASK_DONE && t->kind == RT__KIND_TASK;
+    if (asked) {
+        rt__task *w = lend ? rt__table_find(&rt->tasks, awaited.id) : NULL;
+        *a = (rt__ask){.task = t, .how = lend ? RT__ASK_LEND : RT__ASK_GO_ON,
+                       .awaited = w && w->state != RT__TASK_DONE ? w : NULL};
+        wake = rt__submit_ask(rt, a);
+        a = NULL; /* the runtime's now */
+    }
+    pthread_mutex_unlock(&rt->lock);
+    rt__free(a);
+    if (wake)
+        rt__submitted(rt, wake);
+    if (!asked || lend)
+        return asked;
+    pthread_mutex_lock(&rt->lock);
+    while (!may_go_on(rt, task))
+        (void)rt__wait_change(rt, -1, NULL);
+    pthread_mutex_unlock(&rt->lock);
+    return 1;
 }
 
 int rt__call_release(rt__runtime *rt, rt_ref ref)

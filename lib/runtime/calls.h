@@ -27,8 +27,17 @@ typedef struct rt__runtime rt__runtime;
 /* This process's runtime. */
 rt__runtime *rt__runtime_here(void);
 
+/* Who serve the calls tasks make (api/proxy.c): the runtime thread
+ * calls accept when a worker's thread knocks at the door (node/client.h),
+ * and rt_shutdown() calls close once the runtime has stopped, every call
+ * that waited in it ended. */
+typedef struct rt__door_hooks {
+    void (*accept)(int door);
+    void (*close)(void);
+} rt__door_hooks;
+
 /* rt_init() and rt_shutdown(). */
-int rt__runtime_start(rt__runtime *rt, const rt_config *config);
+int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks hooks);
 int rt__runtime_stop(rt__runtime *rt);
 
 /* Queue task t (its fn checked as `call`'s function), placed as r asks,
@@ -36,6 +45,11 @@ int rt__runtime_stop(rt__runtime *rt);
  * (its objects are held from now on), or NULL.  On failure t is freed. */
 int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *args,
                     const char *call, rt_ref *ref);
+/* rt_remote_batch(): queue the n records (of one function, each made
+ * with room for r's needs), placed as r asks, each with a handle in
+ * refs[i]; all or none.  On failure the caller frees them. */
+int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__request *r,
+                          rt_ref *refs);
 /* rt_get(): wait up to timeout_ms (-1: no limit) for ref's object, and
  * take its record out of the table: 0 and *done, or an error.  *shared
  * 0: the record is the caller's to free.  1: tasks still take it; the
@@ -58,6 +72,12 @@ int rt__call_view_release(rt__runtime *rt, uint64_t view);
 long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_ready,
                    long timeout_ms, unsigned char *ready);
 int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force);
+/* The task whose handle is task waits for others in a call it made
+ * (lend 1), awaited among them: its CPUs are lent meanwhile (rt__ask),
+ * and awaited goes first in line; 1 when that was asked, 0 when not (the
+ * handle is gone, the task ended).  Its wait over (lend 0, after a 1),
+ * return once it has its CPUs back, before any new task takes them. */
+int rt__call_lend(rt__runtime *rt, uint64_t task, int lend, rt_ref awaited);
 int rt__call_release(rt__runtime *rt, rt_ref ref);
 
 /* Start actor a with its constructor `create`, placed as r asks; its

@@ -127,6 +127,13 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
         rc = rt__error(RT_EINVAL, "timeout_ms is for tasks: an actor lives until it is "
                                   "killed (rt_actor_kill())");
     r->timeout_ms = (uint32_t)(rc == 0 ? o->timeout_ms : 0);
+    if (rc == 0 && (o->retry_exceptions < 0 || o->retry_exceptions > 1))
+        rc = rt__error(RT_EINVAL, "retry_exceptions must be 0 or 1; %d is invalid",
+                       o->retry_exceptions);
+    if (rc == 0 && actor && o->retry_exceptions)
+        rc = rt__error(RT_EINVAL, "retry_exceptions is for tasks: an actor's calls are "
+                                  "never run again");
+    r->retry_exceptions = rc == 0 && o->retry_exceptions;
     if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
     if (actor) {
@@ -160,12 +167,17 @@ int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
     int rc = rt__res_request(&s->names, r->items, r->nitems, &r->res);
     if (rc == 0)
         rc = rt__sched_feasible(s, &r->res);
-    if (rc < 0)
-        return rc;
+    if (rc == 0)
+        rt__request_write(s, r, t);
+    return rc;
+}
+
+void rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t)
+{
     t->cpu = r->res.cpu;
     t->gpu = r->res.gpu;
     t->max_calls = r->max_calls;
     t->timeout_ms = r->timeout_ms;
+    t->retry_exceptions = (unsigned char)r->retry_exceptions;
     needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->nneeds);
-    return 0;
 }

@@ -21,6 +21,7 @@ typedef struct rt__request {
     int max_retries;
     int max_restarts;
     uint32_t timeout_ms;
+    int retry_exceptions;
     int nitems;
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;
@@ -34,5 +35,7 @@ int rt__request_resolve(const rt_opts *opts, int actor, rt__request *r);
  * node could meet it, and write it into t (made with room for r->nitems
  * needs).  0, or RT_EINFEASIBLE with a message. */
 int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t);
+/* Write r, placed already, into another record t. */
+void rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t);
 
 #endif

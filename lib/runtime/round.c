@@ -133,10 +133,10 @@ int rt__submit_kill(rt__runtime *rt, rt__actor *a)
     return need_wake(rt);
 }
 
-int rt__submit_cancel(rt__runtime *rt, rt__cancel *c)
+int rt__submit_ask(rt__runtime *rt, rt__ask *c)
 {
-    c->next = rt->cancels;
-    rt->cancels = c;
+    c->next = rt->asks;
+    rt->asks = c;
     return need_wake(rt);
 }
 
@@ -149,6 +149,19 @@ static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__tasks *orphans)
     for (rt__task *t; (t = rt__tasks_pop(done));)
         rt__objects_publish(rt, t, orphans);
     return published;
+}
+
+/* [L] Tell the tasks whose wait ended that they have their CPUs back;
+ * before publishing, while none of them can be freed. */
+static int publish_resumed(rt__dispatch *d)
+{
+    for (size_t i = 0; i < d->nresumed; i++) {
+        d->resumed[i]->going_on = 1;
+        d->resumed[i]->resuming = 0;
+    }
+    int any = d->nresumed > 0;
+    d->nresumed = 0;
+    return any;
 }
 
 /* [L] Replace dead actors in the table by their epitaphs, once nothing
@@ -168,25 +181,27 @@ static rt__actor *publish_actors(rt__runtime *rt)
     return list;
 }
 
-/* [L] Take the cancels asked for, after publishing: a task published
+/* [L] Take what was asked of tasks, after publishing: a task published
  * (done, perhaps freed by rt_get() or as an orphan) is left alone; the
  * others cannot be freed before the next exchange. */
-static void take_cancels(rt__runtime *rt, rt__exchange *x)
+static void take_asks(rt__runtime *rt, rt__exchange *x)
 {
-    x->cancels = NULL;
-    for (rt__cancel *c = rt->cancels, *next; c; c = next) {
+    x->asks = NULL;
+    for (rt__ask *c = rt->asks, *next; c; c = next) {
         next = c->next;
         if (c->task->state == RT__TASK_DONE) {
             c->next = x->dropped;
             x->dropped = c;
             continue;
         }
-        if (c->how > c->task->cancelling)
+        if (c->how < RT__ASK_LEND && c->how > c->task->cancelling)
             c->task->cancelling = (unsigned char)c->how;
-        c->next = x->cancels;
-        x->cancels = c;
+        if (c->awaited && c->awaited->state == RT__TASK_DONE)
+            c->awaited = NULL; /* it may be freed once the lock is let go */
+        c->next = x->asks;
+        x->asks = c;
     }
-    rt->cancels = NULL;
+    rt->asks = NULL;
 }
 
 void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
@@ -198,8 +213,9 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
     rt->kills = NULL;
     x->published = publish_actors(rt);
     rt->queued = d->sched.npending;
-    int changed = publish_tasks(rt, &d->done, &x->orphans);
-    take_cancels(rt, x);
+    int changed = publish_resumed(d);
+    changed |= publish_tasks(rt, &d->done, &x->orphans);
+    take_asks(rt, x);
     if (d->failed && (rt->state == RT__RUNNING || rt->state == RT__STARTING)) {
         rt->state = RT__STOPPING;
         rt->stop_reason = d->failed;
@@ -227,12 +243,15 @@ static rt__state exchange_and_act(rt__runtime *rt)
     pthread_mutex_unlock(&rt->lock);
     rt__tasks_free(&x.orphans);
     rt__dispatch_absorb(d, &x.incoming);
-    for (rt__cancel *c = x.cancels, *next; c; c = next) {
+    for (rt__ask *c = x.asks, *next; c; c = next) {
         next = c->next;
-        rt__dispatch_cancel(d, c->task);
+        if (c->how >= RT__ASK_LEND)
+            rt__dispatch_lend(d, c->task, c->how == RT__ASK_LEND, c->awaited);
+        else
+            rt__dispatch_cancel(d, c->task);
         rt__free(c);
     }
-    for (rt__cancel *c = x.dropped, *next; c; c = next) {
+    for (rt__ask *c = x.dropped, *next; c; c = next) {
         next = c->next;
         rt__free(c);
     }
@@ -261,7 +280,7 @@ static int wait_for_actors(rt__runtime *rt, uint64_t *deadline)
 static int more_now(rt__runtime *rt)
 {
     rt__dispatch *d = &rt->dispatch;
-    return d->done.count || d->buried || d->declared;
+    return d->done.count || d->nresumed || d->buried || d->declared;
 }
 
 /* What a round left for later: a retry, a task that may pass its

@@ -101,6 +101,15 @@ static int start_scheduler(rt__runtime *rt, const rt__offer *set)
     return 0;
 }
 
+/* A worker's thread knocks at the door: whoever serves tasks' calls
+ * takes it (rt__door_hooks). */
+static void on_door(rt__watch *w, uint32_t events)
+{
+    rt__runtime *rt = RT__OWNER(w, rt__runtime, w_door);
+    (void)events;
+    rt->door_hooks.accept(w->fd);
+}
+
 /* Fork the server first, while this process has nothing else of ours
  * open, then the descriptors the runtime thread waits on. */
 static int start_node(rt__runtime *rt, const rt__offer *set)
@@ -113,7 +122,9 @@ static int start_node(rt__runtime *rt, const rt__offer *set)
     int failed = rt__loop_init(&rt->loop) < 0;
     if (!failed)
         rt__wakers_open(rt);
-    if (failed || rt__local_attach(rt->local, &rt->loop) < 0) {
+    if (failed || rt__local_attach(rt->local, &rt->loop) < 0 ||
+        rt__loop_add(&rt->loop, &rt->w_door, rt__local_door(rt->local), EPOLLIN,
+                     on_door) < 0) {
         rc = errno == EMFILE || errno == ENFILE
                  ? rt__syserror("rt_init: no worker could be started (raise the "
                                 "descriptor limit, ulimit -n)")
@@ -285,8 +296,14 @@ static int join_cluster(rt__runtime *rt, const rt__offer *set)
         pthread_mutex_unlock(&rt->lock);
         return rt__error(rc, "%s", why);
     }
-    if (rt__cluster_serving(c))
+    if (rt__cluster_serving(c)) {
+        /* Nobody here makes the calls of tasks: they fail at once. */
+        rt__round_take(rt);
+        rt__loop_remove(&rt->loop, &rt->w_door);
+        rt__local_close_door(rt->local);
+        rt__round_give(rt);
         serve_until_shutdown(rt);
+    }
     return 0;
 }
 
@@ -302,7 +319,7 @@ static void start_timeline(rt__runtime *rt, const rt_config *config)
     rt->timeline.origin_ns = rt__now_ns();
 }
 
-int rt__runtime_start(rt__runtime *rt, const rt_config *config)
+int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks hooks)
 {
     rt__offer set;
     int rc = rt__offer_resolve(config, &set);
@@ -311,6 +328,7 @@ int rt__runtime_start(rt__runtime *rt, const rt_config *config)
         return cluster;
     if (!begin_change(rt, RT__STOPPED))
         return rt__error(RT_EALREADY, "rt_init: the runtime is already running");
+    rt->door_hooks = hooks; /* before the runtime thread watches the door */
     start_timeline(rt, config);
     rc = start(rt, &set);
     if (rc == 0 && cluster)
@@ -363,11 +381,11 @@ static void finish_shutdown(rt__runtime *rt)
     rt->incoming = (rt__tasks){0};
     rt->actors = (rt__table){.fifo = 1};
     rt->kills = NULL;
-    for (rt__cancel *c = rt->cancels, *next; c; c = next) {
+    for (rt__ask *c = rt->asks, *next; c; c = next) {
         next = c->next; /* the tasks fail with the others */
         rt__free(c);
     }
-    rt->cancels = NULL;
+    rt->asks = NULL;
     pthread_mutex_unlock(&rt->lock);
     rt__table_free(&actors, free_epitaph); /* before the actors it tells apart */
     rt__dispatch_absorb(d, &incoming);
@@ -417,4 +435,5 @@ static void stop_runtime(rt__runtime *rt)
         pthread_join(rt->thread, NULL);
         finish_shutdown(rt);
     }
+    rt->door_hooks.close(); /* after every call its threads wait in ended */
 }

@@ -45,6 +45,7 @@
 #ifndef RT_RUNTIME_H
 #define RT_RUNTIME_H
 
+#include "calls.h"
 #include "cluster.h"
 #include "table.h"
 #include "base/loop.h"
@@ -92,7 +93,8 @@ typedef struct rt__runtime {
     int room_waiters;            /* [L] threads waiting for room in it */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
     rt__actor *kills;            /* [L] kills asked for, not yet taken */
-    struct rt__cancel *cancels;  /* [L] cancels asked for, not yet taken */
+    struct rt__ask *asks;        /* [L] cancels and lends asked for, not yet
+                                    taken, newest first */
     rt__loop loop;
     rt__timer retry;             /* the runtime thread's: a lease to try again */
     rt__timer expiry;            /* a task may pass its timeout_ms */
@@ -105,6 +107,8 @@ typedef struct rt__runtime {
     char *timeline_path;         /* RTASK_TIMELINE: rt_shutdown() writes it */
     rt__code_map code;           /* what the fork server has (fixed by rt_init()) */
     unsigned code_generation;    /* which rt_init() took it */
+    rt__door_hooks door_hooks;   /* who serve tasks' calls (set by rt_init()) */
+    rt__watch w_door;            /* the door they come through */
     pthread_t thread;
 } rt__runtime;
 
@@ -151,17 +155,22 @@ int rt__submit(rt__runtime *rt, rt__task *t);
 int rt__submit_ref(rt__runtime *rt, rt__task *t, rt_ref *ref);
 /* [L] Ask the runtime to act on a kill; same return. */
 int rt__submit_kill(rt__runtime *rt, rt__actor *a);
-/* A cancel asked for (rt_cancel()), until the runtime takes it: a record
- * of its own, so that task records pay nothing for cancels. */
-typedef struct rt__cancel {
-    struct rt__cancel *next;
+/* What is asked of a task not done, until the runtime takes it: a cancel
+ * (rt_cancel()), or, for a task that waits for others in a nested call,
+ * to lend its CPUs or take them back.  A record of its own, so that task
+ * records pay nothing for it. */
+typedef struct rt__ask {
+    struct rt__ask *next;
     rt__task *task;   /* not done when asked */
-    int how;          /* RT__CANCEL_* */
-} rt__cancel;
+    int how;          /* RT__CANCEL_*, or RT__ASK_LEND, RT__ASK_GO_ON */
+    rt__task *awaited; /* RT__ASK_LEND: a task it waits for, or NULL */
+} rt__ask;
+
+enum { RT__ASK_LEND = 16, RT__ASK_GO_ON };
 
 /* [L] Ask the runtime to carry out c (rt__malloc()ed; the runtime frees
  * it); returns how to wake it, as rt__submit(). */
-int rt__submit_cancel(rt__runtime *rt, rt__cancel *c);
+int rt__submit_ask(rt__runtime *rt, rt__ask *c);
 /* End a submission made under the lock: unlock, then free t when rc
  * says it failed, or act on rc's wake-up (rt__submitted()).  Returns rc
  * when negative, else 0. */
@@ -181,9 +190,9 @@ void rt__await(rt__runtime *rt, rt_ref ref);
 typedef struct rt__exchange {
     rt__tasks incoming;    /* taken: submitted tasks */
     rt__actor *kills;      /* taken: kills asked for */
-    rt__cancel *cancels;   /* taken: cancels of tasks not done, each ask
-                              copied into its task's cancelling */
-    rt__cancel *dropped;   /* taken: cancels of tasks done, to free */
+    rt__ask *asks;         /* taken: asks of tasks not done, in order, each
+                              cancel copied into its task's cancelling */
+    rt__ask *dropped;      /* taken: asks of tasks done, to free */
     rt__actor *published;  /* given: dead actors, now only epitaphs */
     rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
 } rt__exchange;

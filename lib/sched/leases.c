@@ -46,6 +46,8 @@ void rt__sched_bind(rt__lease *l, void *worker, size_t calls)
 void rt__sched_unlease(rt__sched *s, rt__lease *l)
 {
     rt__class *c = l->cls;
+    if (l->lent_by)
+        rt__sched_lend(s, l, NULL);
     rt__sched_give(s, c, &l->grant);
     rt__list_remove(&l->link);
     rt__free(l);
@@ -97,7 +99,7 @@ static int stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
 size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
 {
     const rt__class *c = l->cls;
-    if (stalled(l, busy_us, now_ns))
+    if (l->lent_by || stalled(l, busy_us, now_ns))
         return 0;
     size_t fair = (c->pending.count + c->inflight + c->leases - 1) / c->leases;
     size_t window = window_of(c);
@@ -124,6 +126,38 @@ rt__task *rt__sched_recall(rt__lease *l)
     if (t)
         l->cls->inflight--;
     return t;
+}
+
+void rt__sched_lend(rt__sched *s, rt__lease *l, const rt__task *t)
+{
+    rt__amount cpu = l->cls->req.cpu;
+    if (!t == !l->lent_by)
+        return;
+    s->node[l->grant.node]->free.res.cpu += t ? cpu : -cpu;
+    l->lent_by = t;
+}
+
+void rt__sched_take_back(rt__lease *l, size_t n, rt__tasks *q)
+{
+    rt__tasks *f = &l->inflight;
+    if (n == 0 || n > f->count)
+        return;
+    size_t keep = f->count - n;
+    rt__task *last_kept = NULL, *first = f->head;
+    for (size_t i = 0; i < keep; i++) {
+        last_kept = first;
+        first = first->next;
+    }
+    *q = (rt__tasks){first, f->tail, n};
+    f->tail = last_kept;
+    if (last_kept)
+        last_kept->next = NULL;
+    else
+        f->head = NULL;
+    f->count = keep;
+    l->cls->inflight -= n;
+    if (l->budget != SIZE_MAX)
+        l->budget += n;
 }
 
 rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns)

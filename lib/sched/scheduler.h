@@ -68,6 +68,8 @@ struct rt__lease {
     rt__tasks inflight;                 /* sent, in order */
     size_t budget;                      /* tasks it may still be sent */
     uint64_t quiet_since_ns;            /* its last answer, or when it got work */
+    const rt__task *lent_by;            /* its task that waits for others,
+                                           its CPUs lent to the node; or NULL */
 };
 
 /* What one node offers, as the scheduler counts it. */
@@ -214,6 +216,14 @@ rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns);
 /* The oldest task in flight on l, taken back unanswered (its worker was
  * lost); NULL when none. */
 rt__task *rt__sched_recall(rt__lease *l);
+/* l's running task t waits for other tasks: its CPUs go back to the
+ * node's free resources, and l gets no task until it goes on (t NULL),
+ * when it takes them again, even if that leaves the node short for a
+ * while (as Ray does).  GPUs and custom resources are not lent. */
+void rt__sched_lend(rt__sched *s, rt__lease *l, const rt__task *t);
+/* Take the last n tasks in flight on l off, in their order, into *q
+ * (which must be empty): its worker will never run them. */
+void rt__sched_take_back(rt__lease *l, size_t n, rt__tasks *q);
 /* Put tasks back first in line in c, in their order. */
 void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q);
 

@@ -1,0 +1,366 @@
+/*
+ * proxy.c - the calls tasks make, made in the application.
+ *
+ * A worker's thread that calls rt_remote(), rt_get()... connects through
+ * the door (node/client.h); the acceptor thread here starts a proxy
+ * thread for each connection, which makes each call it reads with the
+ * public calls themselves, as any thread of the application would, and
+ * replies.  So a task's rt_get() waits in the application exactly as the
+ * application's own does, and what a task may do is what the application
+ * may do, checked by the same code.
+ *
+ * Two things are a task's own.  While its rt_get() or rt_wait() waits,
+ * its CPUs are lent (rt__call_lend()), so that the tasks it waits for can
+ * run.  And the handles it makes are its: when it ends, those it did not
+ * consume, release or return in its result are released (END).
+ *
+ * The list of proxies is this module's alone: the runtime thread adds to
+ * it when a worker's thread knocks at the door (rt__proxies_accept()),
+ * and rt_shutdown() ends them all, after the runtime, so that every call
+ * a proxy waits in has returned.
+ */
+#include "proxy.h"
+
+#include "args.h"
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/shm.h"
+#include "base/thread.h"
+#include "node/client.h"
+#include "runtime/calls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define PROXY_STACK (256 * 1024)
+
+typedef struct proxy {
+    struct proxy *next;
+    pthread_t thread;
+    rt__chan chan;
+    _Atomic int ended;  /* its thread is done: join it */
+    uint64_t *made;     /* handles its tasks made and still hold */
+    size_t nmade, cap;
+    rt_arg *args;       /* room for a submission's arguments */
+} proxy;
+
+/* The runtime thread adds to the list; rt_shutdown() empties it once
+ * that thread has ended: they never run at once. */
+static struct {
+    proxy *all;
+} proxies;
+
+/* ---- the handles a connection's tasks made ------------------------------------------ */
+
+static void made(proxy *p, uint64_t id)
+{
+    if (p->nmade == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        uint64_t *grown = rt__realloc(p->made, cap * sizeof *grown);
+        if (!grown)
+            return; /* not released at the task's end: rt_shutdown() frees it */
+        p->made = grown;
+        p->cap = cap;
+    }
+    p->made[p->nmade++] = id;
+}
+
+static void unmade(proxy *p, uint64_t id)
+{
+    for (size_t i = p->nmade; i-- > 0;)
+        if (p->made[i] == id) {
+            p->made[i] = p->made[--p->nmade];
+            return;
+        }
+}
+
+static int is_kept(uint64_t id, const uint64_t *kept, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (kept[i] == id)
+            return 1;
+    return 0;
+}
+
+/* A task ended: release what it made but for kept (its result names
+ * them).  A handle consumed elsewhere since is refused, harmlessly. */
+static void release_made(proxy *p, const uint64_t *kept, size_t nkept)
+{
+    for (size_t i = 0; i < p->nmade; i++)
+        if (!is_kept(p->made[i], kept, nkept))
+            (void)rt_release((rt_ref){p->made[i]});
+    p->nmade = 0;
+}
+
+/* ---- one call ----------------------------------------------------------------------- */
+
+static int reply(proxy *p, int rc, uint64_t value, const void *data, size_t len, int fd)
+{
+    return rt__callmsg_put_reply(&p->chan, rc, value, rc < 0 ? rt_last_error() : NULL,
+                                 data, len, fd);
+}
+
+/* The reply to a GET: an object in shared memory goes as its memfd. */
+static int reply_bytes(proxy *p, int rc, const void *data, size_t len)
+{
+    int fd = rc == 0 && data ? rt__shm_fd(data) : -1;
+    if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        return reply(p, rc, 0, NULL, len, fd);
+    return reply(p, rc, 0, data, len, -1);
+}
+
+#define LOOK_MAX 8 /* a longer list is not looked at: its task lends at once */
+
+/* Whether the asking task will wait for refs (not num_ready of them are
+ * ready now): then it lends its CPUs meanwhile (rt__call_lend()), and
+ * *awaited is one it waits for. */
+static int lends_for(uint64_t task, const rt_ref *refs, size_t n, size_t num_ready,
+                     long timeout_ms, rt_ref *awaited)
+{
+    if (!task || timeout_ms == 0 || n == 0)
+        return 0;
+    *awaited = refs[0];
+    if (n > LOOK_MAX)
+        return 1;
+    size_t index[LOOK_MAX], ready;
+    if (rt_wait_indices(refs, n, num_ready, 0, index, &ready) < 0 || ready >= num_ready)
+        return 0;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (k < ready && index[k] == i) {
+            k++;
+            continue;
+        }
+        *awaited = refs[i]; /* the first not ready */
+        break;
+    }
+    return 1;
+}
+
+static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
+{
+    rt__callmsg_get g;
+    if (len != sizeof g)
+        return -1;
+    memcpy(&g, payload, sizeof g);
+    rt_ref ref = {h->id}, awaited;
+    int lend = lends_for(h->word, &ref, 1, 1, (long)g.timeout_ms, &awaited) &&
+               rt__call_lend(rt__runtime_here(), h->word, 1, awaited);
+    int rc, out;
+    if (g.keep) {
+        rt_view view;
+        rc = rt_get_view(ref, &view, (long)g.timeout_ms);
+        if (lend)
+            (void)rt__call_lend(rt__runtime_here(), h->word, 0, (rt_ref){0});
+        out = reply_bytes(p, rc, view.data, view.len);
+        if (rc == 0 || rc == RT_ETASK)
+            (void)rt_view_release(&view);
+        return out;
+    }
+    void *data = NULL;
+    size_t n = 0;
+    rc = rt_get(ref, &data, &n, (long)g.timeout_ms);
+    if (lend)
+        (void)rt__call_lend(rt__runtime_here(), h->word, 0, (rt_ref){0});
+    if (rc != RT_ETIMEDOUT && rc != RT_EBADREF)
+        unmade(p, ref.id);
+    out = reply_bytes(p, rc, data, n);
+    rt_free(data);
+    return out;
+}
+
+static int do_wait(proxy *p, const rt__hdr *h, const char *payload, size_t len)
+{
+    rt__callmsg_wait w;
+    if (len < sizeof w)
+        return -1;
+    memcpy(&w, payload, sizeof w);
+    if (w.n > (len - sizeof w) / sizeof(rt_ref) || len != sizeof w + w.n * sizeof(rt_ref))
+        return -1;
+    size_t n = (size_t)w.n;
+    rt_ref *refs = rt__malloc((n + 1) * sizeof *refs);
+    size_t *index = rt__malloc((n + 1) * sizeof *index);
+    unsigned char *ready = rt__calloc(n + 1, 1);
+    int rc = refs && index && ready ? 0 : rt__error(RT_ENOMEM, "rt_wait: out of memory");
+    size_t count = 0;
+    if (rc == 0) {
+        memcpy(refs, payload + sizeof w, n * sizeof *refs);
+        rt_ref awaited;
+        int lend = lends_for(h->word, refs, n, (size_t)w.num_ready, (long)w.timeout_ms,
+                             &awaited) &&
+                   rt__call_lend(rt__runtime_here(), h->word, 1, awaited);
+        rc = rt_wait_indices(refs, n, (size_t)w.num_ready, (long)w.timeout_ms, index, &count);
+        if (lend)
+            (void)rt__call_lend(rt__runtime_here(), h->word, 0, (rt_ref){0});
+    }
+    for (size_t i = 0; rc == 0 && i < count; i++)
+        ready[index[i]] = 1;
+    int out = reply(p, rc, count, ready, rc == 0 ? n : 0, -1);
+    rt__free(refs);
+    rt__free(index);
+    rt__free(ready);
+    return out;
+}
+
+static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len)
+{
+    rt__submission s;
+    rt_opts opts;
+    if (!p->args && !(p->args = rt__malloc(RT_ARGS_MAX * sizeof *p->args)))
+        return reply(p, rt__error(RT_ENOMEM, "a task's call: out of memory"), 0, NULL, 0, -1);
+    if (rt__callmsg_read_submission(payload, len, &s, &opts, p->args) < 0)
+        return -1;
+    (void)h;
+    rt_ref ref = {0};
+    int rc = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS
+                 ? rt__remote_task(&s, 1, &ref)
+                 : rt__actor_call_form(&s, &ref);
+    if (rc == 0)
+        made(p, ref.id);
+    return reply(p, rc, ref.id, NULL, 0, -1);
+}
+
+/* Make the call h asks for and queue the reply: 0, or -1 when the
+ * message breaks the protocol. */
+static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len)
+{
+    rt_ref ref = {h->id};
+    int rc;
+    uint64_t force;
+    switch (h->type) {
+    case RT__CALL_SUBMIT:
+        return do_submit(p, h, payload, len);
+    case RT__CALL_PUT:
+        rc = rt_put(payload, len, &ref);
+        if (rc == 0)
+            made(p, ref.id);
+        return reply(p, rc, ref.id, NULL, 0, -1);
+    case RT__CALL_GET:
+        return do_get(p, h, payload, len);
+    case RT__CALL_WAIT:
+        return do_wait(p, h, payload, len);
+    case RT__CALL_CANCEL:
+        if (len != sizeof force)
+            return -1;
+        memcpy(&force, payload, sizeof force);
+        return reply(p, rt_cancel(ref, force != 0), 0, NULL, 0, -1);
+    case RT__CALL_RELEASE:
+        rc = rt_release(ref);
+        if (rc == 0)
+            unmade(p, ref.id);
+        return reply(p, rc, 0, NULL, 0, -1);
+    case RT__CALL_KILL:
+        return reply(p, rt_actor_kill((rt_actor){h->id}), 0, NULL, 0, -1);
+    case RT__CALL_END:
+        if (len % 8)
+            return -1;
+        release_made(p, (const uint64_t *)(const void *)payload, len / 8);
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* A proxy's thread: calls until the worker's thread is gone (or breaks
+ * the protocol, or the runtime ends); then what its tasks still held is
+ * released. */
+static void *serve(void *arg)
+{
+    proxy *p = arg;
+    for (;;) {
+        rt__hdr h;
+        const char *payload;
+        size_t len;
+        int fd;
+        if (rt__callmsg_take(&p->chan, &h, &payload, &len, &fd) <= 0)
+            break;
+        if (fd >= 0)
+            close(fd); /* only a reply carries an object */
+        int rc = serve_one(p, &h, payload, len);
+        rt__callmsg_done(&h, payload, len);
+        if (rc < 0 || rt__chan_flush(&p->chan) < 0)
+            break;
+    }
+    release_made(p, NULL, 0);
+    atomic_store(&p->ended, 1);
+    return NULL;
+}
+
+/* ---- the proxies -------------------------------------------------------------------- */
+
+static void proxy_free(proxy *p)
+{
+    rt__chan_close(&p->chan);
+    rt__free(p->made);
+    rt__free(p->args);
+    rt__free(p);
+}
+
+/* Take the proxies whose thread ended (all: every one) off the list,
+ * for join(). */
+static proxy *take_ended(int all)
+{
+    proxy *ended = NULL;
+    for (proxy **at = &proxies.all; *at;) {
+        proxy *p = *at;
+        if (!all && !atomic_load(&p->ended)) {
+            at = &p->next;
+            continue;
+        }
+        *at = p->next;
+        p->next = ended;
+        ended = p;
+    }
+    return ended;
+}
+
+static void join(proxy *list)
+{
+    for (proxy *p = list, *next; p; p = next) {
+        next = p->next;
+        pthread_join(p->thread, NULL);
+        proxy_free(p);
+    }
+}
+
+static void start_proxy(int fd)
+{
+    proxy *p = rt__calloc(1, sizeof *p);
+    if (!p) {
+        close(fd); /* the worker's call fails: the application is out of memory */
+        return;
+    }
+    rt__chan_init(&p->chan, fd);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, PROXY_STACK);
+    int rc = rt__thread_start(&p->thread, &attr, serve, p);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        proxy_free(p);
+        return;
+    }
+    join(take_ended(0));
+    p->next = proxies.all;
+    proxies.all = p;
+}
+
+void rt__proxies_accept(int door)
+{
+    int fd = rt__client_door_accept(door);
+    if (fd >= 0)
+        start_proxy(fd);
+}
+
+void rt__proxies_stop(void)
+{
+    /* The workers are gone with the runtime: each connection ends. */
+    proxy *all = take_ended(1);
+    for (proxy *p = all; p; p = p->next)
+        shutdown(p->chan.fd, SHUT_RDWR);
+    join(all);
+}

@@ -1,0 +1,111 @@
+/*
+ * callmsg.h - the calls a task makes (rt_remote(), rt_get()... inside a
+ * worker): every message between a worker's client (client.h) and the
+ * application thread that makes the calls for it, in this one place.
+ *
+ * Each thread of a worker that makes a call has a connection of its own,
+ * a stream socket whose other end the application's proxy thread reads
+ * (api/proxy.c); on it, every request gets one REPLY, in order.  Messages
+ * are wire.h's: a header whose word is the id of the task that asks
+ * (what the application lends while it waits, whose handles these are),
+ * and a payload, or, when that is larger than RT__MSG_MAX_INLINE, a memfd
+ * that holds it.  A REPLY's payload is the error message and the bytes;
+ * an object's bytes may instead come as the object's own memfd.
+ */
+#ifndef RT_CALLMSG_H
+#define RT_CALLMSG_H
+
+#include "wire.h"
+
+#include <rtask.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum rt__call_type {
+    RT__CALL_SUBMIT = 1, /* a task or an actor call: payload = a submission */
+    RT__CALL_PUT,        /* payload = the object's bytes */
+    RT__CALL_GET,        /* id = ref; payload = timeout, keep (a view) */
+    RT__CALL_WAIT,       /* payload = timeout, num_ready, the refs */
+    RT__CALL_CANCEL,     /* id = ref; payload = force */
+    RT__CALL_RELEASE,    /* id = ref */
+    RT__CALL_KILL,       /* id = actor */
+    RT__CALL_END,        /* the task ended; payload = the handles it made
+                            that its result names (kept); no REPLY */
+    RT__CALL_REPLY,      /* id = the return code; word = a ref or a count;
+                            payload = message, then bytes */
+    RT__CALL_TYPES
+} rt__call_type;
+
+/* What a submission is: the public call it comes from. */
+enum {
+    RT__SUBMIT_TASK,      /* rt_remote(): one argument, bytes */
+    RT__SUBMIT_TASK_ARGS, /* rt_remote_args() */
+    RT__SUBMIT_CALL,      /* rt_actor_call() */
+    RT__SUBMIT_CALL_ARGS  /* rt_actor_call_args() */
+};
+
+/* A task or an actor call, as the public calls take it.  Decoded, its
+ * strings and bytes point into the payload, and args into room the
+ * caller gives (RT_ARGS_MAX entries). */
+typedef struct rt__submission {
+    int form;            /* RT__SUBMIT_* */
+    uint64_t fn;         /* the function's or the method's address */
+    uint64_t actor;      /* calls: the actor's handle */
+    const rt_opts *opts; /* tasks: NULL = defaults */
+    const rt_arg *args;  /* one entry (bytes) for the one-argument forms */
+    size_t nargs;
+} rt__submission;
+
+/* A REPLY, decoded.  data: len bytes in the payload, or (fd >= 0) the
+ * object's memfd, now the receiver's. */
+typedef struct rt__callmsg_reply {
+    int rc;
+    uint64_t value;
+    const char *message; /* "" when none */
+    const void *data;
+    size_t len;
+    int fd;
+} rt__callmsg_reply;
+
+/* The name of a call type, for errors ("GET"). */
+const char *rt__callmsg_name(uint32_t type);
+
+/* Sending: queue the message on c (not flushed).  0, or -1 when out of
+ * memory.  A payload too large for a message goes in a memfd. */
+int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
+                    const void *payload, size_t len);
+int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s);
+/* A REPLY: message (NULL = none) and bytes; or, with fd >= 0, the
+ * object's memfd of len bytes instead of bytes (the channel owns fd). */
+int rt__callmsg_put_reply(rt__chan *c, int rc, uint64_t value, const char *message,
+                          const void *data, size_t len, int fd);
+
+/* Receiving, blocking: the next message of c.  1 and its header and
+ * payload (*payload valid until rt__callmsg_done(); a memfd's bytes are
+ * mapped), 0 at end of file, -1 when the stream is corrupt or failed.
+ * A REPLY that carries an object's memfd gives it in *fd (else -1). */
+int rt__callmsg_take(rt__chan *c, rt__hdr *h, const char **payload, size_t *len, int *fd);
+/* Done with what rt__callmsg_take() gave. */
+void rt__callmsg_done(const rt__hdr *h, const char *payload, size_t len);
+
+/* Decoding: 0, or -1 when the payload is not that message. */
+int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission *s,
+                                rt_opts *opts, rt_arg *args);
+int rt__callmsg_read_reply(const rt__hdr *h, const char *payload, size_t len, int fd,
+                           rt__callmsg_reply *r);
+
+/* The small fixed payloads of GET, WAIT and CANCEL. */
+typedef struct rt__callmsg_wait {
+    int64_t timeout_ms;
+    uint64_t num_ready;
+    uint64_t n;
+    /* then n refs */
+} rt__callmsg_wait;
+
+typedef struct rt__callmsg_get {
+    int64_t timeout_ms;
+    uint64_t keep; /* 1: rt_get_view(), the handle is not consumed */
+} rt__callmsg_get;
+
+#endif

@@ -1,0 +1,347 @@
+/* client.c - the public calls made inside a worker, sent to the application. */
+#include "client.h"
+
+#include "worker.h"
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/shm.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* The workers' end of the door (inherited from the application). */
+static int door = -1;
+
+/* The calling thread's connection, and the handles its task made that
+ * are not consumed yet (the proxy keeps the same list). */
+static _Thread_local struct {
+    rt__chan chan;
+    int open;
+    uint64_t *made;
+    size_t nmade, cap;
+} conn;
+
+/* ---- the door --------------------------------------------------------------------- */
+
+int rt__client_door_open(int *ours, int *theirs)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    *ours = sv[0];
+    *theirs = door = sv[1];
+    return 0;
+}
+
+int rt__client_door_accept(int door_fd)
+{
+    char byte;
+    struct iovec iov = {&byte, 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+    } ctl;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf};
+    ssize_t got;
+    while ((got = recvmsg(door_fd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (got < 0)
+        return -1;
+    int fd = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < n; i++) {
+            int got_fd;
+            memcpy(&got_fd, CMSG_DATA(c) + i * sizeof(int), sizeof got_fd);
+            if (fd < 0 && i == 0 && n == 1 && !(mh.msg_flags & MSG_CTRUNC))
+                fd = got_fd;
+            else
+                close(got_fd); /* not what a worker sends: trust none of it */
+        }
+    }
+    return fd;
+}
+
+/* Open the calling thread's connection: one end of a new socket pair
+ * through the door. */
+static int connect_door(void)
+{
+    if (door < 0)
+        return rt__error(RT_EINWORKER, "this process has no way to the application "
+                         "(a process forked by a task?)");
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return rt__syserror("a task's call: socketpair");
+    char byte = 'c';
+    struct iovec iov = {&byte, 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+    ssize_t sent;
+    while ((sent = sendmsg(door, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    int err = errno;
+    close(sv[1]);
+    if (sent < 0) {
+        close(sv[0]);
+        return rt__error(RT_EINWORKER, "calls from a task are made through the "
+                         "application, which runs on rank 0: this task runs on a rank "
+                         "that serves it, where they are not available (%s)",
+                         strerror(err));
+    }
+    rt__chan_init(&conn.chan, sv[0]);
+    conn.open = 1;
+    return 0;
+}
+
+/* ---- one call ----------------------------------------------------------------------- */
+
+/* The word of a request: the task that asks, when it may lend its CPUs
+ * while it waits. */
+static uint64_t asker(void)
+{
+    const rt__running *r = rt__worker_running();
+    return r && r->lends ? r->task : 0;
+}
+
+typedef struct reply {
+    rt__hdr h;
+    const char *payload;
+    size_t len;
+    rt__callmsg_reply r;
+} reply;
+
+/* The connection broke: the application is gone, or closed it. */
+static int lost(void)
+{
+    rt__chan_close(&conn.chan);
+    conn.open = 0;
+    return rt__error(RT_ESHUTDOWN, "a task's call: the application is gone");
+}
+
+/* Send what is queued and wait for the REPLY; its rc is returned, with
+ * its message as this thread's last error.  Release with done(). */
+static int finish(reply *out)
+{
+    int fd;
+    if (rt__chan_flush(&conn.chan) < 0)
+        return lost();
+    int got = rt__callmsg_take(&conn.chan, &out->h, &out->payload, &out->len, &fd);
+    if (got <= 0)
+        return lost();
+    if (rt__callmsg_read_reply(&out->h, out->payload, out->len, fd, &out->r) < 0) {
+        if (fd >= 0)
+            close(fd);
+        rt__callmsg_done(&out->h, out->payload, out->len);
+        return lost(); /* not a reply: the stream cannot be trusted */
+    }
+    if (out->r.rc < 0)
+        return rt__error(out->r.rc, "%s", out->r.message);
+    return 0;
+}
+
+static void done(reply *r)
+{
+    if (r->r.fd >= 0)
+        close(r->r.fd);
+    rt__callmsg_done(&r->h, r->payload, r->len);
+}
+
+static int open_or_fail(void)
+{
+    return conn.open ? 0 : connect_door();
+}
+
+/* A call with a small payload: its rc, and *value. */
+static int simple(uint32_t type, uint64_t id, const void *payload, size_t len,
+                  uint64_t *value)
+{
+    int rc = open_or_fail();
+    if (rc < 0)
+        return rc;
+    if (rt__callmsg_put(&conn.chan, type, id, asker(), payload, len) < 0)
+        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    reply r;
+    rc = finish(&r);
+    if (rc != RT_ESHUTDOWN || conn.open) {
+        if (value)
+            *value = r.r.value;
+        done(&r);
+    }
+    return rc;
+}
+
+/* ---- the handles a task made --------------------------------------------------------- */
+
+static void made(uint64_t id)
+{
+    if (conn.nmade == conn.cap) {
+        size_t cap = conn.cap ? conn.cap * 2 : 16;
+        uint64_t *grown = rt__realloc(conn.made, cap * sizeof *grown);
+        if (!grown)
+            return; /* the proxy's list still has it: it is released at the end */
+        conn.made = grown;
+        conn.cap = cap;
+    }
+    conn.made[conn.nmade++] = id;
+}
+
+static void unmade(uint64_t id)
+{
+    for (size_t i = conn.nmade; i-- > 0;)
+        if (conn.made[i] == id) {
+            conn.made[i] = conn.made[--conn.nmade];
+            return;
+        }
+}
+
+void rt__client_task_end(const void *result, size_t len)
+{
+    if (!conn.open || conn.nmade == 0)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < conn.nmade; i++)
+        if (result && memmem(result, len, &conn.made[i], sizeof conn.made[i]))
+            conn.made[kept++] = conn.made[i];
+    /* No reply: the proxy releases the others, and the task's result
+     * goes out meanwhile. */
+    if (rt__callmsg_put(&conn.chan, RT__CALL_END, 0, 0, conn.made, kept * 8) < 0 ||
+        rt__chan_flush(&conn.chan) < 0)
+        (void)lost();
+    conn.nmade = 0;
+}
+
+/* ---- the calls ---------------------------------------------------------------------- */
+
+int rt__client_submit(const rt__submission *s, rt_ref *ref)
+{
+    int rc = open_or_fail();
+    if (rc < 0)
+        return rc;
+    if (rt__callmsg_put_submission(&conn.chan, asker(), s) < 0)
+        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    reply r;
+    if ((rc = finish(&r)) == RT_ESHUTDOWN && !conn.open)
+        return rc;
+    if (rc == 0) {
+        ref->id = r.r.value;
+        made(ref->id);
+    }
+    done(&r);
+    return rc;
+}
+
+int rt__client_put(const void *data, size_t len, rt_ref *ref)
+{
+    uint64_t id = 0;
+    int rc = simple(RT__CALL_PUT, 0, data, len, &id);
+    if (rc == 0) {
+        ref->id = id;
+        made(id);
+    }
+    return rc;
+}
+
+/* The bytes of a reply as a buffer of the caller's: the object's memfd
+ * mapped privately (no copy until written), or a copy. */
+static void *adopt(reply *r)
+{
+    if (r->r.fd >= 0) {
+        void *data = rt__shm_open(r->r.fd, r->r.len, 1);
+        if (data)
+            r->r.fd = -1; /* the buffer's now */
+        return data;
+    }
+    void *copy = rt__buf_alloc(r->r.len);
+    if (copy && r->r.len)
+        memcpy(copy, r->r.data, r->r.len);
+    return copy;
+}
+
+int rt__client_get(rt_ref ref, void **data, size_t *len, long timeout_ms, int keep)
+{
+    int rc = open_or_fail();
+    if (rc < 0)
+        return rc;
+    rt__callmsg_get g = {timeout_ms, (uint64_t)keep};
+    if (rt__callmsg_put(&conn.chan, RT__CALL_GET, ref.id, asker(), &g, sizeof g) < 0)
+        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    reply r;
+    if ((rc = finish(&r)) == RT_ESHUTDOWN && !conn.open)
+        return rc;
+    /* As in the application: a result comes with RT_ETASK too, and any
+     * answer but these consumed the handle. */
+    if (!keep && rc != RT_ETIMEDOUT && rc != RT_EBADREF)
+        unmade(ref.id);
+    void *bytes = NULL;
+    if ((rc == 0 || rc == RT_ETASK) && data && !(bytes = adopt(&r)))
+        rc = rt__error(RT_ENOMEM, "rt_get: no memory for %zu bytes", r.r.len);
+    if (data)
+        *data = bytes;
+    if (len)
+        *len = bytes ? r.r.len : 0;
+    done(&r);
+    return rc;
+}
+
+long rt__client_wait(const rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
+                     unsigned char *ready)
+{
+    int rc = open_or_fail();
+    if (rc < 0)
+        return rc;
+    size_t size = sizeof(rt__callmsg_wait) + n * sizeof *refs;
+    rt__callmsg_wait *w = rt__malloc(size);
+    if (!w)
+        return rt__error(RT_ENOMEM, "rt_wait: no memory for %zu handles", n);
+    *w = (rt__callmsg_wait){timeout_ms, num_ready, n};
+    memcpy(w + 1, refs, n * sizeof *refs);
+    rc = rt__callmsg_put(&conn.chan, RT__CALL_WAIT, 0, asker(), w, size);
+    rt__free(w);
+    if (rc < 0)
+        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    reply r;
+    if ((rc = finish(&r)) == RT_ESHUTDOWN && !conn.open)
+        return rc;
+    if (rc == 0 && r.r.len != n)
+        rc = rt__error(RT_ESYS, "rt_wait: the application answered for %zu handles, "
+                       "not %zu", r.r.len, n);
+    if (rc == 0)
+        memcpy(ready, r.r.data, n);
+    long count = rc < 0 ? rc : (long)r.r.value;
+    done(&r);
+    return count;
+}
+
+int rt__client_cancel(rt_ref ref, int force)
+{
+    uint64_t how = (uint64_t)force;
+    return simple(RT__CALL_CANCEL, ref.id, &how, sizeof how, NULL);
+}
+
+int rt__client_release(rt_ref ref)
+{
+    int rc = simple(RT__CALL_RELEASE, ref.id, NULL, 0, NULL);
+    if (rc == 0)
+        unmade(ref.id);
+    return rc;
+}
+
+int rt__client_kill(rt_actor actor)
+{
+    return simple(RT__CALL_KILL, actor.id, NULL, 0, NULL);
+}

@@ -1,0 +1,49 @@
+/*
+ * client.h - the public calls made inside a worker (a task that submits
+ * tasks, waits for them, calls actors): each is sent to the application,
+ * whose proxy thread makes it there and replies (callmsg.h).
+ *
+ * A worker reaches the application through the door: a datagram socket
+ * made by rt_init() before the fork server, which every worker inherits.
+ * A thread's first call sends one end of a new stream socket through it;
+ * the application starts a proxy thread for the other end, and the
+ * thread's calls go over that connection from then on, one at a time.
+ */
+#ifndef RT_CLIENT_H
+#define RT_CLIENT_H
+
+#include "callmsg.h"
+
+#include <rtask.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The application, at rt_init(), before the fork server: make the door.
+ * The workers' end is remembered here (they inherit it) and must be kept
+ * open in the fork server (*theirs); the application's end is *ours.  0,
+ * or -1 with errno. */
+int rt__client_door_open(int *ours, int *theirs);
+/* The application's end: a connection's socket, or -1 when the message
+ * is not one (its descriptors closed).  Blocks until one comes. */
+int rt__client_door_accept(int door);
+
+/* The calls, in a worker.  Each returns what the public call would, and
+ * sets the message of rt_last_error(). */
+int rt__client_submit(const rt__submission *s, rt_ref *ref);
+int rt__client_put(const void *data, size_t len, rt_ref *ref);
+/* keep: rt_get_view(), the handle stays. */
+int rt__client_get(rt_ref ref, void **data, size_t *len, long timeout_ms, int keep);
+/* ready[i] says which of refs are ready; the count, or an error. */
+long rt__client_wait(const rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
+                     unsigned char *ready);
+int rt__client_cancel(rt_ref ref, int force);
+int rt__client_release(rt_ref ref);
+int rt__client_kill(rt_actor actor);
+
+/* The calling thread's task returned this result: the handles it made
+ * and did not consume are released, but those the result names (their
+ * eight bytes appear in it), which the task hands on. */
+void rt__client_task_end(const void *result, size_t len);
+
+#endif

@@ -1,0 +1,538 @@
+/*
+ * test_nested.c - work that makes work: tasks that submit tasks, wait
+ * for them, call actors and make objects; the CPUs a waiting task lends;
+ * the tasks queued behind it taken back; what a task's handles become
+ * when it ends; where a task runs (rt_get_context()); retries of failed
+ * functions (retry_exceptions).
+ */
+#include "tests.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- task functions (extern: dladdr() names them) --------------------------------- */
+
+int n_fib(const void *arg, size_t len, rt_result *r);
+int n_echo_twice(const void *arg, size_t len, rt_result *r);
+int n_forbidden(const void *arg, size_t len, rt_result *r);
+int n_call_actor(const void *arg, size_t len, rt_result *r);
+int n_get_ref(const void *arg, size_t len, rt_result *r);
+int n_put_keep(const void *arg, size_t len, rt_result *r);
+int n_put_drop(const void *arg, size_t len, rt_result *r);
+int n_context(const void *arg, size_t len, rt_result *r);
+int n_fail_first(const void *arg, size_t len, rt_result *r);
+int n_spawn_then_die(const void *arg, size_t len, rt_result *r);
+int n_wait_children(const void *arg, size_t len, rt_result *r);
+int n_get_from_file(const void *arg, size_t len, rt_result *r);
+int n_double_or_read(const void *arg, size_t len, rt_result *r);
+int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
+int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
+int n_actor_init(const void *arg, size_t len, void **state);
+
+static uint64_t u64_of(const void *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* fib(n) as tasks that each submit two and wait for them. */
+int n_fib(const void *arg, size_t len, rt_result *r)
+{
+    if (len != sizeof(uint64_t))
+        return 1;
+    uint64_t n = u64_of(arg), v = n;
+    if (n >= 2) {
+        uint64_t a = n - 1, b = n - 2;
+        rt_ref ra, rb;
+        if (rt_remote(n_fib, NULL, &a, sizeof a, &ra) < 0 ||
+            rt_remote(n_fib, NULL, &b, sizeof b, &rb) < 0)
+            return 2;
+        void *x, *y;
+        if (rt_get(ra, &x, NULL, RT_FOREVER) < 0)
+            return 3;
+        if (rt_get(rb, &y, NULL, RT_FOREVER) < 0) {
+            rt_free(x);
+            return 4;
+        }
+        v = u64_of(x) + u64_of(y);
+        rt_free(x);
+        rt_free(y);
+    }
+    return rt_result_set(r, &v, sizeof v);
+}
+
+/* Echo its argument through a task it submits, twice over. */
+int n_echo_twice(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref a, b;
+    void *x, *y;
+    size_t lx, ly;
+    if (rt_remote(t_echo, NULL, arg, len, &a) < 0 || rt_remote(t_echo, NULL, arg, len, &b) < 0 ||
+        rt_get(a, &x, &lx, RT_FOREVER) < 0 || rt_get(b, &y, &ly, RT_FOREVER) < 0)
+        return 1;
+    char *out = rt_result_alloc(r, lx + ly);
+    memcpy(out, x, lx);
+    memcpy(out + lx, y, ly);
+    rt_free(x);
+    rt_free(y);
+    return 0;
+}
+
+/* What a task may not do: the codes and messages, as text. */
+int n_forbidden(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    static const rt_actor_class cls = {"a", NULL, NULL};
+    char text[1024];
+    int a = rt_init(0);
+    char ma[256];
+    snprintf(ma, sizeof ma, "%s", rt_last_error());
+    int b = rt_shutdown();
+    char mb[256];
+    snprintf(mb, sizeof mb, "%s", rt_last_error());
+    rt_actor actor;
+    int c = rt_actor_create(&cls, NULL, NULL, 0, &actor);
+    snprintf(text, sizeof text, "%d %d %d|%s|%s|%s", a, b, c, ma, mb, rt_last_error());
+    return rt_result_set(r, text, strlen(text) + 1);
+}
+
+int n_actor_init(const void *arg, size_t len, void **state)
+{
+    (void)arg, (void)len;
+    *state = calloc(1, sizeof(uint64_t));
+    return *state ? 0 : 1;
+}
+
+/* Add arg to the total; the total so far. */
+int n_actor_add(void *state, const void *arg, size_t len, rt_result *r)
+{
+    if (len != sizeof(uint64_t))
+        return 1;
+    uint64_t *total = state;
+    *total += u64_of(arg);
+    return rt_result_set(r, total, sizeof *total);
+}
+
+/* arg: an actor's handle.  Add 1..10 to it in order; its last total. */
+int n_call_actor(const void *arg, size_t len, rt_result *r)
+{
+    if (len != sizeof(rt_actor))
+        return 1;
+    rt_actor actor;
+    memcpy(&actor, arg, sizeof actor);
+    rt_ref refs[10];
+    for (uint64_t i = 0; i < 10; i++) {
+        uint64_t x = i + 1;
+        if (rt_actor_call(actor, n_actor_add, &x, sizeof x, &refs[i]) < 0)
+            return 2;
+    }
+    void *last = NULL;
+    for (int i = 0; i < 10; i++) {
+        rt_free(last);
+        if (rt_get(refs[i], &last, NULL, RT_FOREVER) < 0)
+            return 3;
+    }
+    int rc = rt_result_set(r, last, sizeof(uint64_t));
+    rt_free(last);
+    return rc;
+}
+
+/* arg: a handle made by the application; its object's value. */
+int n_get_ref(const void *arg, size_t len, rt_result *r)
+{
+    if (len != sizeof(rt_ref))
+        return 1;
+    rt_ref ref;
+    memcpy(&ref, arg, sizeof ref);
+    void *data;
+    size_t n;
+    int rc = rt_get(ref, &data, &n, RT_FOREVER);
+    if (rc < 0)
+        return 2;
+    rc = rt_result_set(r, data, n);
+    rt_free(data);
+    return rc;
+}
+
+/* Put arg as an object and return its handle: the result names it, so
+ * it outlives the task. */
+int n_put_keep(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref ref;
+    if (rt_put(arg, len, &ref) < 0)
+        return 1;
+    return rt_result_set(r, &ref, sizeof ref);
+}
+
+/* Put arg as an object, and return its handle's id inverted: the result
+ * does not name it, so it is released when the task ends. */
+int n_put_drop(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref ref;
+    if (rt_put(arg, len, &ref) < 0)
+        return 1;
+    uint64_t hidden = ~ref.id;
+    return rt_result_set(r, &hidden, sizeof hidden);
+}
+
+int n_context(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    rt_context ctx;
+    if (rt_get_context(&ctx) < 0)
+        return 1;
+    return rt_result_set(r, &ctx, sizeof ctx);
+}
+
+int n_actor_context(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    return n_context(arg, len, r);
+}
+
+/* Fail on the first run, succeed on a retry: its attempt number. */
+int n_fail_first(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    rt_context ctx;
+    if (rt_get_context(&ctx) < 0)
+        return 100;
+    uint64_t attempt = (uint64_t)ctx.attempt;
+    if (rt_result_set(r, &attempt, sizeof attempt) < 0)
+        return 101;
+    return ctx.attempt == 0 ? 7 : 0;
+}
+
+/* Submit children that sleep, then die with them running. */
+int n_spawn_then_die(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len, (void)r;
+    uint64_t ms = 300;
+    for (int i = 0; i < 3; i++) {
+        rt_ref ref;
+        if (rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &ref) < 0)
+            return 1;
+    }
+    raise(SIGKILL);
+    return 2;
+}
+
+/* Wait for 4 children with rt_wait(), then read them: their sum. */
+int n_wait_children(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    rt_ref refs[4];
+    for (uint64_t i = 0; i < 4; i++) {
+        uint64_t x = i + 1;
+        if (rt_remote(t_double, NULL, &x, sizeof x, &refs[i]) < 0)
+            return 1;
+    }
+    size_t ready = 0;
+    if (rt_wait(refs, 4, 4, 60000, &ready) < 0 || ready != 4)
+        return 2;
+    uint64_t sum = 0;
+    for (int i = 0; i < 4; i++) {
+        void *x;
+        if (rt_get(refs[i], &x, NULL, 0) < 0)
+            return 3;
+        sum += u64_of(x);
+        rt_free(x);
+    }
+    return rt_result_set(r, &sum, sizeof sum);
+}
+
+/* arg: a path.  Wait for a handle to appear in that file, then read
+ * its object: its value. */
+int n_get_from_file(const void *arg, size_t len, rt_result *r)
+{
+    char path[256];
+    if (len >= sizeof path)
+        return 1;
+    memcpy(path, arg, len);
+    path[len] = '\0';
+    rt_ref ref = {0};
+    for (int i = 0; i < 30000 && !ref.id; i++) {
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            if (fread(&ref, sizeof ref, 1, f) != 1)
+                ref.id = 0;
+            fclose(f);
+        }
+        if (!ref.id)
+            usleep(1000);
+    }
+    void *data;
+    size_t n;
+    if (!ref.id || rt_get(ref, &data, &n, RT_FOREVER) < 0)
+        return 2;
+    int rc = rt_result_set(r, data, n);
+    rt_free(data);
+    return rc;
+}
+
+/* A uint64_t doubled, or (a path) n_get_from_file(). */
+int n_double_or_read(const void *arg, size_t len, rt_result *r)
+{
+    return len == sizeof(uint64_t) ? t_double(arg, len, r) : n_get_from_file(arg, len, r);
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+START_TEST(a_task_submits_tasks_and_reads_them)
+{
+    start_runtime();
+    rt_ref ref;
+    ck_ok(rt_remote(n_echo_twice, NULL, "abc", 3, &ref));
+    char *out;
+    size_t len;
+    ck_ok(rt_get(ref, (void **)&out, &len, 60000));
+    ck_assert_uint_eq(len, 6);
+    ck_assert_int_eq(memcmp(out, "abcabc", 6), 0);
+    rt_free(out);
+    ck_assert_uint_eq(call_u64(n_wait_children, NULL, NULL, 0), 2 * (1 + 2 + 3 + 4));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* fib(15): 1973 tasks with num_cpus 1 each on 2 CPUs finish, because a
+ * task waiting in rt_get() lends its CPU; the workers stay bounded. */
+START_TEST(recursion_finishes_on_two_cpus)
+{
+    start_runtime();
+    uint64_t n = scaled(15) >= 15 ? 15 : 10;
+    uint64_t want = n == 15 ? 610 : 55;
+    ck_assert_uint_eq(call_u64(n_fib, NULL, &n, sizeof n), want);
+    ck_assert_int_le(count_workers(), 2 * 64 + 2);
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(count_workers(), 0);
+}
+END_TEST
+
+/* Tasks pipelined to the worker of a task that then waits for one of
+ * them are taken back and run elsewhere.  One worker: the reader and the
+ * 50 tasks after it go to it at once (their class is known to be quick);
+ * the reader waits for the last of them. */
+START_TEST(tasks_behind_a_waiting_task_are_taken_back)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+    enum { N = 50 };
+    uint64_t x = 21;
+    char path[128];
+    temp_path(path, sizeof path, "handle");
+    rt_value args[N + 1];
+    rt_ref refs[N + 1];
+    for (int i = 0; i <= N; i++)
+        args[i] = (rt_value){&x, sizeof x};
+    ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N, refs));
+    for (int i = 0; i < N; i++) /* the class's run time is measured */
+        ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
+    args[0] = (rt_value){path, strlen(path)};
+    ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N + 1, refs));
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(&refs[N], sizeof refs[N], 1, f), 1);
+    fclose(f);
+    ck_assert_uint_eq(get_u64(refs[0], 60000), 42);
+    for (int i = 1; i < N; i++)
+        ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
+    unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(what_a_task_may_not_do_says_why)
+{
+    start_runtime();
+    rt_ref ref;
+    ck_ok(rt_remote(n_forbidden, NULL, NULL, 0, &ref));
+    char *text;
+    ck_ok(rt_get(ref, (void **)&text, NULL, 60000));
+    char want[64];
+    snprintf(want, sizeof want, "%d %d %d|", RT_EINWORKER, RT_EINWORKER, RT_EINWORKER);
+    ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "%s", text);
+    ck_assert_msg(strstr(text, "rt_init") && strstr(text, "rt_shutdown") &&
+                  strstr(text, "actors are created by the application"), "%s", text);
+    rt_free(text);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* The actor's handle travels in the argument bytes; calls from the task
+ * keep their order. */
+START_TEST(a_task_calls_an_actor)
+{
+    start_runtime();
+    static const rt_actor_class cls = {"total", n_actor_init, free};
+    rt_actor actor;
+    ck_ok(rt_actor_create(&cls, NULL, NULL, 0, &actor));
+    ck_assert_uint_eq(call_u64(n_call_actor, NULL, &actor, sizeof actor), 55);
+    /* And the application's calls see the same state. */
+    uint64_t zero = 0;
+    rt_ref ref;
+    ck_ok(rt_actor_call(actor, n_actor_add, &zero, sizeof zero, &ref));
+    ck_assert_uint_eq(get_u64(ref, 60000), 55);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A handle of the application's, given to a task in its argument bytes,
+ * is consumed there. */
+START_TEST(handles_travel_in_bytes)
+{
+    start_runtime();
+    uint64_t v = 1234;
+    rt_ref obj;
+    ck_ok(rt_put(&v, sizeof v, &obj));
+    ck_assert_uint_eq(call_u64(n_get_ref, NULL, &obj, sizeof obj), 1234);
+    ck_fails(rt_get(obj, NULL, NULL, 0), RT_EBADREF, "unknown or consumed");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A handle the task returns outlives it; one it neither consumed nor
+ * returned is released when it ends. */
+START_TEST(a_task_s_handles_end_with_it_unless_returned)
+{
+    start_runtime();
+    rt_ref ref, kept;
+    ck_ok(rt_remote(n_put_keep, NULL, "kept", 5, &ref));
+    void *data;
+    ck_ok(rt_get(ref, &data, NULL, 60000));
+    memcpy(&kept, data, sizeof kept);
+    rt_free(data);
+    char *text;
+    ck_ok(rt_get(kept, (void **)&text, NULL, 60000));
+    ck_assert_str_eq(text, "kept");
+    rt_free(text);
+
+    uint64_t hidden = call_u64(n_put_drop, NULL, "gone", 5);
+    rt_ref dropped = {~hidden};
+    ck_fails(rt_get(dropped, NULL, NULL, 1000), RT_EBADREF, "unknown or consumed");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+START_TEST(context_says_where_a_task_runs)
+{
+    start_runtime();
+    rt_context app;
+    ck_ok(rt_get_context(&app));
+    ck_assert_uint_eq(app.task.id, 0);
+    ck_assert_int_eq(app.pid, getpid());
+    ck_assert_int_eq(app.node, 0);
+    ck_fails(rt_get_context(NULL), RT_EINVAL, "NULL");
+
+    rt_ref ref;
+    ck_ok(rt_remote(n_context, NULL, NULL, 0, &ref));
+    uint64_t id = ref.id;
+    rt_context *ctx;
+    ck_ok(rt_get(ref, (void **)&ctx, NULL, 60000));
+    ck_assert_uint_eq(ctx->task.id, id);
+    ck_assert_uint_eq(ctx->actor.id, 0);
+    ck_assert_int_eq(ctx->attempt, 0);
+    ck_assert_int_ne(ctx->pid, getpid());
+    ck_assert_str_eq(ctx->host, app.host);
+    rt_free(ctx);
+
+    static const rt_actor_class cls = {"where", NULL, NULL};
+    rt_actor actor;
+    ck_ok(rt_actor_create(&cls, NULL, NULL, 0, &actor));
+    ck_ok(rt_actor_call(actor, n_actor_context, NULL, 0, &ref));
+    id = ref.id;
+    ck_ok(rt_get(ref, (void **)&ctx, NULL, 60000));
+    ck_assert_uint_eq(ctx->actor.id, actor.id);
+    ck_assert_uint_eq(ctx->task.id, id);
+    rt_free(ctx);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* retry_exceptions: a function that failed runs again, within
+ * max_retries; the retry knows its attempt. */
+START_TEST(retry_exceptions_runs_a_failed_function_again)
+{
+    start_runtime();
+    rt_opts o = RT_OPTS_INIT;
+    o.retry_exceptions = 1;
+    ck_assert_uint_eq(call_u64(n_fail_first, &o, NULL, 0), 1);
+    /* Without it, or without retries left, the failure stands. */
+    rt_ref ref;
+    ck_ok(rt_remote(n_fail_first, NULL, NULL, 0, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_ETASK, "returned 7");
+    o.max_retries = 0;
+    ck_ok(rt_remote(n_fail_first, &o, NULL, 0, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_ETASK, "returned 7");
+    o.retry_exceptions = 2;
+    ck_fails(rt_remote(n_fail_first, &o, NULL, 0, &ref), RT_EINVAL, "retry_exceptions");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task that dies with children running: its caller hears of the death;
+ * the children end and their results are dropped; nothing is left. */
+START_TEST(a_task_dies_with_its_children_running)
+{
+    start_runtime();
+    int fds = count_fds();
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    rt_ref ref;
+    ck_ok(rt_remote(n_spawn_then_die, &o, NULL, 0, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EWORKERDIED, "signal 9");
+    usleep(600 * 1000); /* the children end meanwhile */
+    uint64_t x = 4;
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 8);
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(count_workers(), 0);
+    ck_assert_int_le(count_fds(), fds);
+}
+END_TEST
+
+START_TEST(wait_indices_leaves_the_handles_in_place)
+{
+    start_runtime();
+    uint64_t fast = 0, slow = 3000;
+    rt_ref refs[3];
+    ck_ok(rt_remote(t_sleep_ms, NULL, &slow, sizeof slow, &refs[0]));
+    ck_ok(rt_remote(t_sleep_ms, NULL, &fast, sizeof fast, &refs[1]));
+    ck_ok(rt_remote(t_sleep_ms, NULL, &fast, sizeof fast, &refs[2]));
+    rt_ref copy[3];
+    memcpy(copy, refs, sizeof refs);
+    size_t index[3], n = 0;
+    ck_ok(rt_wait_indices(refs, 3, 2, 60000, index, &n));
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(index[0], 1);
+    ck_assert_uint_eq(index[1], 2);
+    ck_assert_int_eq(memcmp(copy, refs, sizeof refs), 0);
+    ck_fails(rt_wait_indices(refs, 3, 1, 0, NULL, &n), RT_EINVAL, "indices");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+Suite *nested_suite(void)
+{
+    Suite *s = suite_create("nested");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, a_task_submits_tasks_and_reads_them);
+    tcase_add_test(tc, recursion_finishes_on_two_cpus);
+    tcase_add_test(tc, tasks_behind_a_waiting_task_are_taken_back);
+    tcase_add_test(tc, what_a_task_may_not_do_says_why);
+    tcase_add_test(tc, a_task_calls_an_actor);
+    tcase_add_test(tc, handles_travel_in_bytes);
+    tcase_add_test(tc, a_task_s_handles_end_with_it_unless_returned);
+    tcase_add_test(tc, context_says_where_a_task_runs);
+    tcase_add_test(tc, retry_exceptions_runs_a_failed_function_again);
+    tcase_add_test(tc, a_task_dies_with_its_children_running);
+    tcase_add_test(tc, wait_indices_leaves_the_handles_in_place);
+    suite_add_tcase(s, tc);
+    return s;
+}
