@@ -284,6 +284,23 @@ RT_NODISCARD RT_EXPORT int rt_wait_indices(const rt_ref *refs, size_t n, size_t 
                                            long timeout_ms, size_t *indices,
                                            size_t *n_ready);
 
+/*
+ * Results for an event loop (epoll, poll, libuv): rt_notify(ref, tag)
+ * asks for a notice when ref's object is ready (at once when it is
+ * already); rt_notify_fd() gives a descriptor that is readable while
+ * notices wait (watch it for reading; never read it yourself), and
+ * rt_ready() takes up to max of them without waiting.  The descriptor is
+ * the runtime's, valid until rt_shutdown().
+ */
+typedef struct rt_notice {
+    rt_ref ref;
+    uint64_t tag; /* what rt_notify() was given */
+} rt_notice;
+
+RT_NODISCARD RT_EXPORT int rt_notify_fd(int *fd);
+RT_NODISCARD RT_EXPORT int rt_notify(rt_ref ref, uint64_t tag);
+RT_NODISCARD RT_EXPORT int rt_ready(rt_notice *out, size_t max, size_t *n);
+
 /* Cancel a task, as ray.cancel: one still queued is removed; one that
  * runs is stopped by killing its worker when force is set (tasks only,
  * not actor calls), else it runs to its end and its result is dropped.

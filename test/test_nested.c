@@ -7,6 +7,7 @@
  */
 #include "tests.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -517,6 +518,57 @@ START_TEST(wait_indices_leaves_the_handles_in_place)
 }
 END_TEST
 
+/* An event loop hears of each result once, in the order they end; the
+ * descriptor is readable exactly while notices wait. */
+START_TEST(an_event_loop_hears_of_results)
+{
+    start_runtime();
+    int fd;
+    ck_ok(rt_notify_fd(&fd));
+    uint64_t ms[4] = {400, 0, 200, 100};
+    rt_ref refs[4];
+    for (int i = 0; i < 4; i++) {
+        ck_ok(rt_remote(t_sleep_ms, NULL, &ms[i], sizeof ms[i], &refs[i]));
+        ck_ok(rt_notify(refs[i], 100 + (uint64_t)i));
+    }
+    int seen[4] = {0}, order[4], got = 0;
+    while (got < 4) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ck_assert_int_eq(poll(&p, 1, 10000), 1);
+        rt_notice notes[2];
+        size_t n;
+        ck_ok(rt_ready(notes, 2, &n));
+        for (size_t k = 0; k < n; k++) {
+            int i = (int)(notes[k].tag - 100);
+            ck_assert_int_lt(i, 4);
+            ck_assert_uint_eq(notes[k].ref.id, refs[i].id);
+            seen[i]++;
+            order[got++] = i;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(seen[i], 1);
+    ck_assert_int_eq(order[3], 0); /* the slowest came last */
+    struct pollfd p = {fd, POLLIN, 0};
+    ck_assert_int_eq(poll(&p, 1, 0), 0);
+    size_t n = 9;
+    ck_ok(rt_ready(NULL, 0, &n));
+    ck_assert_uint_eq(n, 0);
+    /* A handle already done is told at once; a bad one is refused. */
+    ck_ok(rt_notify(refs[0], 7));
+    ck_assert_int_eq(poll(&p, 1, 0), 1);
+    rt_notice note;
+    ck_ok(rt_ready(&note, 1, &n));
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(note.tag, 7);
+    ck_fails(rt_notify((rt_ref){12345}, 0), RT_EBADREF, "unknown");
+    for (int i = 0; i < 4; i++)
+        ck_ok(rt_get(refs[i], NULL, NULL, 0));
+    ck_ok(rt_shutdown());
+    ck_fails(rt_ready(&note, 1, &n), RT_ESHUTDOWN, "shut down");
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
@@ -533,6 +585,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, retry_exceptions_runs_a_failed_function_again);
     tcase_add_test(tc, a_task_dies_with_its_children_running);
     tcase_add_test(tc, wait_indices_leaves_the_handles_in_place);
+    tcase_add_test(tc, an_event_loop_hears_of_results);
     suite_add_tcase(s, tc);
     return s;
 }

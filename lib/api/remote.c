@@ -308,3 +308,30 @@ RT_EXPORT int rt_release(rt_ref ref)
         return rt__client_release(ref);
     return rt__call_release(rt__runtime_here(), ref);
 }
+
+/* ---- notices for an event loop -------------------------------------------- */
+
+RT_EXPORT int rt_notify_fd(int *fd)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "rt_notify_fd: notices are the application's");
+    if (!fd)
+        return rt__error(RT_EINVAL, "rt_notify_fd: fd is NULL");
+    return rt__call_notify_fd(rt__runtime_here(), fd);
+}
+
+RT_EXPORT int rt_notify(rt_ref ref, uint64_t tag)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "rt_notify: notices are the application's");
+    return rt__call_notify(rt__runtime_here(), ref, tag);
+}
+
+RT_EXPORT int rt_ready(rt_notice *out, size_t max, size_t *n)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "rt_ready: notices are the application's");
+    if ((!out && max) || !n)
+        return rt__error(RT_EINVAL, "rt_ready: %s is NULL", !n ? "n" : "out");
+    return rt__call_ready(rt__runtime_here(), out, max, n);
+}

@@ -121,6 +121,7 @@ typedef struct rt__task {
                                 or resumed list */
     unsigned char going_on;  /* [L] its wait ended and it has its CPUs back
                                 (rt__call_lend()) */
+    unsigned char watched;   /* [L] a notice is asked for (rt_notify()) */
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
 } rt__task;

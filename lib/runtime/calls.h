@@ -45,6 +45,10 @@ int rt__runtime_stop(rt__runtime *rt);
  * (its objects are held from now on), or NULL.  On failure t is freed. */
 int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *args,
                     const char *call, rt_ref *ref);
+/* rt_notify_fd(), rt_notify(), rt_ready() (notices.c). */
+int rt__call_notify_fd(rt__runtime *rt, int *fd);
+int rt__call_notify(rt__runtime *rt, rt_ref ref, uint64_t tag);
+int rt__call_ready(rt__runtime *rt, rt_notice *out, size_t max, size_t *n);
 /* rt_remote_batch(): queue the n records (of one function, each made
  * with room for r's needs), placed as r asks, each with a handle in
  * refs[i]; all or none.  On failure the caller frees them. */

@@ -143,11 +143,14 @@ int rt__submit_ask(rt__runtime *rt, rt__ask *c)
 /* ---- the exchange, under the lock --------------------------------------- */
 
 /* [L] Publish finished tasks: rt_get() may take them from now on. */
-static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__tasks *orphans)
+static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
 {
     int published = done->count > 0;
-    for (rt__task *t; (t = rt__tasks_pop(done));)
-        rt__objects_publish(rt, t, orphans);
+    for (rt__task *t; (t = rt__tasks_pop(done));) {
+        if (t->watched)
+            x->notify |= rt__notices_publish(rt, t);
+        rt__objects_publish(rt, t, &x->orphans);
+    }
     return published;
 }
 
@@ -214,7 +217,7 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
     x->published = publish_actors(rt);
     rt->queued = d->sched.npending;
     int changed = publish_resumed(d);
-    changed |= publish_tasks(rt, &d->done, &x->orphans);
+    changed |= publish_tasks(rt, &d->done, x);
     take_asks(rt, x);
     if (d->failed && (rt->state == RT__RUNNING || rt->state == RT__STARTING)) {
         rt->state = RT__STOPPING;
@@ -241,6 +244,8 @@ static rt__state exchange_and_act(rt__runtime *rt)
     /* From here a submission must wake us: we may be in epoll_wait. */
     rt->loop_asleep = 1;
     pthread_mutex_unlock(&rt->lock);
+    if (x.notify)
+        rt__notices_signal(rt);
     rt__tasks_free(&x.orphans);
     rt__dispatch_absorb(d, &x.incoming);
     for (rt__ask *c = x.asks, *next; c; c = next) {

@@ -42,6 +42,7 @@ static void make_blank(rt__runtime *rt)
     pthread_cond_init(&rt->wakers_gone, NULL);
     rt->loop.epoll_fd = -1;
     rt->loop.wake.fd = -1;
+    rt->notices.fd = -1;
     rt->actors.fifo = 1;
     rt__dispatch_init(&rt->dispatch);
 }
@@ -234,7 +235,9 @@ static int start(rt__runtime *rt, const rt__offer *set)
     rt->store_size = set->store_bytes;
     rt__shm_pool_open(set->store_bytes / RT__POOL_SHARE);
     pthread_mutex_unlock(&rt->lock);
-    int rc = start_thread(rt, set);
+    int rc = rt__notices_open(rt);
+    if (rc == 0 && (rc = start_thread(rt, set)) < 0)
+        rt__notices_close(rt);
     if (rc < 0)
         set_state(rt, RT__STOPPED);
     return rc;
@@ -404,6 +407,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt__round_give(rt);
     rt__tasks_free(&x.orphans);
     rt__table_free(&tasks, free_task_item);
+    rt__notices_close(rt); /* no rt_ready() is left: they are waiters */
     rt__shm_pool_close(); /* what was kept for reuse, and what comes back later */
     if (rt->cluster) {
         rt__cluster_end(rt->cluster);

@@ -109,6 +109,15 @@ typedef struct rt__runtime {
     unsigned code_generation;    /* which rt_init() took it */
     rt__door_hooks door_hooks;   /* who serve tasks' calls (set by rt_init()) */
     rt__watch w_door;            /* the door they come through */
+    struct {
+        int fd;                  /* eventfd: readable while notices wait
+                                    (fixed by rt_init()) */
+        rt__idmap watches;       /* [L] asked for, by handle */
+        struct rt__watch_rec *head, *tail; /* [L] ready: the notices */
+        size_t count;            /* [L] */
+        int signalled;           /* [L] fd was written since the queue was
+                                    last emptied */
+    } notices;
     pthread_t thread;
 } rt__runtime;
 
@@ -195,10 +204,22 @@ typedef struct rt__exchange {
     rt__ask *dropped;      /* taken: asks of tasks done, to free */
     rt__actor *published;  /* given: dead actors, now only epitaphs */
     rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
+    int notify;            /* given: write the notices' descriptor */
 } rt__exchange;
 
 /* [L] The exchange: take what was submitted, publish what finished. */
 void rt__exchange_locked(rt__runtime *rt, rt__exchange *x);
+
+/* ---- notices.c: what an event loop hears (rt_notify()) ----------------------------- */
+
+/* rt_init(): the descriptor and the watches; 0 or an error.  rt_shutdown():
+ * close them, once no rt_ready() is left. */
+int rt__notices_open(rt__runtime *rt);
+void rt__notices_close(rt__runtime *rt);
+/* [L] t is published: queue the notices asked for it; 1 when the
+ * descriptor must be written (rt__notices_signal(), after unlocking). */
+int rt__notices_publish(rt__runtime *rt, rt__task *t);
+void rt__notices_signal(rt__runtime *rt);
 
 /* ---- objects.c: the store's books and the objects' lifetimes -------------------------
  *
