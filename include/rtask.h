@@ -308,6 +308,21 @@ RT_NODISCARD RT_EXPORT int rt_ready(rt_notice *out, size_t max, size_t *n);
  * as it is.  0, or RT_EBADREF / RT_EINVAL (rt_cancel(3)). */
 RT_NODISCARD RT_EXPORT int rt_cancel(rt_ref ref, int force);
 
+/*
+ * Streaming results (Ray's generators): a task hands results to its
+ * caller one by one with rt_yield(), which returns once the result is an
+ * object; the caller reads them in order with rt_stream_next(ref, ...),
+ * while the task runs.  At the end *item is the zero handle (and ref's
+ * own result may be read with rt_get()).  Each item is a handle, read
+ * with rt_get() like any; those never read go with ref's handle.
+ */
+RT_NODISCARD RT_EXPORT int rt_yield(const void *data, size_t len);
+RT_NODISCARD RT_EXPORT int rt_stream_next(rt_ref ref, rt_ref *item, long timeout_ms);
+
+/* Inside a task or an actor's method: 1 when rt_cancel(ref, 0) asked it
+ * to stop (it may return early; its result is dropped anyway), else 0. */
+RT_EXPORT int rt_cancelled(void);
+
 /* Drop a handle whose result is not wanted; a task still running goes on
  * and its result is discarded.  Tasks that take the object as an
  * argument still get it: only the application's hold is dropped. */

@@ -40,3 +40,8 @@ RT_EXPORT int rt_get_context(rt_context *ctx)
         strcpy(ctx->host, "localhost");
     return 0;
 }
+
+RT_EXPORT int rt_cancelled(void)
+{
+    return rt__process_forked() && rt__worker_cancelled();
+}

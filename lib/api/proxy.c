@@ -253,6 +253,11 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
         if (rc == 0)
             unmade(p, ref.id);
         return reply(p, rc, 0, NULL, 0, -1);
+    case RT__CALL_YIELD:
+        rc = rt_put(payload, len, &ref);
+        if (rc == 0 && (rc = rt__call_stream_add(rt__runtime_here(), h->word, ref)) < 0)
+            (void)rt_release(ref);
+        return reply(p, rc, 0, NULL, 0, -1);
     case RT__CALL_KILL:
         return reply(p, rt_actor_kill((rt_actor){h->id}), 0, NULL, 0, -1);
     case RT__CALL_END:

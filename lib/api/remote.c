@@ -335,3 +335,24 @@ RT_EXPORT int rt_ready(rt_notice *out, size_t max, size_t *n)
         return rt__error(RT_EINVAL, "rt_ready: %s is NULL", !n ? "n" : "out");
     return rt__call_ready(rt__runtime_here(), out, max, n);
 }
+
+/* ---- streams ---------------------------------------------------------------- */
+
+RT_EXPORT int rt_yield(const void *data, size_t len)
+{
+    if (!data && len)
+        return rt__error(RT_EINVAL, "rt_yield: data is NULL");
+    if (!rt__process_forked())
+        return rt__error(RT_EINVAL, "rt_yield: only a running task yields results");
+    return rt__client_yield(data ? data : "", len);
+}
+
+RT_EXPORT int rt_stream_next(rt_ref ref, rt_ref *item, long timeout_ms)
+{
+    if (!item)
+        return rt__error(RT_EINVAL, "rt_stream_next: item is NULL");
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "rt_stream_next: streams are read by the "
+                         "application");
+    return rt__call_stream_next(rt__runtime_here(), ref, item, timeout_ms);
+}

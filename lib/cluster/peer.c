@@ -176,7 +176,7 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      NULL};
+                                      NULL, NULL};
 
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {

@@ -431,8 +431,11 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
         return;
     }
     rt__lease *l = rt__sched_lease_of(c, t);
+    rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
     if (l && t->cancelling == RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
-        rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker); /* lost: on_lost() */
+        n->ops->kill(n, l->worker); /* lost: on_lost() */
+    else if (l && n->ops->ask_stop)
+        n->ops->ask_stop(n, l->worker, t->id); /* it may stop itself (rt_cancelled()) */
 }
 
 /* A task cancelled while it ran, or killed at its time limit: its

@@ -19,6 +19,7 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_GET] = "GET",       [RT__CALL_WAIT] = "WAIT",
         [RT__CALL_CANCEL] = "CANCEL", [RT__CALL_RELEASE] = "RELEASE",
         [RT__CALL_KILL] = "KILL",     [RT__CALL_END] = "END",
+        [RT__CALL_YIELD] = "YIELD",
         [RT__CALL_REPLY] = "REPLY",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";

@@ -345,3 +345,21 @@ int rt__client_kill(rt_actor actor)
 {
     return simple(RT__CALL_KILL, actor.id, NULL, 0, NULL);
 }
+
+int rt__client_yield(const void *data, size_t len)
+{
+    const rt__running *r = rt__worker_running();
+    if (!r)
+        return rt__error(RT_EINVAL, "rt_yield: only a running task yields results");
+    int rc = open_or_fail();
+    if (rc < 0)
+        return rc;
+    /* The word names the task even when it lends nothing (an actor's). */
+    if (rt__callmsg_put(&conn.chan, RT__CALL_YIELD, 0, r->task, data, len) < 0)
+        return rt__error(RT_ENOMEM, "rt_yield: out of memory");
+    reply rep;
+    if ((rc = finish(&rep)) == RT_ESHUTDOWN && !conn.open)
+        return rc;
+    done(&rep);
+    return rc;
+}

@@ -278,6 +278,12 @@ static long op_lend(rt__node *n, rt__worker *w, int lend)
     return lend ? (long)take_back(l, w) : 0;
 }
 
+static void op_ask_stop(rt__node *n, rt__worker *w, uint64_t task)
+{
+    rt__local *l = (rt__local *)n;
+    atomic_store(&l->slots[w->slot].cancelled, task);
+}
+
 static void op_release(rt__node *n, rt__worker *w, int retire_it)
 {
     rt__local *l = (rt__local *)n;
@@ -372,6 +378,7 @@ static const rt__node_ops local_ops = {
     .flush = op_flush,
     .await = op_await,
     .lend = op_lend,
+    .ask_stop = op_ask_stop,
 };
 
 /* ---- start and stop -------------------------------------------------------- */

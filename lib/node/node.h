@@ -110,6 +110,9 @@ typedef struct rt__node_ops {
      * flight, which w will never run); -1 when it cannot lend (too many
      * wait already; an actor).  NULL: the node never lends. */
     long (*lend)(rt__node *n, rt__worker *w, int lend);
+    /* rt_cancel() asks w's task `task` to stop (rt_cancelled()); NULL:
+     * the node cannot tell it. */
+    void (*ask_stop)(rt__node *n, rt__worker *w, uint64_t task);
 } rt__node_ops;
 
 struct rt__node {

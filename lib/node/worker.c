@@ -521,6 +521,11 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     }
 }
 
+int rt__worker_cancelled(void)
+{
+    return running_here.task && atomic_load(&self.slot->cancelled) == running_here.task;
+}
+
 const rt__running *rt__worker_running(void)
 {
     return running_here.task ? &running_here : NULL;

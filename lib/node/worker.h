@@ -44,7 +44,9 @@ typedef struct rt__run_slot {
     _Atomic uint64_t starts;   /* last started << RT__SKIP_BITS | to skip */
     _Atomic uint64_t since_ns; /* CLOCK_MONOTONIC start of the running task */
     _Atomic uint32_t lost;     /* the worker lost its socket and left */
-    char pad[36];              /* the journal starts on its own cache line */
+    _Atomic uint64_t cancelled; /* the runtime: the id of a task asked to
+                                   stop (rt_cancelled()) */
+    char pad[24];              /* the journal starts on its own cache line */
     rt__journal journal;
 } rt__run_slot;
 
@@ -64,5 +66,7 @@ typedef struct rt__running {
 } rt__running;
 
 const rt__running *rt__worker_running(void);
+/* Whether rt_cancel() asked the calling thread's task to stop. */
+int rt__worker_cancelled(void);
 
 #endif

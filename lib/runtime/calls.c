@@ -180,9 +180,12 @@ int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
     pthread_mutex_lock(&rt->lock);
     rt__task *t;
     int rc = rt__wait_done(rt, ref, timeout_ms, 1, "rt_get", &t);
+    rt__tasks freed = {0};
+    rt__stream *s = NULL;
     if (rc == 0) {
         rt__table_drop(&rt->tasks, ref.id);
         t->orphan = 1;
+        s = rt__streams_drop(rt, ref.id, &freed);
         /* Tasks that take the object still need it: the caller copies. */
         *shared = t->holds > 0;
         if (*shared)
@@ -192,6 +195,8 @@ int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
         *done = t;
     }
     pthread_mutex_unlock(&rt->lock);
+    rt__tasks_free(&freed);
+    rt__stream_free(s);
     return rc;
 }
 
@@ -308,21 +313,19 @@ int rt__call_release(rt__runtime *rt, rt_ref ref)
 {
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, "rt_release");
-    rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
-    if (rc == 0 && !t)
+    rt__tasks freed = {0};
+    rt__stream *s = NULL;
+    if (rc == 0 && !rt__table_find(&rt->tasks, ref.id))
         rc = rt__error(RT_EBADREF, "rt_release: unknown or consumed handle");
-    rt__task *done = NULL;
-    if (t) {
-        rt__table_drop(&rt->tasks, ref.id);
-        t->orphan = 1; /* unfinished or held: freed when both are over */
-        if (t->state == RT__TASK_DONE && t->holds == 0) {
-            rt__objects_leave(rt, t);
-            done = t; /* freed below, outside the lock */
-        }
+    if (rc == 0) {
+        rt__task *done = rt__objects_drop_handle(rt, ref.id);
+        if (done)
+            rt__tasks_push(&freed, done);
+        s = rt__streams_drop(rt, ref.id, &freed);
     }
     pthread_mutex_unlock(&rt->lock);
-    if (done)
-        rt__task_free(done);
+    rt__tasks_free(&freed);
+    rt__stream_free(s);
     return rc;
 }
 

@@ -49,6 +49,10 @@ int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *
 int rt__call_notify_fd(rt__runtime *rt, int *fd);
 int rt__call_notify(rt__runtime *rt, rt_ref ref, uint64_t tag);
 int rt__call_ready(rt__runtime *rt, rt_notice *out, size_t max, size_t *n);
+/* rt_yield() from the running task whose handle is task: item joins
+ * its stream; rt_stream_next() (streams.c). */
+int rt__call_stream_add(rt__runtime *rt, uint64_t task, rt_ref item);
+int rt__call_stream_next(rt__runtime *rt, rt_ref ref, rt_ref *item, long timeout_ms);
 /* rt_remote_batch(): queue the n records (of one function, each made
  * with room for r's needs), placed as r asks, each with a handle in
  * refs[i]; all or none.  On failure the caller frees them. */

@@ -173,3 +173,16 @@ int rt__call_view_release(rt__runtime *rt, uint64_t view)
         rt__task_free(o);
     return o ? 0 : rt__error(RT_EBADREF, "rt_view_release: unknown or released view");
 }
+
+rt__task *rt__objects_drop_handle(rt__runtime *rt, uint64_t id)
+{
+    rt__task *t = rt__table_find(&rt->tasks, id);
+    if (!t)
+        return NULL;
+    rt__table_drop(&rt->tasks, id);
+    t->orphan = 1;
+    if (t->state != RT__TASK_DONE || t->holds > 0)
+        return NULL;
+    rt__objects_leave(rt, t);
+    return t;
+}

@@ -236,8 +236,14 @@ static int start(rt__runtime *rt, const rt__offer *set)
     rt__shm_pool_open(set->store_bytes / RT__POOL_SHARE);
     pthread_mutex_unlock(&rt->lock);
     int rc = rt__notices_open(rt);
-    if (rc == 0 && (rc = start_thread(rt, set)) < 0)
+    if (rc == 0 && rt__idmap_init(&rt->streams) < 0) {
         rt__notices_close(rt);
+        rc = rt__error(RT_ENOMEM, "rt_init: no memory for the streams");
+    }
+    if (rc == 0 && (rc = start_thread(rt, set)) < 0) {
+        rt__notices_close(rt);
+        rt__streams_free(rt);
+    }
     if (rc < 0)
         set_state(rt, RT__STOPPED);
     return rc;
@@ -408,6 +414,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt__tasks_free(&x.orphans);
     rt__table_free(&tasks, free_task_item);
     rt__notices_close(rt); /* no rt_ready() is left: they are waiters */
+    rt__streams_free(rt);
     rt__shm_pool_close(); /* what was kept for reuse, and what comes back later */
     if (rt->cluster) {
         rt__cluster_end(rt->cluster);

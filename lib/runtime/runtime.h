@@ -118,6 +118,7 @@ typedef struct rt__runtime {
         int signalled;           /* [L] fd was written since the queue was
                                     last emptied */
     } notices;
+    rt__idmap streams;           /* [L] what tasks yielded, not yet read */
     pthread_t thread;
 } rt__runtime;
 
@@ -221,6 +222,17 @@ void rt__notices_close(rt__runtime *rt);
 int rt__notices_publish(rt__runtime *rt, rt__task *t);
 void rt__notices_signal(rt__runtime *rt);
 
+/* ---- streams.c: what tasks yield (rt_yield()) ------------------------------------- */
+
+typedef struct rt__stream rt__stream;
+/* [L] The handle of task goes: so do the handles of what it yielded that
+ * were not read, their records into *freed (for the caller to free, with
+ * the stream it returns, outside the lock: rt__stream_free()). */
+rt__stream *rt__streams_drop(rt__runtime *rt, uint64_t task, rt__tasks *freed);
+void rt__stream_free(rt__stream *s);
+/* rt_shutdown(): free every stream. */
+void rt__streams_free(rt__runtime *rt);
+
 /* ---- objects.c: the store's books and the objects' lifetimes -------------------------
  *
  * A record is an object once it ended (or from rt_put()).  It lives while
@@ -253,6 +265,10 @@ int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
                           const char *call);
 /* [L] Undo rt__objects_take_args() (the submission failed after it). */
 void rt__objects_untake_args(rt__task *t);
+/* [L] Drop the application's handle id of an object: its record when it
+ * must now be freed (by the caller, outside the lock), else NULL (it is
+ * not done, or held: it goes when both are over). */
+rt__task *rt__objects_drop_handle(rt__runtime *rt, uint64_t id);
 /* [L] At the end: drop every view's hold, freed records into *orphans. */
 void rt__objects_end_views(rt__runtime *rt, rt__tasks *orphans);
 
