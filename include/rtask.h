@@ -197,12 +197,15 @@ typedef struct rt_opts {
     int retry_exceptions; /* tasks only: 1 = run again, within
                              max_retries, a task whose function returned
                              non-zero; 0 (the default) = do not */
+    int max_task_retries; /* actors only: how often a call lost with its
+                             actor's process is sent again to the actor
+                             restarted (max_restarts); default 0 */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0, 0 }
+      NULL, NULL, 0, 0, 0, RT_DEFAULT }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
@@ -450,6 +453,11 @@ RT_NODISCARD RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args met
  * finish, the destructor runs, the process ends and its resources are
  * released.  Killing a dead actor does nothing. */
 RT_EXPORT int rt_actor_kill(rt_actor actor);
+/* Kill an actor's process as a crash would (Ray's ray.kill(actor,
+ * no_restart=False)): it restarts if max_restarts allows, spending one;
+ * its calls in flight are sent again within max_task_retries, or fail
+ * with RT_EACTORDIED; its destructor does not run. */
+RT_NODISCARD RT_EXPORT int rt_actor_restart(rt_actor actor);
 
 /* Inside a task or an actor: the ids of the GPUs it holds, as strings,
  * in CUDA_VISIBLE_DEVICES order ("0", "3", or "GPU-<uuid>" entries when

@@ -31,6 +31,7 @@ int n_get_from_file(const void *arg, size_t len, rt_result *r);
 int n_double_or_read(const void *arg, size_t len, rt_result *r);
 int n_until_cancelled(const void *arg, size_t len, rt_result *r);
 int n_count_up(const void *arg, size_t len, rt_result *r);
+int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
@@ -281,6 +282,13 @@ int n_get_from_file(const void *arg, size_t len, rt_result *r)
 int n_double_or_read(const void *arg, size_t len, rt_result *r)
 {
     return len == sizeof(uint64_t) ? t_double(arg, len, r) : n_get_from_file(arg, len, r);
+}
+
+/* Sleep 300 ms, then add arg to the total. */
+int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r)
+{
+    usleep(300 * 1000);
+    return n_actor_add(state, arg, len, r);
 }
 
 /* Run until asked to stop, 20 s at most. */
@@ -643,6 +651,45 @@ START_TEST(results_stream_while_the_task_runs)
 }
 END_TEST
 
+/* rt_actor_restart() kills the actor's process as a crash would: it
+ * restarts (its state made again), and a call in flight is sent again
+ * within max_task_retries; without restarts left it dies. */
+START_TEST(an_actor_restarts_when_asked)
+{
+    start_runtime();
+    static const rt_actor_class cls = {"total", n_actor_init, free};
+    rt_opts o = RT_OPTS_INIT;
+    o.max_restarts = 1;
+    o.max_task_retries = 1;
+    rt_actor actor;
+    ck_ok(rt_actor_create(&cls, &o, NULL, 0, &actor));
+    uint64_t five = 5, one = 1;
+    rt_ref first, slow;
+    ck_ok(rt_actor_call(actor, n_actor_add, &five, sizeof five, &first));
+    ck_assert_uint_eq(get_u64(first, 60000), 5);
+    ck_ok(rt_actor_call(actor, n_actor_slow_add, &one, sizeof one, &slow));
+    usleep(100 * 1000);
+    ck_ok(rt_actor_restart(actor));
+    /* Run again on a new state: 0 + 1. */
+    ck_assert_uint_eq(get_u64(slow, 60000), 1);
+    ck_ok(rt_actor_restart(actor)); /* no restart left: it dies */
+    rt_ref ref;
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++) {
+        ck_ok(rt_actor_call(actor, n_actor_add, &one, sizeof one, &ref));
+        rc = rt_get(ref, NULL, NULL, 60000);
+        usleep(10 * 1000);
+    }
+    ck_assert_int_eq(rc, RT_EACTORDIED);
+    o.max_task_retries = 1;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "max_task_retries");
+    ck_ok(rt_actor_create(&cls, NULL, NULL, 0, &actor));
+    ck_ok(rt_actor_kill(actor));
+    ck_fails(rt_actor_restart(actor), RT_EACTORDIED, "kill");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
@@ -662,6 +709,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, an_event_loop_hears_of_results);
     tcase_add_test(tc, a_running_task_stops_when_asked);
     tcase_add_test(tc, results_stream_while_the_task_runs);
+    tcase_add_test(tc, an_actor_restarts_when_asked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -22,6 +22,7 @@ static rt__actor *new_actor(const char *name, const rt_actor_class *cls,
     memcpy(a->name, name, len);
     a->fini = cls->fini;
     a->restarts_left = r->max_restarts;
+    a->task_retries = r->max_task_retries;
     return a;
 }
 
@@ -94,5 +95,13 @@ RT_EXPORT int rt_actor_kill(rt_actor actor)
 {
     if (rt__process_forked())
         return rt__client_kill(actor);
-    return rt__call_actor_kill(rt__runtime_here(), actor);
+    return rt__call_actor_kill(rt__runtime_here(), actor, 0);
+}
+
+RT_EXPORT int rt_actor_restart(rt_actor actor)
+{
+    if (rt__process_forked())
+        return rt__error(RT_EINWORKER, "rt_actor_restart: the application restarts "
+                         "actors");
+    return rt__call_actor_kill(rt__runtime_here(), actor, 1);
 }

@@ -54,6 +54,10 @@ typedef struct rt__actor {
     rt__tasks held;              /* calls waiting for objects, and the
                                     calls after them, in order */
     int restarts_left;
+    int task_retries;            /* fixed: max_task_retries of each call */
+    int restart_requested;       /* [L] rt_actor_restart() was called */
+    int kill_queued;             /* [L] on the runtime's list of kills */
+    int restarting;              /* the kill taken is a restart's */
     int killed;                  /* the kill was acted on */
     rt__death death;             /* RT__DEATH_NONE while it may run */
     int pid;                     /* of its last process */

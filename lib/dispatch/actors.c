@@ -158,10 +158,16 @@ void rt__actors_constructed(rt__dispatch *d, rt__task *create, rt__answer *r)
     fail_pending_calls(d, a);
 }
 
-void rt__dispatch_kill(rt__dispatch *d, rt__actor *a)
+void rt__dispatch_kill(rt__dispatch *d, rt__actor *a, int restart)
 {
     if (a->killed)
         return;
+    if (restart) { /* its loss restarts it, as a crash's would */
+        rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
+        if (l)
+            rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
+        return;
+    }
     a->killed = 1;
     rt__actors_set_death(d, a, RT__DEATH_KILLED);
     rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
@@ -184,16 +190,26 @@ void rt__actors_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
     } else if (!restart) {
         rt__actors_set_death(d, a, RT__DEATH_CRASHED);
     }
+    /* Calls with retries left go again, after the constructor. */
+    rt__tasks again = {0};
+    if (restart)
+        rt__tasks_push(&again, a->create);
     for (rt__task *t; (t = rt__sched_recall(l));)
-        if (t != a->create && restart)
+        if (t == a->create)
+            continue;
+        else if (restart && t->retries_left > 0) {
+            t->retries_left--;
+            t->runs_lost++;
+            rt__tasks_push(&again, t);
+        } else if (restart)
             fail_restarting_call(d, t, a);
-        else if (t != a->create)
+        else
             rt__actors_fail_call(d, t, a);
     rt__sched_unlease(&d->sched, l);
     d->running_actors--;
     if (restart) {
         a->restarts_left--;
-        rt__sched_push_front(&d->sched, a->cls, a->create);
+        rt__sched_requeue(&d->sched, a->cls, &again);
     } else {
         rt__actors_bury(d, a);
     }

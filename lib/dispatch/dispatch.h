@@ -65,7 +65,7 @@ int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n);
 void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming);
 /* Act on rt_actor_kill(): calls not yet sent fail, the actor's process
  * finishes what it has, runs its destructor and exits. */
-void rt__dispatch_kill(rt__dispatch *d, rt__actor *a);
+void rt__dispatch_kill(rt__dispatch *d, rt__actor *a, int restart);
 /* Cancel t as its cancelling says (RT__CANCEL_*): a queued task fails at
  * once with RT_ECANCELLED; one in flight fails so when its worker answers
  * (the result dropped) or, killed for RT__CANCEL_KILL, is lost.  A task

@@ -398,23 +398,25 @@ int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_a
         rc = find_live(rt, actor, call, &a);
     if (rc == 0) {
         t->actor = a;
+        t->retries_left = a->task_retries;
         rc = submit_with_args(rt, t, args, call, ref);
     }
     return rt__submit_done(rt, t, rc);
 }
 
-int rt__call_actor_kill(rt__runtime *rt, rt_actor actor)
+int rt__call_actor_kill(rt__runtime *rt, rt_actor actor, int restart)
 {
+    const char *call = restart ? "rt_actor_restart" : "rt_actor_kill";
     rt__actor *a = NULL;
     int wake = 0;
     pthread_mutex_lock(&rt->lock);
-    int rc = rt__check_running(rt, "rt_actor_kill");
+    int rc = rt__check_running(rt, call);
     if (rc == 0)
-        rc = find_live(rt, actor, "rt_actor_kill", &a);
-    if (rc == RT_EACTORDIED)
+        rc = find_live(rt, actor, call, &a);
+    if (rc == RT_EACTORDIED && !restart)
         rc = 0; /* killing a dead actor does nothing */
     else if (rc == 0)
-        wake = rt__submit_kill(rt, a);
+        wake = rt__submit_kill(rt, a, restart);
     pthread_mutex_unlock(&rt->lock);
     if (wake)
         rt__submitted(rt, wake);

@@ -96,7 +96,8 @@ int rt__call_actor_create(rt__runtime *rt, rt__actor *a, rt__task *create, rt__r
  * rt__call_submit().  On failure t is freed. */
 int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_arg *args,
                         const char *call, rt_ref *ref);
-int rt__call_actor_kill(rt__runtime *rt, rt_actor actor);
+/* rt_actor_kill(), or (restart) rt_actor_restart(). */
+int rt__call_actor_kill(rt__runtime *rt, rt_actor actor, int restart);
 
 /* rt_cluster_resources() (available 0) and rt_available_resources(). */
 int rt__call_resources(rt__runtime *rt, const char *call, int available,

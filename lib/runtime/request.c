@@ -119,6 +119,12 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
         rc = resolve_count(o->max_restarts, zeroed, 0, "max_restarts",
                            &r->max_restarts);
     if (rc == 0)
+        rc = resolve_count(o->max_task_retries, zeroed, 0, "max_task_retries",
+                           &r->max_task_retries);
+    if (rc == 0 && !actor && r->max_task_retries)
+        rc = rt__error(RT_EINVAL, "max_task_retries is for actors: a task's runs are "
+                                  "max_retries");
+    if (rc == 0)
         rc = resolve_items(o, r);
     if (rc == 0 && (o->timeout_ms < 0 || o->timeout_ms > TIMEOUT_MAX_MS))
         rc = rt__error(RT_EINVAL, "timeout_ms must be from 0 (no limit) to %ld; %ld is "

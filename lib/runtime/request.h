@@ -20,6 +20,7 @@ typedef struct rt__request {
     int max_calls;
     int max_retries;
     int max_restarts;
+    int max_task_retries;
     uint32_t timeout_ms;
     int retry_exceptions;
     int nitems;

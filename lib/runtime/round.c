@@ -125,9 +125,13 @@ int rt__submit_ref(rt__runtime *rt, rt__task *t, rt_ref *ref)
     return rt__submit(rt, t);
 }
 
-int rt__submit_kill(rt__runtime *rt, rt__actor *a)
+int rt__submit_kill(rt__runtime *rt, rt__actor *a, int restart)
 {
-    a->kill_requested = 1;
+    a->kill_requested |= !restart;
+    a->restart_requested |= restart;
+    if (a->kill_queued)
+        return 0; /* the runtime will take it */
+    a->kill_queued = 1;
     a->next_kill = rt->kills;
     rt->kills = a;
     return need_wake(rt);
@@ -214,6 +218,11 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
     rt->incoming = (rt__tasks){0};
     x->kills = rt->kills;
     rt->kills = NULL;
+    for (rt__actor *a = x->kills; a; a = a->next_kill) {
+        a->kill_queued = 0;
+        a->restarting = a->restart_requested && !a->kill_requested;
+        a->restart_requested = 0;
+    }
     x->published = publish_actors(rt);
     rt->queued = d->sched.npending;
     int changed = publish_resumed(d);
@@ -262,7 +271,7 @@ static rt__state exchange_and_act(rt__runtime *rt)
     }
     for (rt__actor *a = x.kills, *next; a; a = next) {
         next = a->next_kill;
-        rt__dispatch_kill(d, a);
+        rt__dispatch_kill(d, a, a->restarting);
     }
     rt__dispatch_free_actors(x.published); /* after absorb: no call refers to them */
     return state;

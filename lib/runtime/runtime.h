@@ -163,8 +163,9 @@ int rt__submit(rt__runtime *rt, rt__task *t);
 #define RT__WAKE_IDLE 2 /* the same, and no other task waits to be sent */
 /* [L] The same, giving the record a handle in *ref first; or RT_ENOMEM. */
 int rt__submit_ref(rt__runtime *rt, rt__task *t, rt_ref *ref);
-/* [L] Ask the runtime to act on a kill; same return. */
-int rt__submit_kill(rt__runtime *rt, rt__actor *a);
+/* [L] Ask the runtime to act on a kill, or (restart) to kill the actor's
+ * process as a crash would; same return. */
+int rt__submit_kill(rt__runtime *rt, rt__actor *a, int restart);
 /* What is asked of a task not done, until the runtime takes it: a cancel
  * (rt_cancel()), or, for a task that waits for others in a nested call,
  * to lend its CPUs or take them back.  A record of its own, so that task
