@@ -480,5 +480,6 @@ int main(void)
                       peer_value(peers, np, "StarPU chain (data handle)"),
                       peer_value(peers, np, "StarPU tree (data handles)")};
     bench_objects(rt_rate, rt_sync, &gp);
+    bench_nested(rt_rate, rt_sync, raw_rt);
     return 0;
 }

@@ -126,12 +126,12 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (i > 0)
             rt__request_write(&rt->dispatch.sched, r, tasks[i]);
-        int w = rt__submit(rt, tasks[i]);
-        how = i == 0 ? w : how;
+        how |= rt__submit(rt, tasks[i]);
     }
     pthread_mutex_unlock(&rt->lock);
+    /* Many: the runtime thread sends them while the caller goes on. */
     if (rc == 0 && how)
-        rt__submitted(rt, how);
+        rt__submitted(rt, n > 1 ? RT__WAKE : how);
     return rc;
 }
 
