@@ -32,6 +32,7 @@ int n_double_or_read(const void *arg, size_t len, rt_result *r);
 int n_until_cancelled(const void *arg, size_t len, rt_result *r);
 int n_count_up(const void *arg, size_t len, rt_result *r);
 int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r);
+int n_hold_large(const void *arg, size_t len, rt_result *r);
 int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
@@ -289,6 +290,24 @@ int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r)
 {
     usleep(300 * 1000);
     return n_actor_add(state, arg, len, r);
+}
+
+/* arg: a handle to a large object.  Read it, wait 500 ms, then return
+ * its checksum: what was read must not change meanwhile. */
+int n_hold_large(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref ref;
+    void *data;
+    size_t n;
+    if (len != sizeof ref)
+        return 1;
+    memcpy(&ref, arg, sizeof ref);
+    if (rt_get(ref, &data, &n, RT_FOREVER) < 0)
+        return 2;
+    usleep(500 * 1000);
+    uint64_t sum = checksum(data, n);
+    rt_free(data);
+    return rt_result_set(r, &sum, sizeof sum);
 }
 
 /* Run until asked to stop, 20 s at most. */
@@ -690,6 +709,32 @@ START_TEST(an_actor_restarts_when_asked)
 }
 END_TEST
 
+/* A large object a task read stays as it read it, however much memory
+ * the application puts meanwhile (its memfd is not reused). */
+START_TEST(a_large_object_read_in_a_task_stays)
+{
+    start_runtime();
+    size_t size = (size_t)1 << 20;
+    uint64_t *data = malloc(size);
+    for (size_t i = 0; i < size / 8; i++)
+        data[i] = pattern_word(i);
+    uint64_t want = checksum(data, size);
+    rt_ref obj, ref;
+    ck_ok(rt_put(data, size, &obj));
+    ck_ok(rt_remote(n_hold_large, NULL, &obj, sizeof obj, &ref));
+    usleep(200 * 1000);
+    memset(data, 0, size);
+    for (int i = 0; i < 20; i++) {
+        rt_ref other;
+        ck_ok(rt_put(data, size, &other));
+        ck_ok(rt_release(other));
+    }
+    ck_assert_uint_eq(get_u64(ref, 60000), want);
+    free(data);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
@@ -710,6 +755,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, a_running_task_stops_when_asked);
     tcase_add_test(tc, results_stream_while_the_task_runs);
     tcase_add_test(tc, an_actor_restarts_when_asked);
+    tcase_add_test(tc, a_large_object_read_in_a_task_stays);
     suite_add_tcase(s, tc);
     return s;
 }

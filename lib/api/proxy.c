@@ -109,8 +109,10 @@ static int reply(proxy *p, int rc, uint64_t value, const void *data, size_t len,
 static int reply_bytes(proxy *p, int rc, const void *data, size_t len)
 {
     int fd = rc == 0 && data ? rt__shm_fd(data) : -1;
-    if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+    if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+        rt__shm_given(data);
         return reply(p, rc, 0, NULL, len, fd);
+    }
     return reply(p, rc, 0, data, len, -1);
 }
 

@@ -22,6 +22,8 @@ typedef struct buf_hdr {
     uint64_t magic;
     uint64_t map_len; /* 0: heap; else the length of the whole mapping */
     int64_t fd;       /* the memfd the buffer owns, or -1 */
+    int64_t given;    /* the memfd went to another process, which may map
+                         it still: closed at the end, never reused */
 } buf_hdr;
 
 _Static_assert(sizeof(buf_hdr) <= RT__BUF_HDR, "header fits its slot");
@@ -189,6 +191,7 @@ static void *hdr_to_data(void *base, uint64_t map_len, int fd)
     h->magic = BUF_MAGIC;
     h->map_len = map_len;
     h->fd = fd;
+    h->given = 0;
     return (char *)base + RT__BUF_HDR;
 }
 
@@ -277,6 +280,13 @@ void *rt__shm_open(int fd, size_t len, int writable)
     return hdr_to_data(base, map_len, fd);
 }
 
+void rt__shm_given(const void *data)
+{
+    buf_hdr *h = (buf_hdr *)(void *)((char *)(uintptr_t)data - RT__BUF_HDR);
+    if (h->magic == BUF_MAGIC && h->fd >= 0)
+        h->given = 1;
+}
+
 int rt__shm_fd(const void *data)
 {
     const buf_hdr *h = (const buf_hdr *)(const void *)((const char *)data - RT__BUF_HDR);
@@ -296,11 +306,13 @@ RT_EXPORT void rt_free(void *data)
     if (h->magic != BUF_MAGIC)
         return; /* not ours: leaking beats freeing a foreign pointer */
     h->magic = 0;
-    int fd = (int)h->fd;
+    int fd = (int)h->fd, given = h->given != 0;
     if (h->map_len)
         munmap(h, h->map_len);
     else
         rt__free(h);
-    if (fd >= 0)
+    if (fd >= 0 && given)
+        close(fd);
+    else if (fd >= 0)
         rt__shm_pool_give(fd); /* nobody maps it now */
 }

@@ -41,6 +41,10 @@ int rt__shm_seal(int fd);
 void *rt__shm_open(int fd, size_t len, int writable);
 /* The memfd a buffer of rt__shm_open() owns, or -1 (a heap buffer). */
 int rt__shm_fd(const void *data);
+/* A copy of that memfd goes to another process, which maps it: when the
+ * buffer is freed the memfd is closed, not given to the pool, whose next
+ * user would write into the pages that process still reads. */
+void rt__shm_given(const void *data);
 /* Unmap what rt__shm_open() (not writable) returned. */
 void rt__shm_unmap(void *data, size_t len);
 /* The producer is done with the len bytes rt__shm_create() returned (fd,

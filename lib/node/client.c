@@ -262,8 +262,10 @@ static void *adopt(reply *r)
 {
     if (r->r.fd >= 0) {
         void *data = rt__shm_open(r->r.fd, r->r.len, 1);
-        if (data)
-            r->r.fd = -1; /* the buffer's now */
+        if (data) {
+            r->r.fd = -1;         /* the buffer's now, */
+            rt__shm_given(data); /* and the object's still: never reused */
+        }
         return data;
     }
     void *copy = rt__buf_alloc(r->r.len);
