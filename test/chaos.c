@@ -284,6 +284,75 @@ START_TEST(a_graph_while_workers_are_killed)
 }
 END_TEST
 
+/* fib(n) as tasks that submit two and wait for them (test_nested.c). */
+int chaos_fib(const void *arg, size_t len, rt_result *r);
+int chaos_fib(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t n, v, a, b;
+    if (len != sizeof n)
+        return 1;
+    memcpy(&n, arg, sizeof n);
+    v = n;
+    if (n >= 2) {
+        uint64_t x = n - 1, y = n - 2;
+        rt_ref rx, ry;
+        void *px, *py;
+        if (rt_remote(chaos_fib, NULL, &x, sizeof x, &rx) < 0 ||
+            rt_remote(chaos_fib, NULL, &y, sizeof y, &ry) < 0 ||
+            rt_get(rx, &px, NULL, RT_FOREVER) < 0)
+            return 2;
+        if (rt_get(ry, &py, NULL, RT_FOREVER) < 0) {
+            rt_free(px);
+            return 3;
+        }
+        memcpy(&a, px, sizeof a);
+        memcpy(&b, py, sizeof b);
+        rt_free(px);
+        rt_free(py);
+        v = a + b;
+    }
+    return rt_result_set(r, &v, sizeof v);
+}
+
+/* Workers killed at random under recursive computations: each
+ * top-level result is right or an error that says why; nothing hangs and
+ * nothing is left, not even a proxy thread's descriptor. */
+START_TEST(recursion_while_workers_are_killed)
+{
+    int fds = count_fds();
+    start(2);
+    long roots = (long)scaled(30), right = 0, failed = 0;
+    long every = 1;
+    pthread_t th;
+    atomic_store(&finished, 0);
+    atomic_store(&kills, 0);
+    atomic_store(&killing, 1);
+    pthread_create(&th, NULL, killer, &every);
+    for (long i = 0; i < roots; i++) {
+        uint64_t n = 10, *v = NULL;
+        rt_ref ref;
+        ck_ok(rt_remote(chaos_fib, NULL, &n, sizeof n, &ref));
+        int rc = rt_get(ref, (void **)&v, NULL, 60000);
+        ck_assert_msg(rc == 0 || rc == RT_EWORKERDIED || rc == RT_ETASK, "root %ld: %d (%s)",
+                      i, rc, rt_last_error());
+        if (rc == 0)
+            ck_assert_uint_eq(*v, 55);
+        right += rc == 0;
+        failed += rc != 0;
+        rt_free(v);
+        atomic_fetch_add(&finished, 1);
+    }
+    atomic_store(&killing, 0);
+    pthread_join(th, NULL);
+    ck_ok(rt_shutdown());
+    printf("chaos: %ld fib(10) roots, %ld workers killed: %ld right, %ld failed with "
+           "their cause, 0 hung\n", roots, atomic_load(&kills), right, failed);
+    ck_assert_int_gt(atomic_load(&kills), 0);
+    ck_assert_int_eq(count_fds(), fds);
+    ck_assert(waitpid(-1, NULL, WNOHANG) < 0);
+}
+END_TEST
+
 /* A worker stopped for 5 s: the others take the work, and when it goes
  * on, its tasks finish too. */
 START_TEST(a_worker_stopped_for_five_seconds)
@@ -331,6 +400,7 @@ int main(void)
     tcase_add_test(tc, tasks_at_most_once_while_workers_are_killed);
     tcase_add_test(tc, actors_killed_at_random);
     tcase_add_test(tc, a_graph_while_workers_are_killed);
+    tcase_add_test(tc, recursion_while_workers_are_killed);
     tcase_add_test(tc, a_worker_stopped_for_five_seconds);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
