@@ -111,6 +111,18 @@ static void on_door(rt__watch *w, uint32_t events)
     rt->door_hooks.accept(w->fd);
 }
 
+/* The notices and streams: after the fork server, which would copy
+ * their memory and lose it (make_blank() in forked children). */
+static int start_books(rt__runtime *rt)
+{
+    int rc = rt__notices_open(rt);
+    if (rc == 0 && rt__idmap_init(&rt->streams) < 0) {
+        rt__notices_close(rt);
+        rc = rt__error(RT_ENOMEM, "rt_init: no memory for the streams");
+    }
+    return rc;
+}
+
 /* Fork the server first, while this process has nothing else of ours
  * open, then the descriptors the runtime thread waits on. */
 static int start_node(rt__runtime *rt, const rt__offer *set)
@@ -134,7 +146,11 @@ static int start_node(rt__runtime *rt, const rt__offer *set)
         rt__wakers_close(rt);
         return rc;
     }
-    rc = start_scheduler(rt, set);
+    rc = start_books(rt);
+    if (rc == 0 && (rc = start_scheduler(rt, set)) < 0) {
+        rt__notices_close(rt);
+        rt__streams_free(rt);
+    }
     if (rc < 0) {
         rt__local_stop(rt->local);
         rt__wakers_close(rt);
@@ -235,15 +251,7 @@ static int start(rt__runtime *rt, const rt__offer *set)
     rt->store_size = set->store_bytes;
     rt__shm_pool_open(set->store_bytes / RT__POOL_SHARE);
     pthread_mutex_unlock(&rt->lock);
-    int rc = rt__notices_open(rt);
-    if (rc == 0 && rt__idmap_init(&rt->streams) < 0) {
-        rt__notices_close(rt);
-        rc = rt__error(RT_ENOMEM, "rt_init: no memory for the streams");
-    }
-    if (rc == 0 && (rc = start_thread(rt, set)) < 0) {
-        rt__notices_close(rt);
-        rt__streams_free(rt);
-    }
+    int rc = start_thread(rt, set);
     if (rc < 0)
         set_state(rt, RT__STOPPED);
     return rc;
