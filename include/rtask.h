@@ -200,12 +200,15 @@ typedef struct rt_opts {
     int max_task_retries; /* actors only: how often a call lost with its
                              actor's process is sent again to the actor
                              restarted (max_restarts); default 0 */
+    int max_concurrency;  /* actors only: methods that may run at once, on
+                             threads of the actor's process (then in no
+                             promised order); default 1 */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0, 0, RT_DEFAULT }
+      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom

@@ -9,6 +9,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ int n_until_cancelled(const void *arg, size_t len, rt_result *r);
 int n_count_up(const void *arg, size_t len, rt_result *r);
 int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_hold_large(const void *arg, size_t len, rt_result *r);
+int n_meet(void *state, const void *arg, size_t len, rt_result *r);
+int n_sleep_echo(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
@@ -308,6 +311,29 @@ int n_hold_large(const void *arg, size_t len, rt_result *r)
     uint64_t sum = checksum(data, n);
     rt_free(data);
     return rt_result_set(r, &sum, sizeof sum);
+}
+
+/* Threaded actors: count this call in, then wait (10 s at most) until
+ * arg calls are in at once; how many were. */
+int n_meet(void *state, const void *arg, size_t len, rt_result *r)
+{
+    _Atomic uint64_t *in = state;
+    uint64_t want = len == sizeof want ? u64_of(arg) : 4;
+    atomic_fetch_add(in, 1);
+    for (int i = 0; i < 10000 && atomic_load(in) < want; i++)
+        usleep(1000);
+    uint64_t seen = atomic_load(in);
+    return rt_result_set(r, &seen, sizeof seen);
+}
+
+/* Sleep arg ms, then answer arg. */
+int n_sleep_echo(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    if (len != sizeof(uint64_t))
+        return 1;
+    usleep((useconds_t)(u64_of(arg) * 1000));
+    return rt_result_set(r, arg, len);
 }
 
 /* Run until asked to stop, 20 s at most. */
@@ -735,6 +761,38 @@ START_TEST(a_large_object_read_in_a_task_stays)
 }
 END_TEST
 
+/* max_concurrency: methods run at once on the actor's threads, and each
+ * answer reaches its own call, in whatever order they end. */
+START_TEST(a_threaded_actor_runs_methods_at_once)
+{
+    start_runtime();
+    static const rt_actor_class cls = {"meeting", n_actor_init, free};
+    rt_opts o = RT_OPTS_INIT;
+    o.max_concurrency = 4;
+    rt_actor actor;
+    ck_ok(rt_actor_create(&cls, &o, NULL, 0, &actor));
+    uint64_t four = 4;
+    rt_ref refs[4];
+    for (int i = 0; i < 4; i++)
+        ck_ok(rt_actor_call(actor, n_meet, &four, sizeof four, &refs[i]));
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_ge(get_u64(refs[i], 8000), 4);
+    uint64_t ms[6] = {300, 10, 200, 0, 100, 50};
+    rt_ref echo[6];
+    for (int i = 0; i < 6; i++)
+        ck_ok(rt_actor_call(actor, n_sleep_echo, &ms[i], sizeof ms[i], &echo[i]));
+    for (int i = 0; i < 6; i++)
+        ck_assert_uint_eq(get_u64(echo[i], 10000), ms[i]);
+    ck_ok(rt_actor_kill(actor));
+    o.max_concurrency = 0;
+    ck_fails(rt_actor_create(&cls, &o, NULL, 0, &actor), RT_EINVAL, "max_concurrency");
+    o.max_concurrency = 2;
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "max_concurrency");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
@@ -756,6 +814,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, results_stream_while_the_task_runs);
     tcase_add_test(tc, an_actor_restarts_when_asked);
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);
+    tcase_add_test(tc, a_threaded_actor_runs_methods_at_once);
     suite_add_tcase(s, tc);
     return s;
 }

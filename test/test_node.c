@@ -65,11 +65,11 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     return 0;
 }
 
-static int op_send(rt__node *n, rt__worker *wk, const rt__task *t, uint64_t fini,
-                   uint64_t actor)
+static int op_send(rt__node *n, rt__worker *wk, const rt__task *t,
+                   const rt__actor_spec *actor)
 {
     fake_worker *w = (fake_worker *)wk;
-    (void)fini, (void)actor;
+    (void)actor;
     ck_assert_ptr_nonnull(w->owner);
     ck_assert_int_eq(w->gone, 0);
     ck_assert_uint_lt(w->calls, 64);

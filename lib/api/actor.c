@@ -23,6 +23,7 @@ static rt__actor *new_actor(const char *name, const rt_actor_class *cls,
     a->fini = cls->fini;
     a->restarts_left = r->max_restarts;
     a->task_retries = r->max_task_retries;
+    a->concurrency = r->max_concurrency;
     return a;
 }
 

@@ -97,10 +97,12 @@ static char *flatten(const rt__task *t, size_t *len)
     return table;
 }
 
-static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini,
-                   uint64_t actor)
+static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
+                   const rt__actor_spec *actor)
 {
-    (void)actor; /* the rank's worker says 0: its context names no actor */
+    /* Only the destructor goes: the rank's actor runs one method at a
+     * time, and its context names no actor. */
+    uint64_t fini = actor ? actor->fini : 0;
     rt__peer *p = (rt__peer *)n;
     proxy *x = (proxy *)w;
     rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0);

@@ -93,7 +93,9 @@ static void feed(rt__serve *s, lease *l)
 {
     while (l->w && l->budget > 0 && l->queue.head) {
         rt__task *t = rt__tasks_pop(&l->queue);
-        if (s->local->ops->send(s->local, l->w, t, l->fini, 0) < 0) {
+        /* Rank 0 sends neither the actor's handle nor its concurrency. */
+        rt__actor_spec spec = {0, l->fini, 1};
+        if (s->local->ops->send(s->local, l->w, t, &spec) < 0) {
             rt__tasks_push_front(&l->queue, t);
             return; /* out of memory: again next round */
         }

@@ -55,6 +55,7 @@ typedef struct rt__actor {
                                     calls after them, in order */
     int restarts_left;
     int task_retries;            /* fixed: max_task_retries of each call */
+    int concurrency;             /* fixed: methods it may run at once */
     int restart_requested;       /* [L] rt_actor_restart() was called */
     int kill_queued;             /* [L] on the runtime's list of kills */
     int restarting;              /* the kill taken is a restart's */

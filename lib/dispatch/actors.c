@@ -243,6 +243,8 @@ void rt__actors_absorb(rt__dispatch *d, rt__task *t)
     a->create = t;
     rt__list_push_back(&d->actors, &a->link);
     a->cls = rt__sched_actor_class(&d->sched, &req, a);
+    if (a->cls)
+        a->cls->concurrency = (size_t)a->concurrency;
     if (!a->cls) {
         a->ctor_status = RT_ENOMEM;
         rt__actors_set_death(d, a, RT__DEATH_CTOR);

@@ -159,9 +159,11 @@ static void grant_leases(rt__dispatch *d)
 static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
 {
     rt__node *n = rt__dispatch_node_of(d, l);
-    int create = t->kind == RT__KIND_CREATE;
-    uint64_t fini = create ? (uint64_t)(uintptr_t)t->actor->fini : 0;
-    if (n->ops->send(n, l->worker, t, fini, create ? t->actor->handle : 0) < 0) {
+    rt__actor_spec spec = {0};
+    if (t->kind == RT__KIND_CREATE)
+        spec = (rt__actor_spec){t->actor->handle, (uint64_t)(uintptr_t)t->actor->fini,
+                                (uint64_t)t->actor->concurrency};
+    if (n->ops->send(n, l->worker, t, t->kind == RT__KIND_CREATE ? &spec : NULL) < 0) {
         rt__task_fail(t, RT_ENOMEM, "no memory to send the task");
         if (t->kind == RT__KIND_CREATE) {
             rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
@@ -518,8 +520,8 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
 {
     rt__dispatch *d = ctx;
     rt__lease *l = owner;
-    rt__task *t = l->inflight.head;
-    if (!t || t->id != r->id) { /* not what this worker was asked */
+    rt__task *t = rt__sched_in_flight(l, r->id);
+    if (!t) { /* not what this worker was asked */
         rt__answer_drop(r);
         rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
         return;

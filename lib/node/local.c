@@ -235,12 +235,13 @@ static int send_spare(rt__worker *w)
     return fd < 0 ? 0 : rt__proto_send_spare(&w->chan, fd);
 }
 
-static int op_send(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini,
-                   uint64_t actor)
+static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
+                   const rt__actor_spec *actor)
 {
     (void)n;
     if (send_name(w, t) < 0 || send_spare(w) < 0 ||
-        (t->kind == RT__KIND_CREATE && rt__proto_send_actor(&w->chan, actor, fini) < 0) ||
+        (actor && rt__proto_send_actor(&w->chan, actor->handle, actor->fini,
+                                       actor->concurrency) < 0) ||
         send_task(w, t) < 0)
         return -1;
     w->calls++;

@@ -25,6 +25,13 @@
 #include <stdint.h>
 
 typedef struct rt__node rt__node;
+
+/* What a worker that becomes an actor is told with its constructor. */
+typedef struct rt__actor_spec {
+    uint64_t handle;      /* the actor's rt_actor id (0: not known here) */
+    uint64_t fini;        /* its destructor, or 0 */
+    uint64_t concurrency; /* methods it may run at once */
+} rt__actor_spec;
 typedef struct rt__worker rt__worker; /* a node's worker: opaque above */
 
 /* A task's answer, in the one shape every node hands up: the result's
@@ -83,10 +90,10 @@ typedef struct rt__node_ops {
                          size_t *calls);
     /* Tell w its lease's devices (it gets them before its next task). */
     int (*devices)(rt__node *n, rt__worker *w, const rt__devices *d);
-    /* Queue t for w; a constructor goes with the destructor fini and the
-     * handle of the actor it makes.  0 or -1 when out of memory. */
-    int (*send)(rt__node *n, rt__worker *w, const rt__task *t, uint64_t fini,
-                uint64_t actor);
+    /* Queue t for w; a constructor goes with what w, becoming an actor,
+     * is told (else NULL).  0 or -1 when out of memory. */
+    int (*send)(rt__node *n, rt__worker *w, const rt__task *t,
+                const rt__actor_spec *actor);
     /* The lease is over: keep w for another one, or retire it. */
     void (*release)(rt__node *n, rt__worker *w, int retire);
     /* Send w what it has, then end of file: an actor finishes its calls,

@@ -196,10 +196,10 @@ int rt__proto_send_devices(rt__chan *c, const char *text)
     return rt__chan_put(c, &h, text, NULL);
 }
 
-int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini)
+int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini, uint64_t concurrency)
 {
-    rt__hdr h = {.type = RT__MSG_ACTOR, .id = handle, .word = fini};
-    return rt__chan_put(c, &h, NULL, NULL);
+    rt__hdr h = {.type = RT__MSG_ACTOR, .id = handle, .word = fini, .len = sizeof concurrency};
+    return rt__chan_put(c, &h, &concurrency, NULL);
 }
 
 static rt__hdr result_header(const rt__result_msg *r)

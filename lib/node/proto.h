@@ -28,7 +28,7 @@ typedef enum rt__msg_type {
     RT__MSG_EXITED,       /* fork server -> app: id = worker key, word = wait status */
     RT__MSG_DEVICES,      /* app -> worker: payload = rt__devices's lines */
     RT__MSG_ACTOR,        /* app -> worker: become an actor; id = its handle,
-                             word = destructor */
+                             word = destructor, payload = its concurrency */
     RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
     RT__MSG_CALL,         /* app -> worker: as TASK, word = actor method */
     RT__MSG_ARG,          /* app -> worker: one argument of the next TASK_ARGS
@@ -131,7 +131,9 @@ int rt__proto_send_task(rt__chan *c, const rt__task_msg *m);
 int rt__proto_send_name(rt__chan *c, const char *name);
 /* DEVICES carries text from rt__devices_encode(). */
 int rt__proto_send_devices(rt__chan *c, const char *text);
-int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini);
+/* The most methods an actor may run at once (rt_opts.max_concurrency). */
+#define RT__CONCURRENCY_MAX 1024
+int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini, uint64_t concurrency);
 int rt__proto_send_spare(rt__chan *c, int fd);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
 /* A RESULT with inline bytes written at dst as a channel carries it: its

@@ -89,8 +89,31 @@ static struct {
     void *state;
     rt_actor_fini_fn fini;
     uint64_t handle;
+    uint64_t concurrency; /* methods at once (rt_opts.max_concurrency) */
     int created;
 } actor;
+
+/* An actor that runs several methods at once has threads of its own for
+ * them: the main thread reads each call and queues it here (its bytes
+ * copied out of the channel, its mapped arguments handed over), the
+ * threads run them and send their results, one at a time, in the order
+ * they end. */
+typedef struct call_job {
+    struct call_job *next;
+    rt__task_msg m;
+    char *bytes;        /* the argument (or table) copied, or NULL: arg_fd */
+    rt_value mapped[RT_ARGS_MAX];
+    size_t nmapped;
+} call_job;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;  /* a job came, or one ended */
+    call_job *head, *tail;
+    unsigned threads, busy;  /* threads: 0 while methods run on the main thread */
+    pthread_mutex_t sending; /* the channel's output, between the threads */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0,
+          PTHREAD_MUTEX_INITIALIZER};
 
 /* The task the calling thread runs: what rt_task_context() says. */
 static _Thread_local rt__running running_here;
@@ -380,14 +403,16 @@ static int takes_list(const rt__task_msg *m)
 }
 
 /* Call what the message names: a task, an actor's constructor (which
- * sets the actor's state) or one of its methods. */
-static int invoke(const rt__task_msg *m, const void *arg, rt_result *r)
+ * sets the actor's state) or one of its methods; list and n are the
+ * arguments of a task of several. */
+static int invoke(const rt__task_msg *m, const void *arg, const rt_value *list, size_t n,
+                  rt_result *r)
 {
     switch (m->type) {
     case RT__MSG_TASK_ARGS:
-        return ((rt_fn_args)(uintptr_t)m->fn)(args.list, args.n, r);
+        return ((rt_fn_args)(uintptr_t)m->fn)(list, n, r);
     case RT__MSG_CALL_ARGS:
-        return ((rt_method_args)(uintptr_t)m->fn)(actor.state, args.list, args.n, r);
+        return ((rt_method_args)(uintptr_t)m->fn)(actor.state, list, n, r);
     case RT__MSG_CREATE: {
         /* A class without a constructor has a NULL state. */
         rt_actor_init_fn init = (rt_actor_init_fn)(uintptr_t)m->fn;
@@ -433,7 +458,7 @@ static void run_task(const rt__task_msg *m)
                                  .lends = m->type == RT__MSG_TASK ||
                                           m->type == RT__MSG_TASK_ARGS};
     lend_channel();
-    answer.status = invoke(m, arg, &r);
+    answer.status = invoke(m, arg, args.list, args.n, &r);
     rt__client_task_end(r.data, r.len);
     running_here = (rt__running){0};
     uint64_t ran_ns = rt__now_ns() - start;
@@ -459,9 +484,133 @@ static void run_task(const rt__task_msg *m)
 
 static void flush_or_leave(void)
 {
+    if (pool.threads)
+        pthread_mutex_lock(&pool.sending);
     int rc = flush_channel();
+    if (pool.threads)
+        pthread_mutex_unlock(&pool.sending);
     if (rc < 0)
         leave_lost();
+}
+
+/* ---- an actor's threads ---------------------------------------------------------- */
+
+/* One method on one of the actor's threads, from its job to its result. */
+static void run_call(call_job *job)
+{
+    const rt__task_msg *m = &job->m;
+    rt_result r = {.fd = -1};
+    rt__result_msg answer = {.id = m->id};
+    const void *arg = job->bytes;
+    rt_value list[RT_ARGS_MAX];
+    size_t n = 0;
+    if (m->arg_fd >= 0 && !(arg = rt__shm_open(m->arg_fd, m->len, 0)))
+        answer.sys_errno = errno;
+    for (size_t i = 0; i < job->nmapped && !answer.sys_errno; i++)
+        if (!job->mapped[i].data)
+            answer.sys_errno = EIO; /* it could not be mapped when it came */
+    if (!answer.sys_errno && m->type == RT__MSG_CALL_ARGS &&
+        rt__args_read(arg, m->len, job->mapped, job->nmapped, list, &n) < 0)
+        answer.sys_errno = EPROTO;
+    if (!answer.sys_errno) {
+        uint64_t start = rt__now_ns();
+        atomic_store(&self.slot->since_ns, start);
+        atomic_store(&self.slot->running, m->id);
+        running_here = (rt__running){.task = m->id, .attempt = m->attempt,
+                                     .actor = actor.handle};
+        answer.status = invoke(m, arg, list, n, &r);
+        rt__client_task_end(r.data, r.len);
+        running_here = (rt__running){0};
+        answer.run_us = (rt__now_ns() - start) / 1000;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    if (m->arg_fd >= 0) {
+        if (arg)
+            rt__shm_unmap((void *)arg, m->len);
+        close(m->arg_fd);
+    }
+    for (size_t i = 0; i < job->nmapped; i++)
+        if (job->mapped[i].data)
+            rt__shm_unmap((void *)job->mapped[i].data, job->mapped[i].len);
+    pthread_mutex_lock(&pool.sending);
+    send_result(&answer, &r);
+    int rc = flush_channel(); /* the main thread may wait in a read */
+    pthread_mutex_unlock(&pool.sending);
+    if (rc < 0)
+        leave_lost();
+}
+
+static void *call_thread(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&pool.lock);
+    for (;;) {
+        call_job *job = pool.head;
+        if (!job) {
+            pthread_cond_wait(&pool.changed, &pool.lock);
+            continue;
+        }
+        if (!(pool.head = job->next))
+            pool.tail = NULL;
+        pool.busy++;
+        pthread_mutex_unlock(&pool.lock);
+        run_call(job);
+        rt__free(job->bytes);
+        rt__free(job);
+        pthread_mutex_lock(&pool.lock);
+        pool.busy--;
+        pthread_cond_broadcast(&pool.changed);
+    }
+    return NULL;
+}
+
+/* The constructor succeeded: start the threads its concurrency asks for
+ * (as many as can be had; none: the main thread runs the methods). */
+static void start_threads(void)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    for (uint64_t i = 0; actor.concurrency > 1 && i < actor.concurrency; i++) {
+        pthread_t th;
+        if (rt__thread_start(&th, &attr, call_thread, NULL) != 0)
+            break;
+        pool.threads++;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+/* Queue a call for the threads; its bytes leave the channel with it. */
+static void queue_call(const rt__task_msg *m)
+{
+    call_job *job = rt__calloc(1, sizeof *job);
+    if (!job || (m->arg_fd < 0 && !(job->bytes = rt__malloc(m->len + 1))))
+        leave(); /* no memory: the runtime fails the actor's calls */
+    job->m = *m;
+    if (m->arg_fd < 0)
+        memcpy(job->bytes, m->arg, m->len);
+    job->nmapped = args.nmapped;
+    memcpy(job->mapped, args.mapped, args.nmapped * sizeof *args.mapped);
+    args.nmapped = 0; /* the job unmaps them */
+    args.errno_ = 0;
+    pthread_mutex_lock(&pool.lock);
+    if (pool.tail)
+        pool.tail->next = job;
+    else
+        pool.head = job;
+    pool.tail = job;
+    pthread_cond_signal(&pool.changed);
+    pthread_mutex_unlock(&pool.lock);
+}
+
+/* End of file: the calls queued and running end first. */
+static void drain_calls(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    while (pool.head || pool.busy)
+        pthread_cond_wait(&pool.changed, &pool.lock);
+    pthread_mutex_unlock(&pool.lock);
 }
 
 static void set_name(const rt__hdr *h, const char *payload)
@@ -481,12 +630,17 @@ static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
         drop_args();
         return;
     }
+    if (pool.threads && (m.type == RT__MSG_CALL || m.type == RT__MSG_CALL_ARGS)) {
+        queue_call(&m);
+        return;
+    }
     run_task(&m);
     if (m.type != RT__MSG_CREATE)
         return;
     flush_or_leave();
     if (!actor.created)
         leave(); /* a failed constructor leaves no actor to call */
+    start_threads();
 }
 
 static void handle(const rt__hdr *h, const char *payload, const int *fds)
@@ -508,6 +662,9 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
         actor.handle = h->id;
+        actor.concurrency = 1;
+        if (h->len == sizeof actor.concurrency)
+            memcpy(&actor.concurrency, payload, sizeof actor.concurrency);
         break;
     case RT__MSG_NAME:
         set_name(h, payload);
@@ -551,8 +708,10 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
     rt__chan_init(&self.chan, sock);
     for (;;) {
         long got = rt__chan_fill(&self.chan);
-        if (got == 0)
-            leave(); /* end of file: retired, or the application is gone */
+        if (got == 0) { /* end of file: retired, or the application is gone */
+            drain_calls();
+            leave();
+        }
         if (got < 0)
             leave_lost();
         set_busy(1);

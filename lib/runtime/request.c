@@ -121,6 +121,15 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     if (rc == 0)
         rc = resolve_count(o->max_task_retries, zeroed, 0, "max_task_retries",
                            &r->max_task_retries);
+    if (rc == 0)
+        rc = resolve_count(o->max_concurrency, zeroed, 1, "max_concurrency",
+                           &r->max_concurrency);
+    if (rc == 0 && (r->max_concurrency < 1 || r->max_concurrency > RT__CONCURRENCY_MAX))
+        rc = rt__error(RT_EINVAL, "max_concurrency must be from 1 to %d; %d is invalid",
+                       RT__CONCURRENCY_MAX, r->max_concurrency);
+    if (rc == 0 && !actor && r->max_concurrency != 1)
+        rc = rt__error(RT_EINVAL, "max_concurrency is for actors: a task runs alone in "
+                                  "its worker");
     if (rc == 0 && !actor && r->max_task_retries)
         rc = rt__error(RT_EINVAL, "max_task_retries is for actors: a task's runs are "
                                   "max_retries");

@@ -21,6 +21,7 @@ typedef struct rt__request {
     int max_retries;
     int max_restarts;
     int max_task_retries;
+    int max_concurrency;
     uint32_t timeout_ms;
     int retry_exceptions;
     int nitems;

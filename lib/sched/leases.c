@@ -99,14 +99,20 @@ static int stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
 size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
 {
     const rt__class *c = l->cls;
+    /* A threaded actor runs that many at once, long or not. */
+    size_t at_once = c->concurrency > l->inflight.count ? c->concurrency - l->inflight.count : 0;
+    if (at_once > c->pending.count)
+        at_once = c->pending.count;
     if (l->lent_by || stalled(l, busy_us, now_ns))
-        return 0;
+        return at_once;
     size_t fair = (c->pending.count + c->inflight + c->leases - 1) / c->leases;
     size_t window = window_of(c);
     size_t limit = fair < window ? fair : window;
     size_t share = l->inflight.count < limit ? limit - l->inflight.count : 0;
     if (share > c->pending.count)
         share = c->pending.count;
+    if (share < at_once)
+        share = at_once;
     return share < l->budget ? share : l->budget;
 }
 
@@ -158,6 +164,23 @@ void rt__sched_take_back(rt__lease *l, size_t n, rt__tasks *q)
     l->cls->inflight -= n;
     if (l->budget != SIZE_MAX)
         l->budget += n;
+}
+
+rt__task *rt__sched_in_flight(rt__lease *l, uint64_t id)
+{
+    rt__task *t = l->inflight.head;
+    if (!t || t->id == id || l->cls->concurrency < 2)
+        return t && t->id == id ? t : NULL;
+    for (rt__task *prev = t; (t = prev->next); prev = t)
+        if (t->id == id) { /* to the front, where rt__sched_answered() takes it */
+            prev->next = t->next;
+            if (l->inflight.tail == t)
+                l->inflight.tail = prev;
+            rt__tasks_push_front(&l->inflight, t);
+            l->inflight.count--; /* push_front counted it again */
+            return t;
+        }
+    return NULL;
 }
 
 rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns)

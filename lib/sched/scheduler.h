@@ -51,6 +51,8 @@ typedef struct rt__class {
     int gpu_type;                       /* its GPUs' type (a custom resource
                                            index), or RT__ANY_TYPE */
     int max_calls;                      /* 0 = unlimited */
+    size_t concurrency;                 /* an actor's: methods at once (its
+                                           answers come in any order) */
     void *owner;                        /* the actor of an actor's class, or NULL */
     rt__tasks pending;                  /* in submission order */
     size_t inflight;                    /* sent, not answered */
@@ -210,6 +212,10 @@ int rt__sched_may_feed(const rt__sched *s, const rt__class *c);
 size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
 /* l's worker was sent t at now_ns: t joins its tasks in flight. */
 void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
+/* The task in flight on l that an answer names, id: the oldest, or, for
+ * an actor that runs several methods at once, any (moved first); NULL
+ * when it is not in flight there. */
+rt__task *rt__sched_in_flight(rt__lease *l, uint64_t id);
 /* The oldest task in flight on l, answered at now_ns after running for
  * run_us: taken off; NULL when none. */
 rt__task *rt__sched_answered(rt__lease *l, uint64_t run_us, uint64_t now_ns);
