@@ -258,6 +258,7 @@ check-man:
 	    out=$$(groff -t -ww -man -z -Tutf8 $$p 2>&1; \
 	           MANPAGER=cat man -l $$p 2>&1 > /dev/null); \
 	    [ -z "$$out" ] || { echo "$$p: $$out"; exit 1; }; \
+	    grep -q '^\.SH NAME' $$p || { echo "$$p: no NAME section (empty?)"; exit 1; }; \
 	done; echo "man pages: $(words $(MAN_PAGES)) render cleanly and open with man -l"
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
