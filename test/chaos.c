@@ -284,36 +284,6 @@ START_TEST(a_graph_while_workers_are_killed)
 }
 END_TEST
 
-/* fib(n) as tasks that submit two and wait for them (test_nested.c). */
-int chaos_fib(const void *arg, size_t len, rt_result *r);
-int chaos_fib(const void *arg, size_t len, rt_result *r)
-{
-    uint64_t n, v, a, b;
-    if (len != sizeof n)
-        return 1;
-    memcpy(&n, arg, sizeof n);
-    v = n;
-    if (n >= 2) {
-        uint64_t x = n - 1, y = n - 2;
-        rt_ref rx, ry;
-        void *px, *py;
-        if (rt_remote(chaos_fib, NULL, &x, sizeof x, &rx) < 0 ||
-            rt_remote(chaos_fib, NULL, &y, sizeof y, &ry) < 0 ||
-            rt_get(rx, &px, NULL, RT_FOREVER) < 0)
-            return 2;
-        if (rt_get(ry, &py, NULL, RT_FOREVER) < 0) {
-            rt_free(px);
-            return 3;
-        }
-        memcpy(&a, px, sizeof a);
-        memcpy(&b, py, sizeof b);
-        rt_free(px);
-        rt_free(py);
-        v = a + b;
-    }
-    return rt_result_set(r, &v, sizeof v);
-}
-
 /* Workers killed at random under recursive computations: each
  * top-level result is right or an error that says why; nothing hangs and
  * nothing is left, not even a proxy thread's descriptor. */
@@ -331,7 +301,7 @@ START_TEST(recursion_while_workers_are_killed)
     for (long i = 0; i < roots; i++) {
         uint64_t n = 10, *v = NULL;
         rt_ref ref;
-        ck_ok(rt_remote(chaos_fib, NULL, &n, sizeof n, &ref));
+        ck_ok(rt_remote(t_fib, NULL, &n, sizeof n, &ref));
         int rc = rt_get(ref, (void **)&v, NULL, 60000);
         ck_assert_msg(rc == 0 || rc == RT_EWORKERDIED || rc == RT_ETASK, "root %ld: %d (%s)",
                       i, rc, rt_last_error());

@@ -408,3 +408,34 @@ int t_chatter(const void *arg, size_t len, rt_result *r)
         puts(line);
     return set_u64(r, lines);
 }
+
+/* fib(n) as tasks that each submit two and wait for them. */
+int t_fib(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t n, v;
+    if (len != sizeof n)
+        return 1;
+    memcpy(&n, arg, sizeof n);
+    v = n;
+    if (n >= 2) {
+        uint64_t x = n - 1, y = n - 2;
+        rt_ref rx, ry;
+        if (rt_remote(t_fib, NULL, &x, sizeof x, &rx) < 0 ||
+            rt_remote(t_fib, NULL, &y, sizeof y, &ry) < 0)
+            return 2;
+        void *px, *py;
+        if (rt_get(rx, &px, NULL, RT_FOREVER) < 0)
+            return 3;
+        if (rt_get(ry, &py, NULL, RT_FOREVER) < 0) {
+            rt_free(px);
+            return 4;
+        }
+        uint64_t a, b;
+        memcpy(&a, px, sizeof a);
+        memcpy(&b, py, sizeof b);
+        rt_free(px);
+        rt_free(py);
+        v = a + b;
+    }
+    return rt_result_set(r, &v, sizeof v);
+}

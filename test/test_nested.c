@@ -17,7 +17,6 @@
 
 /* ---- task functions (extern: dladdr() names them) --------------------------------- */
 
-int n_fib(const void *arg, size_t len, rt_result *r);
 int n_echo_twice(const void *arg, size_t len, rt_result *r);
 int n_forbidden(const void *arg, size_t len, rt_result *r);
 int n_call_actor(const void *arg, size_t len, rt_result *r);
@@ -45,32 +44,6 @@ static uint64_t u64_of(const void *p)
     uint64_t v;
     memcpy(&v, p, sizeof v);
     return v;
-}
-
-/* fib(n) as tasks that each submit two and wait for them. */
-int n_fib(const void *arg, size_t len, rt_result *r)
-{
-    if (len != sizeof(uint64_t))
-        return 1;
-    uint64_t n = u64_of(arg), v = n;
-    if (n >= 2) {
-        uint64_t a = n - 1, b = n - 2;
-        rt_ref ra, rb;
-        if (rt_remote(n_fib, NULL, &a, sizeof a, &ra) < 0 ||
-            rt_remote(n_fib, NULL, &b, sizeof b, &rb) < 0)
-            return 2;
-        void *x, *y;
-        if (rt_get(ra, &x, NULL, RT_FOREVER) < 0)
-            return 3;
-        if (rt_get(rb, &y, NULL, RT_FOREVER) < 0) {
-            rt_free(x);
-            return 4;
-        }
-        v = u64_of(x) + u64_of(y);
-        rt_free(x);
-        rt_free(y);
-    }
-    return rt_result_set(r, &v, sizeof v);
 }
 
 /* Echo its argument through a task it submits, twice over. */
@@ -385,7 +358,7 @@ START_TEST(recursion_finishes_on_two_cpus)
     start_runtime();
     uint64_t n = scaled(15) >= 15 ? 15 : 10;
     uint64_t want = n == 15 ? 610 : 55;
-    ck_assert_uint_eq(call_u64(n_fib, NULL, &n, sizeof n), want);
+    ck_assert_uint_eq(call_u64(t_fib, NULL, &n, sizeof n), want);
     ck_assert_int_le(count_workers(), 2 * 64 + 2);
     ck_ok(rt_shutdown());
     ck_assert_int_eq(count_workers(), 0);

@@ -82,6 +82,7 @@ int t_forge(const void *arg, size_t len, rt_result *r);
 int t_shrink_result(const void *arg, size_t len, rt_result *r);
 int t_scribble_env(const void *arg, size_t len, rt_result *r);
 int t_chatter(const void *arg, size_t len, rt_result *r);
+int t_fib(const void *arg, size_t len, rt_result *r);
 
 /* What t_forge() writes onto its worker's socket. */
 enum forge_kind {

@@ -113,10 +113,9 @@ static uint64_t get_u64(unpack *u)
 
 static double get_f64(unpack *u)
 {
-    double v = 0;
-    const void *at = get_raw(u, 8);
-    if (at)
-        memcpy(&v, at, 8);
+    uint64_t bits = get_u64(u);
+    double v;
+    memcpy(&v, &bits, sizeof v);
     return v;
 }
 

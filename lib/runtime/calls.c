@@ -243,28 +243,37 @@ long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_rea
     return count;
 }
 
+/* [L] held, and let go here: queue a (rt__malloc()ed) asking `how` of
+ * t, or free it when t is NULL; then wake the runtime if it must. */
+static void ask_unlock(rt__runtime *rt, rt__ask *a, rt__task *t, int how, rt__task *awaited)
+{
+    int wake = 0;
+    if (t) {
+        *a = (rt__ask){.task = t, .how = how, .awaited = awaited};
+        wake = rt__submit_ask(rt, a);
+        a = NULL; /* the runtime's now */
+    }
+    pthread_mutex_unlock(&rt->lock);
+    rt__free(a);
+    if (wake)
+        rt__submitted(rt, wake);
+}
+
 int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
 {
     rt__ask *c = rt__malloc(sizeof *c); /* outside the lock */
     if (!c)
         return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
     pthread_mutex_lock(&rt->lock);
-    int rc = rt__check_running(rt, "rt_cancel"), wake = 0;
+    int rc = rt__check_running(rt, "rt_cancel");
     rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
     if (rc == 0 && !t)
         rc = rt__error(RT_EBADREF, "rt_cancel: unknown or consumed handle");
     else if (rc == 0 && force && t->kind != RT__KIND_TASK)
         rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
                                   "ends with its actor (rt_actor_kill())");
-    if (rc == 0 && t->state != RT__TASK_DONE) {
-        *c = (rt__ask){.task = t, .how = force ? RT__CANCEL_KILL : RT__CANCEL_DROP};
-        wake = rt__submit_ask(rt, c);
-        c = NULL; /* the runtime's now */
-    }
-    pthread_mutex_unlock(&rt->lock);
-    rt__free(c);
-    if (wake)
-        rt__submitted(rt, wake);
+    int asked = rc == 0 && t->state != RT__TASK_DONE;
+    ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL);
     return rc;
 }
 
@@ -288,18 +297,10 @@ int rt__call_lend(rt__runtime *rt, uint64_t task, int lend, rt_ref awaited)
         return 0; /* the task keeps its CPUs while it waits */
     pthread_mutex_lock(&rt->lock);
     rt__task *t = rt->state == RT__RUNNING ? rt__table_find(&rt->tasks, task) : NULL;
-    int wake = 0, asked = t && t->state != RT__TASK_DONE && t->kind == RT__KIND_TASK;
-    if (asked) {
-        rt__task *w = lend ? rt__table_find(&rt->tasks, awaited.id) : NULL;
-        *a = (rt__ask){.task = t, .how = lend ? RT__ASK_LEND : RT__ASK_GO_ON,
-                       .awaited = w && w->state != RT__TASK_DONE ? w : NULL};
-        wake = rt__submit_ask(rt, a);
-        a = NULL; /* the runtime's now */
-    }
-    pthread_mutex_unlock(&rt->lock);
-    rt__free(a);
-    if (wake)
-        rt__submitted(rt, wake);
+    int asked = t && t->state != RT__TASK_DONE && t->kind == RT__KIND_TASK;
+    rt__task *w = asked && lend ? rt__table_find(&rt->tasks, awaited.id) : NULL;
+    ask_unlock(rt, a, asked ? t : NULL, lend ? RT__ASK_LEND : RT__ASK_GO_ON,
+               w && w->state != RT__TASK_DONE ? w : NULL);
     if (!asked || lend)
         return asked;
     pthread_mutex_lock(&rt->lock);
