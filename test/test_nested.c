@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- task functions (extern: dladdr() names them) --------------------------------- */
@@ -35,6 +36,7 @@ int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_hold_large(const void *arg, size_t len, rt_result *r);
 int n_meet(void *state, const void *arg, size_t len, rt_result *r);
 int n_sleep_echo(void *state, const void *arg, size_t len, rt_result *r);
+int n_fork_and_call(const void *arg, size_t len, rt_result *r);
 int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
@@ -307,6 +309,39 @@ int n_sleep_echo(void *state, const void *arg, size_t len, rt_result *r)
         return 1;
     usleep((useconds_t)(u64_of(arg) * 1000));
     return rt_result_set(r, arg, len);
+}
+
+/* Make a call (so the connection exists), fork, and have the child try
+ * one: its code and message (and whether the task's own calls still
+ * work after) as text. */
+int n_fork_and_call(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    uint64_t x = 1;
+    rt_ref ref;
+    if (rt_remote(t_double, NULL, &x, sizeof x, &ref) < 0 || rt_get(ref, NULL, NULL, 60000) < 0)
+        return 1;
+    int p[2];
+    if (pipe(p) < 0)
+        return 2;
+    pid_t child = fork();
+    if (child == 0) {
+        char text[512];
+        int rc = rt_remote(t_double, NULL, &x, sizeof x, &ref);
+        snprintf(text, sizeof text, "%d %s", rc, rt_last_error());
+        ssize_t n = write(p[1], text, strlen(text) + 1);
+        _exit(n > 0 ? 0 : 1);
+    }
+    close(p[1]);
+    char text[512] = "";
+    ssize_t n = read(p[0], text, sizeof text - 1);
+    close(p[0]);
+    waitpid(child, NULL, 0);
+    if (n <= 0)
+        return 3;
+    if (rt_remote(t_double, NULL, &x, sizeof x, &ref) < 0 || rt_get(ref, NULL, NULL, 60000) < 0)
+        return 4; /* the task's connection must be intact */
+    return rt_result_set(r, text, strlen(text) + 1);
 }
 
 /* Run until asked to stop, 20 s at most. */
@@ -766,6 +801,24 @@ START_TEST(a_threaded_actor_runs_methods_at_once)
 }
 END_TEST
 
+/* A process a task forks cannot make the task's calls: it gets an error,
+ * and the task's own connection is intact. */
+START_TEST(a_process_a_task_forks_cannot_call)
+{
+    start_runtime();
+    rt_ref ref;
+    ck_ok(rt_remote(n_fork_and_call, NULL, NULL, 0, &ref));
+    char *text;
+    ck_ok(rt_get(ref, (void **)&text, NULL, 60000));
+    char want[16];
+    snprintf(want, sizeof want, "%d ", RT_EINWORKER);
+    ck_assert_msg(strncmp(text, want, strlen(want)) == 0 && strstr(text, "forked"), "%s",
+                  text);
+    rt_free(text);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
@@ -788,6 +841,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, an_actor_restarts_when_asked);
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);
     tcase_add_test(tc, a_threaded_actor_runs_methods_at_once);
+    tcase_add_test(tc, a_process_a_task_forks_cannot_call);
     suite_add_tcase(s, tc);
     return s;
 }

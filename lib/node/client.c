@@ -11,8 +11,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* The workers' end of the door (inherited from the application). */
+/* The workers' end of the door (inherited from the application), and
+ * the worker this process is: a process a task forks has copies of both,
+ * and of its thread's connection, which are not its to use. */
 static int door = -1;
+static pid_t worker_pid;
+
+void rt__client_worker_starts(void)
+{
+    worker_pid = getpid();
+}
 
 /* The calling thread's connection, and the handles its task made that
  * are not consumed yet (the proxy keeps the same list). */
@@ -163,6 +171,15 @@ static void done(reply *r)
 
 static int open_or_fail(void)
 {
+    if (getpid() != worker_pid) {
+        if (conn.open) { /* the task's connection: close our copies */
+            rt__chan_close(&conn.chan);
+            rt__free(conn.made);
+            memset(&conn, 0, sizeof conn);
+        }
+        return rt__error(RT_EINWORKER, "a process that a task forked cannot make the "
+                         "task's calls: make them in the task's own process");
+    }
     return conn.open ? 0 : connect_door();
 }
 

@@ -28,6 +28,9 @@ int rt__client_door_open(int *ours, int *theirs);
  * is not one (its descriptors closed).  Blocks until one comes. */
 int rt__client_door_accept(int door);
 
+/* In a worker, as it starts: calls are this process's to make. */
+void rt__client_worker_starts(void);
+
 /* The calls, in a worker.  Each returns what the public call would, and
  * sets the message of rt_last_error(). */
 int rt__client_submit(const rt__submission *s, rt_ref *ref);
