@@ -8,6 +8,7 @@
 #include "tests.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ int n_hold_large(const void *arg, size_t len, rt_result *r);
 int n_meet(void *state, const void *arg, size_t len, rt_result *r);
 int n_sleep_echo(void *state, const void *arg, size_t len, rt_result *r);
 int n_fork_and_call(const void *arg, size_t len, rt_result *r);
+int n_put_from_thread(const void *arg, size_t len, rt_result *r);
 int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
@@ -342,6 +344,27 @@ int n_fork_and_call(const void *arg, size_t len, rt_result *r)
     if (rt_remote(t_double, NULL, &x, sizeof x, &ref) < 0 || rt_get(ref, NULL, NULL, 60000) < 0)
         return 4; /* the task's connection must be intact */
     return rt_result_set(r, text, strlen(text) + 1);
+}
+
+static void *put_in_thread(void *out)
+{
+    if (rt_put("from a thread", 14, out) < 0)
+        ((rt_ref *)out)->id = 0;
+    return NULL;
+}
+
+/* A thread of the task puts an object and ends; the handle's id,
+ * inverted (the result does not name it). */
+int n_put_from_thread(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    rt_ref ref = {0};
+    pthread_t th;
+    if (pthread_create(&th, NULL, put_in_thread, &ref) != 0)
+        return 1;
+    pthread_join(th, NULL);
+    uint64_t hidden = ~ref.id;
+    return ref.id ? rt_result_set(r, &hidden, sizeof hidden) : 2;
 }
 
 /* Run until asked to stop, 20 s at most. */
@@ -819,6 +842,24 @@ START_TEST(a_process_a_task_forks_cannot_call)
 }
 END_TEST
 
+/* A thread a task starts may call too; when it ends, its connection
+ * closes and the handles it made go. */
+START_TEST(a_task_s_thread_calls_and_ends)
+{
+    start_runtime();
+    uint64_t hidden = call_u64(n_put_from_thread, NULL, NULL, 0);
+    rt_ref made = {~hidden};
+    size_t ready;
+    int rc = 0;
+    for (int i = 0; i < 500 && rc == 0; i++) {
+        rc = rt_wait(&made, 1, 0, 0, &ready) == RT_EBADREF ? RT_EBADREF : 0;
+        usleep(10 * 1000);
+    }
+    ck_assert_int_eq(rc, RT_EBADREF);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
@@ -842,6 +883,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);
     tcase_add_test(tc, a_threaded_actor_runs_methods_at_once);
     tcase_add_test(tc, a_process_a_task_forks_cannot_call);
+    tcase_add_test(tc, a_task_s_thread_calls_and_ends);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,6 +7,7 @@
 #include "base/shm.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,6 +31,24 @@ static _Thread_local struct {
     uint64_t *made;
     size_t nmade, cap;
 } conn;
+
+/* A thread that ends closes its connection (its proxy then releases what
+ * it still held): threads a task starts come and go. */
+static pthread_key_t conn_key;
+static pthread_once_t conn_key_once = PTHREAD_ONCE_INIT;
+
+static void close_conn(void *unused)
+{
+    (void)unused;
+    rt__chan_close(&conn.chan);
+    rt__free(conn.made);
+    memset(&conn, 0, sizeof conn);
+}
+
+static void make_conn_key(void)
+{
+    (void)pthread_key_create(&conn_key, close_conn);
+}
 
 /* ---- the door --------------------------------------------------------------------- */
 
@@ -113,6 +132,8 @@ static int connect_door(void)
     }
     rt__chan_init(&conn.chan, sv[0]);
     conn.open = 1;
+    pthread_once(&conn_key_once, make_conn_key);
+    (void)pthread_setspecific(conn_key, &conn); /* non-NULL: close_conn() at exit */
     return 0;
 }
 
@@ -172,11 +193,8 @@ static void done(reply *r)
 static int open_or_fail(void)
 {
     if (getpid() != worker_pid) {
-        if (conn.open) { /* the task's connection: close our copies */
-            rt__chan_close(&conn.chan);
-            rt__free(conn.made);
-            memset(&conn, 0, sizeof conn);
-        }
+        if (conn.open) /* the task's connection: close our copies */
+            close_conn(NULL);
         return rt__error(RT_EINWORKER, "a process that a task forked cannot make the "
                          "task's calls: make them in the task's own process");
     }
