@@ -266,7 +266,7 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
         if (len % 8)
             return -1;
         release_made(p, (const uint64_t *)(const void *)payload, len / 8);
-        return 0;
+        return reply(p, 0, 0, NULL, 0, -1);
     default:
         return -1;
     }

@@ -31,7 +31,7 @@ typedef enum rt__call_type {
     RT__CALL_RELEASE,    /* id = ref */
     RT__CALL_KILL,       /* id = actor */
     RT__CALL_END,        /* the task ended; payload = the handles it made
-                            that its result names (kept); no REPLY */
+                            that its result names (kept) */
     RT__CALL_YIELD,      /* payload = one result of the running task */
     RT__CALL_REPLY,      /* id = the return code; word = a ref or a count;
                             payload = message, then bytes */

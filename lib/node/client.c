@@ -252,12 +252,14 @@ void rt__client_task_end(const void *result, size_t len)
     for (size_t i = 0; i < conn.nmade; i++)
         if (result && memmem(result, len, &conn.made[i], sizeof conn.made[i]))
             conn.made[kept++] = conn.made[i];
-    /* No reply: the proxy releases the others, and the task's result
-     * goes out meanwhile. */
-    if (rt__callmsg_put(&conn.chan, RT__CALL_END, 0, 0, conn.made, kept * 8) < 0 ||
-        rt__chan_flush(&conn.chan) < 0)
-        (void)lost();
+    /* The proxy releases the others before the task's result goes out,
+     * so its caller never sees them alive. */
+    reply r;
     conn.nmade = 0;
+    if (rt__callmsg_put(&conn.chan, RT__CALL_END, 0, 0, conn.made, kept * 8) < 0)
+        (void)lost();
+    else if (finish(&r) != RT_ESHUTDOWN || conn.open)
+        done(&r);
 }
 
 /* ---- the calls ---------------------------------------------------------------------- */
