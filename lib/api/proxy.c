@@ -2,8 +2,8 @@
  * proxy.c - the calls tasks make, made in the application.
  *
  * A worker's thread that calls rt_remote(), rt_get()... connects through
- * the door (node/client.h); the acceptor thread here starts a proxy
- * thread for each connection, which makes each call it reads with the
+ * the door (node/client.h); for each connection the runtime thread has a
+ * proxy thread started here, which makes each call it reads with the
  * public calls themselves, as any thread of the application would, and
  * replies.  So a task's rt_get() waits in the application exactly as the
  * application's own does, and what a task may do is what the application
@@ -12,7 +12,8 @@
  * Two things are a task's own.  While its rt_get() or rt_wait() waits,
  * its CPUs are lent (rt__call_lend()), so that the tasks it waits for can
  * run.  And the handles it makes are its: when it ends, those it did not
- * consume, release or return in its result are released (END).
+ * consume, release or return in its result are released (END), before
+ * its result goes out.
  *
  * The list of proxies is this module's alone: the runtime thread adds to
  * it when a worker's thread knocks at the door (rt__proxies_accept()),
