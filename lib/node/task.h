@@ -95,8 +95,8 @@ typedef struct rt__task {
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
     uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
-    uint32_t runs_lost;      /* runs lost with their worker, then retried */
-    uint32_t runs_failed;    /* runs whose function failed, then retried
+    uint16_t runs_lost;      /* runs lost with their worker, then retried */
+    uint16_t runs_failed;    /* runs whose function failed, then retried
                                 (retry_exceptions) */
     uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
     int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
@@ -106,22 +106,28 @@ typedef struct rt__task {
                                 handle: unfinished tasks that take it,
                                 views, a copy being read */
     uint32_t nargs;          /* RT__ARGS_LIST: entries of rt__task_args() */
-    unsigned char kind;      /* rt__task_kind */
     unsigned char nneeds;    /* rt__need entries at the start of tail */
-    unsigned char state;     /* [L] rt__task_state */
-    unsigned char orphan;    /* [L] handle released: free it when done */
     unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
                                  time limit passed (set by the round) */
-    unsigned char args_form; /* RT__ARGS_* */
-    unsigned char ended;     /* runtime thread: its outcome is known */
-    unsigned char nested;    /* submitted by a task: it goes first in line
-                                (the waiting task's own work first) */
-    unsigned char retry_exceptions; /* a failed function spends a retry */
-    unsigned char resuming;  /* runtime thread: in the dispatcher's resuming
-                                or resumed list */
-    unsigned char going_on;  /* [L] its wait ended and it has its CPUs back
-                                (rt__call_lend()) */
-    unsigned char watched;   /* [L] a notice is asked for (rt_notify()) */
+    /* Bits share a byte only with bits of the same writer: the submitter
+     * before the record is queued (then fixed), the runtime thread, or
+     * whoever holds the lock ([L]). */
+    unsigned char kind : 2;      /* rt__task_kind; fixed */
+    unsigned char args_form : 2; /* RT__ARGS_*; fixed */
+    unsigned char nested : 1;    /* fixed: submitted by a task, it goes first
+                                    in line (the waiting task's work first) */
+    unsigned char retry_exceptions : 1; /* fixed: a failed function spends a
+                                           retry */
+    unsigned char : 0;
+    unsigned char ended : 1;     /* runtime thread: its outcome is known */
+    unsigned char resuming : 1;  /* runtime thread: in the dispatcher's
+                                    resuming or resumed list */
+    unsigned char : 0;
+    unsigned char state : 1;     /* [L] rt__task_state */
+    unsigned char orphan : 1;    /* [L] handle released: free it when done */
+    unsigned char going_on : 1;  /* [L] its wait ended and it has its CPUs
+                                    back (rt__call_lend()) */
+    unsigned char watched : 1;   /* [L] a notice is asked for (rt_notify()) */
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
 } rt__task;
