@@ -290,6 +290,9 @@ static void *serve(void *arg)
             close(fd); /* only a reply carries an object */
         int rc = serve_one(p, &h, payload, len);
         rt__callmsg_done(&h, payload, len);
+        if (rc < 0)
+            rt__warn("a task's %s call broke the protocol: its connection is closed",
+                     rt__callmsg_name(h.type));
         if (rc < 0 || rt__chan_flush(&p->chan) < 0)
             break;
     }
