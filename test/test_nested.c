@@ -20,6 +20,7 @@
 /* ---- task functions (extern: dladdr() names them) --------------------------------- */
 
 int n_echo_twice(const void *arg, size_t len, rt_result *r);
+int n_submit_with_opts(const void *arg, size_t len, rt_result *r);
 int n_forbidden(const void *arg, size_t len, rt_result *r);
 int n_call_actor(const void *arg, size_t len, rt_result *r);
 int n_get_ref(const void *arg, size_t len, rt_result *r);
@@ -65,6 +66,27 @@ int n_echo_twice(const void *arg, size_t len, rt_result *r)
     rt_free(x);
     rt_free(y);
     return 0;
+}
+
+/* Submit t_double with every option set as the initialiser sets it, and
+ * a name: its result, or the submission's error as a negative number. */
+int n_submit_with_opts(const void *arg, size_t len, rt_result *r)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.name = "doubler";
+    o.resources = NULL;
+    rt_ref ref;
+    int rc = rt_remote(t_double, &o, arg, len, &ref);
+    if (rc < 0) {
+        int64_t err = rc;
+        return rt_result_set(r, &err, sizeof err);
+    }
+    void *v;
+    if (rt_get(ref, &v, NULL, RT_FOREVER) < 0)
+        return 2;
+    rc = rt_result_set(r, v, sizeof(uint64_t));
+    rt_free(v);
+    return rc;
 }
 
 /* What a task may not do: the codes and messages, as text. */
@@ -405,6 +427,8 @@ START_TEST(a_task_submits_tasks_and_reads_them)
     ck_assert_int_eq(memcmp(out, "abcabc", 6), 0);
     rt_free(out);
     ck_assert_uint_eq(call_u64(n_wait_children, NULL, NULL, 0), 2 * (1 + 2 + 3 + 4));
+    uint64_t x = 21; /* a task's options reach the application whole */
+    ck_assert_uint_eq(call_u64(n_submit_with_opts, NULL, &x, sizeof x), 42);
     ck_ok(rt_shutdown());
 }
 END_TEST

@@ -161,6 +161,11 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
     return rt__chan_put(c, &h, NULL, &fd);
 }
 
+/* A field added to rt_opts must be carried here too (on LP64, where the
+ * size is known). */
+_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 96,
+               "put_opts() and read_opts() carry every field of rt_opts");
+
 static void put_opts(pack *p, const rt_opts *o)
 {
     put_u64(p, o != NULL);
@@ -178,6 +183,8 @@ static void put_opts(pack *p, const rt_opts *o)
     put_u64(p, o->gpu_memory);
     put_u64(p, (uint64_t)(int64_t)o->timeout_ms);
     put_u64(p, (uint64_t)(int64_t)o->retry_exceptions);
+    put_u64(p, (uint64_t)(int64_t)o->max_task_retries);
+    put_u64(p, (uint64_t)(int64_t)o->max_concurrency);
 }
 
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s)
@@ -266,6 +273,8 @@ static void read_opts(unpack *u, rt_opts *o)
     o->gpu_memory = get_u64(u);
     o->timeout_ms = (long)(int64_t)get_u64(u);
     o->retry_exceptions = (int)(int64_t)get_u64(u);
+    o->max_task_retries = (int)(int64_t)get_u64(u);
+    o->max_concurrency = (int)(int64_t)get_u64(u);
 }
 
 int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission *s,
