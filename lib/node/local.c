@@ -436,7 +436,7 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     /* The workers keep their end of the door, besides what keep says. */
     int ctl, theirs, kept[RT__KEEP_MAX + 1];
     if (keep.n > RT__KEEP_MAX || rt__client_door_open(&l->door, &theirs) < 0) {
-        int rc = rt__syserror("rt_init: the workers' door");
+        int rc = rt__local_start_error("rt_init: the workers' door");
         free_books(l);
         return rc;
     }
@@ -446,7 +446,7 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
                                              SLOTS_MAX, (rt__keep){kept, keep.n + 1});
     close(theirs); /* the fork server's and its workers' now */
     if (l->forkserver_pid < 0) {
-        int rc = rt__syserror("rt_init: fork");
+        int rc = rt__local_start_error("rt_init: fork");
         free_books(l);
         return rc;
     }
@@ -454,6 +454,14 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     rt__workers_nonblocking(ctl);
     *out = l;
     return 0;
+}
+
+int rt__local_start_error(const char *step)
+{
+    if (errno == EMFILE || errno == ENFILE)
+        return rt__syserror("rt_init: no worker could be started (raise the "
+                            "descriptor limit, ulimit -n)");
+    return rt__syserror(step);
 }
 
 static void on_refill(rt__wake *w)

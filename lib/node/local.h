@@ -31,6 +31,10 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
  * workers.  0, or -1 with errno when not one worker could start (some
  * but not all: a warning). */
 int rt__local_attach(rt__local *l, rt__loop *loop);
+/* rt_init()'s error for a step of starting that failed with errno: out of
+ * descriptors means no worker can start, which is what the user must
+ * hear (and raise ulimit -n); anything else names the step. */
+int rt__local_start_error(const char *step);
 rt__node *rt__local_node(rt__local *l);
 /* The fork server's pid (for the tests, which look at its workers). */
 pid_t rt__local_forkserver(const rt__local *l);

@@ -138,10 +138,7 @@ static int start_node(rt__runtime *rt, const rt__offer *set)
     if (failed || rt__local_attach(rt->local, &rt->loop) < 0 ||
         rt__loop_add(&rt->loop, &rt->w_door, rt__local_door(rt->local), EPOLLIN,
                      on_door) < 0) {
-        rc = errno == EMFILE || errno == ENFILE
-                 ? rt__syserror("rt_init: no worker could be started (raise the "
-                                "descriptor limit, ulimit -n)")
-                 : rt__syserror("rt_init: setting up the runtime thread");
+        rc = rt__local_start_error("rt_init: setting up the runtime thread");
         rt__local_stop(rt->local);
         rt__wakers_close(rt);
         return rc;
