@@ -25,7 +25,7 @@ RT_EXPORT int rt_init_config(const rt_config *config)
     if (rt__process_forked())
         return rt__error(RT_EINWORKER, "rt_init: a task runs in the application's "
                          "runtime already");
-    rt__door_hooks proxies = {rt__proxies_accept, rt__proxies_stop};
+    rt__door_hooks proxies = {rt__proxies_serve, rt__proxies_stop};
     return rt__runtime_start(rt__runtime_here(), config, proxies);
 }
 

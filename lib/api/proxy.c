@@ -2,10 +2,10 @@
  * proxy.c - the calls tasks make, made in the application.
  *
  * A worker's thread that calls rt_remote(), rt_get()... connects through
- * the door (node/client.h); for each connection the runtime thread has a
- * proxy thread started here, which makes each call it reads with the
- * public calls themselves, as any thread of the application would, and
- * replies.  So a task's rt_get() waits in the application exactly as the
+ * the door (node/client.h), here or on another rank (cluster/tunnel.h);
+ * for each connection the runtime thread has a proxy thread started
+ * here, which makes each call it reads with the public calls themselves,
+ * as any thread of the application would, and replies.  So a task's rt_get() waits in the application exactly as the
  * application's own does, and what a task may do is what the application
  * may do, checked by the same code.
  *
@@ -16,7 +16,7 @@
  * its result goes out.
  *
  * The list of proxies is this module's alone: the runtime thread adds to
- * it when a worker's thread knocks at the door (rt__proxies_accept()),
+ * it when a worker's thread knocks at the door (rt__proxies_serve()),
  * and rt_shutdown() ends them all, after the runtime, so that every call
  * a proxy waits in has returned.
  */
@@ -27,7 +27,7 @@
 #include "base/error.h"
 #include "base/shm.h"
 #include "base/thread.h"
-#include "node/client.h"
+#include "node/callmsg.h"
 #include "runtime/calls.h"
 
 #include <errno.h>
@@ -338,7 +338,7 @@ static void join(proxy *list)
     }
 }
 
-static void start_proxy(int fd)
+void rt__proxies_serve(int fd)
 {
     proxy *p = rt__calloc(1, sizeof *p);
     if (!p) {
@@ -358,13 +358,6 @@ static void start_proxy(int fd)
     join(take_ended(0));
     p->next = proxies.all;
     proxies.all = p;
-}
-
-void rt__proxies_accept(int door)
-{
-    int fd = rt__client_door_accept(door);
-    if (fd >= 0)
-        start_proxy(fd);
 }
 
 void rt__proxies_stop(void)

@@ -2,8 +2,9 @@
 #ifndef RT_PROXY_H
 #define RT_PROXY_H
 
-/* The runtime thread: a worker's thread knocks at door; serve its calls. */
-void rt__proxies_accept(int door);
+/* The runtime thread: serve the calls that come on connection, a
+ * stream socket (now the proxies'). */
+void rt__proxies_serve(int connection);
 /* After the runtime stops: end every connection, join every thread. */
 void rt__proxies_stop(void);
 

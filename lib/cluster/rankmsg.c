@@ -15,8 +15,13 @@ typedef struct fixed {
     uint64_t w[5];
     uint64_t len;            /* of the bytes */
     uint32_t follows;        /* the bytes follow as pieces */
-    uint32_t places;         /* bytes of fn's and fini's places (TASK) */
+    uint32_t places;         /* bytes of fn's and fini's places (TASK, CALL) */
 } fixed;
+
+static int has_places(uint32_t type)
+{
+    return type == RT__RANK_TASK || type == RT__RANK_CALL;
+}
 
 /* A place as its object's name (length first) and offset: the name is
  * "" for the program itself, so a task's message stays small. */
@@ -37,8 +42,8 @@ static char *put_place(char *out, const rt__fn_place *p)
 int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len)
 {
     const char *text = m->text ? m->text : "";
-    int task = m->type == RT__RANK_TASK;
-    size_t places = task ? place_size(&m->fn) + place_size(&m->fini) : 0;
+    int placed = has_places(m->type);
+    size_t places = placed ? place_size(&m->fn) + place_size(&m->fini) : 0;
     fixed f = {.type = m->type, .text_len = (uint32_t)strlen(text) + 1,
                .lease = m->lease, .len = m->len, .follows = m->fd >= 0 || m->owned,
                .places = (uint32_t)places};
@@ -50,7 +55,7 @@ int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len)
         return -1;
     memcpy(p, &f, sizeof f);
     p += sizeof f;
-    if (task)
+    if (placed)
         p = put_place(put_place(p, &m->fn), &m->fini);
     memcpy(p, text, f.text_len);
     if (inline_len)
@@ -84,8 +89,8 @@ int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows)
         return -1;
     memcpy(&f, buf, sizeof f);
     size_t inline_len = f.follows ? 0 : f.len;
-    int task = f.type == RT__RANK_TASK;
-    if (f.type == 0 || f.type >= RT__RANK_TYPES || (f.places != 0) != task ||
+    int placed = has_places(f.type);
+    if (f.type == 0 || f.type >= RT__RANK_TYPES || (f.places != 0) != placed ||
         f.follows > 1 || (f.follows && f.len == 0) || f.text_len == 0 ||
         inline_len > len ||
         len - sizeof f < f.places || /* in steps, so that nothing overflows */
@@ -97,7 +102,7 @@ int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows)
     m->lease = f.lease;
     memcpy(m->w, f.w, sizeof m->w);
     const char *p = buf + sizeof f, *end = p + f.places;
-    if (task && (!(p = get_place(p, end, &m->fn)) || !(p = get_place(p, end, &m->fini)) ||
+    if (placed && (!(p = get_place(p, end, &m->fn)) || !(p = get_place(p, end, &m->fini)) ||
                  p != end))
         return -1;
     p = end;
@@ -120,7 +125,8 @@ const char *rt__rank_name(uint32_t type)
         [RT__RANK_STOP] = "STOP",       [RT__RANK_KILL] = "KILL",
         [RT__RANK_ANSWER] = "ANSWER",   [RT__RANK_LOST] = "LOST",
         [RT__RANK_FAILED] = "FAILED",   [RT__RANK_SHUTDOWN] = "SHUTDOWN",
-        [RT__RANK_BYE] = "BYE",
+        [RT__RANK_BYE] = "BYE",         [RT__RANK_CALL] = "CALL",
+        [RT__RANK_HANGUP] = "HANGUP",
     };
     return type < RT__RANK_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -216,4 +222,16 @@ void rt__rank_lost_read(const rt__rank_msg *m, rt__loss *loss)
                        .spawn_errno = (int)m->w[2], .started = (size_t)m->w[3],
                        .lost_channel = (m->w[4] & LOST_CHANNEL) != 0,
                        .broke = (m->w[4] & LOST_BROKE) != 0};
+}
+
+rt__rank_msg rt__rank_call(uint64_t connection, const rt__hdr *h)
+{
+    return (rt__rank_msg){.type = RT__RANK_CALL, .lease = connection,
+                          .w = {h->type, h->id, h->word}, .len = (size_t)h->len, .fd = -1};
+}
+
+void rt__rank_call_read(const rt__rank_msg *m, rt__hdr *h)
+{
+    *h = (rt__hdr){.type = (uint32_t)m->w[0], .id = m->w[1], .word = m->w[2],
+                   .len = m->len};
 }

@@ -15,6 +15,7 @@
 #include "image.h"
 
 #include "node/node.h"
+#include "node/wire.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,11 @@ typedef enum rt__rank_type {
     RT__RANK_FAILED,    /* r -> 0: the node failed; text = why */
     RT__RANK_SHUTDOWN,  /* 0 -> r: stop serving */
     RT__RANK_BYE,       /* r -> 0: stopped; no process of it is left */
+    RT__RANK_CALL,      /* either way: one frame of a task's call (tunnel.h);
+                           lease = the connection; w0 = type, w1 = id, w2 =
+                           word (wire.h's header); fn = a SUBMIT's function;
+                           bytes = the frame's payload */
+    RT__RANK_HANGUP,    /* either way: lease = the connection, closed */
     RT__RANK_TYPES
 } rt__rank_type;
 
@@ -43,7 +49,7 @@ typedef struct rt__rank_msg {
     uint32_t type;
     uint64_t lease;
     uint64_t w[5];
-    rt__fn_place fn, fini;   /* TASK only */
+    rt__fn_place fn, fini;   /* TASK and CALL only */
     const char *text;        /* NUL-terminated; "" when none */
     const void *bytes;       /* the bytes (inline, or in owned); NULL with fd */
     size_t len;
@@ -87,6 +93,10 @@ rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a);
 void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a);
 rt__rank_msg rt__rank_lost(uint64_t lease, const rt__loss *loss);
 void rt__rank_lost_read(const rt__rank_msg *m, rt__loss *loss);
+
+/* CALL: a frame's header (its length is the message's). */
+rt__rank_msg rt__rank_call(uint64_t connection, const rt__hdr *h);
+void rt__rank_call_read(const rt__rank_msg *m, rt__hdr *h);
 
 /* The name of a type, for errors ("ANSWER"). */
 const char *rt__rank_name(uint32_t type);

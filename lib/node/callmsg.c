@@ -148,7 +148,8 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
                     const void *payload, size_t len)
 {
     rt__hdr h = {.type = type, .id = id, .word = word, .len = len};
-    if (len <= RT__MSG_MAX_INLINE)
+    int object = type == RT__CALL_REPLY && (id & REPLY_OBJECT); /* a frame relayed */
+    if (len <= RT__MSG_MAX_INLINE && !object)
         return rt__chan_put(c, &h, payload, NULL);
     void *data;
     int fd = rt__shm_create(len, &data);

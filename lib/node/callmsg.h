@@ -73,7 +73,8 @@ typedef struct rt__callmsg_reply {
 const char *rt__callmsg_name(uint32_t type);
 
 /* Sending: queue the message on c (not flushed).  0, or -1 when out of
- * memory.  A payload too large for a message goes in a memfd. */
+ * memory.  A payload too large for a message goes in a memfd, as does a
+ * REPLY's object (a frame another rank relayed: cluster/tunnel.h). */
 int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
                     const void *payload, size_t len);
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s);

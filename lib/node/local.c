@@ -498,13 +498,6 @@ int rt__local_door(const rt__local *l)
     return l->door;
 }
 
-void rt__local_close_door(rt__local *l)
-{
-    if (l->door >= 0)
-        close(l->door);
-    l->door = -1;
-}
-
 pid_t rt__local_forkserver(const rt__local *l)
 {
     return l->forkserver_pid;

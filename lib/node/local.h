@@ -41,9 +41,6 @@ pid_t rt__local_forkserver(const rt__local *l);
 /* The application's end of the door through which workers' threads
  * connect to make calls (client.h); rt__local_stop() closes it. */
 int rt__local_door(const rt__local *l);
-/* Close it: from then on a task's call fails at once (a rank that serves
- * rank 0 makes none). */
-void rt__local_close_door(rt__local *l);
 /* Stop: the fork server kills and reaps every worker when its socket
  * closes; reap it, relay what the workers printed, free everything. */
 void rt__local_stop(rt__local *l);

@@ -28,11 +28,12 @@ typedef struct rt__runtime rt__runtime;
 rt__runtime *rt__runtime_here(void);
 
 /* Who serve the calls tasks make (api/proxy.c): the runtime thread
- * calls accept when a worker's thread knocks at the door (node/client.h),
- * and rt_shutdown() calls close once the runtime has stopped, every call
- * that waited in it ended. */
+ * calls serve with a connection of a worker's thread that knocked at
+ * the door (node/client.h), or with one relayed from another rank
+ * (cluster/tunnel.h), and rt_shutdown() calls close once the runtime has
+ * stopped, every call that waited in it ended. */
 typedef struct rt__door_hooks {
-    void (*accept)(int door);
+    void (*serve)(int connection);
     void (*close)(void);
 } rt__door_hooks;
 

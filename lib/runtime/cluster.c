@@ -6,6 +6,7 @@
 #include "cluster/bridge.h"
 #include "cluster/image.h"
 #include "cluster/peer.h"
+#include "cluster/tunnel.h"
 #include "cluster/serve.h"
 #include "node/output.h"
 
@@ -36,6 +37,7 @@ struct rt__cluster {
     int rank, size;
     rt__peer *peer[RT__NODES_MAX];  /* rank 0: the other ranks' nodes */
     rt__serve *serve;               /* the others: what serves rank 0 */
+    rt__tunnel *tunnel;               /* tasks' calls, to rank 0 */
     node_desc *descs;               /* rank 0, from join to start: every
                                        rank's, in rank order */
     pthread_mutex_t mu;
@@ -170,10 +172,17 @@ void rt__cluster_nodes(const rt__cluster *c, rt__cluster_node_fn fn, void *arg)
 
 /* ---- rank 0 ------------------------------------------------------------------- */
 
+static int is_call(const rt__rank_msg *m)
+{
+    return m->type == RT__RANK_CALL || m->type == RT__RANK_HANGUP;
+}
+
 static void to_peer(void *ctx, int from, const rt__rank_msg *m)
 {
     rt__cluster *c = ctx;
-    if (from > 0 && from < c->size && c->peer[from])
+    if (from > 0 && from < c->size && is_call(m))
+        rt__tunnel_deliver(c->tunnel, from, m);
+    else if (from > 0 && from < c->size && c->peer[from])
         rt__peer_deliver(c->peer[from], m);
     else
         rt_free(m->owned);
@@ -197,6 +206,10 @@ static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
 static void to_serve(void *ctx, int from, const rt__rank_msg *m)
 {
     rt__cluster *c = ctx;
+    if (from == 0 && is_call(m)) {
+        rt__tunnel_deliver(c->tunnel, from, m);
+        return;
+    }
     if (from != 0 || !rt__serve_deliver(c->serve, m))
         return;
     pthread_mutex_lock(&c->mu);
@@ -219,12 +232,21 @@ static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local)
                : 0;
 }
 
-int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local)
+int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local,
+                      void (*serve_calls)(int connection))
 {
-    int rc = c->rank == 0 ? start_peers(c, loop, d) : start_serving(c, loop, local);
+    c->tunnel = rt__tunnel_new(c->bridge, loop, c->rank == 0 ? serve_calls : NULL);
+    int rc = !c->tunnel ? rt__error(RT_ENOMEM, "rt_init: no memory to tunnel tasks' calls")
+             : c->rank == 0 ? start_peers(c, loop, d)
+                            : start_serving(c, loop, local);
     rt__free(c->descs);
     c->descs = NULL;
     return rc;
+}
+
+void rt__cluster_tunnel(rt__cluster *c, int connection)
+{
+    rt__tunnel_accept(c->tunnel, connection);
 }
 
 int rt__cluster_round(rt__cluster *c)
@@ -245,6 +267,7 @@ void rt__cluster_wait(rt__cluster *c)
 void rt__cluster_end(rt__cluster *c)
 {
     rt__bridge_detach(c->bridge);
+    rt__tunnel_free(c->tunnel); /* rank 0's proxies end; workers' calls fail */
     int stopped = 0;
     for (int r = 1; r < c->size; r++) {
         if (c->peer[r]) {

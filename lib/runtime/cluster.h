@@ -25,9 +25,14 @@ int rt__cluster_wanted(const rt_config *config);
  * with a message (a rank whose program differs from rank 0's says so on
  * stderr, leaves the job and exits with status 0: rank 0 reports it). */
 int rt__cluster_join(rt__cluster **out, const rt__offer *set);
-/* Rank 0: add the other ranks' nodes to d; others: serve with local.
- * Under the runtime's round.  0, or RT_ENOMEM. */
-int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local);
+/* Rank 0: add the other ranks' nodes to d, and hand the connections of
+ * their tasks' calls to serve_calls; others: serve with local.  Under
+ * the runtime's round.  0, or RT_ENOMEM. */
+int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local,
+                      void (*serve_calls)(int connection));
+/* A serving rank: a worker's thread connected to make calls, which rank 0
+ * makes (cluster/tunnel.h). */
+void rt__cluster_tunnel(rt__cluster *c, int connection);
 /* The runtime thread's share of each round; 1 when it wants another
  * round soon. */
 int rt__cluster_round(rt__cluster *c);

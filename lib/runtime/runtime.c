@@ -12,6 +12,7 @@
 #include "base/process.h"
 #include "base/shm.h"
 #include "base/thread.h"
+#include "node/client.h"
 #include "node/sink.h"
 #include "sched/offer.h"
 
@@ -102,13 +103,19 @@ static int start_scheduler(rt__runtime *rt, const rt__offer *set)
     return 0;
 }
 
-/* A worker's thread knocks at the door: whoever serves tasks' calls
- * takes it (rt__door_hooks). */
+/* A worker's thread knocks at the door: its calls are served here
+ * (rt__door_hooks), or on rank 0 when this rank serves it. */
 static void on_door(rt__watch *w, uint32_t events)
 {
     rt__runtime *rt = RT__OWNER(w, rt__runtime, w_door);
     (void)events;
-    rt->door_hooks.accept(w->fd);
+    int connection = rt__client_door_accept(w->fd);
+    if (connection < 0)
+        return;
+    if (rt->cluster && rt__cluster_serving(rt->cluster))
+        rt__cluster_tunnel(rt->cluster, connection);
+    else
+        rt->door_hooks.serve(connection);
 }
 
 /* The notices and streams: after the fork server, which would copy
@@ -296,7 +303,7 @@ static int join_cluster(rt__runtime *rt, const rt__offer *set)
         rt__round_take(rt);
         rt->cluster = c; /* ended with the runtime, whatever happens */
         rc = rt__cluster_start(c, &rt->loop, &rt->dispatch,
-                               rt__local_node(rt->local));
+                               rt__local_node(rt->local), rt->door_hooks.serve);
         rt__round_give(rt);
     }
     if (rc < 0) {
@@ -310,14 +317,8 @@ static int join_cluster(rt__runtime *rt, const rt__offer *set)
         pthread_mutex_unlock(&rt->lock);
         return rt__error(rc, "%s", why);
     }
-    if (rt__cluster_serving(c)) {
-        /* Nobody here makes the calls of tasks: they fail at once. */
-        rt__round_take(rt);
-        rt__loop_remove(&rt->loop, &rt->w_door);
-        rt__local_close_door(rt->local);
-        rt__round_give(rt);
+    if (rt__cluster_serving(c))
         serve_until_shutdown(rt);
-    }
     return 0;
 }
 

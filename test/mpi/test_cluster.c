@@ -180,6 +180,95 @@ static int where_method(void *state, const void *arg, size_t len, rt_result *res
     return rt_result_set(res, root, strlen(root) + 1);
 }
 
+/* What a task on another rank hands the work it makes: a counter actor
+ * and an object of rank 0's application, and where to send its child. */
+typedef struct afar_args {
+    rt_actor counter;
+    rt_ref object;
+    char child_type[64];
+} afar_args;
+
+#define AFAR_BIG ((size_t)3 << 20) /* past a message: the bytes go as memfds */
+
+static int counts(const unsigned char *p, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += p[i] != (unsigned char)i;
+    return bad == 0;
+}
+
+static int sleep_ms(const void *arg, size_t len, rt_result *res)
+{
+    uint64_t ms;
+    (void)len, (void)res;
+    memcpy(&ms, arg, sizeof ms);
+    usleep((useconds_t)(ms * 1000));
+    return 0;
+}
+
+/* On another rank, makes work as the application would: a child task
+ * on the type asked for, a large result and a large object of its own,
+ * a call of the actor, and a view of rank 0's object.  Says
+ * "<child's machine> <large ok> <put ok> <actor's answer> <object>". */
+static int calls_from_afar(const void *arg, size_t len, rt_result *res)
+{
+    afar_args a;
+    if (len != sizeof a)
+        return 1;
+    memcpy(&a, arg, sizeof a);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 1;
+    o.accelerator_type = a.child_type;
+    size_t n = AFAR_BIG;
+    int by = 5;
+    rt_ref child, large, mine, call;
+    void *where_it_ran, *big, *back, *answer;
+    size_t big_len, back_len;
+    unsigned char *put = malloc(n);
+    for (size_t i = 0; put && i < n; i++)
+        put[i] = (unsigned char)i;
+    rt_view view;
+    if (!put || rt_remote(where, &o, NULL, 0, &child) < 0 ||
+        rt_remote(bytes, &o, &n, sizeof n, &large) < 0 || rt_put(put, n, &mine) < 0 ||
+        rt_actor_call(a.counter, counter_add, &by, sizeof by, &call) < 0 ||
+        rt_get(child, &where_it_ran, NULL, 60000) < 0 ||
+        rt_get(large, &big, &big_len, 60000) < 0 || rt_get(mine, &back, &back_len, 60000) < 0 ||
+        rt_get(call, &answer, NULL, 60000) < 0 || rt_get_view(a.object, &view, 60000) < 0) {
+        fprintf(stderr, "calls_from_afar: %s\n", rt_last_error());
+        return 2;
+    }
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s %d %d %s %.*s", (char *)where_it_ran,
+             big_len == n && counts(big, n), back_len == n && counts(back, n),
+             (char *)answer, (int)view.len, (const char *)view.data);
+    rt_view_release(&view);
+    rt_free(where_it_ran);
+    rt_free(big);
+    rt_free(back);
+    rt_free(answer);
+    free(put);
+    return rt_result_set(res, buf, strlen(buf) + 1);
+}
+
+/* Makes an object and a task, then dies in the middle of waiting: its
+ * rank hangs up its connection, and rank 0 releases what it made. */
+static int makes_work_and_dies(const void *arg, size_t len, rt_result *res)
+{
+    rt_ref mine, child;
+    uint64_t ms = 200;
+    (void)arg, (void)len, (void)res;
+    if (rt_put("left behind", 11, &mine) < 0 || rt_remote(sleep_ms, NULL, &ms, sizeof ms,
+                                                           &child) < 0)
+        return 2;
+    if (fork() == 0) { /* kills its parent while rank 0 makes its call */
+        usleep(50000);
+        kill(getppid(), SIGKILL);
+        _exit(0);
+    }
+    return rt_get(child, NULL, NULL, 60000) < 0 ? 3 : 4;
+}
+
 /* ---- helpers -------------------------------------------------------------------- */
 
 /* Where it ran, then each argument's length and byte sum:
@@ -427,6 +516,58 @@ START_TEST(test_remote_worker_killed)
 }
 END_TEST
 
+/* A task on another rank submits tasks, calls an actor and reads
+ * objects made anywhere: every handle is rank 0's, and its calls are made
+ * there, whatever rank it runs on. */
+START_TEST(test_remote_task_makes_work)
+{
+    static const rt_actor_class counter = {"counter", counter_init, counter_fini};
+    afar_args a = {.child_type = RT_ACCEL_NVIDIA_TESLA_V100};
+    rt_opts no_cpu = RT_OPTS_INIT; /* a node may have a single CPU, for the task */
+    no_cpu.num_cpus = 0;
+    rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+    ck_ok(rt_actor_create(&counter, &no_cpu, NULL, 0, &a.counter));
+    ck_ok(rt_put("from rank 0", 11, &a.object));
+    char *r = run(calls_from_afar, &o, &a, sizeof a);
+    ck_ran_on(r, "test/fake/v100x4 "); /* then its GPU */
+    ck_assert_msg(strstr(r, " 1 1 5 test/fake/"), "%s", r);
+    ck_assert_msg(strstr(r, " from rank 0"), "%s", r);
+    rt_free(r);
+    /* The actor counted once; the object is still the application's. */
+    int by = 1;
+    rt_ref ref;
+    ck_ok(rt_actor_call(a.counter, counter_add, &by, sizeof by, &ref));
+    ck_ok(rt_get(ref, (void **)&r, NULL, 60000));
+    ck_assert_int_eq(atoi(r), 6);
+    rt_free(r);
+    ck_ok(rt_release(a.object));
+    ck_ok(rt_actor_kill(a.counter));
+}
+END_TEST
+
+/* A task on another rank that dies while rank 0 makes its call: it is
+ * reported dead, and the rank's next tasks still make calls. */
+START_TEST(test_remote_caller_dies)
+{
+    rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+    rt_ref r;
+    ck_ok(rt_remote(makes_work_and_dies, &o, NULL, 0, &r));
+    ck_assert_int_eq(rt_get(r, NULL, NULL, 60000), RT_EWORKERDIED);
+    /* Its child on another rank: a task here lends no CPU as it waits. */
+    afar_args a = {.child_type = RT_ACCEL_NVIDIA_TESLA_V100};
+    rt_opts no_cpu = RT_OPTS_INIT;
+    no_cpu.num_cpus = 0;
+    static const rt_actor_class counter = {"counter", counter_init, counter_fini};
+    ck_ok(rt_actor_create(&counter, &no_cpu, NULL, 0, &a.counter));
+    ck_ok(rt_put("still here", 10, &a.object));
+    char *s = run(calls_from_afar, &o, &a, sizeof a);
+    ck_assert_msg(strstr(s, " 1 1 5 test/fake/") && strstr(s, " still here"), "%s", s);
+    rt_free(s);
+    ck_ok(rt_release(a.object));
+    ck_ok(rt_actor_kill(a.counter));
+}
+END_TEST
+
 START_TEST(test_cpu_task_on_rank_zero)
 {
     char *r = run(where, NULL, NULL, 0);
@@ -477,6 +618,8 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_remote_actor);
         tcase_add_test(tc, test_remote_actor_without_constructor);
         tcase_add_test(tc, test_remote_worker_killed);
+        tcase_add_test(tc, test_remote_task_makes_work);
+        tcase_add_test(tc, test_remote_caller_dies);
     }
     if (strcmp(which, "trio") == 0)
         tcase_add_test(tc, test_cpu_task_on_rank_zero);

@@ -1,0 +1,273 @@
+/* tunnel.c - tasks' calls across ranks: their frames as CALL messages. */
+#include "tunnel.h"
+
+#include "image.h"
+#include "base/alloc.h"
+#include "base/error.h"
+#include "base/idmap.h"
+#include "base/list.h"
+#include "base/shm.h"
+#include "node/callmsg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* One connection: a worker's thread's, on the rank it runs on; a
+ * proxy's, on rank 0.  Both sides name it by the worker's rank's number. */
+typedef struct conn {
+    rt__idnode byid;  /* first; key(): the worker's rank and number */
+    rt__tunnel *tunnel;
+    int rank;         /* where its frames go: 0, or the worker's rank */
+    uint64_t number;
+    rt__chan chan;
+    rt__watch watch;
+} conn;
+
+struct rt__tunnel {
+    rt__bridge *bridge;
+    rt__loop *loop;
+    void (*serve)(int connection); /* rank 0's alone */
+    rt__idmap conns;
+    uint64_t next_number;
+    rt__fn_cache places;           /* SUBMITs' functions, both ways */
+    rt_arg *args;                  /* room to decode a SUBMIT */
+};
+
+#define NUMBER_BITS 48 /* a rank's numbers never reach this */
+
+static uint64_t key(int rank, uint64_t number)
+{
+    return (uint64_t)rank << NUMBER_BITS | number;
+}
+
+static conn *find(const rt__tunnel *r, int rank, uint64_t number)
+{
+    return (conn *)rt__idmap_find(&r->conns, key(rank, number));
+}
+
+/* ---- connections ---------------------------------------------------------------- */
+
+static void on_conn(rt__watch *w, uint32_t events);
+
+/* Watch fd as k's connection; NULL (fd closed) without memory. */
+static conn *conn_open(rt__tunnel *r, int rank, uint64_t number, int fd)
+{
+    conn *k = rt__calloc(1, sizeof *k);
+    if (!k) {
+        close(fd);
+        return NULL;
+    }
+    *k = (conn){.byid.id = key(rank, number), .tunnel = r, .rank = rank,
+                .number = number, .watch.fd = -1};
+    rt__chan_init(&k->chan, fd);
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+        rt__loop_add(r->loop, &k->watch, fd, EPOLLIN, on_conn) < 0) {
+        rt__chan_close(&k->chan);
+        rt__free(k);
+        return NULL;
+    }
+    rt__idmap_add(&r->conns, &k->byid);
+    return k;
+}
+
+static void conn_close(conn *k)
+{
+    rt__loop_remove(k->tunnel->loop, &k->watch);
+    rt__idmap_remove(&k->tunnel->conns, &k->byid);
+    rt__chan_close(&k->chan);
+    rt__free(k);
+}
+
+/* The other side hears that the connection is gone: a proxy ends and
+ * releases what the worker's tasks held; a worker's call fails. */
+static void hang_up(rt__tunnel *r, int rank, uint64_t number)
+{
+    rt__rank_msg m = {.type = RT__RANK_HANGUP, .lease = number, .fd = -1};
+    if (rt__bridge_send(r->bridge, rank, &m) < 0)
+        rt__warn("no memory to tell rank %d that a task's connection closed", rank);
+    rt__bridge_flush(r->bridge);
+}
+
+static void conn_lost(conn *k)
+{
+    hang_up(k->tunnel, k->rank, k->number);
+    conn_close(k);
+}
+
+/* Send what k queued, watching for room when the socket is full. */
+static int flush(conn *k)
+{
+    int rc = rt__chan_flush(&k->chan);
+    if (rc < 0)
+        return -1;
+    rt__loop_modify(k->tunnel->loop, &k->watch, rc ? EPOLLIN | EPOLLOUT : EPOLLIN);
+    return 0;
+}
+
+/* ---- frames out ----------------------------------------------------------------- */
+
+/* A SUBMIT's function as its place, which rank 0 turns into its own
+ * address; -1 when the payload is no submission or no object holds it. */
+static int place_function(rt__tunnel *r, const char *payload, size_t len, int fd,
+                          rt__fn_place *place)
+{
+    const char *bytes = fd >= 0 ? rt__shm_open(fd, len, 0) : payload;
+    rt__submission s;
+    rt_opts opts;
+    int rc = bytes && rt__callmsg_read_submission(bytes, len, &s, &opts, r->args) == 0
+                 ? rt__fn_cache_place(&r->places, (const void *)(uintptr_t)s.fn, place)
+                 : -1;
+    if (fd >= 0 && bytes)
+        rt__shm_unmap((void *)bytes, len);
+    return rc;
+}
+
+/* One frame of k to the other side: its payload inline, or in the memfd
+ * fd (which is the bridge's then).  0, or -1 when k must close. */
+static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    rt__tunnel *r = k->tunnel;
+    rt__rank_msg m = rt__rank_call(k->number, h);
+    if (fd >= 0 && h->len == 0) {
+        close(fd); /* nothing to follow */
+        fd = -1;
+    }
+    m.fd = fd;
+    m.bytes = fd >= 0 ? NULL : payload;
+    if (h->type == RT__CALL_SUBMIT &&
+        place_function(r, payload, (size_t)h->len, fd, &m.fn) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return rt__bridge_send(r->bridge, k->rank, &m);
+}
+
+/* Forward every whole frame read; -1 when k must close. */
+static int forward(conn *k)
+{
+    rt__hdr h;
+    const char *payload;
+    int fds[RT__MSG_MAX_FDS], more;
+    while ((more = rt__chan_next(&k->chan, &h, &payload, fds)) > 0) {
+        for (uint32_t i = 1; i < h.nfds; i++)
+            close(fds[i]);
+        if (send_frame(k, &h, payload, h.nfds ? fds[0] : -1) < 0)
+            return -1;
+    }
+    rt__bridge_flush(k->tunnel->bridge);
+    return more;
+}
+
+static void on_conn(rt__watch *w, uint32_t events)
+{
+    conn *k = RT__OWNER(w, conn, watch);
+    if ((events & EPOLLOUT) && flush(k) < 0) {
+        conn_lost(k);
+        return;
+    }
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return;
+    long got = rt__chan_fill(&k->chan);
+    if (got < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (got <= 0 || forward(k) < 0)
+        conn_lost(k);
+}
+
+/* ---- frames in ------------------------------------------------------------------ */
+
+/* Rank 0: a SUBMIT with the function at this process's address (NULL,
+ * refused by the call, when its object is not loaded here). */
+static int put_submission(rt__tunnel *r, conn *k, const rt__hdr *h, const rt__rank_msg *m)
+{
+    rt__submission s;
+    rt_opts opts;
+    if (rt__callmsg_read_submission(m->bytes, m->len, &s, &opts, r->args) < 0)
+        return -1;
+    s.fn = (uint64_t)(uintptr_t)rt__fn_cache_find(&r->places, &m->fn);
+    return rt__callmsg_put_submission(&k->chan, h->word, &s);
+}
+
+/* Rank 0: a worker's thread on rank `from` makes its first call. */
+static conn *open_for_proxy(rt__tunnel *r, int from, uint64_t number)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return NULL;
+    conn *k = conn_open(r, from, number, sv[0]);
+    if (k)
+        r->serve(sv[1]);
+    else
+        close(sv[1]);
+    return k;
+}
+
+static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
+{
+    conn *k = find(r, from, m->lease);
+    if (!k && r->serve && !(k = open_for_proxy(r, from, m->lease))) {
+        hang_up(r, from, m->lease); /* out of memory or descriptors */
+        return;
+    }
+    if (!k)
+        return; /* a reply to a worker's thread that has gone */
+    rt__hdr h;
+    rt__rank_call_read(m, &h);
+    int rc = h.type == RT__CALL_SUBMIT && r->serve
+                 ? put_submission(r, k, &h, m)
+                 : rt__callmsg_put(&k->chan, h.type, h.id, h.word, m->bytes, m->len);
+    if (rc < 0 || flush(k) < 0)
+        conn_lost(k);
+}
+
+void rt__tunnel_deliver(rt__tunnel *r, int from, const rt__rank_msg *m)
+{
+    if (m->type == RT__RANK_CALL) {
+        deliver_call(r, from, m);
+    } else {
+        conn *k = find(r, from, m->lease);
+        if (k)
+            conn_close(k);
+    }
+    rt_free(m->owned);
+}
+
+/* ---- the tunnel ----------------------------------------------------------------- */
+
+rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection))
+{
+    rt__tunnel *r = rt__calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    *r = (rt__tunnel){.bridge = b, .loop = loop, .serve = serve};
+    r->args = rt__malloc(RT_ARGS_MAX * sizeof *r->args);
+    if (!r->args || rt__idmap_init(&r->conns) < 0) {
+        rt__free(r->args);
+        rt__free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void rt__tunnel_accept(rt__tunnel *r, int connection)
+{
+    if (!conn_open(r, 0, r->next_number++, connection))
+        rt__warn("no memory to tunnel a task's calls to rank 0: its call fails");
+}
+
+void rt__tunnel_free(rt__tunnel *r)
+{
+    if (!r)
+        return;
+    for (rt__idnode *n; (n = rt__idmap_any(&r->conns));)
+        conn_close((conn *)n);
+    rt__idmap_free(&r->conns);
+    rt__free(r->args);
+    rt__free(r);
+}

@@ -1,0 +1,33 @@
+/*
+ * tunnel.h - the calls of tasks that run on other ranks, made on rank 0.
+ *
+ * Every handle lives on rank 0, so a task on rank r that calls rt_get()
+ * or rt_remote() is served there.  Its worker's thread connects through
+ * rank r's door as on one machine (node/client.h); rank r's tunnel takes
+ * the connection and sends each frame of it to rank 0 as a CALL message.
+ * Rank 0's tunnel writes the frames into a socketpair whose other end a
+ * proxy serves (api/proxy.c) as if the worker were its own, and sends
+ * the proxy's replies back the same way.  The frames cross unchanged but
+ * for a SUBMIT's function, which travels as its place (image.h).  Either
+ * end closing is a HANGUP for the other.
+ */
+#ifndef RT_TUNNEL_H
+#define RT_TUNNEL_H
+
+#include "bridge.h"
+#include "base/loop.h"
+
+typedef struct rt__tunnel rt__tunnel;
+
+/* Rank 0's tunnel hands each connection it opens to serve; another
+ * rank's has no serve (NULL).  NULL without memory. */
+rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection));
+/* Another rank: a worker's thread connected (the connection is the
+ * tunnel's now). */
+void rt__tunnel_accept(rt__tunnel *r, int connection);
+/* A CALL or HANGUP from rank `from` (its owned buffer is taken). */
+void rt__tunnel_deliver(rt__tunnel *r, int from, const rt__rank_msg *m);
+/* Close every connection and free r. */
+void rt__tunnel_free(rt__tunnel *r);
+
+#endif
