@@ -154,12 +154,15 @@ typedef struct rt_config {
                             none: every other one is closed in them */
     unsigned long long object_store_bytes; /* bytes the objects held may
                                               take; 0 = 30 % of RAM */
+    const char *labels; /* this node's labels, "key=value,...", besides
+                           $RTASK_LABELS's and the built-in ones
+                           (rtask(7)); NULL = none */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0 }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL }
 
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
@@ -203,12 +206,17 @@ typedef struct rt_opts {
     int max_concurrency;  /* actors only: methods that may run at once, on
                              threads of the actor's process (then in no
                              promised order); default 1 */
+    const char *label_selector; /* run only on nodes whose labels match:
+                                   "key=value", "key=!value",
+                                   "key=in(a,b)", "key=!in(a,b)", terms
+                                   separated by commas (rtask(7)); NULL =
+                                   any node */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT }
+      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom

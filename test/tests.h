@@ -123,5 +123,6 @@ Suite *loop_suite(void);
 Suite *node_suite(void);
 Suite *objects_suite(void);
 Suite *nested_suite(void);
+Suite *labels_suite(void);
 
 #endif

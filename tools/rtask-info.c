@@ -57,6 +57,28 @@ static void print_version(void)
         printf("hwloc: not built in (PCI devices through PCI sysfs only)\n");
 }
 
+/* The node's labels as the scheduler has them: with its rank's. */
+static void labels_of(const rt__offer *node, int rank, char out[RT__LABELS_LEN])
+{
+    char number[16];
+    memcpy(out, node->labels, RT__LABELS_LEN);
+    snprintf(number, sizeof number, "%d", rank);
+    (void)rt__labels_set(out, "rank", number);
+}
+
+/* "k=v,..." as a JSON object (keys and values need no escapes). */
+static void json_labels(const char *labels)
+{
+    printf("{");
+    for (const char *at = labels; *at;) {
+        size_t pair = strcspn(at, ","), key = strcspn(at, "=");
+        printf("%s\"%.*s\": \"%.*s\"", at == labels ? "" : ", ", (int)key, at,
+               (int)(pair - key - 1), at + key + 1);
+        at += pair + (at[pair] == ',');
+    }
+    printf("}");
+}
+
 /* One node as a JSON object; a cluster's nodes say their rank and host. */
 static void print_json(const rt__offer *node, int rank, const char *host)
 {
@@ -117,7 +139,11 @@ static void print_json(const rt__offer *node, int rank, const char *host)
     printf(",\n  \"gpu_memory\": [");
     for (int i = 0; i < (int)(node->total.gpu / RT__UNIT); i++)
         printf("%s%llu", i ? ", " : "", (unsigned long long)node->gpu_bytes[i]);
-    printf("],\n  \"bind_cpus\": %s\n}", node->bind_cpus ? "true" : "false");
+    char labels[RT__LABELS_LEN];
+    labels_of(node, rank, labels);
+    printf("],\n  \"bind_cpus\": %s,\n  \"labels\": ", node->bind_cpus ? "true" : "false");
+    json_labels(labels);
+    printf("\n}");
 }
 
 /* Which family a resource is, and the variable that tells tasks theirs. */
@@ -131,7 +157,7 @@ static void print_family(const rt__offer *node, rt__family fam, int count)
     printf("\n");
 }
 
-static void print_text(const rt__offer *node)
+static void print_text(const rt__offer *node, int rank)
 {
     const rt__machine *m = &node->machine;
     printf("Devices (found by %s):\n", m->source);
@@ -159,6 +185,9 @@ static void print_text(const rt__offer *node)
         printf("  GPU shares held by MPS: %s\n", node->mps_why);
     if (node->families.accel != RT__FAM_NONE)
         print_family(node, node->families.accel, node->families.accel_total);
+    char labels[RT__LABELS_LEN];
+    labels_of(node, rank, labels);
+    printf("Labels:\n  %s\n", labels);
 }
 
 /* Another machine's tree has its own CPUs: its online list, when it has
@@ -193,7 +222,7 @@ static void print_node(void *arg, int rank, const char *host, const rt__offer *n
         print_json(node, rank, host);
     } else {
         printf("%sNode %d (rank %d, host %s)\n", l->count++ ? "\n" : "", rank, rank, host);
-        print_text(node);
+        print_text(node, rank);
     }
 }
 
@@ -258,7 +287,7 @@ int main(int argc, char **argv)
     if (json)
         print_json(&node, 0, NULL);
     else
-        print_text(&node);
+        print_text(&node, 0);
     printf("%s", json ? "\n" : "");
     return 0;
 }

@@ -25,6 +25,9 @@ typedef struct rt__res {
     uint64_t gpu_bytes;  /* a request's GPU memory (rt_opts.gpu_memory),
                             which holds the fraction it is of the GPU it
                             lands on (instance.h); 0 in totals */
+    uint64_t nodes;      /* a request's nodes, a bit each: those its label
+                            selector picks (rt_opts.label_selector); 0 =
+                            any node, and in totals */
 } rt__res;
 
 /* The custom resources of the node, fixed at rt_init(). */

@@ -219,6 +219,8 @@ void rt__task_request(const rt__task *t, rt__res *req)
             req->custom[needs[i].index] = needs[i].amount;
         else if (needs[i].index == RT__NEED_GPU_BYTES)
             req->gpu_bytes = (uint64_t)needs[i].amount;
+        else if (needs[i].index == RT__NEED_NODES)
+            req->nodes = (uint64_t)needs[i].amount;
 }
 
 void rt__task_fail(rt__task *t, int status, const char *fmt, ...)

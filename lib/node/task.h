@@ -68,6 +68,7 @@ typedef struct rt__need {
 } rt__need;
 
 #define RT__NEED_GPU_BYTES (-2)
+#define RT__NEED_NODES (-3) /* amount: rt__res.nodes */
 
 typedef struct rt__task {
     struct rt__task *next;

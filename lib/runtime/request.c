@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "devices/family.h"
+#include "sched/labels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +103,9 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     if (rc == 0)
         rc = resolve_gpus(o->num_gpus, &r->res.gpu);
     r->res.gpu_bytes = o->gpu_memory;
+    r->selector = o->label_selector && *o->label_selector ? o->label_selector : NULL;
+    if (rc == 0)
+        rc = rt__selector_check(r->selector);
     if (rc == 0 && o->gpu_memory > (unsigned long long)INT64_MAX)
         rc = rt__error(RT_EINVAL, "gpu_memory of %llu bytes is too large", o->gpu_memory);
     if (rc == 0 && r->res.gpu && r->res.gpu_bytes)
@@ -168,18 +172,22 @@ static void needs_of(const rt__res *res, int nnames, rt__need *needs, int room)
             needs[n++] = (rt__need){i, res->custom[i]};
     if (res->gpu_bytes && n < room)
         needs[n++] = (rt__need){RT__NEED_GPU_BYTES, (rt__amount)res->gpu_bytes};
+    if (res->nodes && n < room)
+        needs[n++] = (rt__need){RT__NEED_NODES, (rt__amount)res->nodes};
     while (n < room)
         needs[n++] = (rt__need){-1, 0};
 }
 
 int rt__request_needs(const rt__request *r)
 {
-    return r->nitems + (r->res.gpu_bytes > 0);
+    return r->nitems + (r->res.gpu_bytes > 0) + (r->selector != NULL);
 }
 
 int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
 {
     int rc = rt__res_request(&s->names, r->items, r->nitems, &r->res);
+    if (rc == 0)
+        rc = rt__sched_select(s, r->selector, &r->res.nodes);
     if (rc == 0)
         rc = rt__sched_feasible(s, &r->res);
     if (rc == 0)

@@ -4,8 +4,9 @@
  * Options are resolved in two steps: rt__request_resolve() checks them
  * alone (amounts, counts, names), before anything is allocated; then,
  * under the runtime's lock, rt__request_place() matches custom resource
- * names with the runtime's, refuses what no node could ever meet, and
- * writes the request into the task record.
+ * names with the runtime's and the label selector with the nodes' labels,
+ * refuses what no node could ever meet, and writes the request into the
+ * task record.
  */
 #ifndef RT_REQUEST_H
 #define RT_REQUEST_H
@@ -24,6 +25,7 @@ typedef struct rt__request {
     int max_concurrency;
     uint32_t timeout_ms;
     int retry_exceptions;
+    const char *selector; /* the label selector (checked), or NULL: any node */
     int nitems;
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;

@@ -368,6 +368,36 @@ static int resolve_resources(const rt_config *c, rt__offer *out)
     return rc;
 }
 
+/* The type the node's "accelerator-type" label says: the configured one,
+ * else its first GPU's, else its other accelerators' (if typed). */
+static const char *node_type(const rt_config *c, const rt__offer *node)
+{
+    const rt__device *accel = rt__machine_nth(&node->machine, node->families.accel, 0);
+    if (c->accelerator_type)
+        return c->accelerator_type;
+    if (node->total.gpu >= RT__UNIT)
+        return node->gpu_types[0];
+    return accel ? accel->type : "";
+}
+
+/* The labels: $RTASK_LABELS's, then the configuration's (the later of
+ * one key wins), then the built-in ones, which win over both. */
+static int resolve_labels(const rt_config *c, rt__offer *out)
+{
+    char host[256] = "";
+    int rc = rt__labels_add(out->labels, getenv("RTASK_LABELS"), "RTASK_LABELS");
+    if (rc == 0)
+        rc = rt__labels_add(out->labels, c->labels, "rt_init: labels");
+    gethostname(host, sizeof host - 1);
+    const char *type = node_type(c, out);
+    if (*type)
+        (void)rt__labels_set(out->labels, "accelerator-type", type);
+    if (rc == 0 && rt__labels_set(out->labels, "hostname", host) < 0)
+        rt__warn("rt_init: this node has no \"hostname\" label: its name \"%s\" is not "
+                 "a label's value, or the labels are full", host);
+    return rc;
+}
+
 /* The object store takes 30 % of the machine's memory by default, as
  * Ray's does. */
 #define STORE_SHARE 0.3
@@ -459,6 +489,8 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
     if (rc == 0)
         rc = resolve_resources(c, out);
     if (rc == 0)
+        rc = resolve_labels(c, out);
+    if (rc == 0)
         rc = resolve_workers(c->num_workers, zeroed, cpus, out);
     if (rc == 0)
         rc = resolve_keep_fds(c->keep_fds, out);
@@ -485,10 +517,15 @@ int rt__offer_add_node(const rt__offer *o, rt__sched *s)
             return -1;
         total.custom[j] = o->total.custom[i];
     }
+    char labels[RT__LABELS_LEN], rank[16];
+    memcpy(labels, o->labels, sizeof labels);
+    snprintf(rank, sizeof rank, "%d", s->nnodes);
+    if (rt__labels_set(labels, "rank", rank) < 0)
+        rt__warn("rt_init: node %d has no \"rank\" label: its labels are full", s->nnodes);
     rt__node_spec spec = {total, (int)(o->total.gpu / RT__UNIT),
                           (const char(*)[RT__ID_LEN])o->gpu_ids,
                           (const char(*)[RT__CPUS_LEN])o->gpu_cpus,
                           (const char(*)[RT__TYPE_LEN])o->gpu_types, o->gpu_bytes,
-                          (const char(*)[RT__ID_LEN])o->accel_ids, o->bind_cpus};
+                          (const char(*)[RT__ID_LEN])o->accel_ids, o->bind_cpus, labels};
     return rt__sched_add_node(s, &spec);
 }

@@ -15,6 +15,7 @@
 #include "devices/family.h"
 #include "devices/instance.h"
 #include "devices/resources.h"
+#include "labels.h"
 
 #include <stddef.h>
 
@@ -37,14 +38,16 @@ typedef struct rt__offer {
     int keep_fds[RT__KEEP_FDS_MAX]; /* the application's, left open in workers */
     int nkeep_fds;
     uint64_t store_bytes;         /* what the objects held may take */
+    char labels[RT__LABELS_LEN];  /* the node's labels, its rank's but for
+                                     "rank" (rt__offer_add_node()) */
 } rt__offer;
 
 /* Check the configuration (NULL = defaults) and complete it.  0, or
  * RT_EINVAL with a message. */
 int rt__offer_resolve(const rt_config *config, rt__offer *node);
 /* Add the node to a scheduler, its resource names made the scheduler's
- * (a cluster's ranks may have names that rank 0 has not).  0, or -1 when
- * out of room. */
+ * (a cluster's ranks may have names that rank 0 has not), labelled with
+ * its rank, which is its index there.  0, or -1 when out of room. */
 struct rt__sched;
 int rt__offer_add_node(const rt__offer *o, struct rt__sched *s);
 /* The resource totals, "CPU=2 GPU=4 accelerator_type:V100=1 ...". */

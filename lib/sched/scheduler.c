@@ -62,6 +62,7 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
     rt__pool *free = &n->free;
     n->total = free->res = *total;
     n->bind_cpus = spec->bind_cpus;
+    snprintf(n->labels, sizeof n->labels, "%s", spec->labels ? spec->labels : "");
     rt__instances_init(&free->gpus, ngpus, spec->gpu_ids);
     type_gpus(s, &free->gpus, spec->gpu_types);
     if (spec->gpu_cpus)
@@ -103,11 +104,33 @@ static int memory_infeasible(const rt__sched *s, const rt__res *req, int type)
                      type == RT__ANY_TYPE ? "" : " of that type", (unsigned long long)most);
 }
 
+/* Whether req may run on node i (its label selector picked it). */
+static int selected(const rt__res *req, int i)
+{
+    return req->nodes == 0 || (req->nodes >> i & 1);
+}
+
+int rt__sched_select(const rt__sched *s, const char *selector, uint64_t *nodes)
+{
+    *nodes = 0;
+    if (!selector)
+        return 0;
+    for (int i = 0; i < s->nnodes; i++)
+        if (rt__selector_matches(selector, s->node[i]->labels))
+            *nodes |= (uint64_t)1 << i;
+    if (*nodes == 0)
+        return rt__error(RT_EINFEASIBLE, "label_selector \"%s\" picks no node: no node's "
+                         "labels match it (rtask-info shows them)", selector);
+    return 0;
+}
+
 int rt__sched_feasible(const rt__sched *s, const rt__res *req)
 {
     int rc = RT_EINFEASIBLE, type = gpu_type_of(s, req);
     for (int i = 0; i < s->nnodes && rc < 0; i++) {
         const rt__sched_node *n = s->node[i];
+        if (!selected(req, i))
+            continue;
         rc = rt__res_feasible(&n->total, req, &s->names);
         if (rc == 0 && req->gpu_bytes &&
             rt__instances_largest(&n->free.gpus, type) < req->gpu_bytes)
@@ -372,6 +395,8 @@ static int fits(const rt__sched *s, const rt__class *c, int unheld, rt__grant *g
     for (int i = 0; i < s->nnodes; i++) {
         const rt__sched_node *n = s->node[i];
         const rt__pool *p = unheld ? &n->unheld : &n->free;
+        if (!selected(&c->req, i))
+            continue;
         int gpus = c->req.gpu_bytes
                        ? rt__instances_pick_bytes(&p->gpus, c->req.gpu_bytes, c->gpu_type,
                                                   &g->gpu)

@@ -25,6 +25,7 @@
 #include "base/list.h"
 #include "devices/instance.h"
 #include "devices/resources.h"
+#include "labels.h"
 #include "node/task.h"
 
 #include <stddef.h>
@@ -93,6 +94,7 @@ typedef struct rt__sched_node {
                                            resource (family.h), or -1 */
     int bind_cpus;                      /* tell workers the CPUs near their GPUs */
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
+    char labels[RT__LABELS_LEN];        /* "key=value,..." (labels.h) */
 } rt__sched_node;
 
 typedef struct rt__sched {
@@ -123,6 +125,7 @@ typedef struct rt__node_spec {
     const uint64_t *gpu_bytes;           /* each GPU's memory; 0: unknown */
     const char (*accel_ids)[RT__ID_LEN]; /* "" or NULL: by index */
     int bind_cpus;
+    const char *labels;                  /* "key=value,..."; NULL: none */
 } rt__node_spec;
 
 /* Add a node; its index is the next one.  Each GPU may have a type
@@ -143,6 +146,9 @@ void rt__sched_free(rt__sched *s, rt__tasks *orphans);
 /* 0 when some node could ever meet req; otherwise RT_EINFEASIBLE with a
  * message naming the resource. */
 int rt__sched_feasible(const rt__sched *s, const rt__res *req);
+/* The nodes whose labels a selector (checked; NULL: any node) picks, as
+ * rt__res.nodes: 0, or RT_EINFEASIBLE with a message when it picks none. */
+int rt__sched_select(const rt__sched *s, const char *selector, uint64_t *nodes);
 
 /* The class of a task request, made on first use; NULL without memory. */
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);

@@ -36,6 +36,8 @@
         ck_assert_msg(rc_ == 0, "%s = %d (%s)", #call, rc_, rt_last_error());     \
     } while (0)
 
+static int trio; /* the suite runs with 3 ranks */
+
 /* ---- tasks ------------------------------------------------------------------- */
 
 /* Where it ran: "<fake machine> <CUDA_VISIBLE_DEVICES>". */
@@ -316,6 +318,22 @@ static void ck_ran_on(const char *result, const char *machine)
                   result, machine);
 }
 
+/* An actor of a class with neither constructor nor destructor, made
+ * with o, runs on machine. */
+static void ck_plain_actor_on(const rt_opts *o, const char *machine)
+{
+    static const rt_actor_class plain = {"plain", NULL, NULL};
+    rt_actor a;
+    rt_ref ref;
+    ck_ok(rt_actor_create(&plain, o, NULL, 0, &a));
+    ck_ok(rt_actor_call(a, where_method, NULL, 0, &ref));
+    char *r;
+    ck_ok(rt_get(ref, (void **)&r, NULL, 60000));
+    ck_assert_str_eq(r, machine);
+    rt_free(r);
+    ck_ok(rt_actor_kill(a));
+}
+
 /* The number of entries in a CUDA_VISIBLE_DEVICES list. */
 static int count_ids(const char *list)
 {
@@ -488,17 +506,8 @@ END_TEST
 /* A class with neither constructor nor destructor, placed on rank 1. */
 START_TEST(test_remote_actor_without_constructor)
 {
-    static const rt_actor_class plain = {"plain", NULL, NULL};
     rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
-    rt_actor a;
-    rt_ref ref;
-    ck_ok(rt_actor_create(&plain, &o, NULL, 0, &a));
-    ck_ok(rt_actor_call(a, where_method, NULL, 0, &ref));
-    char *r;
-    ck_ok(rt_get(ref, (void **)&r, NULL, 60000));
-    ck_assert_str_eq(r, "test/fake/h100x8");
-    rt_free(r);
-    ck_ok(rt_actor_kill(a));
+    ck_plain_actor_on(&o, "test/fake/h100x8");
 }
 END_TEST
 
@@ -568,6 +577,40 @@ START_TEST(test_remote_caller_dies)
 }
 END_TEST
 
+/* Label selectors pick ranks: by the built-in labels (rank,
+ * accelerator-type, hostname) and by each rank's RTASK_LABELS (machine=,
+ * set by mk/check-mpi); a selector no rank matches fails at once. */
+START_TEST(test_labels_pick_ranks)
+{
+    static const struct {
+        const char *selector, *machine;
+    } cases[] = {
+        {"machine=h100x8", "test/fake/h100x8"},
+        {"machine=in(v100x4,none),accelerator-type=V100", "test/fake/v100x4"},
+        {"accelerator-type=!in(V100),machine=!none", "test/fake/h100x8"},
+        {"rank=1", NULL}, /* trio: v100x4; pair: h100x8 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rt_opts o = RT_OPTS_INIT;
+        o.label_selector = cases[i].selector;
+        char *r = run(where, &o, NULL, 0);
+        const char *want = cases[i].machine ? cases[i].machine
+                           : trio ? "test/fake/v100x4" : "test/fake/h100x8";
+        ck_ran_on(r, want);
+        rt_free(r);
+    }
+    rt_opts o = RT_OPTS_INIT;
+    o.num_cpus = 0;
+    o.label_selector = "machine=h100x8";
+    ck_plain_actor_on(&o, "test/fake/h100x8");
+    rt_ref ref;
+    o.label_selector = "machine=tpu-v4";
+    ck_assert_int_eq(rt_remote(where, &o, NULL, 0, &ref), RT_EINFEASIBLE);
+    o.label_selector = "machine=h100x8,rank=0";
+    ck_assert_int_eq(rt_remote(where, &o, NULL, 0, &ref), RT_EINFEASIBLE);
+}
+END_TEST
+
 START_TEST(test_cpu_task_on_rank_zero)
 {
     char *r = run(where, NULL, NULL, 0);
@@ -620,6 +663,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_remote_worker_killed);
         tcase_add_test(tc, test_remote_task_makes_work);
         tcase_add_test(tc, test_remote_caller_dies);
+        tcase_add_test(tc, test_labels_pick_ranks);
     }
     if (strcmp(which, "trio") == 0)
         tcase_add_test(tc, test_cpu_task_on_rank_zero);
@@ -675,6 +719,7 @@ int main(int argc, char **argv)
         return rt_remote(where, &o, NULL, 0, &r) == 0 && rt_get(r, NULL, NULL, 60000) == 0
                    ? 0 : 1;
     }
+    trio = strcmp(which, "trio") == 0;
     SRunner *sr = srunner_create(suite(which));
     srunner_set_fork_status(sr, CK_NOFORK); /* the runtime joins the job once */
     srunner_run_all(sr, CK_NORMAL);
