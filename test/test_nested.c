@@ -447,6 +447,66 @@ START_TEST(recursion_finishes_on_two_cpus)
 }
 END_TEST
 
+/* fib(n) as tasks, then leaves its value at path: arg is n, then path. */
+static int fib_then_mark(const void *arg, size_t len, rt_result *res)
+{
+    uint64_t n;
+    (void)res;
+    if (len <= sizeof n)
+        return 1;
+    memcpy(&n, arg, sizeof n);
+    uint64_t v = 0;
+    rt_ref r;
+    void *data;
+    if (rt_remote(t_fib, NULL, &n, sizeof n, &r) < 0 || rt_get(r, &data, NULL, RT_FOREVER) < 0)
+        return 2;
+    memcpy(&v, data, sizeof v);
+    rt_free(data);
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", (const char *)arg + sizeof n);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return 3;
+    fprintf(f, "%llu\n", (unsigned long long)v);
+    return fclose(f) != 0 || rename(tmp, (const char *)arg + sizeof n) != 0; /* whole */
+}
+
+/* Tasks whose handles the application released still lend their CPUs
+ * while they wait: two of them on two CPUs would otherwise hold both
+ * while the tasks they wait for queue. */
+START_TEST(released_tasks_still_lend_while_they_wait)
+{
+    start_runtime();
+    char path[2][256];
+    for (int i = 0; i < 2; i++) {
+        char arg[sizeof(uint64_t) + 256];
+        uint64_t n = 8;
+        temp_path(path[i], sizeof path[i], i ? "fib-b" : "fib-a");
+        memcpy(arg, &n, sizeof n);
+        snprintf(arg + sizeof n, 256, "%s", path[i]);
+        rt_ref r;
+        ck_ok(rt_remote(fib_then_mark, NULL, arg, sizeof n + strlen(path[i]) + 1, &r));
+        ck_ok(rt_release(r));
+    }
+    int marked = 0;
+    for (int tries = 0; tries < 3000 && marked < 2; tries++) {
+        marked = (access(path[0], F_OK) == 0) + (access(path[1], F_OK) == 0);
+        usleep(10000);
+    }
+    ck_assert_int_eq(marked, 2);
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(path[i], "r");
+        unsigned long long v = 0;
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fscanf(f, "%llu", &v), 1);
+        fclose(f);
+        ck_assert_uint_eq(v, 21);
+        unlink(path[i]);
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* Tasks pipelined to the worker of a task that then waits for one of
  * them are taken back and run elsewhere.  One worker: the reader and the
  * 50 tasks after it go to it at once (their class is known to be quick);
@@ -891,6 +951,7 @@ Suite *nested_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_task_submits_tasks_and_reads_them);
     tcase_add_test(tc, recursion_finishes_on_two_cpus);
+    tcase_add_test(tc, released_tasks_still_lend_while_they_wait);
     tcase_add_test(tc, tasks_behind_a_waiting_task_are_taken_back);
     tcase_add_test(tc, what_a_task_may_not_do_says_why);
     tcase_add_test(tc, a_task_calls_an_actor);

@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -117,15 +118,24 @@ static int reply_bytes(proxy *p, int rc, const void *data, size_t len)
     return reply(p, rc, 0, data, len, -1);
 }
 
+/* Whether the worker's thread hung up: its process died, and its task
+ * may run again elsewhere, under the same id (the runtime tells the runs
+ * apart: rt__call_lend()). */
+static int worker_gone(const proxy *p)
+{
+    struct pollfd pfd = {.fd = p->chan.fd, .events = POLLRDHUP};
+    return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 #define LOOK_MAX 8 /* a longer list is not looked at: its task lends at once */
 
 /* Whether the asking task will wait for refs (not num_ready of them are
- * ready now): then it lends its CPUs meanwhile (rt__call_lend()), and
- * *awaited is one it waits for. */
-static int lends_for(uint64_t task, const rt_ref *refs, size_t n, size_t num_ready,
-                     long timeout_ms, rt_ref *awaited)
+ * ready now): then it lends its CPUs meanwhile, and *awaited is one it
+ * waits for. */
+static int waits_for(const proxy *p, uint64_t task, const rt_ref *refs, size_t n,
+                     size_t num_ready, long timeout_ms, rt_ref *awaited)
 {
-    if (!task || timeout_ms == 0 || n == 0)
+    if (!task || timeout_ms == 0 || n == 0 || worker_gone(p))
         return 0;
     *awaited = refs[0];
     if (n > LOOK_MAX)
@@ -144,21 +154,43 @@ static int lends_for(uint64_t task, const rt_ref *refs, size_t n, size_t num_rea
     return 1;
 }
 
+/* Run `run` of task is about to wait for refs: it lends its CPUs when it
+ * will wait (rt__call_lend()).  Whether it did. */
+static int lend(const proxy *p, uint64_t task, uint64_t run, const rt_ref *refs, size_t n,
+                size_t num_ready, long timeout_ms)
+{
+    rt_ref awaited;
+    return waits_for(p, task, refs, n, num_ready, timeout_ms, &awaited) &&
+           rt__call_lend(rt__runtime_here(), task, (unsigned)run, 1, awaited);
+}
+
+#define GONE_CHECK_MS 100 /* how often a run waiting for its CPUs looks at its worker */
+
+/* The run goes on after waiting: it takes its CPUs back, and waits for
+ * them, unless its worker is gone (a run that is over waits for nothing). */
+static void go_on(const proxy *p, uint64_t task, uint64_t run, int lent)
+{
+    rt__runtime *rt = rt__runtime_here();
+    if (!lent || worker_gone(p))
+        return;
+    (void)rt__call_lend(rt, task, (unsigned)run, 0, (rt_ref){0});
+    while (!rt__call_went_on(rt, task, (unsigned)run, GONE_CHECK_MS) && !worker_gone(p))
+        ;
+}
+
 static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__callmsg_get g;
     if (len != sizeof g)
         return -1;
     memcpy(&g, payload, sizeof g);
-    rt_ref ref = {h->id}, awaited;
-    int lend = lends_for(h->word, &ref, 1, 1, (long)g.timeout_ms, &awaited) &&
-               rt__call_lend(rt__runtime_here(), h->word, 1, awaited);
+    rt_ref ref = {h->id};
+    int lent = lend(p, h->word, g.attempt, &ref, 1, 1, (long)g.timeout_ms);
     int rc, out;
     if (g.keep) {
         rt_view view;
         rc = rt_get_view(ref, &view, (long)g.timeout_ms);
-        if (lend)
-            (void)rt__call_lend(rt__runtime_here(), h->word, 0, (rt_ref){0});
+        go_on(p, h->word, g.attempt, lent);
         out = reply_bytes(p, rc, view.data, view.len);
         if (rc == 0 || rc == RT_ETASK)
             (void)rt_view_release(&view);
@@ -167,8 +199,7 @@ static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     void *data = NULL;
     size_t n = 0;
     rc = rt_get(ref, &data, &n, (long)g.timeout_ms);
-    if (lend)
-        (void)rt__call_lend(rt__runtime_here(), h->word, 0, (rt_ref){0});
+    go_on(p, h->word, g.attempt, lent);
     if (rc != RT_ETIMEDOUT && rc != RT_EBADREF)
         unmade(p, ref.id);
     out = reply_bytes(p, rc, data, n);
@@ -192,13 +223,10 @@ static int do_wait(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     size_t count = 0;
     if (rc == 0) {
         memcpy(refs, payload + sizeof w, n * sizeof *refs);
-        rt_ref awaited;
-        int lend = lends_for(h->word, refs, n, (size_t)w.num_ready, (long)w.timeout_ms,
-                             &awaited) &&
-                   rt__call_lend(rt__runtime_here(), h->word, 1, awaited);
+        int lent = lend(p, h->word, w.attempt, refs, n, (size_t)w.num_ready,
+                        (long)w.timeout_ms);
         rc = rt_wait_indices(refs, n, (size_t)w.num_ready, (long)w.timeout_ms, index, &count);
-        if (lend)
-            (void)rt__call_lend(rt__runtime_here(), h->word, 0, (rt_ref){0});
+        go_on(p, h->word, w.attempt, lent);
     }
     for (size_t i = 0; rc == 0 && i < count; i++)
         ready[index[i]] = 1;

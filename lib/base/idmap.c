@@ -8,8 +8,8 @@
 int rt__idmap_init(rt__idmap *m)
 {
     m->count = 0;
-    m->nbuckets = FIRST_BUCKETS;
-    m->bucket = rt__calloc(m->nbuckets, sizeof *m->bucket);
+    m->bucket = rt__calloc(FIRST_BUCKETS, sizeof *m->bucket);
+    m->nbuckets = m->bucket ? FIRST_BUCKETS : 0; /* a failed one is empty */
     return m->bucket ? 0 : -1;
 }
 

@@ -23,7 +23,8 @@ typedef struct rt__idmap {
     size_t count;
 } rt__idmap;
 
-/* 0, or -1 without memory. */
+/* 0, or -1 without memory (m is then empty: rt__idmap_free() and
+ * rt__idmap_any() may be called on it). */
 int rt__idmap_init(rt__idmap *m);
 void rt__idmap_free(rt__idmap *m);
 void rt__idmap_add(rt__idmap *m, rt__idnode *n);

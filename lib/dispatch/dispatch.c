@@ -34,13 +34,19 @@ static void unlist(rt__task **list, size_t *n, const rt__task *t)
         }
 }
 
-void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
+/* t's run ended: it no longer waits to go on. */
+static void forget_resume(rt__dispatch *d, rt__task *t)
 {
     if (t->resuming) {
         unlist(d->resuming, &d->nresuming, t);
         unlist(d->resumed, &d->nresumed, t);
         t->resuming = 0;
     }
+}
+
+void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
+{
+    forget_resume(d, t);
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->done, t);
@@ -382,8 +388,11 @@ static int resume(rt__dispatch *d)
     return kept > 0;
 }
 
-void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited)
+void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited,
+                       unsigned run)
 {
+    if (run != rt__task_attempt(t))
+        return;
     /* t may be in flight behind a task whose answer is on its way. */
     rt__lease *l = t->kind == RT__KIND_TASK && t->cls ? rt__sched_lease_of(t->cls, t) : NULL;
     if (!lend) {
@@ -588,6 +597,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
         } else if (!started) {
             rt__tasks_push(&unstarted, t);
         } else if (t->retries_left > 0) {
+            forget_resume(d, t); /* the next run waits for nothing yet */
             t->retries_left--;
             t->runs_lost++;
             rt__tasks_push(&retried, t);

@@ -77,8 +77,11 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
  * workers (sched.h, node.h); nothing when t no longer runs, or its node
  * cannot lend.  To go on, t takes its CPUs back before any new lease
  * takes them (it waits for them in `resuming`); t is in `resumed` once
- * it has them, for the runtime to tell its caller (rt__call_lend()). */
-void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited);
+ * it has them, for the runtime to tell its caller (rt__call_lend()).  A
+ * run of t that is over (run is not t's) is not listened to: its worker
+ * died, and t runs again, with CPUs of its own. */
+void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited,
+                       unsigned run);
 /* Free the records of actors that were published as dead. */
 void rt__dispatch_free_actors(rt__actor *published);
 /* Grant leases and send tasks, then flush the nodes. */

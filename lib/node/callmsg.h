@@ -101,13 +101,15 @@ int rt__callmsg_read_reply(const rt__hdr *h, const char *payload, size_t len, in
 typedef struct rt__callmsg_wait {
     int64_t timeout_ms;
     uint64_t num_ready;
+    uint64_t attempt; /* the asking task's run (rt__task_attempt()) */
     uint64_t n;
     /* then n refs */
 } rt__callmsg_wait;
 
 typedef struct rt__callmsg_get {
     int64_t timeout_ms;
-    uint64_t keep; /* 1: rt_get_view(), the handle is not consumed */
+    uint64_t keep;    /* 1: rt_get_view(), the handle is not consumed */
+    uint64_t attempt; /* the asking task's run */
 } rt__callmsg_get;
 
 #endif

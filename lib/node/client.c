@@ -147,6 +147,13 @@ static uint64_t asker(void)
     return r && r->lends ? r->task : 0;
 }
 
+/* Which run of it this is: a run that is over cannot lend another's. */
+static uint64_t asker_run(void)
+{
+    const rt__running *r = rt__worker_running();
+    return r ? r->attempt : 0;
+}
+
 typedef struct reply {
     rt__hdr h;
     const char *payload;
@@ -316,7 +323,7 @@ int rt__client_get(rt_ref ref, void **data, size_t *len, long timeout_ms, int ke
     int rc = open_or_fail();
     if (rc < 0)
         return rc;
-    rt__callmsg_get g = {timeout_ms, (uint64_t)keep};
+    rt__callmsg_get g = {timeout_ms, (uint64_t)keep, asker_run()};
     if (rt__callmsg_put(&conn.chan, RT__CALL_GET, ref.id, asker(), &g, sizeof g) < 0)
         return rt__error(RT_ENOMEM, "a task's call: out of memory");
     reply r;
@@ -347,7 +354,7 @@ long rt__client_wait(const rt_ref *refs, size_t n, size_t num_ready, long timeou
     rt__callmsg_wait *w = rt__malloc(size);
     if (!w)
         return rt__error(RT_ENOMEM, "rt_wait: no memory for %zu handles", n);
-    *w = (rt__callmsg_wait){timeout_ms, num_ready, n};
+    *w = (rt__callmsg_wait){timeout_ms, num_ready, asker_run(), n};
     memcpy(w + 1, refs, n * sizeof *refs);
     rc = rt__callmsg_put(&conn.chan, RT__CALL_WAIT, 0, asker(), w, size);
     rt__free(w);

@@ -208,7 +208,7 @@ static uint32_t msg_of(const rt__task *t)
 static int send_task(rt__worker *w, const rt__task *t)
 {
     rt__task_msg m = {.type = msg_of(t), .id = t->id, .fn = (uint64_t)(uintptr_t)t->fn,
-                      .attempt = t->runs_lost + t->runs_failed,
+                      .attempt = rt__task_attempt(t),
                       .arg = rt__task_arg(t), .arg_fd = t->arg_fd, .nargs = t->nargs,
                       .by_fd = 1};
     if (t->args_form != RT__ARGS_LIST) {

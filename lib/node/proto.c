@@ -23,11 +23,10 @@
  * (no user-space address reaches so high) which run of the task this is. */
 #define TASK_ATTEMPT_SHIFT 56
 #define TASK_FN_MASK ((1ULL << TASK_ATTEMPT_SHIFT) - 1)
-#define TASK_ATTEMPT_MAX 255u
 
 static uint64_t task_word(const rt__task_msg *m)
 {
-    uint64_t attempt = m->attempt < TASK_ATTEMPT_MAX ? m->attempt : TASK_ATTEMPT_MAX;
+    uint64_t attempt = m->attempt < RT__ATTEMPT_MAX ? m->attempt : RT__ATTEMPT_MAX;
     return (m->fn & TASK_FN_MASK) | attempt << TASK_ATTEMPT_SHIFT;
 }
 

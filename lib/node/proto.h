@@ -59,11 +59,14 @@ typedef struct rt__arg_msg {
  * top bit set when its bytes come as a memfd in an ARG message before the
  * task, in their order), then the other arguments' bytes one after the
  * other, each padded to 16 bytes. */
+#define RT__ATTEMPT_MAX 255u /* a task's runs are counted up to this */
+
 typedef struct rt__task_msg {
     uint32_t type;
     uint64_t id;
     uint64_t fn;       /* the function's address in the worker's image */
-    unsigned attempt;  /* 0 on its first run, then 1, 2... (up to 255) */
+    unsigned attempt;  /* 0 on its first run, then 1, 2... (up to
+                          RT__ATTEMPT_MAX) */
     const void *arg;   /* inline argument bytes (or table), or NULL with arg_fd */
     size_t len;
     int arg_fd;        /* a memfd holding the argument, or -1; not consumed */

@@ -223,6 +223,12 @@ void rt__task_request(const rt__task *t, rt__res *req)
             req->nodes = (uint64_t)needs[i].amount;
 }
 
+unsigned rt__task_attempt(const rt__task *t)
+{
+    unsigned runs = (unsigned)t->runs_lost + t->runs_failed;
+    return runs < RT__ATTEMPT_MAX ? runs : RT__ATTEMPT_MAX;
+}
+
 void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
 {
     char msg[512];

@@ -110,6 +110,7 @@ typedef struct rt__task {
     unsigned char nneeds;    /* rt__need entries at the start of tail */
     unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
                                  time limit passed (set by the round) */
+    unsigned char went_run;  /* [L] see going_on: which run (rt__task_attempt()) */
     /* Bits share a byte only with bits of the same writer: the submitter
      * before the record is queued (then fixed), the runtime thread, or
      * whoever holds the lock ([L]). */
@@ -126,8 +127,8 @@ typedef struct rt__task {
     unsigned char : 0;
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
-    unsigned char going_on : 1;  /* [L] its wait ended and it has its CPUs
-                                    back (rt__call_lend()) */
+    unsigned char going_on : 1;  /* [L] a wait of run went_run ended and the
+                                    run has its CPUs back (rt__call_lend()) */
     unsigned char watched : 1;   /* [L] a notice is asked for (rt_notify()) */
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
@@ -182,6 +183,10 @@ const void *rt__task_arg(const rt__task *t);
 const rt__need *rt__task_needs(const rt__task *t);
 /* The record's whole request. */
 void rt__task_request(const rt__task *t, rt__res *req);
+/* Which run of t this is (or was, once it ended): 0 for the first, up to
+ * RT__ATTEMPT_MAX; a worker is told it, and tells it back when its task
+ * lends its CPUs, so that a run that is over cannot lend the next run's. */
+unsigned rt__task_attempt(const rt__task *t);
 /* Record a failure and the message rt_get() will give (printf format). */
 void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

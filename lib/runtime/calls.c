@@ -245,11 +245,12 @@ long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_rea
 
 /* [L] held, and let go here: queue a (rt__malloc()ed) asking `how` of
  * t, or free it when t is NULL; then wake the runtime if it must. */
-static void ask_unlock(rt__runtime *rt, rt__ask *a, rt__task *t, int how, rt__task *awaited)
+static void ask_unlock(rt__runtime *rt, rt__ask *a, rt__task *t, int how, rt__task *awaited,
+                       unsigned run)
 {
     int wake = 0;
     if (t) {
-        *a = (rt__ask){.task = t, .how = how, .awaited = awaited};
+        *a = (rt__ask){.task = t, .how = how, .awaited = awaited, .run = run};
         wake = rt__submit_ask(rt, a);
         a = NULL; /* the runtime's now */
     }
@@ -273,41 +274,47 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
         rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
                                   "ends with its actor (rt_actor_kill())");
     int asked = rc == 0 && t->state != RT__TASK_DONE;
-    ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL);
+    ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL, 0);
     return rc;
 }
 
-/* [L] Whether the task of handle `task`, whose wait ended, may go on:
- * it has its CPUs back, or it no longer runs. */
-static int may_go_on(rt__runtime *rt, uint64_t task)
+/* [L] Whether run `run` of the task of handle `task`, whose wait ended,
+ * may go on: it has its CPUs back, or the task no longer runs. */
+static int may_go_on(rt__runtime *rt, uint64_t task, unsigned run)
 {
-    rt__task *t = rt__table_find(&rt->tasks, task);
+    rt__task *t = rt__objects_running(rt, task);
     if (!t || t->state == RT__TASK_DONE || rt->state != RT__RUNNING)
         return 1;
-    if (!t->going_on)
+    if (!t->going_on || t->went_run != run)
         return 0;
     t->going_on = 0;
     return 1;
 }
 
-int rt__call_lend(rt__runtime *rt, uint64_t task, int lend, rt_ref awaited)
+int rt__call_went_on(rt__runtime *rt, uint64_t task, unsigned run, long timeout_ms)
+{
+    struct timespec deadline = rt__deadline_after(timeout_ms);
+    pthread_mutex_lock(&rt->lock);
+    int went;
+    while (!(went = may_go_on(rt, task, run)) &&
+           rt__wait_change(rt, timeout_ms, &deadline) == 0)
+        ;
+    pthread_mutex_unlock(&rt->lock);
+    return went;
+}
+
+int rt__call_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend, rt_ref awaited)
 {
     rt__ask *a = rt__malloc(sizeof *a); /* outside the lock */
     if (!a)
         return 0; /* the task keeps its CPUs while it waits */
     pthread_mutex_lock(&rt->lock);
-    rt__task *t = rt->state == RT__RUNNING ? rt__table_find(&rt->tasks, task) : NULL;
+    rt__task *t = rt->state == RT__RUNNING ? rt__objects_running(rt, task) : NULL;
     int asked = t && t->state != RT__TASK_DONE && t->kind == RT__KIND_TASK;
     rt__task *w = asked && lend ? rt__table_find(&rt->tasks, awaited.id) : NULL;
     ask_unlock(rt, a, asked ? t : NULL, lend ? RT__ASK_LEND : RT__ASK_GO_ON,
-               w && w->state != RT__TASK_DONE ? w : NULL);
-    if (!asked || lend)
-        return asked;
-    pthread_mutex_lock(&rt->lock);
-    while (!may_go_on(rt, task))
-        (void)rt__wait_change(rt, -1, NULL);
-    pthread_mutex_unlock(&rt->lock);
-    return 1;
+               w && w->state != RT__TASK_DONE ? w : NULL, run);
+    return asked;
 }
 
 int rt__call_release(rt__runtime *rt, rt_ref ref)

@@ -84,9 +84,14 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force);
 /* The task whose handle is task waits for others in a call it made
  * (lend 1), awaited among them: its CPUs are lent meanwhile (rt__ask),
  * and awaited goes first in line; 1 when that was asked, 0 when not (the
- * handle is gone, the task ended).  Its wait over (lend 0, after a 1),
- * return once it has its CPUs back, before any new task takes them. */
-int rt__call_lend(rt__runtime *rt, uint64_t task, int lend, rt_ref awaited);
+ * handle is gone, the task ended).  Its wait over (lend 0, after a 1), it
+ * takes them back before any new task takes them: rt__call_went_on()
+ * says when it has.  run is the asking run of the task (a worker's
+ * rt__task_attempt()): a run that is over asks nothing. */
+int rt__call_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend, rt_ref awaited);
+/* Wait up to timeout_ms for run `run` of the task to have its CPUs back
+ * (or the task to be gone): 1 when it has, 0 when not yet. */
+int rt__call_went_on(rt__runtime *rt, uint64_t task, unsigned run, long timeout_ms);
 int rt__call_release(rt__runtime *rt, rt_ref ref);
 
 /* Start actor a with its constructor `create`, placed as r asks; its

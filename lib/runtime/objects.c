@@ -30,8 +30,52 @@ int rt__objects_unhold(rt__runtime *rt, rt__task *o)
     return 1;
 }
 
+/* A task that runs on with its handle dropped, found by its id. */
+typedef struct running_orphan {
+    rt__idnode byid; /* first */
+    rt__task *task;
+} running_orphan;
+
+static void note_running(rt__runtime *rt, rt__task *t)
+{
+    running_orphan *o = rt__malloc(sizeof *o);
+    if (!o)
+        return; /* it keeps its CPUs while it waits */
+    *o = (running_orphan){.byid.id = t->id, .task = t};
+    rt__idmap_add(&rt->running_orphans, &o->byid);
+}
+
+static void forget_running(rt__runtime *rt, const rt__task *t)
+{
+    for (rt__idnode *n = rt__idmap_find(&rt->running_orphans, t->id); n;
+         n = rt__idmap_next(n))
+        if (((running_orphan *)n)->task == t) {
+            rt__idmap_remove(&rt->running_orphans, n);
+            rt__free(n);
+            return;
+        }
+}
+
+rt__task *rt__objects_running(rt__runtime *rt, uint64_t id)
+{
+    rt__task *t = rt__table_find(&rt->tasks, id);
+    rt__idnode *n = t ? NULL : rt__idmap_find(&rt->running_orphans, id);
+    return n ? ((running_orphan *)n)->task : t;
+}
+
+void rt__objects_running_free(rt__runtime *rt)
+{
+    for (rt__idnode *n; (n = rt__idmap_any(&rt->running_orphans));) {
+        rt__idmap_remove(&rt->running_orphans, n);
+        rt__free(n);
+    }
+    rt__idmap_free(&rt->running_orphans);
+}
+
 void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
 {
+    if (t->orphan)
+        forget_running(rt, t);
     t->state = RT__TASK_DONE;
     rt->store_used += t->result_len;
     rt__arg *list = rt__task_args(t);
@@ -181,6 +225,8 @@ rt__task *rt__objects_drop_handle(rt__runtime *rt, uint64_t id)
         return NULL;
     rt__table_drop(&rt->tasks, id);
     t->orphan = 1;
+    if (t->state != RT__TASK_DONE)
+        note_running(rt, t);
     if (t->state != RT__TASK_DONE || t->holds > 0)
         return NULL;
     rt__objects_leave(rt, t);

@@ -164,6 +164,7 @@ static int publish_resumed(rt__dispatch *d)
 {
     for (size_t i = 0; i < d->nresumed; i++) {
         d->resumed[i]->going_on = 1;
+        d->resumed[i]->went_run = (unsigned char)rt__task_attempt(d->resumed[i]);
         d->resumed[i]->resuming = 0;
     }
     int any = d->nresumed > 0;
@@ -260,7 +261,7 @@ static rt__state exchange_and_act(rt__runtime *rt)
     for (rt__ask *c = x.asks, *next; c; c = next) {
         next = c->next;
         if (c->how >= RT__ASK_LEND)
-            rt__dispatch_lend(d, c->task, c->how == RT__ASK_LEND, c->awaited);
+            rt__dispatch_lend(d, c->task, c->how == RT__ASK_LEND, c->awaited, c->run);
         else
             rt__dispatch_cancel(d, c->task);
         rt__free(c);

@@ -118,16 +118,27 @@ static void on_door(rt__watch *w, uint32_t events)
         rt->door_hooks.serve(connection);
 }
 
-/* The notices and streams: after the fork server, which would copy
- * their memory and lose it (make_blank() in forked children). */
+/* Close what start_books() opened (a map never opened is empty). */
+static void stop_books(rt__runtime *rt)
+{
+    rt__notices_close(rt);
+    rt__streams_free(rt);
+    rt__objects_running_free(rt);
+}
+
+/* The notices, streams and running orphans: after the fork server,
+ * which would copy their memory and lose it (make_blank() in forked
+ * children). */
 static int start_books(rt__runtime *rt)
 {
     int rc = rt__notices_open(rt);
-    if (rc == 0 && rt__idmap_init(&rt->streams) < 0) {
-        rt__notices_close(rt);
-        rc = rt__error(RT_ENOMEM, "rt_init: no memory for the streams");
+    if (rc < 0)
+        return rc;
+    if (rt__idmap_init(&rt->streams) < 0 || rt__idmap_init(&rt->running_orphans) < 0) {
+        stop_books(rt);
+        return rt__error(RT_ENOMEM, "rt_init: no memory for the streams");
     }
-    return rc;
+    return 0;
 }
 
 /* Fork the server first, while this process has nothing else of ours
@@ -151,10 +162,8 @@ static int start_node(rt__runtime *rt, const rt__offer *set)
         return rc;
     }
     rc = start_books(rt);
-    if (rc == 0 && (rc = start_scheduler(rt, set)) < 0) {
-        rt__notices_close(rt);
-        rt__streams_free(rt);
-    }
+    if (rc == 0 && (rc = start_scheduler(rt, set)) < 0)
+        stop_books(rt);
     if (rc < 0) {
         rt__local_stop(rt->local);
         rt__wakers_close(rt);
@@ -419,8 +428,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt__round_give(rt);
     rt__tasks_free(&x.orphans);
     rt__table_free(&tasks, free_task_item);
-    rt__notices_close(rt); /* no rt_ready() is left: they are waiters */
-    rt__streams_free(rt);
+    stop_books(rt); /* no rt_ready() is left: they are waiters */
     rt__shm_pool_close(); /* what was kept for reuse, and what comes back later */
     if (rt->cluster) {
         rt__cluster_end(rt->cluster);

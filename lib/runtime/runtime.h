@@ -119,6 +119,8 @@ typedef struct rt__runtime {
                                     last emptied */
     } notices;
     rt__idmap streams;           /* [L] what tasks yielded, not yet read */
+    rt__idmap running_orphans;   /* [L] tasks not done whose handle was
+                                    dropped (objects.c) */
     pthread_t thread;
 } rt__runtime;
 
@@ -175,6 +177,7 @@ typedef struct rt__ask {
     rt__task *task;   /* not done when asked */
     int how;          /* RT__CANCEL_*, or RT__ASK_LEND, RT__ASK_GO_ON */
     rt__task *awaited; /* RT__ASK_LEND: a task it waits for, or NULL */
+    unsigned run;      /* lends: the run of the task that asks */
 } rt__ask;
 
 enum { RT__ASK_LEND = 16, RT__ASK_GO_ON };
@@ -272,5 +275,11 @@ void rt__objects_untake_args(rt__task *t);
 rt__task *rt__objects_drop_handle(rt__runtime *rt, uint64_t id);
 /* [L] At the end: drop every view's hold, freed records into *orphans. */
 void rt__objects_end_views(rt__runtime *rt, rt__tasks *orphans);
+/* [L] The record of task id while it runs, even when its handle was
+ * dropped (its caller's run died, or released it): it still makes calls,
+ * and lends its CPUs while it waits.  NULL once it is done and dropped. */
+rt__task *rt__objects_running(rt__runtime *rt, uint64_t id);
+/* At the end, once every record is published: forget them all. */
+void rt__objects_running_free(rt__runtime *rt);
 
 #endif
