@@ -479,11 +479,11 @@ START_TEST(released_tasks_still_lend_while_they_wait)
     start_runtime();
     char path[2][256];
     for (int i = 0; i < 2; i++) {
-        char arg[sizeof(uint64_t) + 256];
+        char arg[sizeof(uint64_t) + sizeof path[i]];
         uint64_t n = 8;
         temp_path(path[i], sizeof path[i], i ? "fib-b" : "fib-a");
         memcpy(arg, &n, sizeof n);
-        snprintf(arg + sizeof n, 256, "%s", path[i]);
+        memcpy(arg + sizeof n, path[i], strlen(path[i]) + 1);
         rt_ref r;
         ck_ok(rt_remote(fib_then_mark, NULL, arg, sizeof n + strlen(path[i]) + 1, &r));
         ck_ok(rt_release(r));
