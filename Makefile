@@ -64,7 +64,7 @@ TIMELINE_BIN = $(B)/tools/rtask-timeline
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: FORCE all lib examples run-examples check check-man check-layers check-asan check-valgrind \
-        check-chaos check-mpi check-install check-header install uninstall bench peer-starpu fuzz deps \
+        check-chaos check-mpi check-slurm check-install check-header install uninstall bench peer-starpu fuzz deps \
         deps-test clean
 
 all: lib examples $(INFO_BIN) $(TIMELINE_BIN)
@@ -234,6 +234,13 @@ check-mpi: deps-test
 	$(MAKE) B=build $(CHECKING) lib $(MPI_TEST_BIN) $(MPI_APP_BIN) examples $(INFO_BIN)
 	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
 	mk/readme-tour mpi
+
+# Slurm for real (mk/check-slurm): a one-node cluster of its own, srun
+# and sbatch; skipped, saying why, where Slurm cannot be had.
+check-slurm: deps-test
+	@mk/need-packages libopenmpi-dev openmpi-bin
+	$(MAKE) B=build $(CHECKING) lib examples $(INFO_BIN)
+	mk/check-slurm
 
 # A (void) cast silences RT_NODISCARD with gcc and clang, in each C
 # standard and in C++; without it, the dropped result is warned about.
