@@ -176,9 +176,20 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     return 0; /* answers come through the bridge thread */
 }
 
+/* The rank lends on its own node, and sends back later what the worker
+ * will not run now (took_back()). */
+static long op_lend(rt__node *n, rt__worker *w, int lend)
+{
+    rt__peer *p = (rt__peer *)n;
+    proxy *x = (proxy *)w;
+    rt__rank_msg m = {.type = RT__RANK_LEND, .lease = x->byid.id, .w = {(uint64_t)(lend != 0)},
+                      .fd = -1};
+    return rt__bridge_send(p->bridge, p->rank, &m) < 0 ? -1 : 0;
+}
+
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      NULL, NULL};
+                                      op_lend, NULL};
 
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {
@@ -209,6 +220,10 @@ void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
         answered(p, x, m);
     } else if (m->type == RT__RANK_LOST && x) {
         lost(p, x, m);
+    } else if (m->type == RT__RANK_TOOK_BACK && x) {
+        size_t n = m->w[0] < x->inflight ? (size_t)m->w[0] : x->inflight;
+        x->inflight -= n;
+        p->node.ev.took_back(p->node.ev.ctx, x->owner, n);
     } else {
         rt_free(m->owned); /* for a lease released meanwhile */
     }

@@ -126,7 +126,8 @@ const char *rt__rank_name(uint32_t type)
         [RT__RANK_ANSWER] = "ANSWER",   [RT__RANK_LOST] = "LOST",
         [RT__RANK_FAILED] = "FAILED",   [RT__RANK_SHUTDOWN] = "SHUTDOWN",
         [RT__RANK_BYE] = "BYE",         [RT__RANK_CALL] = "CALL",
-        [RT__RANK_HANGUP] = "HANGUP",
+        [RT__RANK_HANGUP] = "HANGUP",   [RT__RANK_LEND] = "LEND",
+        [RT__RANK_TOOK_BACK] = "TOOK_BACK",
     };
     return type < RT__RANK_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -159,11 +160,14 @@ int rt__rank_release_read(const rt__rank_msg *m)
 #define TASK_FINI 1u  /* a destructor follows */
 #define TASK_NO_FN 2u /* no function: a class without a constructor */
 #define TASK_TABLE 4u /* the bytes are an argument table (proto.h) */
+#define TASK_FLAGS 7u
+#define TASK_ATTEMPT_SHIFT 8 /* above the flags: which run it is */
 
 rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini)
 {
     uint64_t flags = (fini ? TASK_FINI : 0) | (t->fn ? 0 : TASK_NO_FN) |
-                     (t->args_form != RT__ARGS_ONE ? TASK_TABLE : 0);
+                     (t->args_form != RT__ARGS_ONE ? TASK_TABLE : 0) |
+                     (uint64_t)rt__task_attempt(t) << TASK_ATTEMPT_SHIFT;
     return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
                           .w = {t->id, (uint64_t)t->kind, flags}, .fd = -1};
 }
@@ -174,8 +178,11 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
     *w = (rt__rank_task_words){.id = m->w[0], .kind = (rt__task_kind)kind,
                                .has_fn = !(flags & TASK_NO_FN),
                                .has_fini = (flags & TASK_FINI) != 0,
-                               .table = (flags & TASK_TABLE) != 0};
-    if (flags > (TASK_FINI | TASK_NO_FN | TASK_TABLE) || kind > RT__KIND_CALL ||
+                               .table = (flags & TASK_TABLE) != 0,
+                               .attempt = (unsigned)(flags >> TASK_ATTEMPT_SHIFT)};
+    if ((flags & ~(uint64_t)TASK_FLAGS) >> TASK_ATTEMPT_SHIFT > RT__ATTEMPT_MAX ||
+        (flags & ~(uint64_t)TASK_FLAGS & ((1u << TASK_ATTEMPT_SHIFT) - 1)) ||
+        kind > RT__KIND_CALL ||
         (!w->has_fn && kind != RT__KIND_CREATE) || (w->table && kind == RT__KIND_CREATE))
         return -1;
     return 0;

@@ -42,6 +42,11 @@ typedef enum rt__rank_type {
                            word (wire.h's header); fn = a SUBMIT's function;
                            bytes = the frame's payload */
     RT__RANK_HANGUP,    /* either way: lease = the connection, closed */
+    RT__RANK_LEND,      /* 0 -> r: the lease's running task waits (w0 = 1:
+                           make room for another worker, and send back what
+                           its worker will not run now) or goes on (0) */
+    RT__RANK_TOOK_BACK, /* r -> 0: w0 = how many of the lease's last tasks
+                           in flight were taken back, never to run there */
     RT__RANK_TYPES
 } rt__rank_type;
 
@@ -75,14 +80,16 @@ rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls);
 void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls);
 rt__rank_msg rt__rank_release(uint64_t lease, int retire);
 int rt__rank_release_read(const rt__rank_msg *m);
-/* TASK: t's id and kind, whether a destructor follows (fini), whether
- * there is a function at all (a class without a constructor has none)
- * and whether its bytes are a table of arguments (a task of several). */
+/* TASK: t's id, kind and run, whether a destructor follows (fini),
+ * whether there is a function at all (a class without a constructor has
+ * none) and whether its bytes are a table of arguments (a task of
+ * several). */
 rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini);
 typedef struct rt__rank_task_words {
     uint64_t id;
     rt__task_kind kind;
     int has_fn, has_fini, table;
+    unsigned attempt; /* which run of the task it is (rt__task_attempt()) */
 } rt__rank_task_words;
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w);
 /* ANSWER: the result's bytes inline when small (copied into the

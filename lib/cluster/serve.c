@@ -211,6 +211,7 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
                  &t);
     if (t) {
         t->id = w.id;
+        t->runs_lost = (uint16_t)w.attempt; /* the worker hears which run it is */
         t->args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
         l->fini = w.has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
     }
@@ -232,6 +233,27 @@ static void take_task(rt__serve *s, lease *l, const rt__rank_msg *m)
     }
     rt__tasks_push(&l->queue, t);
     feed(s, l);
+}
+
+/* Rank 0 lent the CPUs of l's running task, or took them back: the local
+ * node makes room for another worker meanwhile, and what l's worker will
+ * not run now (queued behind the task, or still waiting here) goes back
+ * to rank 0, which sends it elsewhere. */
+static void lend(rt__serve *s, lease *l, int lending)
+{
+    long back = l->w ? s->local->ops->lend(s->local, l->w, lending) : -1;
+    if (!lending)
+        return;
+    rt__tasks taken = {0};
+    rt__tasks_split_tail(&l->inflight, back > 0 ? (size_t)back : 0, &taken);
+    rt__tasks_append(&taken, &l->queue);
+    rt__rank_msg m = {.type = RT__RANK_TOOK_BACK, .lease = l->byid.id,
+                      .w = {taken.count}, .fd = -1};
+    if (l->budget != SIZE_MAX)
+        l->budget += back > 0 ? (size_t)back : 0;
+    drop_tasks(&taken);
+    if (m.w[0])
+        reply(s, &m);
 }
 
 /* Stop or kill: with no worker yet, the lease is over at once. */
@@ -272,6 +294,8 @@ int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m)
         lease_free(s, l);
     } else if (m->type == RT__RANK_STOP || m->type == RT__RANK_KILL) {
         end_lease(s, l, m->type == RT__RANK_KILL);
+    } else if (m->type == RT__RANK_LEND) {
+        lend(s, l, m->w[0] != 0);
     }
     rt_free(m->owned);
     return 0;
@@ -290,7 +314,7 @@ rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
     s->bridge = b;
     s->local = local;
     rt__link_init(&s->waiting);
-    rt__node_listen(local, (rt__node_events){s, on_answered, on_lost, on_failed});
+    rt__node_listen(local, (rt__node_events){s, on_answered, on_lost, on_failed, NULL});
     return s;
 }
 

@@ -326,6 +326,17 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 
 /* ---- tasks that wait for others --------------------------------------------- */
 
+/* The last n tasks in flight on l will never run there: they go back in
+ * line, first. */
+static void take_back(rt__dispatch *d, rt__lease *l, size_t n)
+{
+    rt__tasks q = {0};
+    rt__sched_take_back(l, n, &q);
+    for (rt__task *b = q.head; b; b = b->next)
+        rt__timeouts_remove(&d->timeouts, b);
+    rt__sched_requeue(&d->sched, l->cls, &q);
+}
+
 /* l's running task t waits for others, or goes on (t NULL). */
 static void lend_lease(rt__dispatch *d, rt__lease *l, const rt__task *t)
 {
@@ -334,11 +345,7 @@ static void lend_lease(rt__dispatch *d, rt__lease *l, const rt__task *t)
     if (back < 0)
         return;
     rt__sched_lend(&d->sched, l, t);
-    rt__tasks q = {0};
-    rt__sched_take_back(l, (size_t)back, &q);
-    for (rt__task *b = q.head; b; b = b->next)
-        rt__timeouts_remove(&d->timeouts, b);
-    rt__sched_requeue(&d->sched, l->cls, &q);
+    take_back(d, l, (size_t)back);
 }
 
 /* Append t to a list; 0, or -1 without memory. */
@@ -617,6 +624,13 @@ static void on_failed(void *ctx, const char *why)
     d->failed = why;
 }
 
+static void on_took_back(void *ctx, void *owner, size_t n)
+{
+    rt__lease *l = owner;
+    if (!l->cls->owner) /* an actor lends nothing */
+        take_back(ctx, l, n);
+}
+
 void rt__dispatch_init(rt__dispatch *d)
 {
     memset(d, 0, sizeof *d);
@@ -626,7 +640,7 @@ void rt__dispatch_init(rt__dispatch *d)
 
 rt__node_events rt__dispatch_events(rt__dispatch *d)
 {
-    return (rt__node_events){d, on_answered, on_lost, on_failed};
+    return (rt__node_events){d, on_answered, on_lost, on_failed, on_took_back};
 }
 
 int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)

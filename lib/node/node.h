@@ -78,6 +78,10 @@ typedef struct rt__node_events {
     void (*lost)(void *ctx, void *owner, const rt__loss *loss);
     /* The node itself is gone: no worker of it runs any more. */
     void (*failed)(void *ctx, const char *why);
+    /* A worker lent (lend(), which said 0) has taken back the last n of
+     * its tasks in flight, which it will never run: a node that hears
+     * later than it is asked (another rank's) says so here. */
+    void (*took_back)(void *ctx, void *owner, size_t n);
 } rt__node_events;
 
 typedef struct rt__node_ops {
@@ -114,8 +118,9 @@ typedef struct rt__node_ops {
     /* w's running task waits for other tasks (lend 1), or goes on (0).
      * Waiting, w makes room for another worker, and the tasks sent to it
      * after the running one are taken back: how many (the last ones in
-     * flight, which w will never run); -1 when it cannot lend (too many
-     * wait already; an actor).  NULL: the node never lends. */
+     * flight, which w will never run), at once or later (took_back());
+     * -1 when it cannot lend (too many wait already; an actor).  NULL:
+     * the node never lends. */
     long (*lend)(rt__node *n, rt__worker *w, int lend);
     /* rt_cancel() asks w's task `task` to stop (rt_cancelled()); NULL:
      * the node cannot tell it. */

@@ -56,6 +56,26 @@ void rt__tasks_append(rt__tasks *q, rt__tasks *from)
     *from = (rt__tasks){0};
 }
 
+void rt__tasks_split_tail(rt__tasks *q, size_t n, rt__tasks *tail)
+{
+    n = n < q->count ? n : q->count;
+    if (n == 0)
+        return;
+    size_t keep = q->count - n;
+    rt__task *last_kept = NULL, *first = q->head;
+    for (size_t i = 0; i < keep; i++) {
+        last_kept = first;
+        first = first->next;
+    }
+    *tail = (rt__tasks){first, q->tail, n};
+    q->tail = last_kept;
+    if (last_kept)
+        last_kept->next = NULL;
+    else
+        q->head = NULL;
+    q->count = keep;
+}
+
 /* Bytes go in a memfd (*fd) when large, so that they cross to the worker
  * without a copy; the record keeps the memfd for retries.  Small ones are
  * copied to inline_at (*fd -1).  0 or an error. */

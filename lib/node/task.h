@@ -158,6 +158,9 @@ void rt__tasks_push_front(rt__tasks *q, rt__task *t);
 rt__task *rt__tasks_pop(rt__tasks *q);
 /* Move every record of from to the end of q. */
 void rt__tasks_append(rt__tasks *q, rt__tasks *from);
+/* Move the last n records of q (all when it has fewer), in their order,
+ * into *tail, which must be empty. */
+void rt__tasks_split_tail(rt__tasks *q, size_t n, rt__tasks *tail);
 /* Free every record of q (rt__task_free()), leaving it empty. */
 void rt__tasks_free(rt__tasks *q);
 

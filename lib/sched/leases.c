@@ -145,22 +145,9 @@ void rt__sched_lend(rt__sched *s, rt__lease *l, const rt__task *t)
 
 void rt__sched_take_back(rt__lease *l, size_t n, rt__tasks *q)
 {
-    rt__tasks *f = &l->inflight;
-    if (n == 0 || n > f->count)
+    if (n == 0 || n > l->inflight.count)
         return;
-    size_t keep = f->count - n;
-    rt__task *last_kept = NULL, *first = f->head;
-    for (size_t i = 0; i < keep; i++) {
-        last_kept = first;
-        first = first->next;
-    }
-    *q = (rt__tasks){first, f->tail, n};
-    f->tail = last_kept;
-    if (last_kept)
-        last_kept->next = NULL;
-    else
-        f->head = NULL;
-    f->count = keep;
+    rt__tasks_split_tail(&l->inflight, n, q);
     l->cls->inflight -= n;
     if (l->budget != SIZE_MAX)
         l->budget += n;

@@ -271,6 +271,33 @@ static int makes_work_and_dies(const void *arg, size_t len, rt_result *res)
     return rt_get(child, NULL, NULL, 60000) < 0 ? 3 : 4;
 }
 
+/* fib(n) as tasks, all on rank 1: each waits for two of its own. */
+static int fib_on_rank_one(const void *arg, size_t len, rt_result *res)
+{
+    uint64_t n, v;
+    if (len != sizeof n)
+        return 1;
+    memcpy(&n, arg, sizeof n);
+    v = n;
+    if (n >= 2) {
+        rt_opts o = RT_OPTS_INIT;
+        o.label_selector = "rank=1";
+        uint64_t x = n - 1, y = n - 2, a, b;
+        rt_ref rx, ry;
+        void *px, *py;
+        if (rt_remote(fib_on_rank_one, &o, &x, sizeof x, &rx) < 0 ||
+            rt_remote(fib_on_rank_one, &o, &y, sizeof y, &ry) < 0 ||
+            rt_get(rx, &px, NULL, RT_FOREVER) < 0 || rt_get(ry, &py, NULL, RT_FOREVER) < 0)
+            return 2;
+        memcpy(&a, px, sizeof a);
+        memcpy(&b, py, sizeof b);
+        rt_free(px);
+        rt_free(py);
+        v = a + b;
+    }
+    return rt_result_set(res, &v, sizeof v);
+}
+
 /* ---- helpers -------------------------------------------------------------------- */
 
 /* Where it ran, then each argument's length and byte sum:
@@ -562,8 +589,8 @@ START_TEST(test_remote_caller_dies)
     rt_ref r;
     ck_ok(rt_remote(makes_work_and_dies, &o, NULL, 0, &r));
     ck_assert_int_eq(rt_get(r, NULL, NULL, 60000), RT_EWORKERDIED);
-    /* Its child on another rank: a task here lends no CPU as it waits. */
-    afar_args a = {.child_type = RT_ACCEL_NVIDIA_TESLA_V100};
+    /* Its child on its own rank, whose CPU it lends while it waits. */
+    afar_args a = {.child_type = RT_ACCEL_NVIDIA_H100};
     rt_opts no_cpu = RT_OPTS_INIT;
     no_cpu.num_cpus = 0;
     static const rt_actor_class counter = {"counter", counter_init, counter_fini};
@@ -608,6 +635,20 @@ START_TEST(test_labels_pick_ranks)
     ck_assert_int_eq(rt_remote(where, &o, NULL, 0, &ref), RT_EINFEASIBLE);
     o.label_selector = "machine=h100x8,rank=0";
     ck_assert_int_eq(rt_remote(where, &o, NULL, 0, &ref), RT_EINFEASIBLE);
+}
+END_TEST
+
+/* Recursion on another rank: its tasks lend their CPUs there while they
+ * wait, and what was queued behind them comes back to be sent elsewhere,
+ * so that fib(10) (177 tasks, 1 CPU each) ends on a rank of few CPUs. */
+START_TEST(test_recursion_on_another_rank)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "rank=1";
+    uint64_t n = 10;
+    uint64_t *v = (uint64_t *)run(fib_on_rank_one, &o, &n, sizeof n);
+    ck_assert_uint_eq(*v, 55);
+    rt_free(v);
 }
 END_TEST
 
@@ -664,6 +705,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_remote_task_makes_work);
         tcase_add_test(tc, test_remote_caller_dies);
         tcase_add_test(tc, test_labels_pick_ranks);
+        tcase_add_test(tc, test_recursion_on_another_rank);
     }
     if (strcmp(which, "trio") == 0)
         tcase_add_test(tc, test_cpu_task_on_rank_zero);
