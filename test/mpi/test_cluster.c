@@ -271,24 +271,39 @@ static int makes_work_and_dies(const void *arg, size_t len, rt_result *res)
     return rt_get(child, NULL, NULL, 60000) < 0 ? 3 : 4;
 }
 
-/* fib(n) as tasks, all on rank 1: each waits for two of its own. */
+/* fib(n) as tasks, all on rank 1: each waits for two of its own.  After
+ * n, a marker's path: the first task of n 6 dies once its children run
+ * (the marker is made first), so they run on with their caller gone and
+ * the task runs again. */
 static int fib_on_rank_one(const void *arg, size_t len, rt_result *res)
 {
+    char buf[sizeof(uint64_t) + 256];
     uint64_t n, v;
-    if (len != sizeof n)
+    struct stat st;
+    if (len < sizeof n || len > sizeof buf)
         return 1;
-    memcpy(&n, arg, sizeof n);
+    memcpy(buf, arg, len);
+    memcpy(&n, buf, sizeof n);
     v = n;
     if (n >= 2) {
         rt_opts o = RT_OPTS_INIT;
         o.label_selector = "rank=1";
-        uint64_t x = n - 1, y = n - 2, a, b;
+        uint64_t a, b;
         rt_ref rx, ry;
         void *px, *py;
-        if (rt_remote(fib_on_rank_one, &o, &x, sizeof x, &rx) < 0 ||
-            rt_remote(fib_on_rank_one, &o, &y, sizeof y, &ry) < 0 ||
-            rt_get(rx, &px, NULL, RT_FOREVER) < 0 || rt_get(ry, &py, NULL, RT_FOREVER) < 0)
-            return 2;
+        for (int i = 1; i <= 2; i++) {
+            uint64_t child = n - (uint64_t)i;
+            memcpy(buf, &child, sizeof child);
+            if (rt_remote(fib_on_rank_one, &o, buf, len, i == 1 ? &rx : &ry) < 0)
+                return 2;
+        }
+        const char *marker = len > sizeof n ? buf + sizeof n : NULL;
+        if (marker && n == 6 && stat(marker, &st) < 0) {
+            fclose(fopen(marker, "w"));
+            kill(getpid(), SIGKILL);
+        }
+        if (rt_get(rx, &px, NULL, RT_FOREVER) < 0 || rt_get(ry, &py, NULL, RT_FOREVER) < 0)
+            return 3;
         memcpy(&a, px, sizeof a);
         memcpy(&b, py, sizeof b);
         rt_free(px);
@@ -640,15 +655,28 @@ END_TEST
 
 /* Recursion on another rank: its tasks lend their CPUs there while they
  * wait, and what was queued behind them comes back to be sent elsewhere,
- * so that fib(10) (177 tasks, 1 CPU each) ends on a rank of few CPUs. */
+ * so that fib(10) (177 tasks, 1 CPU each) ends on a rank of few CPUs;
+ * and it still does when one of them dies with its children running. */
 START_TEST(test_recursion_on_another_rank)
 {
     rt_opts o = RT_OPTS_INIT;
     o.label_selector = "rank=1";
+    char arg[sizeof(uint64_t) + 64];
     uint64_t n = 10;
-    uint64_t *v = (uint64_t *)run(fib_on_rank_one, &o, &n, sizeof n);
+    memcpy(arg, &n, sizeof n);
+    uint64_t *v = (uint64_t *)run(fib_on_rank_one, &o, arg, sizeof n);
     ck_assert_uint_eq(*v, 55);
     rt_free(v);
+    /* Again, one of its tasks dying with its children running. */
+    char *marker = arg + sizeof n;
+    snprintf(marker, 64, "/tmp/rtask-mpi-fib-%d", (int)getpid());
+    unlink(marker);
+    v = (uint64_t *)run(fib_on_rank_one, &o, arg, sizeof n + strlen(marker) + 1);
+    ck_assert_uint_eq(*v, 55);
+    rt_free(v);
+    struct stat st;
+    ck_assert_int_eq(stat(marker, &st), 0); /* it did die once */
+    unlink(marker);
 }
 END_TEST
 
