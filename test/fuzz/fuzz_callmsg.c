@@ -23,6 +23,8 @@ static void read_call(const rt__hdr *h, const char *payload, int *fds)
                 (void)((volatile const char *)s.args[i].data)[s.args[i].len - 1];
         if (s.opts && s.opts->name)
             (void)strlen(s.opts->name);
+        if (s.opts && s.opts->label_selector)
+            (void)strlen(s.opts->label_selector);
     }
     if (rt__callmsg_read_reply(h, payload, (size_t)h->len, -1, &r) == 0 && r.len)
         (void)((volatile const char *)r.data)[r.len - 1];
