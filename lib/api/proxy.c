@@ -5,9 +5,10 @@
  * the door (node/client.h), here or on another rank (cluster/tunnel.h);
  * for each connection the runtime thread has a proxy thread started
  * here, which makes each call it reads with the public calls themselves,
- * as any thread of the application would, and replies.  So a task's rt_get() waits in the application exactly as the
- * application's own does, and what a task may do is what the application
- * may do, checked by the same code.
+ * as any thread of the application would, and replies.  So a task's
+ * rt_get() waits in the application exactly as the application's own
+ * does, and what a task may do is what the application may do, checked
+ * by the same code.
  *
  * Two things are a task's own.  While its rt_get() or rt_wait() waits,
  * its CPUs are lent (rt__call_lend()), so that the tasks it waits for can
