@@ -164,6 +164,12 @@ typedef struct rt_config {
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
       RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL }
 
+/* A handle to a placement group (rt_pg_create()); a plain value, valid
+ * until rt_pg_remove() or rt_shutdown(); the zero handle is never valid. */
+typedef struct rt_pg {
+    uint64_t id;
+} rt_pg;
+
 /*
  * Options of one task.  Start from RT_OPTS_INIT or rt_opts_init() and set
  * what you need.  A zero-initialised struct also means "all defaults",
@@ -211,12 +217,18 @@ typedef struct rt_opts {
                                    "key=in(a,b)", "key=!in(a,b)", terms
                                    separated by commas (rtask(7)); NULL =
                                    any node */
+    rt_pg placement_group; /* run on what this group reserved
+                              (rt_pg_create()); the zero handle = not in
+                              a group */
+    int bundle_index;      /* with placement_group: in this bundle
+                              (0, 1, ...); RT_DEFAULT (or 0 in a struct
+                              that was only zeroed) = any of them */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL }
+      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
@@ -469,6 +481,50 @@ RT_EXPORT int rt_actor_kill(rt_actor actor);
  * its calls in flight are sent again within max_task_retries, or fail
  * with RT_EACTORDIED; its destructor does not run. */
 RT_NODISCARD RT_EXPORT int rt_actor_restart(rt_actor actor);
+
+/*
+ * Placement groups (Ray's): reserve bundles of resources at once, all or
+ * nothing, across the nodes, then run tasks and actors in them
+ * (rt_opts.placement_group, .bundle_index).  What a group reserves is
+ * held for it alone until rt_pg_remove(): rt_pg_create(3).
+ */
+typedef struct rt_bundle {
+    double num_cpus;      /* CPUs; 0 = none */
+    double num_gpus;      /* GPUs: a fraction in (0, 1] or a whole number;
+                             0 = none */
+    const char *resources; /* custom resources, "name=amount,..."; NULL =
+                              none */
+    const char *label_selector; /* only on nodes whose labels match, as
+                                   rt_opts.label_selector; NULL = any */
+} rt_bundle;
+
+/* How a group's bundles are laid over the nodes, as Ray's strategies:
+ * PACK on as few nodes as it can, SPREAD over as many as it can; the
+ * STRICT forms fail rather than do otherwise (all on one node; each on a
+ * node of its own). */
+enum {
+    RT_PG_PACK = 0,
+    RT_PG_SPREAD = 1,
+    RT_PG_STRICT_PACK = 2,
+    RT_PG_STRICT_SPREAD = 3
+};
+
+/* The most bundles one group may have. */
+#define RT_PG_BUNDLES_MAX 256
+
+/* Reserve n bundles as strategy says; *pg gets the group's handle at
+ * once, and the group is placed as soon as every bundle can be (at once
+ * when they can now).  RT_EINFEASIBLE when no placement could ever hold
+ * the group. */
+RT_NODISCARD RT_EXPORT int rt_pg_create(const rt_bundle *bundles, size_t n, int strategy,
+                                        rt_pg *pg);
+/* Wait up to timeout_ms for the group to be placed: 0, RT_ETIMEDOUT, or
+ * RT_EBADREF (unknown or removed). */
+RT_NODISCARD RT_EXPORT int rt_pg_wait(rt_pg pg, long timeout_ms);
+/* Remove a group: its tasks fail with RT_ECANCELLED (those that run are
+ * killed), its actors are killed (RT_EACTORDIED), and what it reserved
+ * goes back to the nodes.  0 or RT_EBADREF. */
+RT_EXPORT int rt_pg_remove(rt_pg pg);
 
 /* Inside a task or an actor: the ids of the GPUs it holds, as strings,
  * in CUDA_VISIBLE_DEVICES order ("0", "3", or "GPU-<uuid>" entries when

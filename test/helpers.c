@@ -15,13 +15,18 @@ size_t scaled(size_t n)
     return small && *small == '1' ? n / 16 + 1 : n;
 }
 
-void start_runtime(void)
+void start_with(double cpus, double gpus, int workers)
 {
     rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 2;
-    c.num_gpus = 0;
-    c.num_workers = 2;
+    c.num_cpus = cpus;
+    c.num_gpus = gpus;
+    c.num_workers = workers;
     ck_ok(rt_init_config(&c));
+}
+
+void start_runtime(void)
+{
+    start_with(2, 0, 2);
 }
 
 int count_fds(void)
@@ -149,4 +154,17 @@ const char *env_seen(const rt_opts *opts, const char *what)
     snprintf(out, sizeof out, "%s", s);
     rt_free(s);
     return out;
+}
+
+double available(const char *name)
+{
+    rt_resource *list;
+    size_t n;
+    double amount = -1;
+    ck_ok(rt_available_resources(&list, &n));
+    for (size_t i = 0; i < n; i++)
+        if (list[i].node < 0 && strcmp(list[i].name, name) == 0)
+            amount = list[i].amount;
+    rt_free(list);
+    return amount;
 }

@@ -113,15 +113,6 @@ static char *call_actor_str(rt_actor a, rt_method m, const char *arg)
     return s;
 }
 
-static void init_gpus(double cpus, double gpus)
-{
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = cpus;
-    c.num_gpus = gpus;
-    c.num_workers = 2;
-    ck_ok(rt_init_config(&c));
-}
-
 /* ---- the reference's examples ------------------------------------------- */
 
 int use_gpu(const void *arg, size_t len, rt_result *r);
@@ -157,7 +148,7 @@ static uint64_t gpu_actor_pid, use_gpu_pid;
 /* ray.init(num_gpus=2); an actor with 1 GPU pings; then a task with 1 GPU. */
 static void reference_gpu_actor(void)
 {
-    init_gpus(2, 2);
+    start_with(2, 2, 2);
     rt_actor_class cls = {"GPUActor", counter_init, counter_fini};
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = 1;
@@ -195,7 +186,7 @@ END_TEST
 /* ray.init(num_gpus=3); three 0.5-GPU actors pack: [0], [0], [1]. */
 START_TEST(fractional_actors_pack)
 {
-    init_gpus(3, 3);
+    start_with(3, 3, 2);
     rt_actor_class cls = {"FractionalGPUActor", counter_init, NULL};
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = 0.5;
@@ -221,7 +212,7 @@ END_TEST
 
 START_TEST(ten_thousand_calls_run_in_order)
 {
-    init_gpus(2, 0);
+    start_with(2, 0, 2);
     rt_actor a;
     ck_ok(rt_actor_create(&counter_class, NULL, NULL, 0, &a));
     size_t n = scaled(10000);
@@ -250,7 +241,7 @@ END_TEST
 
 START_TEST(infeasible_or_bad_actors_are_refused)
 {
-    init_gpus(2, 2);
+    start_with(2, 2, 2);
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = 3;
     rt_actor a;
@@ -288,7 +279,7 @@ int state_address(void *state, const void *arg, size_t len, rt_result *r)
 /* Like a Python class without __init__: no constructor, a NULL state. */
 START_TEST(an_actor_needs_no_constructor)
 {
-    init_gpus(2, 0);
+    start_with(2, 0, 2);
     rt_actor_class plain = {"Plain", NULL, NULL};
     rt_actor a;
     ck_ok(rt_actor_create(&plain, NULL, NULL, 0, &a));
@@ -302,7 +293,7 @@ END_TEST
 
 START_TEST(sigkilled_actor_fails_its_calls)
 {
-    init_gpus(2, 0);
+    start_with(2, 0, 2);
     rt_actor a;
     ck_ok(rt_actor_create(&counter_class, NULL, NULL, 0, &a));
     uint64_t pid = call_actor_u64(a, counter_pid);
@@ -354,7 +345,7 @@ static uint64_t first_answer(rt_actor a, rt_method m)
 
 START_TEST(max_restarts_runs_the_constructor_again)
 {
-    init_gpus(2, 0);
+    start_with(2, 0, 2);
     rt_actor a = restartable_counter(RT_DEFAULT);
     ck_assert_uint_eq(call_actor_u64(a, counter_next), 1);
     ck_assert_uint_eq(call_actor_u64(a, counter_next), 2);
@@ -394,7 +385,7 @@ int counter_die(void *state, const void *arg, size_t len, rt_result *r)
  * how, as the last call of a dead actor does. */
 START_TEST(a_call_lost_to_a_restart_says_why)
 {
-    init_gpus(2, 0);
+    start_with(2, 0, 2);
     rt_actor a = restartable_counter(RT_DEFAULT);
     uint64_t pid = call_actor_u64(a, counter_pid);
     rt_ref ref;
@@ -437,7 +428,7 @@ int actor_getenv(void *state, const void *arg, size_t len, rt_result *r)
  * as in Ray; tasks that share a worker still start clean. */
 START_TEST(an_actor_keeps_its_environment)
 {
-    init_gpus(2, 2);
+    start_with(2, 2, 2);
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = 1;
     rt_actor a;
@@ -558,20 +549,6 @@ START_TEST(a_queued_task_does_not_block_the_actor_it_waits_for)
 }
 END_TEST
 
-/* What the runtime has free of resource name, summed over its nodes. */
-static double available(const char *name)
-{
-    rt_resource *list;
-    size_t n;
-    double amount = -1;
-    ck_ok(rt_available_resources(&list, &n));
-    for (size_t i = 0; i < n; i++)
-        if (list[i].node < 0 && strcmp(list[i].name, name) == 0)
-            amount = list[i].amount;
-    rt_free(list);
-    return amount;
-}
-
 /* A restarting actor gives its CPU back while its process is down and
  * takes it again first (its constructor keeps its place in line); a task
  * submitted meanwhile waits for the actor to end, then runs: nothing
@@ -618,7 +595,7 @@ static int file_says(const char *path, const char *want)
  * an actor waiting for it starts, and calls made meanwhile wait. */
 START_TEST(kill_runs_the_destructor_and_frees_the_gpu)
 {
-    init_gpus(2, 1);
+    start_with(2, 1, 2);
     temp_path(fini_path, sizeof fini_path, "fini");
     rt_opts o = RT_OPTS_INIT;
     o.num_gpus = 1;
@@ -646,7 +623,7 @@ END_TEST
 
 START_TEST(shutdown_runs_destructors)
 {
-    init_gpus(2, 0);
+    start_with(2, 0, 2);
     temp_path(fini_path, sizeof fini_path, "fini");
     rt_actor a;
     ck_ok(rt_actor_create(&counter_class, NULL, fini_path, strlen(fini_path), &a));

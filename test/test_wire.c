@@ -315,7 +315,7 @@ START_TEST(rank_message_words_round_trip)
     ck_assert_int_eq(max_calls, 3);
     rt__task t = {.id = 8, .kind = RT__KIND_CREATE, .fn = NULL};
     rt__rank_task_words w;
-    m = rt__rank_task(4, &t, 1);
+    m = rt__rank_task(4, &t, 1, 0);
     ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);
     ck_assert_uint_eq(w.id, 8);
     ck_assert_int_eq(w.kind, RT__KIND_CREATE);
@@ -328,6 +328,33 @@ START_TEST(rank_message_words_round_trip)
     m.w[1] = RT__KIND_CREATE;
     m.w[2] = 4;
     ck_assert_int_eq(rt__rank_task_read(&m, &w), -1);
+    /* Objects other ranks hold: only in a table, whose bytes name them. */
+    rt__task table = {.id = 9, .kind = RT__KIND_TASK, .fn = (rt__any_fn)1,
+                      .args_form = RT__ARGS_LIST};
+    m = rt__rank_task(4, &table, 0, 2);
+    m.len = 2 * sizeof(rt__rank_ref) + 16;
+    ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);
+    ck_assert_uint_eq(w.remote, 2);
+    m.len = sizeof(rt__rank_ref);
+    ck_assert_int_eq(rt__rank_task_read(&m, &w), -1); /* no room for their refs */
+    m = rt__rank_task(4, &t, 1, 1);
+    ck_assert_int_eq(rt__rank_task_read(&m, &w), -1); /* not a table */
+    /* A result held where it was made: its length, no bytes. */
+    rt__answer held = {.id = 5, .len = (size_t)3 << 30, .held = 1}, h2;
+    m = rt__rank_answer(4, &held);
+    ck_assert_uint_eq(m.len, 0);
+    rt__rank_answer_read(&m, &h2);
+    ck_assert_int_eq(h2.held, 1);
+    ck_assert_uint_eq(h2.len, (size_t)3 << 30);
+    ck_assert_ptr_null(h2.result);
+    uint64_t object;
+    unsigned run;
+    int found;
+    m = rt__rank_object(RT__RANK_OBJECT, 77, 3, 0);
+    rt__rank_object_read(&m, &object, &run, &found);
+    ck_assert_uint_eq(object, 77);
+    ck_assert_uint_eq(run, 3);
+    ck_assert_int_eq(found, 0);
 }
 END_TEST
 

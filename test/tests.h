@@ -29,7 +29,10 @@
 
 /* Tests scale down under valgrind (RT_TEST_SMALL=1). */
 size_t scaled(size_t n);
-/* rt_init() with 2 CPUs and 2 workers, whatever the machine. */
+/* rt_init() with these CPUs, GPUs (fake ones where the machine has
+ * fewer) and workers kept; start_runtime(): 2 CPUs, no GPU, 2 workers,
+ * whatever the machine. */
+void start_with(double cpus, double gpus, int workers);
 void start_runtime(void);
 /* Open descriptors of this process. */
 int count_fds(void);
@@ -49,6 +52,9 @@ char *capture_output(void (*fn)(void));
 /* What a t_env task with opts reports for what ("RESOURCE VAR..."), in
  * static storage. */
 const char *env_seen(const rt_opts *opts, const char *what);
+/* What the runtime has free of resource name, summed over its nodes
+ * (rt_available_resources()); -1 when it has none of it. */
+double available(const char *name);
 /* A result that is a uint64_t, read within timeout_ms. */
 uint64_t get_u64(rt_ref ref, long timeout_ms);
 /* Submit fn(arg) with opts and return its result as a uint64_t. */
@@ -83,6 +89,7 @@ int t_shrink_result(const void *arg, size_t len, rt_result *r);
 int t_scribble_env(const void *arg, size_t len, rt_result *r);
 int t_chatter(const void *arg, size_t len, rt_result *r);
 int t_fib(const void *arg, size_t len, rt_result *r);
+int t_into_group(const void *arg, size_t len, rt_result *r); /* test_groups.c */
 
 /* What t_forge() writes onto its worker's socket. */
 enum forge_kind {
@@ -124,5 +131,6 @@ Suite *node_suite(void);
 Suite *objects_suite(void);
 Suite *nested_suite(void);
 Suite *labels_suite(void);
+Suite *groups_suite(void);
 
 #endif

@@ -207,6 +207,11 @@ void rt__bridge_flush(rt__bridge *b)
     b->staged_tail = &b->staged;
 }
 
+uint64_t rt__bridge_payload_in(const rt__bridge *b)
+{
+    return b->payload_in;
+}
+
 int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms)
 {
     rt__bridge_flush(b);

@@ -44,6 +44,9 @@ void rt__bridge_detach(rt__bridge *b);
  * both are called by one thread at a time (the runtime's round). */
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m);
 void rt__bridge_flush(rt__bridge *b);
+/* Bytes of payload (arguments, results, objects, tasks' calls) this rank
+ * received from the others so far. */
+uint64_t rt__bridge_payload_in(const rt__bridge *b);
 /* Flush, and wait up to timeout_ms for n BYE messages in all; how many
  * came. */
 int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms);

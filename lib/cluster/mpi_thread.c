@@ -161,11 +161,44 @@ static int progress(rt__bridge *b)
     return moved;
 }
 
+static int receive_into(rt__bridge *b, int from, char *data, size_t len)
+{
+    int rc = 0;
+    for (size_t off = 0; off < len && rc == 0; off += RT__MPI_PIECE) {
+        size_t n = len - off < RT__MPI_PIECE ? len - off : RT__MPI_PIECE;
+        rc = b->mpi->recv(data + off, n, from, TAG_PIECE);
+    }
+    return rc;
+}
+
+/* The pieces of an object another rank pulled go into shared memory: a
+ * task here maps it from there, uncopied.  NULL when there is none to
+ * be had (the heap takes them then). */
+static void *receive_shared(rt__bridge *b, int from, size_t len, int *failed)
+{
+    void *data;
+    int fd = rt__shm_create(len, &data);
+    if (fd < 0)
+        return NULL;
+    *failed = receive_into(b, from, data, len) < 0;
+    rt__shm_done(data, len, fd);
+    void *buf = !*failed && rt__shm_seal(fd) == 0 ? rt__shm_open(fd, len, 1) : NULL;
+    if (!buf)
+        close(fd);
+    *failed |= !buf;
+    return buf;
+}
+
 /* The pieces that follow a message, into a buffer the receiver keeps:
  * the heap's pages come faster than a memfd's, and the caller of
- * rt_get() frees them alike. */
-static void *receive_pieces(rt__bridge *b, int from, size_t len)
+ * rt_get() frees them alike; but an object pulled for a task goes into
+ * shared memory. */
+static void *receive_pieces(rt__bridge *b, int from, size_t len, uint32_t type)
 {
+    int failed = 0;
+    void *shared = type == RT__RANK_OBJECT ? receive_shared(b, from, len, &failed) : NULL;
+    if (shared || failed)
+        return shared;
     char *data = rt__buf_alloc(len);
     if (!data) {
         rt__warn("no memory for %zu bytes from rank %d: the job ends", len, from);
@@ -178,12 +211,7 @@ static void *receive_pieces(rt__bridge *b, int from, size_t len)
     if (len > 2 * page)
         madvise((void *)first, ((uintptr_t)data + len - first) & ~(page - 1),
                 MADV_POPULATE_WRITE);
-    int rc = 0;
-    for (size_t off = 0; off < len && rc == 0; off += RT__MPI_PIECE) {
-        size_t n = len - off < RT__MPI_PIECE ? len - off : RT__MPI_PIECE;
-        rc = b->mpi->recv(data + off, n, from, TAG_PIECE);
-    }
-    if (rc < 0) {
+    if (receive_into(b, from, data, len) < 0) {
         rt_free(data);
         return NULL;
     }
@@ -207,7 +235,8 @@ static incoming *take_message(rt__bridge *b, int from, char *buf, size_t len,
     incoming *in = rt__malloc(sizeof *in);
     int follows = 0;
     if (!in || rt__rank_decode(buf, len, &in->m, &follows) < 0 ||
-        (follows && (!may_follow || !(in->m.owned = receive_pieces(b, from, in->m.len))))) {
+        (follows && (!may_follow ||
+                     !(in->m.owned = receive_pieces(b, from, in->m.len, in->m.type))))) {
         rt__warn("a message from rank %d could not be read: dropped", from);
         rt__free(in);
         rt__free(buf);
@@ -221,6 +250,7 @@ static incoming *take_message(rt__bridge *b, int from, char *buf, size_t len,
     }
     if (in->m.owned)
         in->m.bytes = in->m.owned;
+    b->payload_in += in->m.len;
     in->from = from;
     in->buf = buf;
     in->next = NULL;

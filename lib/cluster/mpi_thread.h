@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define TAG_MSG 1   /* one message, whose bytes follow as pieces */
 #define TAG_PIECE 2
@@ -70,6 +71,7 @@ struct rt__bridge {
     outgoing **batch;         /* bridge thread only: one being made per rank */
     int rank, size;
     char error[256];
+    _Atomic uint64_t payload_in; /* bytes of messages' payloads received */
 };
 
 /* A message for rank `to`, with room for nreqs requests; NULL without

@@ -6,6 +6,7 @@
 #include "base/idmap.h"
 #include "base/shm.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,26 +74,67 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
     return rc;
 }
 
+/* An entry of the table that is an object another rank holds: no bytes
+ * here, so "mapped" (proto.h: a memfd without data), its ref after the
+ * table. */
+#define ELSEWHERE INT_MAX
+
+/* The arguments of t as the table carries them, into args (room for
+ * t->nargs): bytes, mapped here when they are in a memfd, or objects
+ * other ranks hold (*remote counts them).  0, or -1 when one could not
+ * be mapped (those that were are unmapped by unmap_args()). */
+static int arg_msgs(const rt__task *t, rt__arg_msg *args, size_t *remote)
+{
+    int rc = 0;
+    rt__task_arg_msgs(t, args);
+    *remote = 0;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        const rt__task *o = rt__task_args(t)[i].object;
+        if (o && o->holder) { /* pulled by the rank, from the holder */
+            args[i] = (rt__arg_msg){NULL, o->result_len, ELSEWHERE};
+            ++*remote;
+        } else if (!args[i].data && args[i].len &&
+                   !(args[i].data = rt__shm_open(args[i].fd, args[i].len, 0))) {
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+static void unmap_args(const rt__task *t, const rt__arg_msg *args)
+{
+    for (uint32_t i = 0; i < t->nargs; i++)
+        if (!rt__task_args(t)[i].object && rt__task_args(t)[i].fd >= 0 && args[i].data)
+            rt__shm_unmap((void *)args[i].data, args[i].len);
+}
+
 /* A task of several arguments crosses to another rank as one table with
- * every argument inline (objects' bytes copied: the store is this
- * machine's); large arguments given as memfds are mapped to be read.
- * The table in an rt_free()-able buffer, or NULL without memory. */
-static char *flatten(const rt__task *t, size_t *len)
+ * every argument inline (objects' bytes copied) but for objects that
+ * other ranks hold: those are named after the table, and the rank pulls
+ * them from their holder, never through here.  The table in an
+ * rt_free()-able buffer, or NULL without memory. */
+static char *flatten(const rt__task *t, size_t *len, size_t *remote)
 {
     rt__arg_msg *args = rt__calloc(t->nargs + 1, sizeof *args);
     char *table = NULL;
-    int mapped = 1;
+    if (args && arg_msgs(t, args, remote) == 0) {
+        size_t table_len = rt__args_size(args, t->nargs, 0);
+        *len = table_len + *remote * sizeof(rt__rank_ref);
+        if ((table = rt__buf_alloc(*len))) {
+            rt__args_write(table, args, t->nargs, 0);
+            char *at = table + table_len;
+            for (uint32_t i = 0; i < t->nargs; i++) {
+                const rt__task *o = rt__task_args(t)[i].object;
+                if (!o || !o->holder)
+                    continue;
+                rt__rank_ref ref = {o->id, o->held_run, o->holder};
+                memcpy(at, &ref, sizeof ref);
+                at += sizeof ref;
+            }
+        }
+    }
     if (args)
-        rt__task_arg_msgs(t, args);
-    for (uint32_t i = 0; args && i < t->nargs; i++)
-        if (!args[i].data && args[i].len &&
-            !(args[i].data = rt__shm_open(args[i].fd, args[i].len, 0)))
-            mapped = 0;
-    if (args && mapped && (table = rt__buf_alloc(*len = rt__args_size(args, t->nargs, 0))))
-        rt__args_write(table, args, t->nargs, 0);
-    for (uint32_t i = 0; args && i < t->nargs; i++)
-        if (!rt__task_args(t)[i].object && rt__task_args(t)[i].fd >= 0 && args[i].data)
-            rt__shm_unmap((void *)args[i].data, args[i].len);
+        unmap_args(t, args);
     rt__free(args);
     return table;
 }
@@ -105,16 +147,19 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
     uint64_t fini = actor ? actor->fini : 0;
     rt__peer *p = (rt__peer *)n;
     proxy *x = (proxy *)w;
-    rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0);
     char *table = NULL;
+    size_t len = t->args_form == RT__ARGS_LIST ? 0 : t->arg_len, remote = 0;
+    if (t->args_form == RT__ARGS_LIST && !(table = flatten(t, &len, &remote)))
+        return -1;
+    rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0, remote);
     m.text = t->name ? t->name : "";
-    m.bytes = rt__task_arg(t);
-    m.len = t->args_form == RT__ARGS_LIST ? 0 : t->arg_len;
+    m.bytes = table ? table : rt__task_arg(t);
+    m.len = len;
     if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
-        (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0))
+        (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0)) {
+        rt_free(table);
         return -1;
-    if (t->args_form == RT__ARGS_LIST && !(m.bytes = table = flatten(t, &m.len)))
-        return -1;
+    }
     if (table && m.len >= RT__SHM_MIN)
         m.owned = table; /* in pieces, the message's */
     if (t->arg_fd >= 0 && (m.fd = dup(t->arg_fd)) < 0)
@@ -187,9 +232,36 @@ static long op_lend(rt__node *n, rt__worker *w, int lend)
     return rt__bridge_send(p->bridge, p->rank, &m) < 0 ? -1 : 0;
 }
 
+/* Objects the rank holds: asked for (OBJECT answers), and freed. */
+static void op_pull(rt__node *n, uint64_t object, unsigned run)
+{
+    rt__peer *p = (rt__peer *)n;
+    rt__rank_msg m = rt__rank_object(RT__RANK_PULL, object, run, 1);
+    if (rt__bridge_send(p->bridge, p->rank, &m) < 0)
+        p->node.ev.pulled(p->node.ev.ctx, object, NULL, 0, 0);
+}
+
+static void op_forget(rt__node *n, uint64_t object, unsigned run)
+{
+    rt__peer *p = (rt__peer *)n;
+    rt__rank_msg m = rt__rank_object(RT__RANK_FREE, object, run, 1);
+    rt__bridge_send(p->bridge, p->rank, &m);
+}
+
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      op_lend, NULL};
+                                      op_lend, NULL, op_pull, op_forget};
+
+/* What a pull asked for: the bytes are the event's (the message's own,
+ * or a copy of small ones). */
+static void object_came(rt__peer *p, const rt__rank_msg *m)
+{
+    uint64_t id;
+    unsigned run;
+    int found;
+    void *bytes = rt__rank_object_take(m, &id, &run, &found);
+    p->node.ev.pulled(p->node.ev.ctx, id, bytes, m->len, found);
+}
 
 static void answered(rt__peer *p, proxy *x, const rt__rank_msg *m)
 {
@@ -213,7 +285,9 @@ static void lost(rt__peer *p, proxy *x, const rt__rank_msg *m)
 void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
 {
     proxy *x = (proxy *)rt__idmap_find(&p->proxies, m->lease);
-    if (m->type == RT__RANK_FAILED) {
+    if (m->type == RT__RANK_OBJECT) {
+        object_came(p, m);
+    } else if (m->type == RT__RANK_FAILED) {
         snprintf(p->why, sizeof p->why, "rank %d: %s", p->rank, m->text);
         p->node.ev.failed(p->node.ev.ctx, p->why);
     } else if (m->type == RT__RANK_ANSWER && x) {

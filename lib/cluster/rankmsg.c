@@ -127,7 +127,8 @@ const char *rt__rank_name(uint32_t type)
         [RT__RANK_FAILED] = "FAILED",   [RT__RANK_SHUTDOWN] = "SHUTDOWN",
         [RT__RANK_BYE] = "BYE",         [RT__RANK_CALL] = "CALL",
         [RT__RANK_HANGUP] = "HANGUP",   [RT__RANK_LEND] = "LEND",
-        [RT__RANK_TOOK_BACK] = "TOOK_BACK",
+        [RT__RANK_TOOK_BACK] = "TOOK_BACK", [RT__RANK_PULL] = "PULL",
+        [RT__RANK_OBJECT] = "OBJECT",   [RT__RANK_FREE] = "FREE",
     };
     return type < RT__RANK_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -163,13 +164,13 @@ int rt__rank_release_read(const rt__rank_msg *m)
 #define TASK_FLAGS 7u
 #define TASK_ATTEMPT_SHIFT 8 /* above the flags: which run it is */
 
-rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini)
+rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t remote)
 {
     uint64_t flags = (fini ? TASK_FINI : 0) | (t->fn ? 0 : TASK_NO_FN) |
                      (t->args_form != RT__ARGS_ONE ? TASK_TABLE : 0) |
                      (uint64_t)rt__task_attempt(t) << TASK_ATTEMPT_SHIFT;
     return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
-                          .w = {t->id, (uint64_t)t->kind, flags}, .fd = -1};
+                          .w = {t->id, (uint64_t)t->kind, flags, remote}, .fd = -1};
 }
 
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
@@ -179,8 +180,11 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
                                .has_fn = !(flags & TASK_NO_FN),
                                .has_fini = (flags & TASK_FINI) != 0,
                                .table = (flags & TASK_TABLE) != 0,
-                               .attempt = (unsigned)(flags >> TASK_ATTEMPT_SHIFT)};
-    if ((flags & ~(uint64_t)TASK_FLAGS) >> TASK_ATTEMPT_SHIFT > RT__ATTEMPT_MAX ||
+                               .attempt = (unsigned)(flags >> TASK_ATTEMPT_SHIFT),
+                               .remote = (size_t)m->w[3]};
+    if (m->w[3] > RT_ARGS_MAX || (m->w[3] && !w->table) ||
+        m->w[3] * sizeof(rt__rank_ref) > m->len ||
+        (flags & ~(uint64_t)TASK_FLAGS) >> TASK_ATTEMPT_SHIFT > RT__ATTEMPT_MAX ||
         (flags & ~(uint64_t)TASK_FLAGS & ((1u << TASK_ATTEMPT_SHIFT) - 1)) ||
         kind > RT__KIND_CALL ||
         (!w->has_fn && kind != RT__KIND_CREATE) || (w->table && kind == RT__KIND_CREATE))
@@ -188,13 +192,21 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
     return 0;
 }
 
+#define ANSWER_REFUSED 1u
+#define ANSWER_HELD 2u
+
 rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a)
 {
+    uint64_t how = (a->refused ? ANSWER_REFUSED : 0) | (a->held ? ANSWER_HELD : 0);
     rt__rank_msg m = {.type = RT__RANK_ANSWER, .lease = lease,
                       .w = {a->id, (uint64_t)a->status, (uint64_t)a->sys_errno, a->run_us,
-                            (uint64_t)a->refused},
+                            how},
                       .bytes = a->result, .len = a->len, .fd = -1};
-    if (a->len >= RT__SHM_MIN) { /* follows as pieces, never copied */
+    if (a->held) { /* the words only: the bytes stay */
+        m.bytes = NULL;
+        m.len = 0;
+        m.w[4] |= (uint64_t)a->len << 2;
+    } else if (a->len >= RT__SHM_MIN) { /* follows as pieces, never copied */
         m.owned = a->result;
         m.bytes = NULL;
         a->result = NULL;
@@ -204,11 +216,38 @@ rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a)
 
 void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a)
 {
+    int held = (m->w[4] & ANSWER_HELD) != 0;
     *a = (rt__answer){.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
-                      .run_us = m->w[3], .refused = m->w[4] != 0, .len = m->len,
+                      .run_us = m->w[3], .refused = (m->w[4] & ANSWER_REFUSED) != 0,
+                      .len = held ? (size_t)(m->w[4] >> 2) : m->len, .held = held,
                       .result = m->owned};
-    if (!m->owned && m->len && (a->result = rt__buf_alloc(m->len)))
+    if (!held && !m->owned && m->len && (a->result = rt__buf_alloc(m->len)))
         memcpy(a->result, m->bytes, m->len);
+}
+
+rt__rank_msg rt__rank_object(uint32_t type, uint64_t object, unsigned run, int found)
+{
+    return (rt__rank_msg){.type = type, .w = {object, run, (uint64_t)(found != 0)}, .fd = -1};
+}
+
+void rt__rank_object_read(const rt__rank_msg *m, uint64_t *object, unsigned *run, int *found)
+{
+    *object = m->w[0];
+    *run = (unsigned)m->w[1];
+    *found = m->w[2] != 0;
+}
+
+void *rt__rank_object_take(const rt__rank_msg *m, uint64_t *object, unsigned *run,
+                           int *found)
+{
+    rt__rank_object_read(m, object, run, found);
+    void *bytes = *found ? m->owned : NULL;
+    if (!*found)
+        rt_free(m->owned);
+    else if (!bytes && (bytes = rt__buf_alloc(m->len)) && m->len)
+        memcpy(bytes, m->bytes, m->len);
+    *found = bytes != NULL;
+    return bytes;
 }
 
 #define LOST_CHANNEL 1u

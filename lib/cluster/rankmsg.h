@@ -25,13 +25,19 @@ typedef enum rt__rank_type {
     RT__RANK_DEVICES,   /* 0 -> r: text = the devices (node/proto.h's
                            rt__devices_encode()) */
     RT__RANK_TASK,      /* 0 -> r: w0 = task id, w1 = kind, w2 = flags (a
-                           destructor follows, no function); fn, fini; text =
-                           name ("" = none); bytes = argument */
+                           destructor follows, no function), w3 = objects
+                           that other ranks hold among its arguments; fn,
+                           fini; text = name ("" = none); bytes = argument,
+                           or a table (proto.h) whose entries for those
+                           objects are "mapped", then each object's
+                           rt__rank_ref */
     RT__RANK_RELEASE,   /* 0 -> r: w0 = retire */
     RT__RANK_STOP,      /* 0 -> r: an actor finishes and exits */
     RT__RANK_KILL,      /* 0 -> r: kill the worker */
     RT__RANK_ANSWER,    /* r -> 0: w0 = task id, w1 = status, w2 = errno, w3 =
-                           run time (us), w4 = refused; bytes = result */
+                           run time (us), w4 = refused | held << 1; bytes =
+                           result, or none when held: the rank keeps the
+                           len bytes */
     RT__RANK_LOST,      /* r -> 0: w0 = pid, w1 = wait status, w2 = spawn
                            errno, w3 = started, w4 = lost channel | broke << 1 */
     RT__RANK_FAILED,    /* r -> 0: the node failed; text = why */
@@ -47,6 +53,10 @@ typedef enum rt__rank_type {
                            its worker will not run now) or goes on (0) */
     RT__RANK_TOOK_BACK, /* r -> 0: w0 = how many of the lease's last tasks
                            in flight were taken back, never to run there */
+    RT__RANK_PULL,      /* any -> holder: send object w0 (made by run w1) */
+    RT__RANK_OBJECT,    /* holder -> who pulled: w0 = object, w1 = run, w2 =
+                           found; bytes = the object's */
+    RT__RANK_FREE,      /* 0 -> holder: object w0 (run w1) is not wanted */
     RT__RANK_TYPES
 } rt__rank_type;
 
@@ -84,12 +94,13 @@ int rt__rank_release_read(const rt__rank_msg *m);
  * whether there is a function at all (a class without a constructor has
  * none) and whether its bytes are a table of arguments (a task of
  * several). */
-rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini);
+rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t remote);
 typedef struct rt__rank_task_words {
     uint64_t id;
     rt__task_kind kind;
     int has_fn, has_fini, table;
     unsigned attempt; /* which run of the task it is (rt__task_attempt()) */
+    size_t remote;    /* objects other ranks hold among its arguments */
 } rt__rank_task_words;
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w);
 /* ANSWER: the result's bytes inline when small (copied into the
@@ -100,6 +111,21 @@ rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a);
 void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a);
 rt__rank_msg rt__rank_lost(uint64_t lease, const rt__loss *loss);
 void rt__rank_lost_read(const rt__rank_msg *m, rt__loss *loss);
+
+/* An object another rank holds, as a TASK's table names it. */
+typedef struct rt__rank_ref {
+    uint64_t object, run, holder;
+} rt__rank_ref;
+
+/* PULL, OBJECT and FREE name an object by these words. */
+rt__rank_msg rt__rank_object(uint32_t type, uint64_t object, unsigned run, int found);
+void rt__rank_object_read(const rt__rank_msg *m, uint64_t *object, unsigned *run,
+                          int *found);
+/* OBJECT's bytes, as an rt_free()-able buffer: the message's own pieces,
+ * or a copy of inline ones; NULL, with *found 0, when the holder had
+ * them not or there is no memory. */
+void *rt__rank_object_take(const rt__rank_msg *m, uint64_t *object, unsigned *run,
+                           int *found);
 
 /* CALL: a frame's header (its length is the message's). */
 rt__rank_msg rt__rank_call(uint64_t connection, const rt__hdr *h);

@@ -1,6 +1,8 @@
 /* serve.c - rank 0's leases, carried out on this rank's local node. */
 #include "serve.h"
 
+#include "held.h"
+
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/idmap.h"
@@ -9,12 +11,15 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 typedef struct lease {
     rt__idnode byid;       /* first; rank 0's number */
     rt__link waiting;      /* on the list of leases that wait for a worker */
+    rt__link pulling;      /* on the list of those whose next task waits for
+                              objects pulled from other ranks */
     int fresh, max_calls;
     rt__worker *w;         /* the local worker, or NULL */
     size_t budget;         /* tasks w may still take */
@@ -31,7 +36,9 @@ struct rt__serve {
     rt__node *local;
     rt__idmap leases;
     rt__link waiting;      /* leases without a worker, oldest first */
+    rt__link pulling;      /* leases whose next task waits for objects */
     rt__fn_cache functions; /* the functions rank 0 sent, found here */
+    rt__held *held;        /* objects held here: results kept, copies pulled */
 };
 
 static void reply(rt__serve *s, const rt__rank_msg *m)
@@ -40,18 +47,28 @@ static void reply(rt__serve *s, const rt__rank_msg *m)
         rt__warn("no memory for a %s message to rank 0: dropped", rt__rank_name(m->type));
 }
 
-static void drop_tasks(rt__tasks *q)
+/* A task is done here: the objects it took are no longer its. */
+static void free_task(rt__serve *s, rt__task *t)
+{
+    for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++)
+        if (rt__task_args(t)[i].object)
+            rt__held_unuse(s->held, rt__task_args(t)[i].object);
+    rt__task_free(t);
+}
+
+static void drop_tasks(rt__serve *s, rt__tasks *q)
 {
     for (rt__task *t; (t = rt__tasks_pop(q));)
-        rt__task_free(t);
+        free_task(s, t);
 }
 
 static void lease_free(rt__serve *s, lease *l)
 {
     rt__idmap_remove(&s->leases, &l->byid);
     rt__list_remove(&l->waiting);
-    drop_tasks(&l->queue);
-    drop_tasks(&l->inflight);
+    rt__list_remove(&l->pulling);
+    drop_tasks(s, &l->queue);
+    drop_tasks(s, &l->inflight);
     rt__free(l->devices_text);
     rt__free(l);
 }
@@ -89,9 +106,57 @@ static int get_worker(rt__serve *s, lease *l)
     return 1;
 }
 
+/* Whether t may go to its worker: 1 when every object it takes is here,
+ * 0 while one is being pulled, -1 when one could not be (its holder had
+ * it not). */
+static int task_ready(const rt__task *t)
+{
+    int ready = 1;
+    for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++) {
+        const rt__task *o = rt__task_args(t)[i].object;
+        if (o && rt__held_missing(o))
+            return -1;
+        if (o && !rt__held_ready(o))
+            ready = 0;
+    }
+    return ready;
+}
+
+/* t never runs: an object it takes is lost.  Rank 0 hears it as an
+ * answer of a task that could not run. */
+static void fail_unready(rt__serve *s, lease *l, rt__task *t)
+{
+    rt__answer a = {.id = t->id, .sys_errno = ENODATA};
+    rt__rank_msg m = rt__rank_answer(l->byid.id, &a);
+    free_task(s, t);
+    reply(s, &m);
+}
+
+/* The queue's first task: 1 when it may go now; else it waits for the
+ * objects it takes (l joins the pulling list), or it failed (and the
+ * next one is looked at, once the tasks before it have answered: rank 0
+ * hears answers in order). */
+static int head_ready(rt__serve *s, lease *l)
+{
+    for (rt__task *t; (t = l->queue.head);) {
+        int ready = task_ready(t);
+        if (ready > 0)
+            return 1;
+        if (ready == 0) {
+            if (l->pulling.next == &l->pulling)
+                rt__list_push_back(&s->pulling, &l->pulling);
+            return 0;
+        }
+        if (l->inflight.head)
+            return 0; /* on_answered() feeds again */
+        fail_unready(s, l, rt__tasks_pop(&l->queue));
+    }
+    return 0;
+}
+
 static void feed(rt__serve *s, lease *l)
 {
-    while (l->w && l->budget > 0 && l->queue.head) {
+    while (l->w && l->budget > 0 && head_ready(s, l)) {
         rt__task *t = rt__tasks_pop(&l->queue);
         /* Rank 0 sends neither the actor's handle nor its concurrency. */
         rt__actor_spec spec = {0, l->fini, 1};
@@ -137,16 +202,31 @@ int rt__serve_run(rt__serve *s)
 
 /* ---- what the local node reports --------------------------------------------- */
 
+/* A large result stays here, where it was made, until rank 0 frees it:
+ * rank 0 pulls it when it is read there, other ranks when their tasks
+ * take it, and tasks here take it as it is. */
+static void keep_result(rt__serve *s, const rt__task *t, rt__answer *a)
+{
+    if ((t->kind == RT__KIND_TASK || t->kind == RT__KIND_CALL) && a->len >= RT__SHM_MIN &&
+        a->result && !a->refused && !a->sys_errno &&
+        rt__held_keep(s->held, a->id, rt__task_attempt(t), a->result, a->len) == 0) {
+        a->result = NULL;
+        a->held = 1;
+    }
+}
+
 static void on_answered(void *ctx, void *owner, rt__answer *a)
 {
     rt__serve *s = ctx;
     lease *l = owner;
     rt__task *t = rt__tasks_pop(&l->inflight); /* answers come in order */
+    keep_result(s, t, a);
     rt__rank_msg m = rt__rank_answer(l->byid.id, a);
-    rt__task_free(t);
+    free_task(s, t);
     reply(s, &m);
     rt__answer_drop(a); /* copied into the message, or the message's now (NULL) */
     renew(s, l);
+    feed(s, l); /* a task that could not get its objects may fail now */
 }
 
 static void on_lost(void *ctx, void *owner, const rt__loss *loss)
@@ -175,6 +255,7 @@ static void start_lease(rt__serve *s, const rt__rank_msg *m)
     l->byid.id = m->lease;
     rt__rank_lease_read(m, &l->fresh, &l->max_calls);
     rt__link_init(&l->waiting);
+    rt__link_init(&l->pulling);
     rt__idmap_add(&s->leases, &l->byid);
     rt__list_push_back(&s->waiting, &l->waiting);
 }
@@ -194,6 +275,61 @@ static int set_devices(lease *l, const rt__rank_msg *m)
     return 0;
 }
 
+/* Ask the holder for an object's bytes; they come as OBJECT. */
+static void pull(rt__serve *s, const rt__rank_ref *ref)
+{
+    rt__rank_msg m = rt__rank_object(RT__RANK_PULL, ref->object, (unsigned)ref->run, 1);
+    if (ref->holder == 0 || rt__bridge_send(s->bridge, (int)ref->holder, &m) < 0)
+        rt__held_arrived(s->held, ref->object, (unsigned)ref->run, NULL, 0);
+}
+
+/* The record of a task whose table names objects other ranks hold (w's
+ * remote of them, their refs after the table): each becomes one of ours,
+ * here already or pulled from its holder, and the task waits for them
+ * (feed()).  NULL with the error set when the message is not such a
+ * task, or without memory. */
+static rt__task *task_of_objects(rt__serve *s, const rt__rank_task_words *w, void *fn,
+                                 const rt__rank_msg *m)
+{
+    size_t refs_len = w->remote * sizeof(rt__rank_ref), table_len = m->len - refs_len, n;
+    rt_value *vals = rt__calloc(RT_ARGS_MAX, sizeof *vals);
+    rt_arg *args = rt__calloc(RT_ARGS_MAX, sizeof *args);
+    rt__task *t = NULL;
+    int ok = vals && args && rt__args_read(m->bytes, table_len, NULL, w->remote, vals, &n) == 0;
+    size_t remote = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        args[i] = vals[i].data || !vals[i].len ? RT_ARG_BYTES(vals[i].data, vals[i].len)
+                                              : RT_ARG_REF(((rt_ref){1}));
+        remote += !vals[i].data && vals[i].len;
+    }
+    ok = ok && remote == w->remote &&
+         rt__task_new_args(w->kind, (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0, args, n,
+                           &t) == 0;
+    const char *refs = (const char *)m->bytes + table_len;
+    for (size_t i = 0, k = 0; ok && i < n; i++) {
+        if (!args[i].ref.id)
+            continue;
+        rt__rank_ref ref;
+        int must_pull;
+        memcpy(&ref, refs + k++ * sizeof ref, sizeof ref);
+        rt__task *o = rt__held_use(s->held, &ref, vals[i].len, &must_pull);
+        if (!o) {
+            ok = 0;
+            break;
+        }
+        rt__task_args(t)[i].object = o;
+        if (must_pull)
+            pull(s, &ref);
+    }
+    if (!ok && t) {
+        free_task(s, t);
+        t = NULL;
+    }
+    rt__free(vals);
+    rt__free(args);
+    return t;
+}
+
 /* A task record for the local node, its function found in this process;
  * a constructor's destructor goes to the lease. */
 static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
@@ -207,12 +343,16 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
         return NULL;
     }
     rt__task *t = NULL;
-    rt__task_new(w.kind, (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0, m->bytes, m->len,
-                 &t);
+    if (w.remote)
+        t = task_of_objects(s, &w, fn, m);
+    else
+        rt__task_new(w.kind, (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0, m->bytes,
+                     m->len, &t);
     if (t) {
         t->id = w.id;
         t->runs_lost = (uint16_t)w.attempt; /* the worker hears which run it is */
-        t->args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
+        if (!w.remote)
+            t->args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
         l->fini = w.has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
     }
     return t;
@@ -251,7 +391,7 @@ static void lend(rt__serve *s, lease *l, int lending)
                       .w = {taken.count}, .fd = -1};
     if (l->budget != SIZE_MAX)
         l->budget += back > 0 ? (size_t)back : 0;
-    drop_tasks(&taken);
+    drop_tasks(s, &taken);
     if (m.w[0])
         reply(s, &m);
 }
@@ -270,8 +410,75 @@ static void end_lease(rt__serve *s, lease *l, int kill)
     }
 }
 
-int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m)
+/* Another rank pulls an object held here: its bytes go from where they
+ * are (a memfd, sent without a copy), or found 0. */
+static void send_object(rt__serve *s, int to, const rt__rank_msg *pulled)
 {
+    uint64_t id;
+    unsigned run;
+    int found;
+    rt__rank_object_read(pulled, &id, &run, &found);
+    const rt__task *o = rt__held_find(s->held, id, run);
+    int fd = o ? rt__shm_fd(o->result) : -1;
+    rt__rank_msg m = rt__rank_object(RT__RANK_OBJECT, id, run, o != NULL);
+    if (o) {
+        m.len = o->result_len;
+        m.bytes = o->result;
+        if (fd >= 0 && (m.fd = dup(fd)) < 0)
+            m = rt__rank_object(RT__RANK_OBJECT, id, run, 0);
+        else if (fd < 0 && m.len >= RT__SHM_MIN && (m.owned = rt__buf_alloc(m.len)))
+            memcpy(m.owned, o->result, m.len); /* the message's, freed once sent */
+        else if (fd < 0 && m.len >= RT__SHM_MIN)
+            m = rt__rank_object(RT__RANK_OBJECT, id, run, 0);
+    }
+    if (rt__bridge_send(s->bridge, to, &m) < 0)
+        rt__warn("no memory to send object %llu to rank %d", (unsigned long long)id, to);
+}
+
+/* A pulled object came: the leases whose next task waited for it go on. */
+static void object_arrived(rt__serve *s, const rt__rank_msg *m)
+{
+    uint64_t id;
+    unsigned run;
+    int found;
+    void *bytes = rt__rank_object_take(m, &id, &run, &found);
+    rt__held_arrived(s->held, id, run, bytes, found);
+    rt__link waiting = s->pulling;
+    if (rt__list_empty(&s->pulling))
+        return;
+    /* Each waiting lease is fed again: those still waiting join anew. */
+    waiting.next->prev = &waiting;
+    waiting.prev->next = &waiting;
+    rt__link_init(&s->pulling);
+    while (!rt__list_empty(&waiting)) {
+        lease *l = RT__OWNER(waiting.next, lease, pulling);
+        rt__list_remove(&l->pulling);
+        feed(s, l);
+    }
+}
+
+int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
+{
+    if (m->type == RT__RANK_PULL) {
+        send_object(s, from, m);
+        return 0;
+    }
+    if (m->type == RT__RANK_OBJECT) {
+        object_arrived(s, m);
+        return 0;
+    }
+    if (from != 0) {
+        rt_free(m->owned);
+        return 0;
+    }
+    if (m->type == RT__RANK_FREE) {
+        uint64_t id;
+        unsigned run;
+        int found;
+        rt__rank_object_read(m, &id, &run, &found);
+        rt__held_forget(s->held, id, run);
+        return 0;
+    }
     if (m->type == RT__RANK_SHUTDOWN)
         return 1;
     if (m->type == RT__RANK_LEASE) {
@@ -311,10 +518,16 @@ rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
         rt__free(s);
         return NULL;
     }
+    if (!(s->held = rt__held_new())) {
+        rt__idmap_free(&s->leases);
+        rt__free(s);
+        return NULL;
+    }
     s->bridge = b;
     s->local = local;
     rt__link_init(&s->waiting);
-    rt__node_listen(local, (rt__node_events){s, on_answered, on_lost, on_failed, NULL});
+    rt__link_init(&s->pulling);
+    rt__node_listen(local, (rt__node_events){s, on_answered, on_lost, on_failed, NULL, NULL});
     return s;
 }
 
@@ -323,5 +536,6 @@ void rt__serve_free(rt__serve *s)
     for (rt__idnode *n; (n = rt__idmap_any(&s->leases));)
         lease_free(s, (lease *)n);
     rt__idmap_free(&s->leases);
+    rt__held_free(s->held);
     rt__free(s);
 }

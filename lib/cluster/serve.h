@@ -20,8 +20,10 @@ typedef struct rt__serve rt__serve;
 /* Serve rank 0 with the local node, whose events become this server's.
  * NULL without memory. */
 rt__serve *rt__serve_new(rt__bridge *b, rt__node *local);
-/* What rank 0 sent.  Returns 1 when it was SHUTDOWN. */
-int rt__serve_deliver(rt__serve *s, const rt__rank_msg *m);
+/* What rank `from` sent: rank 0's leases and frees, any rank's pulls of
+ * objects held here and the objects pulled from others (held.h).
+ * Returns 1 when it was SHUTDOWN. */
+int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m);
 /* Give waiting leases a worker and send their tasks, and send rank 0
  * what was answered since the last round; 1 when a lease still waits for
  * lack of a process (try again soon). */

@@ -28,6 +28,12 @@ typedef struct rt__res {
     uint64_t nodes;      /* a request's nodes, a bit each: those its label
                             selector picks (rt_opts.label_selector); 0 =
                             any node, and in totals */
+    uint64_t group;      /* a request's placement group (its handle), or
+                            0: none, and in totals */
+    int64_t bundle;      /* in its group: the bundle, or -1: any */
+    int64_t near;        /* a request's node that holds most of the bytes
+                            of the objects it takes, + 1, tried first; 0 =
+                            none */
 } rt__res;
 
 /* The custom resources of the node, fixed at rt_init(). */

@@ -37,7 +37,8 @@ typedef enum rt__death {
     RT__DEATH_KILLED,  /* rt_actor_kill() */
     RT__DEATH_CRASHED, /* its process died; no restart left */
     RT__DEATH_CTOR,    /* its constructor returned non-zero */
-    RT__DEATH_NOSTART  /* its process could not be started */
+    RT__DEATH_NOSTART, /* its process could not be started */
+    RT__DEATH_GROUP    /* its placement group was removed */
 } rt__death;
 
 typedef struct rt__actor {

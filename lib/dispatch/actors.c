@@ -3,6 +3,7 @@
 #include "dispatch.h"
 
 #include "lives.h"
+#include "sched/groups.h"
 
 #include "base/alloc.h"
 #include "base/shm.h"
@@ -31,6 +32,10 @@ static void compose_epitaph(rt__actor *a)
     switch (a->death) {
     case RT__DEATH_KILLED:
         snprintf(text, sizeof text, "the actor %s was killed", a->name);
+        break;
+    case RT__DEATH_GROUP:
+        snprintf(text, sizeof text, "the actor %s was killed: its placement group was "
+                 "removed", a->name);
         break;
     case RT__DEATH_CTOR:
         snprintf(text, sizeof text, "the actor %s is dead: its constructor returned %d",
@@ -91,7 +96,7 @@ static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
 static void file_call(rt__dispatch *d, rt__task *t)
 {
     rt__actor *a = t->actor;
-    if (t->status != RT_OK)
+    if (t->status != RT_OK || rt__remote_lost(t))
         rt__dispatch_finish(d, t, t->status);
     else if (a->death || !a->cls)
         rt__actors_fail_call(d, t, a);
@@ -102,7 +107,8 @@ static void file_call(rt__dispatch *d, rt__task *t)
 void rt__actors_absorb_call(rt__dispatch *d, rt__task *t)
 {
     rt__actor *a = t->actor;
-    if ((rt__task_deps(t) || a->held.count) && !a->death && a->cls)
+    if ((rt__task_deps(t) || a->held.count || rt__remote_call_waits(d, t)) && !a->death &&
+        a->cls)
         rt__tasks_push(&a->held, t);
     else {
         if (rt__task_deps(t)) /* its actor is dead: it fails now */
@@ -111,9 +117,12 @@ void rt__actors_absorb_call(rt__dispatch *d, rt__task *t)
     }
 }
 
+/* Calls go in order, each once the objects it takes exist, and are here
+ * when its actor is (remote.c). */
 void rt__actors_release_held(rt__dispatch *d, rt__actor *a)
 {
-    while (a->held.head && !rt__task_deps(a->held.head))
+    while (a->held.head && !rt__task_deps(a->held.head) &&
+           (a->death || !rt__remote_call_waits(d, a->held.head)))
         file_call(d, rt__tasks_pop(&a->held));
 }
 
@@ -168,8 +177,15 @@ void rt__dispatch_kill(rt__dispatch *d, rt__actor *a, int restart)
             rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
         return;
     }
+    rt__actors_end(d, a, RT__DEATH_KILLED);
+}
+
+void rt__actors_end(rt__dispatch *d, rt__actor *a, rt__death death)
+{
+    if (a->killed)
+        return;
     a->killed = 1;
-    rt__actors_set_death(d, a, RT__DEATH_KILLED);
+    rt__actors_set_death(d, a, death);
     rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
     if (l)
         rt__dispatch_node_of(d, l)->ops->stop(rt__dispatch_node_of(d, l), l->worker);
@@ -246,8 +262,9 @@ void rt__actors_absorb(rt__dispatch *d, rt__task *t)
     if (a->cls)
         a->cls->concurrency = (size_t)a->concurrency;
     if (!a->cls) {
+        int group_gone = req.group && !rt__sched_group(&d->sched, req.group);
         a->ctor_status = RT_ENOMEM;
-        rt__actors_set_death(d, a, RT__DEATH_CTOR);
+        rt__actors_set_death(d, a, group_gone ? RT__DEATH_GROUP : RT__DEATH_CTOR);
         rt__actors_bury(d, a);
         return;
     }

@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/shm.h"
+#include "sched/groups.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -271,6 +272,8 @@ void rt__dispatch_run(rt__dispatch *d)
     d->check_ms = -1;
     if (d->timeouts.n)
         expire(d, rt__now_ns());
+    if (!rt__list_empty(&d->sched.unplaced))
+        rt__sched_place_groups(&d->sched, &d->placed);
     if (!d->nresuming || !resume(d))
         grant_leases(d);
     feed(d);
@@ -279,18 +282,45 @@ void rt__dispatch_run(rt__dispatch *d)
 
 /* ---- absorbing submissions ---------------------------------------------- */
 
+/* A task cancelled (sent: while it ran), killed at its time limit, or
+ * whose placement group was removed: its outcome, whatever the worker
+ * did. */
+static void fail_cancelled(rt__dispatch *d, rt__task *t, int sent)
+{
+    if (t->cancelling == RT__CANCEL_TIMEOUT) {
+        rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
+                      "its worker was killed", t->timeout_ms);
+        rt__dispatch_finish(d, t, RT_EKILLED);
+        return;
+    }
+    const char *why = t->cancelling == RT__CANCEL_GROUP ? "its placement group was removed"
+                      : !sent ? "rt_cancel: cancelled before it ran"
+                      : t->cancelling == RT__CANCEL_KILL
+                          ? "rt_cancel: its worker was killed"
+                          : "rt_cancel: it ran to its end; its result was dropped";
+    rt__task_fail(t, RT_ECANCELLED, "%s", why);
+    rt__dispatch_finish(d, t, RT_ECANCELLED);
+}
+
 void rt__dispatch_file(rt__dispatch *d, rt__task *t)
 {
     if (t->kind == RT__KIND_CALL) {
         rt__actors_release_held(d, t->actor);
         return;
     }
-    if (t->status != RT_OK) {
+    if (t->status != RT_OK || rt__remote_lost(t)) {
         rt__dispatch_finish(d, t, t->status);
         return;
     }
     rt__res req;
     rt__task_request(t, &req);
+    if (req.group && !rt__sched_group(&d->sched, req.group)) {
+        t->cancelling = RT__CANCEL_GROUP;
+        fail_cancelled(d, t, 0);
+        return;
+    }
+    if (rt__remote_place(d, t, &req))
+        return; /* filed again once its objects are here */
     rt__class *c = rt__sched_class(&d->sched, &req, t->max_calls);
     if (!c) {
         rt__task_fail(t, RT_ENOMEM, "no memory for a scheduling class");
@@ -382,7 +412,7 @@ static int resume(rt__dispatch *d)
         rt__task *t = d->resuming[i];
         rt__lease *l = rt__sched_lease_of(t->cls, t);
         if (l && l->lent_by == t &&
-            d->sched.node[l->grant.node]->free.res.cpu < l->cls->req.cpu) {
+            rt__sched_pool(&d->sched, l->cls, &l->grant, 0)->res.cpu < l->cls->req.cpu) {
             d->resuming[kept++] = t;
             continue;
         }
@@ -428,6 +458,8 @@ void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited
 static void cancel_waiting(rt__dispatch *d, rt__task *t)
 {
     rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
+    if (t->parked)
+        rt__remote_unpark_one(d, t);
     if (rt__task_deps(t))
         rt__graph_detach(t);
     rt__dispatch_file(d, t);
@@ -442,40 +474,23 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
         return; /* else finished, waiting to be published */
     }
     if (rt__sched_withdraw(&d->sched, c, t)) {
-        rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
-        rt__dispatch_finish(d, t, RT_ECANCELLED);
+        fail_cancelled(d, t, 0);
         if (!c->owner)
             rt__sched_release_class(&d->sched, c);
         return;
     }
     rt__lease *l = rt__sched_lease_of(c, t);
     rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
-    if (l && t->cancelling == RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
+    if (l && t->cancelling >= RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
         n->ops->kill(n, l->worker); /* lost: on_lost() */
     else if (l && n->ops->ask_stop)
         n->ops->ask_stop(n, l->worker, t->id); /* it may stop itself (rt_cancelled()) */
 }
 
-/* A task cancelled while it ran, or killed at its time limit: its
- * outcome, whatever the worker did. */
-static void fail_cancelled(rt__dispatch *d, rt__task *t)
-{
-    if (t->cancelling == RT__CANCEL_TIMEOUT) {
-        rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
-                      "its worker was killed", t->timeout_ms);
-        rt__dispatch_finish(d, t, RT_EKILLED);
-        return;
-    }
-    rt__task_fail(t, RT_ECANCELLED, t->cancelling == RT__CANCEL_KILL
-                                        ? "rt_cancel: its worker was killed"
-                                        : "rt_cancel: it ran to its end; its result "
-                                          "was dropped");
-    rt__dispatch_finish(d, t, RT_ECANCELLED);
-}
 
 /* ---- what nodes report ---------------------------------------------------- */
 
-static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
+static void take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__answer *r)
 {
     if (r->sys_errno) {
         rt__answer_drop(r);
@@ -490,13 +505,13 @@ static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
         rt__dispatch_finish(d, t, RT_ESYS);
         return;
     }
-    if (!r->result && r->len) {
+    if (!r->result && r->len && !r->held) {
         rt__task_fail(t, RT_ENOMEM, "no memory for the task's %zu-byte result", r->len);
         rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
     if (r->status && t->retry_exceptions && t->retries_left > 0) {
-        rt__answer_drop(r); /* as Ray: the failed run's result is not kept */
+        rt__remote_drop(d, l, t, r); /* as Ray: the failed run's result is not kept */
         t->retries_left--;
         t->runs_failed++;
         rt__dispatch_file(d, t);
@@ -506,6 +521,8 @@ static void take_result(rt__dispatch *d, rt__task *t, rt__answer *r)
     t->result = r->result;
     t->result_len = r->len;
     r->result = NULL; /* the task's now */
+    if (r->held)
+        rt__remote_adopt(d, l, t, r);
     if (t->task_status)
         rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
     rt__dispatch_finish(d, t, t->task_status ? RT_ETASK : RT_OK);
@@ -549,10 +566,10 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     if (t->kind == RT__KIND_CREATE) {
         rt__actors_constructed(d, t, r);
     } else if (t->cancelling) {
-        rt__answer_drop(r);
-        fail_cancelled(d, t);
+        rt__remote_drop(d, l, t, r);
+        fail_cancelled(d, t, 1);
     } else {
-        take_result(d, t, r);
+        take_result(d, l, t, r);
     }
     if (d->timeline && t->kind != RT__KIND_CREATE)
         record(d, l, t, r->run_us, 0);
@@ -600,7 +617,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
         if (started && d->timeline)
             record(d, l, t, 0, 1);
         if (t->cancelling) {
-            fail_cancelled(d, t); /* never run again */
+            fail_cancelled(d, t, 1); /* never run again */
         } else if (!started) {
             rt__tasks_push(&unstarted, t);
         } else if (t->retries_left > 0) {
@@ -635,12 +652,14 @@ void rt__dispatch_init(rt__dispatch *d)
 {
     memset(d, 0, sizeof *d);
     rt__link_init(&d->actors);
+    rt__link_init(&d->placed);
     d->check_ms = -1;
 }
 
 rt__node_events rt__dispatch_events(rt__dispatch *d)
 {
-    return (rt__node_events){d, on_answered, on_lost, on_failed, on_took_back};
+    return (rt__node_events){d, on_answered, on_lost, on_failed, on_took_back,
+                             rt__remote_pulled};
 }
 
 int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
@@ -672,6 +691,14 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         }
     }
     rt__sched_free(&d->sched, &orphans);
+    rt__tasks_append(&orphans, &d->parked);
+    for (size_t i = 0; i < d->narrived; i++)
+        rt_free(d->arrived[i].bytes);
+    rt__free(d->arrived);
+    rt__free(d->pulls);
+    d->arrived = NULL;
+    d->pulls = NULL;
+    d->narrived = d->cap_arrived = d->npulls = d->cap_pulls = 0;
     rt__free(d->resuming);
     rt__free(d->resumed);
     d->resuming = d->resumed = NULL;

@@ -30,6 +30,19 @@
 #include "sched/offer.h"
 #include "sched/scheduler.h"
 
+/* An object asked of the node that holds it; one that came. */
+typedef struct rt__pull {
+    uint64_t object;
+    unsigned run;
+    int holder;
+} rt__pull;
+typedef struct rt__arrival {
+    uint64_t object;
+    void *bytes;       /* rt_free()-able; NULL when not found */
+    size_t len;
+    int found;
+} rt__arrival;
+
 typedef struct rt__dispatch {
     rt__sched sched;
     rt__node *node[RT__NODES_MAX]; /* node i of the scheduler */
@@ -52,6 +65,14 @@ typedef struct rt__dispatch {
     size_t nresuming, cap_resuming;
     rt__task **resumed;            /* they have them: for the runtime to say */
     size_t nresumed, cap_resumed;
+    rt__link placed;               /* placement groups just placed: for the
+                                      runtime to publish */
+    rt__pull *pulls;               /* objects asked of their holders */
+    size_t npulls, cap_pulls;
+    rt__arrival *arrived;          /* what came: for the runtime to publish */
+    size_t narrived, cap_arrived;
+    rt__tasks parked;              /* tasks that wait for objects to come
+                                      here (remote.c) */
 } rt__dispatch;
 
 /* Start with no task and no actor. */
@@ -82,6 +103,26 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
  * died, and t runs again, with CPUs of its own. */
 void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited,
                        unsigned run);
+/* A placement group (checked, with its handle) is to be placed: now if
+ * it fits (onto `placed`), else once it does (rt__dispatch_run()). */
+void rt__dispatch_add_group(rt__dispatch *d, struct rt__group *g);
+/* Remove a group: its queued tasks fail with RT_ECANCELLED, those that
+ * run are killed (and fail so), its actors end as rt_actor_kill() ends
+ * them (their calls fail with RT_EACTORDIED); what it reserved goes back
+ * to the nodes, what its leases hold as they end. */
+void rt__dispatch_remove_group(rt__dispatch *d, struct rt__group *g);
+/* Objects that other ranks hold (remote.c).  Ask holder for the bytes
+ * of object (made by run `run`) once: they come into `arrived`, for the
+ * runtime to give them to the object's record (rt_get() reads them
+ * here).  The record of object among the parked tasks' arguments, or
+ * NULL (the runtime finds the others by handle).  After arrivals are
+ * given: parked tasks and held actor calls whose objects are all here
+ * go on.  Records freed with holders (rt__task_forgotten()): their
+ * holders drop them. */
+void rt__dispatch_pull(rt__dispatch *d, int holder, uint64_t object, unsigned run);
+rt__task *rt__dispatch_parked_object(const rt__dispatch *d, uint64_t object);
+void rt__dispatch_unpark(rt__dispatch *d);
+void rt__dispatch_forget(rt__dispatch *d, const rt__forgotten *f, size_t n);
 /* Free the records of actors that were published as dead. */
 void rt__dispatch_free_actors(rt__actor *published);
 /* Grant leases and send tasks, then flush the nodes. */

@@ -16,6 +16,24 @@ rt__node *rt__dispatch_node_of(const rt__dispatch *d, const rt__lease *l);
 void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status);
 void rt__dispatch_file(rt__dispatch *d, rt__task *t);
 
+/* remote.c: an answer whose bytes its node holds becomes t's object
+ * (held there); an answer not taken, its held bytes forgotten there too;
+ * the node's event for a pull.  t is about to be filed with req: 1 when
+ * it waits (parked) for objects to come here first, else 0, with req
+ * steered near its objects (and off this node when they must otherwise
+ * come).  A call t to its actor waits while objects must come here (1;
+ * they are asked for). */
+void rt__remote_adopt(rt__dispatch *d, const rt__lease *l, rt__task *t, const rt__answer *r);
+void rt__remote_drop(rt__dispatch *d, const rt__lease *l, const rt__task *t, rt__answer *r);
+void rt__remote_pulled(void *ctx, uint64_t object, void *bytes, size_t len, int found);
+int rt__remote_place(rt__dispatch *d, rt__task *t, rt__res *req);
+int rt__remote_call_waits(rt__dispatch *d, const rt__task *t);
+/* 1 when an object t takes was lost with the rank that held it (its
+ * bytes can never come): t fails with RT_EDEPENDENCY (its status set). */
+int rt__remote_lost(rt__task *t);
+/* t, parked, is cancelled: it waits no more. */
+void rt__remote_unpark_one(rt__dispatch *d, rt__task *t);
+
 /* graph.c: t takes objects: 1 when it waits for some (the graph files it
  * once they end), 0 when all ended well, -1 when one failed or without
  * memory (t's status and message set; the caller ends it).  p ended:
@@ -33,6 +51,9 @@ void rt__actors_absorb(rt__dispatch *d, rt__task *create);
 void rt__actors_constructed(rt__dispatch *d, rt__task *create, rt__answer *r);
 void rt__actors_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss);
 void rt__actors_set_death(rt__dispatch *d, rt__actor *a, rt__death death);
+/* End a: calls not sent fail, its process finishes those sent, runs its
+ * destructor and exits (rt_actor_kill(), a group's removal). */
+void rt__actors_end(rt__dispatch *d, rt__actor *a, rt__death death);
 void rt__actors_bury(rt__dispatch *d, rt__actor *a);
 void rt__actors_fail_call(rt__dispatch *d, rt__task *t, rt__actor *a);
 /* A new call; and a call that waited, now ready (or failed): calls go

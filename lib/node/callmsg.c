@@ -164,7 +164,7 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
 
 /* A field added to rt_opts must be carried here too (on LP64, where the
  * size is known). */
-_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 104,
+_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 120,
                "put_opts() and read_opts() carry every field of rt_opts");
 
 static void put_opts(pack *p, const rt_opts *o)
@@ -187,6 +187,8 @@ static void put_opts(pack *p, const rt_opts *o)
     put_u64(p, (uint64_t)(int64_t)o->max_task_retries);
     put_u64(p, (uint64_t)(int64_t)o->max_concurrency);
     put_str(p, o->label_selector);
+    put_u64(p, o->placement_group.id);
+    put_u64(p, (uint64_t)(int64_t)o->bundle_index);
 }
 
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s)
@@ -278,6 +280,8 @@ static void read_opts(unpack *u, rt_opts *o)
     o->max_task_retries = (int)(int64_t)get_u64(u);
     o->max_concurrency = (int)(int64_t)get_u64(u);
     o->label_selector = get_str(u);
+    o->placement_group.id = get_u64(u);
+    o->bundle_index = (int)(int64_t)get_u64(u);
 }
 
 int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission *s,

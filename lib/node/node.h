@@ -46,8 +46,12 @@ typedef struct rt__answer {
                          unsealed or shrunk): no bytes */
     uint64_t run_us;
     void *result;     /* len bytes, the callee's; NULL with len 0, when
-                         refused, or when there was no memory for them */
+                         refused, when there was no memory for them, or
+                         when held */
     size_t len;
+    int held;         /* set: the node keeps the len bytes (another rank's
+                         node, which keeps large results where they were
+                         made): pull() them, forget() them */
 } rt__answer;
 
 /* Free an answer's bytes that nobody took. */
@@ -82,6 +86,9 @@ typedef struct rt__node_events {
      * its tasks in flight, which it will never run: a node that hears
      * later than it is asked (another rank's) says so here. */
     void (*took_back)(void *ctx, void *owner, size_t n);
+    /* What pull() asked for: the bytes of the object (the callee's), or
+     * NULL with found 0 when the node no longer holds it. */
+    void (*pulled)(void *ctx, uint64_t object, void *bytes, size_t len, int found);
 } rt__node_events;
 
 typedef struct rt__node_ops {
@@ -125,6 +132,12 @@ typedef struct rt__node_ops {
     /* rt_cancel() asks w's task `task` to stop (rt_cancelled()); NULL:
      * the node cannot tell it. */
     void (*ask_stop)(rt__node *n, rt__worker *w, uint64_t task);
+    /* The bytes of an object the node holds (an answer that said held;
+     * run: rt__task_attempt() of the task that made it), sent here later
+     * (pulled()); and the object no longer wanted.  NULL: the node holds
+     * none (this machine's). */
+    void (*pull)(rt__node *n, uint64_t object, unsigned run);
+    void (*forget)(rt__node *n, uint64_t object, unsigned run);
 } rt__node_ops;
 
 struct rt__node {

@@ -110,9 +110,10 @@ int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t 
         memcpy(&entry, table + 8 + 8 * i, 8);
         uint64_t bytes = entry & ~ARG_MAPPED;
         if (entry & ARG_MAPPED) {
-            if (used == nmapped || mapped[used].len != bytes)
+            if (used == nmapped || (mapped && mapped[used].len != bytes))
                 return -1;
-            out[i] = mapped[used++];
+            out[i] = mapped ? mapped[used] : (rt_value){NULL, (size_t)bytes};
+            used++;
             continue;
         }
         if (bytes > len - at || pad16(bytes) > len - at)

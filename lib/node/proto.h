@@ -84,8 +84,9 @@ size_t rt__args_size(const rt__arg_msg *args, size_t n, int by_fd);
 void rt__args_write(char *dst, const rt__arg_msg *args, size_t n, int by_fd);
 /* Read a table of len bytes: out gets its n arguments (room for
  * RT_ARGS_MAX), pointing into the table or, in order, to the nmapped
- * arguments that came by ARG.  0, or -1 when the table is not that
- * form. */
+ * arguments that came by ARG (mapped NULL: those entries get their
+ * length and NULL data, up to nmapped of them).  0, or -1 when the table
+ * is not that form. */
 int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t nmapped,
                   rt_value *out, size_t *n);
 

@@ -5,7 +5,9 @@
 #include "base/error.h"
 #include "base/shm.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -241,6 +243,10 @@ void rt__task_request(const rt__task *t, rt__res *req)
             req->gpu_bytes = (uint64_t)needs[i].amount;
         else if (needs[i].index == RT__NEED_NODES)
             req->nodes = (uint64_t)needs[i].amount;
+        else if (needs[i].index == RT__NEED_GROUP)
+            req->group = (uint64_t)needs[i].amount;
+        else if (needs[i].index == RT__NEED_BUNDLE)
+            req->bundle = needs[i].amount;
 }
 
 unsigned rt__task_attempt(const rt__task *t)
@@ -268,8 +274,71 @@ int rt__task_explain(const rt__task *t)
     return rt__error(t->status, "%s", t->error ? t->error : rt_strerror(t->status));
 }
 
+/* The notes of rt__task_forgotten(): any thread adds, the runtime thread
+ * takes.  A note that finds no memory is lost: its holder keeps the
+ * object until the job ends. */
+static struct {
+    pthread_mutex_t lock;
+    rt__forgotten *v;
+    size_t n, cap;
+    atomic_size_t count; /* n, read without the lock: most rounds find none */
+} forgotten = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
+
+static void note_forgotten(const rt__task *t)
+{
+    pthread_mutex_lock(&forgotten.lock);
+    if (forgotten.n == forgotten.cap) {
+        size_t cap = forgotten.cap ? 2 * forgotten.cap : 64;
+        rt__forgotten *v = rt__realloc(forgotten.v, cap * sizeof *v);
+        if (v) {
+            forgotten.v = v;
+            forgotten.cap = cap;
+        }
+    }
+    if (forgotten.n < forgotten.cap) {
+        forgotten.v[forgotten.n++] = (rt__forgotten){t->id, t->holder, t->held_run};
+        atomic_store(&forgotten.count, forgotten.n);
+    }
+    else
+        rt__warn("no memory to free object %llu on node %d: it stays there",
+                 (unsigned long long)t->id, t->holder);
+    pthread_mutex_unlock(&forgotten.lock);
+}
+
+size_t rt__task_forgotten(rt__forgotten *out, size_t max)
+{
+    if (atomic_load(&forgotten.count) == 0)
+        return 0;
+    pthread_mutex_lock(&forgotten.lock);
+    size_t n = forgotten.n < max ? forgotten.n : max;
+    memcpy(out, forgotten.v + forgotten.n - n, n * sizeof *out);
+    forgotten.n -= n;
+    atomic_store(&forgotten.count, forgotten.n);
+    if (forgotten.n == 0) {
+        rt__free(forgotten.v);
+        forgotten.v = NULL;
+        forgotten.cap = 0;
+    }
+    pthread_mutex_unlock(&forgotten.lock);
+    return n;
+}
+
+rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len)
+{
+    rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, 0, 0, 0);
+    if (o) {
+        o->id = id;
+        o->ended = 1;
+        o->result = bytes;
+        o->result_len = len;
+    }
+    return o;
+}
+
 void rt__task_free(rt__task *task)
 {
+    if (task->holder)
+        note_forgotten(task);
     if (task->arg_fd >= 0)
         close(task->arg_fd);
     for (uint32_t i = 0; i < task->nargs; i++)

@@ -24,7 +24,8 @@
 
 /* What rt_cancel() asked: drop the result of a running task, or kill its
  * worker. */
-enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2, RT__CANCEL_TIMEOUT = 3 };
+enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2, RT__CANCEL_TIMEOUT = 3,
+       RT__CANCEL_GROUP = 4 /* its placement group was removed: killed */ };
 
 typedef enum rt__task_state {
     RT__TASK_QUEUED, /* submitted: the runtime thread owns it */
@@ -69,6 +70,8 @@ typedef struct rt__need {
 
 #define RT__NEED_GPU_BYTES (-2)
 #define RT__NEED_NODES (-3) /* amount: rt__res.nodes */
+#define RT__NEED_GROUP (-4) /* amount: rt__res.group */
+#define RT__NEED_BUNDLE (-5) /* amount: rt__res.bundle */
 
 typedef struct rt__task {
     struct rt__task *next;
@@ -111,6 +114,10 @@ typedef struct rt__task {
     unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
                                  time limit passed (set by the round) */
     unsigned char went_run;  /* [L] see going_on: which run (rt__task_attempt()) */
+    unsigned char holder;    /* the node that holds its bytes when it is an
+                                object made on another rank (result NULL
+                                until pulled here), else 0; fixed once ended */
+    unsigned char held_run;  /* with holder: the run that made them */
     /* Bits share a byte only with bits of the same writer: the submitter
      * before the record is queued (then fixed), the runtime thread, or
      * whoever holds the lock ([L]). */
@@ -124,12 +131,16 @@ typedef struct rt__task {
     unsigned char ended : 1;     /* runtime thread: its outcome is known */
     unsigned char resuming : 1;  /* runtime thread: in the dispatcher's
                                     resuming or resumed list */
+    unsigned char parked : 1;    /* runtime thread: it waits for objects
+                                    that other ranks hold to come here */
     unsigned char : 0;
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
     unsigned char going_on : 1;  /* [L] a wait of run went_run ended and the
                                     run has its CPUs back (rt__call_lend()) */
     unsigned char watched : 1;   /* [L] a notice is asked for (rt_notify()) */
+    unsigned char pulling : 1;   /* [L] its bytes were asked of its holder
+                                    (holder), for a reader here */
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
 } rt__task;
@@ -180,6 +191,21 @@ int rt__task_new_object(const void *data, size_t len, rt__task **out);
 /* RT__ARGS_LIST: the arguments as a message carries them, into out (room
  * for t->nargs): an object's result bytes and memfd, or the bytes given. */
 void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out);
+/* A record of an object id of len bytes (rt_free()-able, now the
+ * record's; NULL: none yet), as a serving rank keeps one; NULL without
+ * memory. */
+rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len);
+
+/* Objects whose bytes another node holds go with their records: whoever
+ * frees such a record (any thread), the runtime thread then tells the
+ * holder.  rt__task_free() notes them; this takes up to max of the notes
+ * (their holder, id and run). */
+typedef struct rt__forgotten {
+    uint64_t object;
+    int holder;
+    unsigned run;
+} rt__forgotten;
+size_t rt__task_forgotten(rt__forgotten *out, size_t max);
 /* The inline argument bytes, or NULL when they are in arg_fd. */
 const void *rt__task_arg(const rt__task *t);
 /* The custom needs the record carries. */

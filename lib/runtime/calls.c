@@ -9,6 +9,7 @@
 #include "base/process.h"
 #include "base/shm.h"
 #include "sched/census.h"
+#include "sched/groups.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -60,6 +61,16 @@ static int check_code(const rt__runtime *rt, const void *fn, const char *call,
     return 0;
 }
 
+/* [L] Check r and write it into t: in its placement group, which must
+ * be live, or on the nodes. */
+static int place_request(rt__runtime *rt, rt__request *r, rt__task *t)
+{
+    const rt__group *g = NULL;
+    if (r->res.group && !(g = rt__table_find(&rt->groups, r->res.group)))
+        return rt__error(RT_EBADREF, "placement_group: unknown or removed handle");
+    return rt__request_place(&rt->dispatch.sched, g, r, t);
+}
+
 /* ---- tasks ------------------------------------------------------------------------ */
 
 /* [L] The last steps of every submission: room in the store, the
@@ -86,7 +97,7 @@ int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *
     if (rc == 0)
         rc = check_code(rt, (const void *)t->fn, call, "the function");
     if (rc == 0)
-        rc = rt__request_place(&rt->dispatch.sched, r, t);
+        rc = place_request(rt, r, t);
     if (rc == 0)
         rc = submit_with_args(rt, t, args, call, ref);
     return rt__submit_done(rt, t, rc);
@@ -117,7 +128,7 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     if (rc == 0)
         rc = check_code(rt, (const void *)tasks[0]->fn, call, "the function");
     if (rc == 0)
-        rc = rt__request_place(&rt->dispatch.sched, r, tasks[0]);
+        rc = place_request(rt, r, tasks[0]);
     if (rc == 0)
         rc = rt__objects_room(rt, 0, call);
     if (rc == 0)
@@ -160,9 +171,15 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
             return rc;
         if (!(*t = rt__table_find(&rt->tasks, ref.id)))
             return rt__error(RT_EBADREF, "%s: unknown or consumed handle", call);
-        if ((*t)->state == RT__TASK_DONE)
+        if ((*t)->state == RT__TASK_DONE && !rt__objects_elsewhere(*t))
             return 0;
-        if (may_await) {
+        if ((*t)->state == RT__TASK_DONE && rt__objects_ask_pull(rt, *t)) {
+            pthread_mutex_unlock(&rt->lock); /* its bytes are another rank's */
+            rt__wake_runtime(rt);
+            pthread_mutex_lock(&rt->lock);
+            continue;
+        }
+        if (may_await && (*t)->state != RT__TASK_DONE) {
             may_await = 0;
             pthread_mutex_unlock(&rt->lock);
             rt__await(rt, ref);
@@ -351,7 +368,7 @@ static int start_actor(rt__runtime *rt, rt__actor *a, rt__task *create, rt__requ
         rc = check_code(rt, (const void *)(uintptr_t)a->fini, "rt_actor_create",
                         "the destructor");
     if (rc == 0)
-        rc = rt__request_place(&rt->dispatch.sched, r, create);
+        rc = place_request(rt, r, create);
     if (rc == 0 && rt__table_add(&rt->actors, a, &a->handle, old) < 0)
         rc = rt__error(RT_ENOMEM, "rt_actor_create: no memory for its handle");
     if (rc < 0)
@@ -433,9 +450,7 @@ int rt__call_actor_kill(rt__runtime *rt, rt_actor actor, int restart)
 
 /* ---- the books ---------------------------------------------------------------------- */
 
-/* [L] not held: 0 when the runtime runs, with the round taken (the books
- * are the round holder's), or an error without it. */
-static int take_round_running(rt__runtime *rt, const char *call)
+int rt__round_take_running(rt__runtime *rt, const char *call)
 {
     if (rt__process_forked()) /* a stale copy: not even its round is ours */
         return rt__check_running(rt, call);
@@ -451,7 +466,7 @@ static int take_round_running(rt__runtime *rt, const char *call)
 int rt__call_resources(rt__runtime *rt, const char *call, int available,
                        rt_resource **out, size_t *n)
 {
-    int rc = take_round_running(rt, call);
+    int rc = rt__round_take_running(rt, call);
     if (rc < 0)
         return rc;
     const rt__sched *s = &rt->dispatch.sched;
@@ -470,7 +485,7 @@ int rt__call_resources(rt__runtime *rt, const char *call, int available,
 
 int rt__call_timeline(rt__runtime *rt, const char *path)
 {
-    int rc = take_round_running(rt, "rt_timeline"); /* the timeline is the round holder's */
+    int rc = rt__round_take_running(rt, "rt_timeline"); /* the timeline is the round holder's */
     if (rc < 0)
         return rc;
     if (!rt->recording)
@@ -480,6 +495,11 @@ int rt__call_timeline(rt__runtime *rt, const char *path)
         rc = rt__timeline_write(&rt->timeline, path);
     rt__round_give(rt);
     return rc;
+}
+
+uint64_t rt__call_payload_in(rt__runtime *rt)
+{
+    return rt->cluster ? rt__cluster_payload_in(rt->cluster) : 0;
 }
 
 pid_t rt__call_forkserver(rt__runtime *rt)

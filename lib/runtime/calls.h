@@ -105,12 +105,22 @@ int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_a
 /* rt_actor_kill(), or (restart) rt_actor_restart(). */
 int rt__call_actor_kill(rt__runtime *rt, rt_actor actor, int restart);
 
+/* rt_pg_create() (bundles and strategy checked but for what the nodes
+ * say), rt_pg_wait(), rt_pg_remove() (groups.c). */
+int rt__call_pg_create(rt__runtime *rt, const rt_bundle *bundles, size_t n, int strategy,
+                       rt_pg *pg);
+int rt__call_pg_wait(rt__runtime *rt, rt_pg pg, long timeout_ms);
+int rt__call_pg_remove(rt__runtime *rt, rt_pg pg);
+
 /* rt_cluster_resources() (available 0) and rt_available_resources(). */
 int rt__call_resources(rt__runtime *rt, const char *call, int available,
                        rt_resource **out, size_t *n);
 int rt__call_timeline(rt__runtime *rt, const char *path);
 
-/* For tests and tools: the fork server's pid, 0 when none runs. */
+/* For tests and tools: the fork server's pid, 0 when none runs; the
+ * bytes of payload this rank received from other ranks of its MPI job
+ * (0 on one machine). */
 pid_t rt__call_forkserver(rt__runtime *rt);
+uint64_t rt__call_payload_in(rt__runtime *rt);
 
 #endif

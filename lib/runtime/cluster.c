@@ -210,7 +210,7 @@ static void to_serve(void *ctx, int from, const rt__rank_msg *m)
         rt__tunnel_deliver(c->tunnel, from, m);
         return;
     }
-    if (from != 0 || !rt__serve_deliver(c->serve, m))
+    if (!rt__serve_deliver(c->serve, from, m))
         return;
     pthread_mutex_lock(&c->mu);
     c->shutdown = 1;
@@ -252,6 +252,11 @@ void rt__cluster_tunnel(rt__cluster *c, int connection)
 int rt__cluster_round(rt__cluster *c)
 {
     return c->serve ? rt__serve_run(c->serve) : 0;
+}
+
+uint64_t rt__cluster_payload_in(const rt__cluster *c)
+{
+    return rt__bridge_payload_in(c->bridge);
 }
 
 void rt__cluster_wait(rt__cluster *c)

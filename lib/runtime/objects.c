@@ -14,11 +14,62 @@ static int collectable(const rt__task *o)
     return o->orphan && o->holds == 0 && o->state == RT__TASK_DONE;
 }
 
+int rt__objects_elsewhere(const rt__task *o)
+{
+    return o->holder && !o->result && o->result_len && o->status == RT_OK;
+}
+
+/* The bytes of o that this node's store holds. */
+static size_t bytes_here(const rt__task *o)
+{
+    return o->holder && !o->result ? 0 : o->result_len;
+}
+
 void rt__objects_leave(rt__runtime *rt, rt__task *o)
 {
-    rt->store_used -= o->result_len;
-    if (rt->room_waiters && o->result_len)
+    rt->store_used -= bytes_here(o);
+    if (rt->room_waiters && bytes_here(o))
         pthread_cond_broadcast(&rt->changed);
+}
+
+int rt__objects_ask_pull(rt__runtime *rt, rt__task *o)
+{
+    if (o->pulling)
+        return 0;
+    if (rt->npull_asks == rt->cap_pull_asks) {
+        size_t cap = rt->cap_pull_asks ? 2 * rt->cap_pull_asks : 16;
+        rt__pull *v = rt__realloc(rt->pull_asks, cap * sizeof *v);
+        if (!v)
+            return 0; /* the caller asks again when it wakes */
+        rt->pull_asks = v;
+        rt->cap_pull_asks = cap;
+    }
+    rt->pull_asks[rt->npull_asks++] = (rt__pull){o->id, o->held_run, o->holder};
+    o->pulling = 1;
+    return 1;
+}
+
+int rt__objects_arrived(rt__runtime *rt)
+{
+    rt__dispatch *d = &rt->dispatch;
+    for (size_t i = 0; i < d->narrived; i++) {
+        rt__arrival *a = &d->arrived[i];
+        rt__task *o = rt__table_find(&rt->tasks, a->object);
+        if (!o || !o->holder)
+            o = rt__dispatch_parked_object(d, a->object);
+        if (!o || !rt__objects_elsewhere(o))
+            continue;
+        o->pulling = 0;
+        if (a->found && a->bytes) {
+            o->result = a->bytes;
+            a->bytes = NULL;
+            rt->store_used += o->result_len;
+        } else {
+            rt__task_fail(o, RT_EWORKERDIED, "the object's %zu bytes were lost: rank %d "
+                          "no longer holds them", o->result_len, o->holder);
+        }
+    }
+    return d->narrived > 0;
 }
 
 int rt__objects_unhold(rt__runtime *rt, rt__task *o)
@@ -77,7 +128,7 @@ void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
     if (t->orphan)
         forget_running(rt, t);
     t->state = RT__TASK_DONE;
-    rt->store_used += t->result_len;
+    rt->store_used += bytes_here(t);
     rt__arg *list = rt__task_args(t);
     for (uint32_t i = 0; i < t->nargs; i++) {
         rt__task *o = list[i].object;

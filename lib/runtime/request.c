@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "devices/family.h"
+#include "sched/groups.h"
 #include "sched/labels.h"
 
 #include <stdio.h>
@@ -92,6 +93,30 @@ static int resolve_cpus(const rt_opts *o, int zeroed, int actor, rt__amount *out
     return rt__amount_parse(cpus, "num_cpus", out);
 }
 
+/* The placement group and its bundle (-1: any).  A group's bundles say
+ * where its tasks run: a label selector of their own would only narrow
+ * that, and a share of GPU memory asks for what a bundle does not hold. */
+static int resolve_group(const rt_opts *o, int zeroed, rt__request *r)
+{
+    int bundle = o->bundle_index == RT_DEFAULT || (zeroed && o->bundle_index == 0)
+                     ? -1 : o->bundle_index;
+    r->res.group = o->placement_group.id;
+    r->res.bundle = bundle;
+    if (bundle < -1)
+        return rt__error(RT_EINVAL, "bundle_index must be RT_DEFAULT or >= 0; %d is "
+                         "invalid", o->bundle_index);
+    if (!r->res.group && bundle >= 0)
+        return rt__error(RT_EINVAL, "bundle_index %d without a placement_group", bundle);
+    if (r->res.group && r->selector)
+        return rt__error(RT_EINVAL, "label_selector and placement_group: a group's tasks "
+                                    "run where its bundles are (give the bundles "
+                                    "label selectors)");
+    if (r->res.group && r->res.gpu_bytes)
+        return rt__error(RT_EINVAL, "gpu_memory in a placement group: its bundles hold "
+                                    "GPUs by number; give num_gpus");
+    return 0;
+}
+
 int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
 {
     rt_opts dflt = RT_OPTS_INIT;
@@ -139,6 +164,8 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
                                   "max_retries");
     if (rc == 0)
         rc = resolve_items(o, r);
+    if (rc == 0)
+        rc = resolve_group(o, zeroed, r);
     if (rc == 0 && (o->timeout_ms < 0 || o->timeout_ms > TIMEOUT_MAX_MS))
         rc = rt__error(RT_EINVAL, "timeout_ms must be from 0 (no limit) to %ld; %ld is "
                        "invalid", TIMEOUT_MAX_MS, o->timeout_ms);
@@ -174,24 +201,57 @@ static void needs_of(const rt__res *res, int nnames, rt__need *needs, int room)
         needs[n++] = (rt__need){RT__NEED_GPU_BYTES, (rt__amount)res->gpu_bytes};
     if (res->nodes && n < room)
         needs[n++] = (rt__need){RT__NEED_NODES, (rt__amount)res->nodes};
+    if (res->group && n + 1 < room) {
+        needs[n++] = (rt__need){RT__NEED_GROUP, (rt__amount)res->group};
+        needs[n++] = (rt__need){RT__NEED_BUNDLE, (rt__amount)res->bundle};
+    }
     while (n < room)
         needs[n++] = (rt__need){-1, 0};
 }
 
 int rt__request_needs(const rt__request *r)
 {
-    return r->nitems + (r->res.gpu_bytes > 0) + (r->selector != NULL);
+    return r->nitems + (r->res.gpu_bytes > 0) + (r->selector != NULL) +
+           2 * (r->res.group != 0);
 }
 
-int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t)
+int rt__request_place(const rt__sched *s, const rt__group *group, rt__request *r,
+                      rt__task *t)
 {
     int rc = rt__res_request(&s->names, r->items, r->nitems, &r->res);
     if (rc == 0)
         rc = rt__sched_select(s, r->selector, &r->res.nodes);
     if (rc == 0)
-        rc = rt__sched_feasible(s, &r->res);
+        rc = group ? rt__group_admits(s, group, &r->res) : rt__sched_feasible(s, &r->res);
     if (rc == 0)
         rt__request_write(s, r, t);
+    return rc;
+}
+
+int rt__request_bundle(const rt__sched *s, const rt_bundle *b, rt__res *res)
+{
+    rt__request r;
+    memset(&r, 0, sizeof r);
+    int rc = rt__amount_parse(b->num_cpus, "num_cpus", &r.res.cpu);
+    if (rc == 0)
+        rc = resolve_gpus(b->num_gpus, &r.res.gpu);
+    if (rc == 0)
+        rc = rt__items_parse(b->resources, "resources", r.items, &r.nitems);
+    if (rc == 0)
+        rc = check_families(&r);
+    if (rc == 0)
+        rc = rt__res_request(&s->names, r.items, r.nitems, &r.res);
+    const char *selector = b->label_selector && *b->label_selector ? b->label_selector : NULL;
+    if (rc == 0)
+        rc = rt__selector_check(selector);
+    if (rc == 0)
+        rc = rt__sched_select(s, selector, &r.res.nodes);
+    rt__res none;
+    memset(&none, 0, sizeof none);
+    none.nodes = r.res.nodes;
+    if (rc == 0 && rt__res_equal(&r.res, &none))
+        rc = rt__error(RT_EINVAL, "it holds nothing: give num_cpus, num_gpus or resources");
+    *res = r.res;
     return rc;
 }
 

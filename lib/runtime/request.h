@@ -36,9 +36,15 @@ int rt__request_needs(const rt__request *r);
  * defaults differ.  0, or RT_EINVAL with a message. */
 int rt__request_resolve(const rt_opts *opts, int actor, rt__request *r);
 /* Match r's custom resources with the scheduler's names, check that some
- * node could meet it, and write it into t (made with room for r->nitems
- * needs).  0, or RT_EINFEASIBLE with a message. */
-int rt__request_place(const rt__sched *s, rt__request *r, rt__task *t);
+ * node (or, in a placement group, the group's bundle: group, found by
+ * the caller) could meet it, and write it into t (made with room for
+ * rt__request_needs()).  0, or RT_EINFEASIBLE with a message. */
+int rt__request_place(const rt__sched *s, const struct rt__group *group, rt__request *r,
+                      rt__task *t);
+/* What a bundle of a placement group reserves, checked and matched with
+ * the scheduler's names and the nodes' labels (.nodes); 0, or
+ * RT_EINVAL / RT_EINFEASIBLE with a message. */
+int rt__request_bundle(const rt__sched *s, const rt_bundle *b, rt__res *res);
 /* Write r, placed already, into another record t. */
 void rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t);
 

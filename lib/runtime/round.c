@@ -227,6 +227,12 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
     x->published = publish_actors(rt);
     rt->queued = d->sched.npending;
     int changed = publish_resumed(d);
+    changed |= rt__groups_publish(rt);
+    changed |= rt__objects_arrived(rt);
+    x->pulls = rt->pull_asks;
+    x->npulls = rt->npull_asks;
+    rt->pull_asks = NULL;
+    rt->npull_asks = rt->cap_pull_asks = 0;
     changed |= publish_tasks(rt, &d->done, x);
     take_asks(rt, x);
     if (d->failed && (rt->state == RT__RUNNING || rt->state == RT__STARTING)) {
@@ -239,6 +245,26 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
 }
 
 /* ---- the runtime thread ------------------------------------------------ */
+
+/* What the exchange left of objects other ranks hold: bytes nobody took,
+ * pulls readers ask for, tasks that may go on now that bytes came, and
+ * records freed here whose holders must drop them. */
+static void take_objects(rt__runtime *rt, rt__exchange *x)
+{
+    rt__dispatch *d = &rt->dispatch;
+    int came = d->narrived > 0;
+    for (size_t i = 0; i < d->narrived; i++)
+        rt_free(d->arrived[i].bytes);
+    d->narrived = 0;
+    for (size_t i = 0; i < x->npulls; i++)
+        rt__dispatch_pull(d, x->pulls[i].holder, x->pulls[i].object, x->pulls[i].run);
+    rt__free(x->pulls);
+    if (came)
+        rt__dispatch_unpark(d);
+    rt__forgotten f[64];
+    for (size_t n; (n = rt__task_forgotten(f, 64)) > 0;)
+        rt__dispatch_forget(d, f, n);
+}
 
 /* Take what the application threads left, act on it, publish what is
  * done; returns the state the runtime was in. */
@@ -257,6 +283,7 @@ static rt__state exchange_and_act(rt__runtime *rt)
     if (x.notify)
         rt__notices_signal(rt);
     rt__tasks_free(&x.orphans);
+    take_objects(rt, &x);
     rt__dispatch_absorb(d, &x.incoming);
     for (rt__ask *c = x.asks, *next; c; c = next) {
         next = c->next;
@@ -295,7 +322,8 @@ static int wait_for_actors(rt__runtime *rt, uint64_t *deadline)
 static int more_now(rt__runtime *rt)
 {
     rt__dispatch *d = &rt->dispatch;
-    return d->done.count || d->nresumed || d->buried || d->declared;
+    return d->done.count || d->nresumed || d->buried || d->declared ||
+           !rt__list_empty(&d->placed) || d->narrived;
 }
 
 /* What a round left for later: a retry, a task that may pass its

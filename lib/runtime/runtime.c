@@ -45,6 +45,7 @@ static void make_blank(rt__runtime *rt)
     rt->loop.wake.fd = -1;
     rt->notices.fd = -1;
     rt->actors.fifo = 1;
+    rt->groups.fifo = 1; /* a removed group's handle stays unknown long */
     rt__dispatch_init(&rt->dispatch);
 }
 
@@ -404,6 +405,8 @@ static void finish_shutdown(rt__runtime *rt)
     rt__table actors = rt->actors;
     rt->incoming = (rt__tasks){0};
     rt->actors = (rt__table){.fifo = 1};
+    rt__table groups = rt->groups; /* their records are the scheduler's */
+    rt->groups = (rt__table){.fifo = 1};
     rt->kills = NULL;
     for (rt__ask *c = rt->asks, *next; c; c = next) {
         next = c->next; /* the tasks fail with the others */
@@ -412,6 +415,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt->asks = NULL;
     pthread_mutex_unlock(&rt->lock);
     rt__table_free(&actors, free_epitaph); /* before the actors it tells apart */
+    rt__table_free(&groups, NULL);
     rt__dispatch_absorb(d, &incoming);
     rt__dispatch_free(d, "the runtime was shut down");
     if (rt->timeline_path && rt__timeline_write(&rt->timeline, rt->timeline_path) < 0)
@@ -425,9 +429,16 @@ static void finish_shutdown(rt__runtime *rt)
     rt__table tasks = rt->tasks;
     rt->tasks = (rt__table){0};
     pthread_mutex_unlock(&rt->lock);
+    rt__free(rt->pull_asks);
+    rt->pull_asks = NULL;
+    rt->npull_asks = rt->cap_pull_asks = 0;
     rt__round_give(rt);
+    rt__free(x.pulls);
     rt__tasks_free(&x.orphans);
     rt__table_free(&tasks, free_task_item);
+    rt__forgotten none[64]; /* the ranks that held them are gone */
+    while (rt__task_forgotten(none, 64) > 0)
+        continue;
     stop_books(rt); /* no rt_ready() is left: they are waiters */
     rt__shm_pool_close(); /* what was kept for reuse, and what comes back later */
     if (rt->cluster) {

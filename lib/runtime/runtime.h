@@ -88,6 +88,8 @@ typedef struct rt__runtime {
     rt__table tasks;             /* [L] object handles: tasks', puts' */
     rt__table actors;            /* [L] actor handles */
     rt__table views;             /* [L] open views (rt_get_view()) */
+    rt__table groups;            /* [L] placement groups not removed
+                                    (sched/groups.h) */
     size_t store_used;           /* [L] bytes of the objects held */
     size_t store_size;           /* fixed by rt_init(): object_store_bytes */
     int room_waiters;            /* [L] threads waiting for room in it */
@@ -121,6 +123,9 @@ typedef struct rt__runtime {
     rt__idmap streams;           /* [L] what tasks yielded, not yet read */
     rt__idmap running_orphans;   /* [L] tasks not done whose handle was
                                     dropped (objects.c) */
+    rt__pull *pull_asks;         /* [L] objects other ranks hold that
+                                    readers here wait for (objects.c) */
+    size_t npull_asks, cap_pull_asks; /* [L] */
     pthread_t thread;
 } rt__runtime;
 
@@ -134,11 +139,16 @@ int rt__check_running(const rt__runtime *rt, const char *call);
 /* [L] Wait for a change (a task ended, room in the store, the state)
  * until deadline (timeout_ms < 0: none); RT_ETIMEDOUT when it passed. */
 int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline);
-/* [L] Wait until ref's record is done: 0 and *t, or an error (RT_EBADREF,
- * RT_ETIMEDOUT with call's message, the runtime's end).  may_await: it
- * may read the answer itself first (rt__await()). */
+/* [L] Wait until ref's record is done, with its bytes here (pulled from
+ * the rank that holds them, if another does): 0 and *t, or an error
+ * (RT_EBADREF, RT_ETIMEDOUT with call's message, the runtime's end).
+ * may_await: it may read the answer itself first (rt__await()). */
 int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
                   const char *call, rt__task **t);
+
+/* [L] not held: 0 when the runtime runs, with the round taken (the
+ * scheduler's books are the round holder's), or an error without it. */
+int rt__round_take_running(rt__runtime *rt, const char *call);
 
 /* ---- round.c: the round and the ways into it ---------------------------------- */
 
@@ -207,6 +217,8 @@ typedef struct rt__exchange {
     rt__ask *asks;         /* taken: asks of tasks not done, in order, each
                               cancel copied into its task's cancelling */
     rt__ask *dropped;      /* taken: asks of tasks done, to free */
+    rt__pull *pulls;       /* taken: objects to pull (npulls) */
+    size_t npulls;
     rt__actor *published;  /* given: dead actors, now only epitaphs */
     rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
     int notify;            /* given: write the notices' descriptor */
@@ -214,6 +226,12 @@ typedef struct rt__exchange {
 
 /* [L] The exchange: take what was submitted, publish what finished. */
 void rt__exchange_locked(rt__runtime *rt, rt__exchange *x);
+
+/* ---- groups.c: placement groups ------------------------------------------------- */
+
+/* [L] The groups the dispatcher placed are ready now (waiters may go);
+ * 1 when there were some. */
+int rt__groups_publish(rt__runtime *rt);
 
 /* ---- notices.c: what an event loop hears (rt_notify()) ----------------------------- */
 
@@ -260,6 +278,17 @@ void rt__objects_leave(rt__runtime *rt, rt__task *o);
  * RT_ENOMEM (or the runtime's end) with a message naming call. */
 int rt__objects_room(rt__runtime *rt, size_t need, const char *call);
 #define RT__STORE_WAIT_MS 2000
+/* Objects that other ranks hold (a task's large result made there): a
+ * record with holder set and no bytes until they are pulled here.
+ * [L] Whether o is such an object, its bytes not here yet; ask for them
+ * (once): 1 when the runtime thread must be woken (after unlocking). */
+int rt__objects_elsewhere(const rt__task *o);
+int rt__objects_ask_pull(rt__runtime *rt, rt__task *o);
+/* [L] What the dispatcher pulled came (d->arrived): each record, found
+ * by handle or among the parked tasks' arguments, gets its bytes, or is
+ * lost; the bytes nobody took stay in d->arrived, for the caller to free
+ * after unlocking.  1 when some came. */
+int rt__objects_arrived(rt__runtime *rt);
 /* The shared memory of freed objects kept for reuse: this share of the
  * store at most (1/8). */
 #define RT__POOL_SHARE 8

@@ -91,7 +91,7 @@ void rt__table_retire(rt__table *t, uint64_t id, void *item)
 void rt__table_free(rt__table *t, void (*free_item)(void *))
 {
     for (uint32_t i = 0; i < t->used; i++)
-        if (t->slot[i].item)
+        if (t->slot[i].item && free_item)
             free_item(t->slot[i].item);
     rt__free(t->slot);
     int fifo = t->fifo;

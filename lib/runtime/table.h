@@ -37,7 +37,8 @@ void rt__table_drop(rt__table *t, uint64_t id);
 /* Free the slot for reuse but keep answering the handle with item until
  * then (a dead actor's epitaph). */
 void rt__table_retire(rt__table *t, uint64_t id, void *item);
-/* Call free_item on every item still held, then free the table. */
+/* Call free_item (unless NULL: the items are another's) on every item
+ * still held, then free the table. */
 void rt__table_free(rt__table *t, void (*free_item)(void *));
 
 #endif

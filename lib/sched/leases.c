@@ -139,7 +139,7 @@ void rt__sched_lend(rt__sched *s, rt__lease *l, const rt__task *t)
     rt__amount cpu = l->cls->req.cpu;
     if (!t == !l->lent_by)
         return;
-    s->node[l->grant.node]->free.res.cpu += t ? cpu : -cpu;
+    rt__sched_pool(s, l->cls, &l->grant, 0)->res.cpu += t ? cpu : -cpu;
     l->lent_by = t;
 }
 

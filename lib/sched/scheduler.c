@@ -2,6 +2,8 @@
  * only.  Leases and how much work each is given are leases.c's. */
 #include "scheduler.h"
 
+#include "groups.h"
+
 #include "base/alloc.h"
 #include "base/error.h"
 #include "devices/family.h"
@@ -14,8 +16,15 @@ int rt__sched_init(rt__sched *s, const rt__names *names)
     memset(s, 0, sizeof *s);
     rt__link_init(&s->waiting);
     rt__link_init(&s->feedable);
+    rt__link_init(&s->unplaced);
     s->names = *names;
-    return rt__idmap_init(&s->classes);
+    if (rt__idmap_init(&s->classes) < 0)
+        return -1;
+    if (rt__idmap_init(&s->groups) < 0) {
+        rt__idmap_free(&s->classes);
+        return -1;
+    }
+    return 0;
 }
 
 int rt__sched_name(rt__sched *s, const char *name)
@@ -30,7 +39,7 @@ int rt__sched_name(rt__sched *s, const char *name)
 
 /* The custom resource a request's accelerator type is, or RT__ANY_TYPE:
  * its GPUs go on instances of that type alone. */
-static int gpu_type_of(const rt__sched *s, const rt__res *req)
+int rt__sched_gpu_type(const rt__sched *s, const rt__res *req)
 {
     size_t plen = strlen(RT__ACCEL_PREFIX);
     for (int i = 0; i < s->names.count; i++)
@@ -81,12 +90,6 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
     return 0;
 }
 
-/* What req asks of n's accelerator family (neuron cores, TPU chips...). */
-static rt__amount accel_of(const rt__sched_node *n, const rt__res *req)
-{
-    return n->accel_index >= 0 ? req->custom[n->accel_index] : 0;
-}
-
 /* Why no node could ever hold req->gpu_bytes: the most memory of a GPU
  * of its type, or none known. */
 static int memory_infeasible(const rt__sched *s, const rt__res *req, int type)
@@ -126,7 +129,7 @@ int rt__sched_select(const rt__sched *s, const char *selector, uint64_t *nodes)
 
 int rt__sched_feasible(const rt__sched *s, const rt__res *req)
 {
-    int rc = RT_EINFEASIBLE, type = gpu_type_of(s, req);
+    int rc = RT_EINFEASIBLE, type = rt__sched_gpu_type(s, req);
     for (int i = 0; i < s->nnodes && rc < 0; i++) {
         const rt__sched_node *n = s->node[i];
         if (!selected(req, i))
@@ -155,13 +158,19 @@ static uint64_t hash_of(const rt__res *req, int max_calls)
     return h;
 }
 
-static rt__class *new_class(const rt__sched *s, const rt__res *req, int max_calls,
-                           void *owner)
+/* A class; NULL without memory, or when its group was removed. */
+static rt__class *new_class(rt__sched *s, const rt__res *req, int max_calls, void *owner)
 {
+    rt__group *g = req->group ? rt__sched_group(s, req->group) : NULL;
+    if (req->group && !g)
+        return NULL;
     rt__class *c = rt__calloc(1, sizeof *c);
     if (c) {
         c->req = *req;
-        c->gpu_type = gpu_type_of(s, req);
+        rt__link_init(&c->in_group);
+        if (g)
+            rt__group_join(g, c);
+        c->gpu_type = rt__sched_gpu_type(s, req);
         c->max_calls = max_calls;
         c->owner = owner;
         rt__link_init(&c->wait);
@@ -169,6 +178,13 @@ static rt__class *new_class(const rt__sched *s, const rt__res *req, int max_call
         rt__link_init(&c->leased);
     }
     return c;
+}
+
+static void free_class(rt__class *c)
+{
+    if (c->group)
+        rt__group_leave(c);
+    rt__free(c);
 }
 
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls)
@@ -200,7 +216,7 @@ int rt__sched_release_class(rt__sched *s, rt__class *c)
         rt__idmap_remove(&s->classes, &c->byreq);
     if (s->blocked == c)
         s->blocked = NULL;
-    rt__free(c);
+    free_class(c);
     return 1;
 }
 
@@ -387,25 +403,47 @@ rt__lease *rt__sched_next_lease(const rt__class *c, const rt__lease *l)
 
 /* ---- decisions ------------------------------------------------------------ */
 
-/* Whether c's request fits a node's pool (what it has free now, or
- * would have once its tasks ended), and where: nodes are tried in order,
- * so the first node fills before the next. */
-static int fits(const rt__sched *s, const rt__class *c, int unheld, rt__grant *g)
+/* Whether c's request fits a pool of its group's (what it has free now,
+ * or would have once its tasks ended), and where: the bundle it names, or
+ * each in turn. */
+static int fits_group(const rt__sched *s, const rt__class *c, int unheld, rt__grant *g)
 {
-    for (int i = 0; i < s->nnodes; i++) {
-        const rt__sched_node *n = s->node[i];
-        const rt__pool *p = unheld ? &n->unheld : &n->free;
-        if (!selected(&c->req, i))
+    const rt__group *grp = c->group;
+    if (grp->state != RT__GROUP_PLACED)
+        return 0;
+    for (size_t k = 0; k < grp->nbundles; k++) {
+        const rt__bundle *b = &grp->bundle[k];
+        if (c->req.bundle >= 0 && (size_t)c->req.bundle != k)
             continue;
-        int gpus = c->req.gpu_bytes
-                       ? rt__instances_pick_bytes(&p->gpus, c->req.gpu_bytes, c->gpu_type,
-                                                  &g->gpu)
-                       : rt__instances_pick(&p->gpus, c->req.gpu, c->gpu_type, &g->gpu);
-        if (rt__res_fits(&p->res, &c->req) && gpus &&
-            rt__instances_pick(&p->accel, accel_of(n, &c->req), RT__ANY_TYPE, &g->accel)) {
-            g->node = i;
+        if (rt__pool_pick(unheld ? &b->unheld : &b->free, s->node[b->node]->accel_index,
+                          &c->req, c->gpu_type, g)) {
+            g->node = b->node;
+            g->bundle = (int)k;
             return 1;
         }
+    }
+    return 0;
+}
+
+/* Whether c's request fits a node's pool (what it has free now, or would
+ * have once its tasks ended), and where: the node that holds the objects
+ * it takes first, then nodes in order, so the first fills before the
+ * next. */
+static int fits(const rt__sched *s, const rt__class *c, int unheld, rt__grant *g)
+{
+    if (c->group)
+        return fits_group(s, c, unheld, g);
+    int near = (int)c->req.near - 1; /* the node that holds its objects, first */
+    for (int k = near >= 0 ? -1 : 0; k < s->nnodes; k++) {
+        int i = k < 0 ? near : k;
+        const rt__sched_node *n = s->node[i];
+        if ((k >= 0 && i == near) || !selected(&c->req, i) ||
+            !rt__pool_pick(unheld ? &n->unheld : &n->free, n->accel_index, &c->req,
+                           c->gpu_type, g))
+            continue;
+        g->node = i;
+        g->bundle = RT__NO_BUNDLE;
+        return 1;
     }
     return 0;
 }
@@ -453,51 +491,32 @@ rt__class *rt__sched_decide(rt__sched *s, rt__grant *g)
     return NULL;
 }
 
-/* What a grant holds of its node's totals: the class's request, with the
- * GPU amount its instances hold (a request in bytes holds the fraction
- * they are of the GPU it got). */
-static rt__res held(const rt__class *c, const rt__grant *g)
+rt__pool *rt__sched_pool(rt__sched *s, const rt__class *c, const rt__grant *g, int unheld)
 {
-    rt__res r = c->req;
-    r.gpu = 0;
-    for (size_t w = 0; w < sizeof g->gpu.mask / sizeof *g->gpu.mask; w++)
-        r.gpu += g->gpu.each * __builtin_popcountll(g->gpu.mask[w]);
-    return r;
-}
-
-static void pool_take(rt__pool *p, const rt__res *h, const rt__grant *g)
-{
-    rt__res_take(&p->res, h);
-    rt__instances_take(&p->gpus, &g->gpu);
-    rt__instances_take(&p->accel, &g->accel);
-}
-
-static void pool_give(rt__pool *p, const rt__res *h, const rt__grant *g)
-{
-    rt__res_give(&p->res, h);
-    rt__instances_give(&p->gpus, &g->gpu);
-    rt__instances_give(&p->accel, &g->accel);
+    if (c->group && c->group->state == RT__GROUP_PLACED) {
+        rt__bundle *b = &c->group->bundle[g->bundle];
+        return unheld ? &b->unheld : &b->free;
+    }
+    rt__sched_node *n = s->node[g->node];
+    return unheld ? &n->unheld : &n->free;
 }
 
 /* An actor's holdings are not free once tasks end: they leave both pools. */
 void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g)
 {
-    rt__sched_node *n = s->node[g->node];
-    rt__res h = held(c, g);
-    pool_take(&n->free, &h, g);
+    rt__pool_take(rt__sched_pool(s, c, g, 0), &c->req, g);
     if (c->owner)
-        pool_take(&n->unheld, &h, g);
+        rt__pool_take(rt__sched_pool(s, c, g, 1), &c->req, g);
     c->leases++;
     update_feedable(s, c);
 }
 
 void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g)
 {
-    rt__sched_node *n = s->node[g->node];
-    rt__res h = held(c, g);
-    pool_give(&n->free, &h, g);
+    rt__pool_give(rt__sched_pool(s, c, g, 0), &c->req, g);
     if (c->owner)
-        pool_give(&n->unheld, &h, g);
+        rt__pool_give(rt__sched_pool(s, c, g, 1), &c->req, g);
+    s->gave++;
     c->leases--;
     update_feedable(s, c);
 }
@@ -520,7 +539,7 @@ void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans)
         rt__free(l);
     }
     rt__tasks_append(orphans, &c->pending);
-    rt__free(c);
+    free_class(c);
 }
 
 void rt__sched_free(rt__sched *s, rt__tasks *orphans)
@@ -529,6 +548,7 @@ void rt__sched_free(rt__sched *s, rt__tasks *orphans)
         rt__sched_discard(s, rt__sched_waiting(s), orphans);
     for (rt__idnode *n; s->classes.bucket && (n = rt__idmap_any(&s->classes));)
         rt__sched_discard(s, RT__OWNER(n, rt__class, byreq), orphans);
+    rt__sched_groups_free(s);
     for (int i = 0; i < s->nnodes; i++)
         rt__free(s->node[i]);
     rt__idmap_free(&s->classes);

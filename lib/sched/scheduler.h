@@ -26,18 +26,13 @@
 #include "devices/instance.h"
 #include "devices/resources.h"
 #include "labels.h"
+#include "pool.h"
 #include "node/task.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define RT__NODES_MAX 64
-
-/* What a lease holds: a node and instances on it. */
-typedef struct rt__grant {
-    int node;
-    rt__pick gpu, accel;
-} rt__grant;
 
 typedef struct rt__lease rt__lease;
 
@@ -55,6 +50,9 @@ typedef struct rt__class {
     size_t concurrency;                 /* an actor's: methods at once (its
                                            answers come in any order) */
     void *owner;                        /* the actor of an actor's class, or NULL */
+    struct rt__group *group;            /* the placement group its leases
+                                           take from (req.group), or NULL */
+    rt__link in_group;                  /* in its group's classes */
     rt__tasks pending;                  /* in submission order */
     size_t inflight;                    /* sent, not answered */
     size_t leases;
@@ -74,14 +72,6 @@ struct rt__lease {
     const rt__task *lent_by;            /* its task that waits for others,
                                            its CPUs lent to the node; or NULL */
 };
-
-/* What one node offers, as the scheduler counts it. */
-/* What a node has free: resources, and its GPUs' and accelerators'
- * instances. */
-typedef struct rt__pool {
-    rt__res res;
-    rt__instances gpus, accel;
-} rt__pool;
 
 typedef struct rt__sched_node {
     rt__res total;
@@ -107,6 +97,11 @@ typedef struct rt__sched {
     rt__link feedable;                  /* those of them that hold leases */
     size_t npending;                    /* tasks in every class, waiting */
     rt__class *blocked;                 /* set by rt__sched_decide() */
+    rt__idmap groups;                   /* placement groups, by handle, until
+                                           removed (groups.h) */
+    rt__link unplaced;                  /* those not placed yet, oldest first */
+    uint64_t gave;                      /* counts what went back to nodes: a
+                                           group that did not fit may now */
 } rt__sched;
 
 /* Start with no node.  0, or -1 when out of memory. */
@@ -143,6 +138,9 @@ void rt__sched_discard(rt__sched *s, rt__class *c, rt__tasks *orphans);
  * discard them first. */
 void rt__sched_free(rt__sched *s, rt__tasks *orphans);
 
+/* The type of GPU req asks for (the index of its "accelerator_type:T"),
+ * or RT__ANY_TYPE. */
+int rt__sched_gpu_type(const rt__sched *s, const rt__res *req);
 /* 0 when some node could ever meet req; otherwise RT_EINFEASIBLE with a
  * message naming the resource. */
 int rt__sched_feasible(const rt__sched *s, const rt__res *req);
@@ -172,6 +170,9 @@ int rt__sched_release_class(rt__sched *s, rt__class *c);
  * (it is left in s->blocked), so that a large request is never starved by
  * a stream of smaller ones. */
 rt__class *rt__sched_decide(rt__sched *s, rt__grant *g);
+/* Where a lease of c on g takes from: g's bundle of c's group, or g's
+ * node; its pool of what is free now, or (unheld) once tasks end. */
+rt__pool *rt__sched_pool(rt__sched *s, const rt__class *c, const rt__grant *g, int unheld);
 /* Take what g names for a lease of c, or give it back. */
 void rt__sched_take(rt__sched *s, rt__class *c, const rt__grant *g);
 void rt__sched_give(rt__sched *s, rt__class *c, const rt__grant *g);

@@ -330,6 +330,44 @@ static int args_seen(const rt_value *args, size_t n, rt_result *res)
     return rt_result_set(res, buf, strlen(buf) + 1);
 }
 
+/* What sum_args() saw: its arguments' bytes summed, their length, and
+ * the node it ran on. */
+typedef struct sum_seen {
+    uint64_t sum, len;
+    int node;
+} sum_seen;
+
+static int sum_args(const rt_value *args, size_t n, rt_result *res)
+{
+    sum_seen s = {0, 0, -1};
+    rt_context ctx;
+    if (rt_get_context(&ctx) == 0)
+        s.node = ctx.node;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < args[i].len; j++)
+            s.sum += ((const unsigned char *)args[i].data)[j];
+        s.len += args[i].len;
+    }
+    return rt_result_set(res, &s, sizeof s);
+}
+
+static int sum_method(void *state, const rt_value *args, size_t n, rt_result *res)
+{
+    (void)state;
+    return sum_args(args, n, res);
+}
+
+/* Its argument with 1 added to each byte. */
+static int plus_one(const rt_value *args, size_t n, rt_result *res)
+{
+    unsigned char *out = n == 1 ? rt_result_alloc(res, args[0].len) : NULL;
+    if (!out)
+        return 1;
+    for (size_t j = 0; j < args[0].len; j++)
+        out[j] = (unsigned char)(((const unsigned char *)args[0].data)[j] + 1);
+    return 0;
+}
+
 static int fails(const void *arg, size_t len, rt_result *res)
 {
     (void)arg, (void)len, (void)res;
@@ -653,6 +691,159 @@ START_TEST(test_labels_pick_ranks)
 }
 END_TEST
 
+/* Internal, for this test: the payload bytes rank 0 received. */
+struct rt__runtime;
+struct rt__runtime *rt__runtime_here(void);
+uint64_t rt__call_payload_in(struct rt__runtime *rt);
+
+static sum_seen get_seen(rt_ref ref)
+{
+    sum_seen *s, out;
+    ck_ok(rt_get(ref, (void **)&s, NULL, 60000));
+    out = *s;
+    rt_free(s);
+    return out;
+}
+
+/* The sum of n bytes made by bytes(), each plus add. */
+static uint64_t bytes_sum(size_t n, unsigned add)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += (unsigned char)(i + add);
+    return sum;
+}
+
+/* A graph over 3 ranks whose objects cross ranks: each large result
+ * stays on the rank that made it, tasks on other ranks pull it from
+ * there, and rank 0 receives none of their bytes; a task free to go
+ * anywhere goes where its object is; rank 0 pulls what it reads, and a
+ * task on rank 0 gets the bytes too. */
+START_TEST(test_objects_stay_where_made)
+{
+    size_t big = (size_t)1 << 20;
+    rt_opts on0 = RT_OPTS_INIT, on1 = RT_OPTS_INIT, on2 = RT_OPTS_INIT;
+    on0.label_selector = "rank=0";
+    on1.label_selector = "rank=1";
+    on2.label_selector = "rank=2";
+    uint64_t before = rt__call_payload_in(rt__runtime_here());
+    rt_ref a, b, back, near, here;
+    ck_ok(rt_remote(bytes, &on1, &big, sizeof big, &a));
+    ck_ok(rt_remote_args(plus_one, &on2, &RT_ARG_REF(a), 1, &b));
+    ck_ok(rt_remote_args(sum_args, &on1, &RT_ARG_REF(b), 1, &back));
+    ck_ok(rt_remote_args(sum_args, NULL, &RT_ARG_REF(b), 1, &near));
+    sum_seen s = get_seen(back);
+    ck_assert_uint_eq(s.len, big);
+    ck_assert_uint_eq(s.sum, bytes_sum(big, 1));
+    ck_assert_int_eq(s.node, 1);
+    ck_assert_int_eq(get_seen(near).node, 2);
+    uint64_t through = rt__call_payload_in(rt__runtime_here()) - before;
+    ck_assert_msg(through < 4096, "%llu bytes came through rank 0",
+                  (unsigned long long)through);
+    ck_ok(rt_remote_args(sum_args, &on0, &RT_ARG_REF(a), 1, &here));
+    s = get_seen(here);
+    ck_assert_int_eq(s.node, 0);
+    ck_assert_uint_eq(s.sum, bytes_sum(big, 0));
+    static const rt_actor_class plain = {"plain", NULL, NULL};
+    rt_actor actor;
+    rt_ref called;
+    on0.num_cpus = 0;
+    ck_ok(rt_actor_create(&plain, &on0, NULL, 0, &actor));
+    ck_ok(rt_actor_call_args(actor, sum_method, &RT_ARG_REF(b), 1, &called));
+    s = get_seen(called);
+    ck_assert_int_eq(s.node, 0);
+    ck_assert_uint_eq(s.sum, bytes_sum(big, 1));
+    ck_ok(rt_actor_kill(actor));
+    unsigned char *data;
+    size_t len;
+    ck_ok(rt_get(b, (void **)&data, &len, 60000));
+    ck_assert_uint_eq(len, big);
+    ck_assert_int_eq(data[0], 1);
+    ck_assert_int_eq(data[big - 1], (unsigned char)big);
+    rt_free(data);
+    ck_assert(rt__call_payload_in(rt__runtime_here()) - before >= 2 * big);
+    ck_ok(rt_release(a));
+}
+END_TEST
+
+/* Where a task in bundle k of pg runs. */
+static char *run_in(rt_pg pg, int k)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.placement_group = pg;
+    o.bundle_index = k;
+    o.num_cpus = 0.1;
+    return run(where, &o, NULL, 0);
+}
+
+static void ck_bundle_on(rt_pg pg, int k, const char *machine)
+{
+    char *r = run_in(pg, k);
+    ck_ran_on(r, machine);
+    rt_free(r);
+}
+
+/* Placement groups over the ranks' machines (pair: v100x4, h100x8; trio:
+ * none, v100x4, h100x8): each strategy, a bundle's labels, a group no
+ * placement could hold, an actor in a bundle on another rank ended by
+ * the group's removal, and everything given back. */
+START_TEST(test_groups_over_ranks)
+{
+    rt_bundle gpu = {.num_cpus = 0.1, .num_gpus = 1};
+    rt_bundle two[2] = {gpu, gpu}, six[6] = {gpu, gpu, gpu, gpu, gpu, gpu};
+    rt_bundle four[4] = {gpu, gpu, gpu, gpu};
+    rt_pg spread, pack, labelled;
+    ck_ok(rt_pg_create(two, 2, RT_PG_STRICT_SPREAD, &spread));
+    ck_ok(rt_pg_wait(spread, 60000));
+    ck_bundle_on(spread, 0, "test/fake/v100x4");
+    ck_bundle_on(spread, 1, "test/fake/h100x8");
+    ck_ok(rt_pg_create(six, 6, RT_PG_STRICT_PACK, &pack)); /* 8 H100s; 3 V100s free */
+    ck_ok(rt_pg_wait(pack, 60000));
+    for (int k = 0; k < 6; k += 5)
+        ck_bundle_on(pack, k, "test/fake/h100x8");
+    rt_pg pg;
+    ck_assert_int_eq(rt_pg_create(four, 4, RT_PG_STRICT_SPREAD, &pg), RT_EINFEASIBLE);
+    rt_bundle v100s = {.num_cpus = 0.1, .num_gpus = 2, .label_selector = "machine=v100x4"};
+    ck_ok(rt_pg_create(&v100s, 1, RT_PG_PACK, &labelled));
+    ck_ok(rt_pg_wait(labelled, 60000));
+    ck_bundle_on(labelled, 0, "test/fake/v100x4");
+    /* An actor in the H100 bundle of spread, on its rank, dies with it. */
+    static const rt_actor_class plain = {"plain", NULL, NULL};
+    rt_opts o = RT_OPTS_INIT;
+    o.num_cpus = 0;
+    o.placement_group = spread;
+    o.bundle_index = 1;
+    rt_actor a;
+    rt_ref ref;
+    char *r;
+    ck_ok(rt_actor_create(&plain, &o, NULL, 0, &a));
+    ck_ok(rt_actor_call(a, where_method, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&r, NULL, 60000));
+    ck_assert_str_eq(r, "test/fake/h100x8");
+    rt_free(r);
+    ck_ok(rt_pg_remove(spread));
+    int rc = rt_actor_call(a, where_method, NULL, 0, &ref);
+    if (rc == 0)
+        rc = rt_get(ref, NULL, NULL, 60000);
+    ck_assert_int_eq(rc, RT_EACTORDIED);
+    ck_ok(rt_pg_remove(pack));
+    ck_ok(rt_pg_remove(labelled));
+    /* Everything is back: 12 GPUs free once the actor's process ended. */
+    double gpus = 0;
+    for (int tries = 0; tries < 600 && gpus != 12; tries++) {
+        rt_resource *list;
+        size_t n;
+        ck_ok(rt_available_resources(&list, &n));
+        for (size_t i = 0; i < n; i++)
+            if (list[i].node == -1 && strcmp(list[i].name, "GPU") == 0)
+                gpus = list[i].amount;
+        rt_free(list);
+        usleep(100 * 1000);
+    }
+    ck_assert(gpus == 12);
+}
+END_TEST
+
 /* Recursion on another rank: its tasks lend their CPUs there while they
  * wait, and what was queued behind them comes back to be sent elsewhere,
  * so that fib(10) (177 tasks, 1 CPU each) ends on a rank of few CPUs;
@@ -734,9 +925,12 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_remote_caller_dies);
         tcase_add_test(tc, test_labels_pick_ranks);
         tcase_add_test(tc, test_recursion_on_another_rank);
+        tcase_add_test(tc, test_groups_over_ranks);
     }
-    if (strcmp(which, "trio") == 0)
+    if (strcmp(which, "trio") == 0) {
         tcase_add_test(tc, test_cpu_task_on_rank_zero);
+        tcase_add_test(tc, test_objects_stay_where_made);
+    }
     if (strcmp(which, "single") == 0)
         tcase_add_test(tc, test_single_node);
     if (strcmp(which, "families") == 0)

@@ -1,0 +1,147 @@
+/* held.c - objects a serving rank holds: results kept, copies pulled. */
+#include "held.h"
+
+#include "base/alloc.h"
+#include "base/idmap.h"
+
+#include <string.h>
+
+typedef struct held_obj {
+    rt__idnode byid;   /* first; the object's id (its task's) */
+    rt__task *object;  /* result: the bytes, NULL while pulled */
+    unsigned run;
+    int kept;          /* made here: until rank 0 frees it */
+    int missing;       /* pulled, and its holder had it not */
+    size_t users;      /* tasks here that take it */
+} held_obj;
+
+struct rt__held {
+    rt__idmap objects;
+};
+
+rt__held *rt__held_new(void)
+{
+    rt__held *h = rt__calloc(1, sizeof *h);
+    if (h && rt__idmap_init(&h->objects) < 0) {
+        rt__free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static held_obj *find(const rt__held *h, uint64_t id, unsigned run)
+{
+    for (rt__idnode *n = rt__idmap_find(&h->objects, id); n; n = rt__idmap_next(n))
+        if (((held_obj *)n)->run == run)
+            return (held_obj *)n;
+    return NULL;
+}
+
+static void drop(rt__held *h, held_obj *o)
+{
+    rt__idmap_remove(&h->objects, &o->byid);
+    rt__task_free(o->object);
+    rt__free(o);
+}
+
+/* A record for the object, with bytes or (NULL) none yet. */
+static held_obj *add(rt__held *h, uint64_t id, unsigned run, void *bytes, size_t len)
+{
+    held_obj *o = rt__calloc(1, sizeof *o);
+    if (o && !(o->object = rt__task_new_held(id, bytes, len))) {
+        rt__free(o);
+        o = NULL;
+    }
+    if (!o)
+        return NULL;
+    o->byid.id = id;
+    o->run = run;
+    rt__idmap_add(&h->objects, &o->byid);
+    return o;
+}
+
+int rt__held_keep(rt__held *h, uint64_t id, unsigned run, void *bytes, size_t len)
+{
+    held_obj *o = add(h, id, run, bytes, len);
+    if (!o)
+        return -1;
+    o->kept = 1;
+    return 0;
+}
+
+rt__task *rt__held_use(rt__held *h, const rt__rank_ref *ref, size_t len, int *pull)
+{
+    held_obj *o = find(h, ref->object, (unsigned)ref->run);
+    *pull = 0;
+    if (!o && (o = add(h, ref->object, (unsigned)ref->run, NULL, len)))
+        *pull = 1;
+    if (!o)
+        return NULL;
+    o->users++;
+    return o->object;
+}
+
+static void maybe_drop(rt__held *h, held_obj *o)
+{
+    if (!o->kept && o->users == 0)
+        drop(h, o);
+}
+
+void rt__held_unuse(rt__held *h, rt__task *object)
+{
+    for (rt__idnode *n = rt__idmap_find(&h->objects, object->id); n; n = rt__idmap_next(n)) {
+        held_obj *o = (held_obj *)n;
+        if (o->object == object) {
+            o->users--;
+            maybe_drop(h, o);
+            return;
+        }
+    }
+}
+
+void rt__held_forget(rt__held *h, uint64_t id, unsigned run)
+{
+    held_obj *o = find(h, id, run);
+    if (o && o->kept) {
+        o->kept = 0;
+        maybe_drop(h, o);
+    }
+}
+
+const rt__task *rt__held_find(const rt__held *h, uint64_t id, unsigned run)
+{
+    held_obj *o = find(h, id, run);
+    return o && o->object->result ? o->object : NULL;
+}
+
+void rt__held_arrived(rt__held *h, uint64_t id, unsigned run, void *bytes, int found)
+{
+    held_obj *o = find(h, id, run);
+    if (!o || o->object->result) {
+        rt_free(bytes); /* nobody waits for it any more */
+        return;
+    }
+    o->object->result = bytes;
+    o->missing = !found;
+    o->object->status = found ? RT_OK : RT_EDEPENDENCY;
+}
+
+int rt__held_ready(const rt__task *o)
+{
+    return o->result != NULL || o->result_len == 0;
+}
+
+int rt__held_missing(const rt__task *o)
+{
+    return o->status != RT_OK;
+}
+
+void rt__held_free(rt__held *h)
+{
+    if (!h)
+        return;
+    for (rt__idnode *n; (n = rt__idmap_any(&h->objects));)
+        drop(h, (held_obj *)n);
+    rt__idmap_free(&h->objects);
+    rt__free(h);
+}

@@ -1,0 +1,218 @@
+/* remote.c - objects that other ranks hold: their tasks' large results,
+ * which stay where they were made.  Their records here have no bytes
+ * (holder says who has them) until something here reads them: then they
+ * are pulled.  A task placed on another rank pulls them itself, from the
+ * holder (cluster/serve.c); a task that could run elsewhere is kept off
+ * this node, and placement prefers the node that holds most of its
+ * argument bytes. */
+#include "dispatch.h"
+
+#include "lives.h"
+
+#include "base/alloc.h"
+#include "base/shm.h"
+
+#include <string.h>
+
+void rt__remote_adopt(rt__dispatch *d, const rt__lease *l, rt__task *t, const rt__answer *r)
+{
+    (void)d;
+    t->result = NULL;
+    t->result_len = r->len;
+    t->holder = (unsigned char)l->grant.node;
+    t->held_run = (unsigned char)rt__task_attempt(t);
+}
+
+void rt__remote_drop(rt__dispatch *d, const rt__lease *l, const rt__task *t, rt__answer *r)
+{
+    rt__node *n = rt__dispatch_node_of(d, l);
+    if (r->held && n->ops->forget)
+        n->ops->forget(n, r->id, rt__task_attempt(t));
+    rt__answer_drop(r);
+}
+
+/* ---- pulling ------------------------------------------------------------------- */
+
+/* Whether o's bytes must come here first: it is another rank's, and
+ * they are not here yet. */
+static int must_come(const rt__task *o)
+{
+    return o && o->holder && !o->result && o->result_len && o->status == RT_OK;
+}
+
+void rt__dispatch_pull(rt__dispatch *d, int holder, uint64_t object, unsigned run)
+{
+    for (size_t i = 0; i < d->npulls; i++)
+        if (d->pulls[i].object == object && d->pulls[i].run == run)
+            return; /* asked already */
+    rt__node *n = holder < d->sched.nnodes ? d->node[holder] : NULL;
+    if (!n || !n->ops->pull)
+        return;
+    if (d->npulls == d->cap_pulls) {
+        size_t cap = d->cap_pulls ? 2 * d->cap_pulls : 16;
+        rt__pull *v = rt__realloc(d->pulls, cap * sizeof *v);
+        if (!v)
+            return; /* asked again when something else comes */
+        d->pulls = v;
+        d->cap_pulls = cap;
+    }
+    d->pulls[d->npulls++] = (rt__pull){object, run, holder};
+    n->ops->pull(n, object, run);
+}
+
+int rt__remote_lost(rt__task *t)
+{
+    for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++) {
+        const rt__task *o = rt__task_args(t)[i].object;
+        if (o && o->holder && o->status != RT_OK) {
+            rt__task_fail(t, RT_EDEPENDENCY, "an object the task takes was lost: %s",
+                          o->error ? o->error : "its rank no longer holds it");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Pull what t takes that must come here; 1 when something must. */
+static int pull_args(rt__dispatch *d, const rt__task *t)
+{
+    int some = 0;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        const rt__task *o = rt__task_args(t)[i].object;
+        if (must_come(o)) {
+            rt__dispatch_pull(d, o->holder, o->id, o->held_run);
+            some = 1;
+        }
+    }
+    return some;
+}
+
+void rt__remote_pulled(void *ctx, uint64_t object, void *bytes, size_t len, int found)
+{
+    rt__dispatch *d = ctx;
+    for (size_t i = 0; i < d->npulls; i++)
+        if (d->pulls[i].object == object) {
+            d->pulls[i] = d->pulls[--d->npulls];
+            break;
+        }
+    if (d->narrived == d->cap_arrived) {
+        size_t cap = d->cap_arrived ? 2 * d->cap_arrived : 16;
+        rt__arrival *v = rt__realloc(d->arrived, cap * sizeof *v);
+        if (!v) {
+            rt_free(bytes); /* pulled again when asked again */
+            return;
+        }
+        d->arrived = v;
+        d->cap_arrived = cap;
+    }
+    d->arrived[d->narrived++] = (rt__arrival){object, bytes, len, found};
+}
+
+/* ---- placing near the objects ------------------------------------------------------ */
+
+/* The node that holds most of the bytes t takes (this node: 0), + 1; 0
+ * when they are few. */
+static int64_t near_node(const rt__dispatch *d, const rt__task *t)
+{
+    uint64_t bytes[RT__NODES_MAX] = {0};
+    int best = 0;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        const rt__task *o = rt__task_args(t)[i].object;
+        if (o && o->holder < d->sched.nnodes)
+            bytes[o->holder] += o->result_len;
+    }
+    for (int k = 1; k < d->sched.nnodes; k++)
+        if (bytes[k] > bytes[best])
+            best = k;
+    return bytes[best] >= RT__SHM_MIN ? best + 1 : 0;
+}
+
+/* Wait here until what t takes has come (it is filed again then). */
+static void park(rt__dispatch *d, rt__task *t)
+{
+    t->parked = 1;
+    rt__tasks_push(&d->parked, t);
+}
+
+int rt__remote_place(rt__dispatch *d, rt__task *t, rt__res *req)
+{
+    if (t->args_form != RT__ARGS_LIST)
+        return 0;
+    req->near = near_node(d, t);
+    int missing = 0;
+    for (uint32_t i = 0; i < t->nargs && !missing; i++)
+        missing = must_come(rt__task_args(t)[i].object);
+    if (!missing)
+        return 0;
+    /* Another rank pulls the bytes from their holder itself: this node
+     * takes the task only when no other could. */
+    uint64_t all = d->sched.nnodes >= 64 ? ~0ull : ((uint64_t)1 << d->sched.nnodes) - 1;
+    rt__res elsewhere = *req;
+    elsewhere.nodes = (req->nodes ? req->nodes : all) & ~(uint64_t)1;
+    if (!req->group && elsewhere.nodes && rt__sched_feasible(&d->sched, &elsewhere) == 0) {
+        req->nodes = elsewhere.nodes;
+        return 0;
+    }
+    pull_args(d, t);
+    park(d, t);
+    return 1;
+}
+
+int rt__remote_call_waits(rt__dispatch *d, const rt__task *t)
+{
+    const rt__actor *a = t->actor;
+    const rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
+    if (t->args_form != RT__ARGS_LIST || (l && l->grant.node != 0))
+        return 0; /* its actor's rank pulls them itself */
+    return pull_args(d, t);
+}
+
+void rt__remote_unpark_one(rt__dispatch *d, rt__task *t)
+{
+    rt__tasks keep = {0};
+    for (rt__task *p; (p = rt__tasks_pop(&d->parked));)
+        if (p != t)
+            rt__tasks_push(&keep, p);
+    d->parked = keep;
+    t->parked = 0;
+}
+
+rt__task *rt__dispatch_parked_object(const rt__dispatch *d, uint64_t id)
+{
+    for (const rt__task *t = d->parked.head; t; t = t->next)
+        for (uint32_t i = 0; i < t->nargs; i++) {
+            rt__task *o = rt__task_args(t)[i].object;
+            if (o && o->id == id && o->holder)
+                return o;
+        }
+    return NULL;
+}
+
+void rt__dispatch_unpark(rt__dispatch *d)
+{
+    rt__tasks still = {0}, go = {0};
+    for (rt__task *t; (t = rt__tasks_pop(&d->parked));) {
+        int waits = 0;
+        for (uint32_t i = 0; i < t->nargs; i++)
+            waits |= must_come(rt__task_args(t)[i].object);
+        rt__tasks_push(waits && !rt__remote_lost(t) ? &still : &go, t);
+    }
+    d->parked = still;
+    for (rt__task *t; (t = rt__tasks_pop(&go));) {
+        t->parked = 0;
+        rt__dispatch_file(d, t);
+    }
+    for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;
+         a = RT__NEXT(&d->actors, a, rt__actor, link))
+        if (a->held.head)
+            rt__actors_release_held(d, a);
+}
+
+void rt__dispatch_forget(rt__dispatch *d, const rt__forgotten *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        rt__node *node = f[i].holder < d->sched.nnodes ? d->node[f[i].holder] : NULL;
+        if (node && node->ops->forget)
+            node->ops->forget(node, f[i].object, f[i].run);
+    }
+}
