@@ -231,7 +231,7 @@ $(MPI_APP_BIN): test/mpi/app_mpi.c include/rtask.h $(STATIC)
 
 check-mpi: deps-test
 	@mk/need-packages libopenmpi-dev openmpi-bin
-	$(MAKE) B=build $(CHECKING) lib $(MPI_TEST_BIN) $(MPI_APP_BIN) examples $(INFO_BIN)
+	$(MAKE) B=build $(CHECKING) lib $(MPI_TEST_BIN) $(MPI_APP_BIN) $(FAKE_NVML) examples $(INFO_BIN)
 	mk/check-mpi $(MPI_TEST_BIN) $(MPI_APP_BIN)
 	mk/readme-tour mpi
 
@@ -331,7 +331,7 @@ fuzz: deps-test
 
 # decide.c includes internal headers to drive the scheduler.
 BENCH_SRC = bench/bench.c bench/measure.c bench/decide.c bench/scale.c bench/deaths.c \
-            bench/graph.c bench/nested.c
+            bench/graph.c bench/nested.c bench/health.c
 $(BENCH_BIN): $(BENCH_SRC) bench/bench.h $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(BENCH_SRC) -o $@ \
@@ -363,7 +363,7 @@ peer-starpu:
 	        $(LDFLAGS) bench/peer_starpu.c -o $(PEER_STARPU) $$(pkg-config --libs starpu-1.3); \
 	else echo "bench: StarPU is not installed: its figures are left out"; fi
 
-bench: $(BENCH_BIN) $(PEER_OPENMP) peer-starpu \
+bench: $(BENCH_BIN) $(FAKE_NVML) $(PEER_OPENMP) peer-starpu \
        $(if $(MPICC),$(CLUSTER_BENCH_BIN) $(MPI_MODULE))
 	@mk/need-packages python3
 	$(BENCH_BIN)

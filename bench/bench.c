@@ -481,5 +481,6 @@ int main(void)
                       peer_value(peers, np, "StarPU tree (data handles)")};
     bench_objects(rt_rate, rt_sync, &gp);
     bench_nested(rt_rate, rt_sync, raw_rt);
+    bench_health();
     return 0;
 }

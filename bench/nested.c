@@ -91,7 +91,7 @@ static int count_ours(void)
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == getpid())
             continue;
-        snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+        snprintf(path, sizeof path, "/proc/%.40s/comm", e->d_name);
         FILE *f = fopen(path, "r");
         if (f && fgets(name, sizeof name, f) && strcmp(name, comm) == 0)
             n++;

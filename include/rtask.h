@@ -157,12 +157,16 @@ typedef struct rt_config {
     const char *labels; /* this node's labels, "key=value,...", besides
                            $RTASK_LABELS's and the built-in ones
                            (rtask(7)); NULL = none */
+    int gpu_memory_kill; /* 1: a GPU task seen (through NVML) to hold more
+                            of a GPU's memory than its share is killed and
+                            fails with RT_EKILLED; 0 (the default): a
+                            warning names it */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL, 0 }
 
 /* A handle to a placement group (rt_pg_create()); a plain value, valid
  * until rt_pg_remove() or rt_shutdown(); the zero handle is never valid. */
@@ -565,6 +569,19 @@ typedef struct rt_resource {
 
 RT_NODISCARD RT_EXPORT int rt_cluster_resources(rt_resource **out, size_t *n);
 RT_NODISCARD RT_EXPORT int rt_available_resources(rt_resource **out, size_t *n);
+
+/* The GPUs (or MIG instances) the runtime no longer gives to any task,
+ * and why: NVML said they are lost, or reported a critical error (an
+ * XID, a double-bit ECC error).  rt_available_resources() leaves them
+ * out.  *out is an array of *n entries, freed with rt_free(). */
+typedef struct rt_gpu_health {
+    int node;          /* its node (MPI rank) */
+    char id[64];       /* as tasks are told it: "3", "MIG-..." */
+    char bus_id[16];   /* its GPU's PCI bus id, "0000:3b:00.0" */
+    char why[96];      /* "XID 79: the GPU has fallen off the bus" */
+} rt_gpu_health;
+
+RT_NODISCARD RT_EXPORT int rt_unhealthy_gpus(rt_gpu_health **out, size_t *n);
 
 /* Write every task and actor call that ended so far as Chrome trace-event
  * JSON (Perfetto, chrome://tracing, rtask-timeline(1)) to path; needs

@@ -168,3 +168,36 @@ double available(const char *name)
     rt_free(list);
     return amount;
 }
+
+void use_fake_nvml(const char *scenario)
+{
+    char lib[512];
+    ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
+    ck_assert_int_gt(n, 0);
+    lib[n] = '\0';
+    strcpy(strrchr(lib, '/') + 1, "libnvidia-ml.so.1");
+    setenv("RTASK_NVML_LIBRARY", lib, 1);
+    if (scenario)
+        setenv("RTASK_FAKE_NVML", scenario, 1);
+    else
+        unsetenv("RTASK_FAKE_NVML");
+}
+
+void leave_fake_nvml(void)
+{
+    unsetenv("RTASK_NVML_LIBRARY");
+    unsetenv("RTASK_FAKE_NVML");
+}
+
+void ck_unhealthy(size_t want, size_t k, const char *id, const char *bus_id, const char *why)
+{
+    rt_gpu_health *sick;
+    size_t n;
+    ck_ok(rt_unhealthy_gpus(&sick, &n));
+    ck_assert_uint_eq(n, want);
+    ck_assert_str_eq(sick[k].id, id);
+    ck_assert_str_eq(sick[k].bus_id, bus_id);
+    ck_assert_str_eq(sick[k].why, why);
+    ck_assert_int_eq(sick[k].node, 0);
+    rt_free(sick);
+}

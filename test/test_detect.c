@@ -115,44 +115,105 @@ START_TEST(broken_entries)
 }
 END_TEST
 
-/* The fake libnvidia-ml.so.1 built beside this program (test/fake/nvml.c):
- * two H100s at h100x8's first bus ids, the second in MIG mode. */
-static void use_fake_nvml(void)
-{
-    char lib[512];
-    ssize_t n = readlink("/proc/self/exe", lib, sizeof lib - 32);
-    ck_assert_int_gt(n, 0);
-    lib[n] = '\0';
-    strcpy(strrchr(lib, '/') + 1, "libnvidia-ml.so.1");
-    setenv("RTASK_NVML_LIBRARY", lib, 1);
-}
-
 /* NVML, where the driver installed it, names the GPUs exactly and says
- * their UUID, memory and compute capability: here a fake one beside the
- * suite that knows h100x8's first two GPUs. */
+ * their UUID, memory and compute capability, and each MIG instance's
+ * memory. */
 START_TEST(nvml_completes_what_it_knows)
 {
-    use_fake_nvml();
+    use_fake_nvml(NULL);
     static rt__machine m;
     rt__detect_opts o = {.root = FAKE "h100x8", .pci_ids = FAKE "pci.ids", .no_hwloc = 1};
     ck_ok(rt__detect(&o, &m));
-    unsetenv("RTASK_NVML_LIBRARY");
+    leave_fake_nvml();
     ck_assert_str_eq(m.source, "sysfs+NVML");
+    ck_assert_int_eq(m.count, 8);
     ck_assert_str_eq(m.dev[1].model, "NVIDIA H100 80GB HBM3");
     ck_assert_str_eq(m.dev[1].type, "H100");
     ck_assert_str_eq(m.dev[1].uuid, "GPU-b0f1e2d3-0000-4000-8000-000000000001");
     ck_assert_uint_eq(m.dev[1].memory_mib, 81559);
     ck_assert_int_eq(m.dev[1].cc_major, 9);
-    ck_assert_str_eq(m.dev[2].model, "GH100 [H100 SXM5 80GB]"); /* NVML knows it not */
-    ck_assert_uint_eq(m.dev[2].memory_mib, 0);
+    ck_assert_str_eq(m.dev[7].model, "NVIDIA H100 80GB HBM3");
     ck_assert_int_eq(m.dev[0].migs, 0);
     ck_assert_int_eq(m.dev[1].migs, 2); /* in MIG mode: slots 0 and 2 */
     ck_assert_str_eq(m.dev[1].mig_uuid[1], "MIG-a1b2c3d4-0000-4000-8000-000000000102");
+    ck_assert_uint_eq(m.dev[1].mig_memory_mib[1], 9984);
+    ck_assert_str_eq(m.dev[3].unhealthy, "");
     setenv("RTASK_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
     ck_ok(rt__detect(&o, &m)); /* no NVML: detection stands as it was */
     unsetenv("RTASK_NVML_LIBRARY");
     ck_assert_str_eq(m.source, "sysfs");
     ck_assert_str_eq(m.dev[1].model, "GH100 [H100 SXM5 80GB]");
+}
+END_TEST
+
+static rt__machine nvml_machine;
+static void detect_h100x8(void)
+{
+    rt__detect_opts o = {.root = FAKE "h100x8", .pci_ids = FAKE "pci.ids", .no_hwloc = 1};
+    ck_ok(rt__detect(&o, &nvml_machine));
+}
+
+/* What detection says with the fake NVML in a scenario: its warnings,
+ * and the machine in nvml_machine. */
+static const char *detect_with(const char *scenario)
+{
+    use_fake_nvml(scenario);
+    const char *out = capture_output(detect_h100x8);
+    leave_fake_nvml();
+    return out;
+}
+
+static int nvidia_gpus(void)
+{
+    return rt__machine_instances(&nvml_machine, RT__FAM_NVIDIA);
+}
+
+/* What NVML knows wins over sysfs, with a warning for each GPU it drops:
+ * in a container given 2 of the 8 GPUs, sysfs still shows 8; a GPU whose
+ * device file is missing is not the container's either; a GPU in MIG
+ * mode with no instance has nothing CUDA can run on. */
+START_TEST(gpus_nvml_cannot_use_are_not_offered)
+{
+    const char *out = detect_with("count=2");
+    ck_assert_int_eq(nvidia_gpus(), 2);
+    ck_assert_msg(strstr(out, "NVIDIA GPU at 0000:3a:00.0 is not offered: NVML does not list "
+                              "it"), "%s", out);
+    out = detect_with("nodev=5");
+    ck_assert_int_eq(nvidia_gpus(), 7);
+    ck_assert_msg(strstr(out, "at 0000:ab:00.0 is not offered: its device file "
+                              FAKE "h100x8/dev/nvidia205 is missing"), "%s", out);
+    out = detect_with("empty-mig");
+    ck_assert_int_eq(nvidia_gpus(), 7);
+    ck_assert_msg(strstr(out, "at 0000:2a:00.0 is not offered: it is in MIG mode with no "
+                              "instance"), "%s", out);
+}
+END_TEST
+
+/* Older drivers name MIG instances MIG-GPU-<uuid>/<gi>/<ci> (49 bytes and
+ * more): they are read whole, with a buffer of NVML's documented 96. */
+START_TEST(long_mig_uuids_are_read)
+{
+    detect_with("old-mig-uuids");
+    ck_assert_int_eq(nvml_machine.dev[1].migs, 2);
+    ck_assert_str_eq(nvml_machine.dev[1].mig_uuid[0],
+                     "MIG-GPU-b0f1e2d3-0000-4000-8000-000000000001/1/0");
+}
+END_TEST
+
+/* Failures are said: NVML that cannot start (a driver upgraded, not yet
+ * reloaded) leaves detection as it was, with a warning; a GPU that NVML
+ * says is lost is offered unhealthy, with a warning, and no task gets it. */
+START_TEST(nvml_failures_are_said)
+{
+    const char *out = detect_with("init-fails");
+    ck_assert_msg(strstr(out, "nvmlInit_v2 failed: RM has detected an NVML/RM version "
+                              "mismatch (the driver and its library differ"), "%s", out);
+    ck_assert_str_eq(nvml_machine.source, "sysfs");
+    ck_assert_int_eq(nvidia_gpus(), 8);
+    out = detect_with("lost=3");
+    ck_assert_msg(strstr(out, "NVIDIA GPU at 0000:5d:00.0: NVML: GPU is lost; it is "
+                              "unhealthy"), "%s", out);
+    ck_assert_str_eq(nvml_machine.dev[3].unhealthy, "NVML: GPU is lost");
 }
 END_TEST
 
@@ -408,11 +469,56 @@ START_TEST(zero_gpus_found_is_said)
 }
 END_TEST
 
+/* A GPU NVML says is lost is offered unhealthy: rt_unhealthy_gpus() names
+ * it, it is not available, and a request that needs it can never be met. */
+START_TEST(a_lost_gpu_is_offered_unhealthy)
+{
+    use_fake_nvml("lost=3");
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, NULL);
+    leave_fake_nvml();
+    ck_unhealthy(1, 0, "3", "0000:5d:00.0", "NVML: GPU is lost");
+    ck_assert(available("GPU") == 8); /* 7 whole GPUs and 2 instances, less GPU 3 */
+    rt_opts o = RT_OPTS_INIT;
+    o.num_gpus = 9;
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "that many healthy GPUs");
+    o.num_gpus = 8;
+    ck_ok(rt_remote(t_echo, &o, NULL, 0, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A MIG instance's memory is NVML's figure for it: a gpu_memory request
+ * lands there, as the fraction it is of the instance. */
+START_TEST(gpu_memory_lands_on_mig_instances)
+{
+    use_fake_nvml(NULL);
+    init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, NULL);
+    leave_fake_nvml();
+    rt_opts o = RT_OPTS_INIT;
+    o.gpu_memory = 9000ull << 20; /* fits a 1g.10gb instance, 0.9 of it */
+    o.num_cpus = 0;
+    rt_ref ref[8];
+    for (int i = 0; i < 8; i++)
+        ck_ok(rt_remote(t_devices, &o, &(uint64_t){300}, sizeof(uint64_t), &ref[i]));
+    int on_mig = 0;
+    for (int i = 0; i < 8; i++) {
+        char *s;
+        ck_ok(rt_get(ref[i], (void **)&s, NULL, 60000));
+        on_mig += strstr(s, "ids=MIG-") != NULL;
+        rt_free(s);
+    }
+    ck_assert_int_eq(on_mig, 2); /* best fit: the instances fill first */
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* A GPU in MIG mode offers its instances as the GPUs, by UUID, as
  * `nvidia-smi -L` lists them; CUDA_VISIBLE_DEVICES may name them. */
 START_TEST(mig_instances_are_the_gpus)
 {
-    use_fake_nvml();
+    use_fake_nvml(NULL);
     init_on(FAKE "h100x8", RT_DETECT, RT_DEFAULT, NULL);
     ck_offers(9); /* 7 whole GPUs and 2 instances of the eighth */
     char *s = run_str(t_devices, 3, NULL);
@@ -449,7 +555,7 @@ START_TEST(several_gpu_types_in_one_node)
     o.accelerator_type = RT_ACCEL_NVIDIA_TESLA_V100;
     rt_ref ref;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE,
-             "no node has that many GPUs of that type");
+             "no node has that many healthy GPUs of that type");
     s = run_str(t_devices, 4, NULL);
     ck_assert_str_eq(s, "ids=0,1,2,3 cvd=0,1,2,3 order=PCI_BUS_ID neuron=-");
     rt_free(s);
@@ -550,6 +656,11 @@ Suite *detect_suite(void)
     tcase_add_test(tc, broken_entries);
     tcase_add_test(tc, unreadable_topology_fails);
     tcase_add_test(tc, nvml_completes_what_it_knows);
+    tcase_add_test(tc, gpus_nvml_cannot_use_are_not_offered);
+    tcase_add_test(tc, long_mig_uuids_are_read);
+    tcase_add_test(tc, nvml_failures_are_said);
+    tcase_add_test(tc, a_lost_gpu_is_offered_unhealthy);
+    tcase_add_test(tc, gpu_memory_lands_on_mig_instances);
     tcase_add_test(tc, mig_instances_are_the_gpus);
     tcase_add_test(tc, several_gpu_types_in_one_node);
 #ifdef RT_HAVE_HWLOC

@@ -55,6 +55,14 @@ const char *env_seen(const rt_opts *opts, const char *what);
 /* What the runtime has free of resource name, summed over its nodes
  * (rt_available_resources()); -1 when it has none of it. */
 double available(const char *name);
+/* The fake libnvidia-ml.so.1 built beside the suite (test/fake/nvml.c):
+ * test/fake/h100x8's eight H100s, the second in MIG mode; scenario, when
+ * not NULL, is its $RTASK_FAKE_NVML.  leave_fake_nvml() unsets both. */
+void use_fake_nvml(const char *scenario);
+void leave_fake_nvml(void);
+/* rt_unhealthy_gpus() lists want GPUs, entry k on node 0 with this id,
+ * bus id and reason. */
+void ck_unhealthy(size_t want, size_t k, const char *id, const char *bus_id, const char *why);
 /* A result that is a uint64_t, read within timeout_ms. */
 uint64_t get_u64(rt_ref ref, long timeout_ms);
 /* Submit fn(arg) with opts and return its result as a uint64_t. */
@@ -90,6 +98,7 @@ int t_scribble_env(const void *arg, size_t len, rt_result *r);
 int t_chatter(const void *arg, size_t len, rt_result *r);
 int t_fib(const void *arg, size_t len, rt_result *r);
 int t_into_group(const void *arg, size_t len, rt_result *r); /* test_groups.c */
+int t_gpu_run(const void *arg, size_t len, rt_result *r);    /* test_health.c */
 
 /* What t_forge() writes onto its worker's socket. */
 enum forge_kind {
@@ -132,5 +141,6 @@ Suite *objects_suite(void);
 Suite *nested_suite(void);
 Suite *labels_suite(void);
 Suite *groups_suite(void);
+Suite *health_suite(void);
 
 #endif

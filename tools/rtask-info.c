@@ -112,8 +112,10 @@ static void print_json(const rt__offer *node, int rank, const char *host)
         json_string(d->cpus);
         printf(", \"cores\": %d, \"uuid\": ", d->cores);
         json_string(d->uuid);
-        printf(", \"memory_mib\": %llu, \"compute_capability\": \"%d.%d\"}", d->memory_mib,
-               d->cc_major, d->cc_minor);
+        printf(", \"memory_mib\": %llu, \"compute_capability\": \"%d.%d\", \"unhealthy\": ",
+               d->memory_mib, d->cc_major, d->cc_minor);
+        json_string(d->unhealthy);
+        printf("}");
     }
     printf("\n  ],\n  \"resources\": {\"CPU\": %g, \"GPU\": %g",
            (double)node->total.cpu / RT__UNIT, (double)node->total.gpu / RT__UNIT);
@@ -168,7 +170,8 @@ static void print_text(const rt__offer *node, int rank)
         rt__device_describe(&m->dev[i], i, line, sizeof line);
         printf("  %s\n", line);
         for (int j = 0; j < m->dev[i].migs; j++)
-            printf("    MIG instance %d: %s\n", j, m->dev[i].mig_uuid[j]);
+            printf("    MIG instance %d: %s, memory %llu MiB\n", j, m->dev[i].mig_uuid[j],
+                   m->dev[i].mig_memory_mib[j]);
     }
     char totals[2048];
     rt__offer_describe(node, totals, sizeof totals);

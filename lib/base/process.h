@@ -14,5 +14,10 @@
 void rt__process_is_forked(void);
 /* 1 in the fork server and in workers, 0 in the application. */
 int rt__process_forked(void);
+/* In a process just forked from the application: close every descriptor
+ * but 0, 1, 2 and the n of keep (negative ones are ignored), which the
+ * application had open, so that none outlives the application's own
+ * close of it. */
+void rt__process_close_all_but(const int *keep, int n);
 
 #endif

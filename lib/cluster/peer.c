@@ -287,6 +287,11 @@ void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
     proxy *x = (proxy *)rt__idmap_find(&p->proxies, m->lease);
     if (m->type == RT__RANK_OBJECT) {
         object_came(p, m);
+    } else if (m->type == RT__RANK_GPU) {
+        rt__gpu_event e;
+        int ours;
+        rt__rank_gpu_read(m, &e, &ours);
+        p->node.ev.gpu(p->node.ev.ctx, &p->node, &e, x ? x->owner : NULL, ours);
     } else if (m->type == RT__RANK_FAILED) {
         snprintf(p->why, sizeof p->why, "rank %d: %s", p->rank, m->text);
         p->node.ev.failed(p->node.ev.ctx, p->why);

@@ -4,6 +4,7 @@
 #include "base/alloc.h"
 #include "base/shm.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The fixed part, as bytes: every rank runs the same program, checked
@@ -129,6 +130,7 @@ const char *rt__rank_name(uint32_t type)
         [RT__RANK_HANGUP] = "HANGUP",   [RT__RANK_LEND] = "LEND",
         [RT__RANK_TOOK_BACK] = "TOOK_BACK", [RT__RANK_PULL] = "PULL",
         [RT__RANK_OBJECT] = "OBJECT",   [RT__RANK_FREE] = "FREE",
+        [RT__RANK_GPU] = "GPU",
     };
     return type < RT__RANK_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -268,6 +270,20 @@ void rt__rank_lost_read(const rt__rank_msg *m, rt__loss *loss)
                        .spawn_errno = (int)m->w[2], .started = (size_t)m->w[3],
                        .lost_channel = (m->w[4] & LOST_CHANNEL) != 0,
                        .broke = (m->w[4] & LOST_BROKE) != 0};
+}
+
+rt__rank_msg rt__rank_gpu(uint64_t lease, const rt__gpu_event *e, int ours)
+{
+    return (rt__rank_msg){.type = RT__RANK_GPU, .lease = lease,
+                          .w = {e->kind, e->pid, e->code, (uint64_t)(ours != 0)},
+                          .text = e->bus_id, .fd = -1};
+}
+
+void rt__rank_gpu_read(const rt__rank_msg *m, rt__gpu_event *e, int *ours)
+{
+    *e = (rt__gpu_event){.kind = (uint32_t)m->w[0], .pid = (uint32_t)m->w[1], .code = m->w[2]};
+    snprintf(e->bus_id, sizeof e->bus_id, "%s", m->text);
+    *ours = m->w[3] != 0;
 }
 
 rt__rank_msg rt__rank_call(uint64_t connection, const rt__hdr *h)

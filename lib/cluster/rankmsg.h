@@ -57,6 +57,10 @@ typedef enum rt__rank_type {
     RT__RANK_OBJECT,    /* holder -> who pulled: w0 = object, w1 = run, w2 =
                            found; bytes = the object's */
     RT__RANK_FREE,      /* 0 -> holder: object w0 (run w1) is not wanted */
+    RT__RANK_GPU,       /* r -> 0: what the GPUs' watcher saw (watch.h): w0 =
+                           kind, w1 = pid, w2 = code, w3 = the pid is one of
+                           the rank's workers; lease = its lease, or 0;
+                           text = the GPU's bus id */
     RT__RANK_TYPES
 } rt__rank_type;
 
@@ -126,6 +130,10 @@ void rt__rank_object_read(const rt__rank_msg *m, uint64_t *object, unsigned *run
  * them not or there is no memory. */
 void *rt__rank_object_take(const rt__rank_msg *m, uint64_t *object, unsigned *run,
                            int *found);
+
+/* GPU: a watcher's record, and whose (lease 0: none of rank 0's). */
+rt__rank_msg rt__rank_gpu(uint64_t lease, const rt__gpu_event *e, int ours);
+void rt__rank_gpu_read(const rt__rank_msg *m, rt__gpu_event *e, int *ours);
 
 /* CALL: a frame's header (its length is the message's). */
 rt__rank_msg rt__rank_call(uint64_t connection, const rt__hdr *h);

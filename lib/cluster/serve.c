@@ -1,7 +1,7 @@
 /* serve.c - rank 0's leases, carried out on this rank's local node. */
 #include "serve.h"
 
-#include "held.h"
+#include "store.h"
 
 #include "base/alloc.h"
 #include "base/error.h"
@@ -38,7 +38,7 @@ struct rt__serve {
     rt__link waiting;      /* leases without a worker, oldest first */
     rt__link pulling;      /* leases whose next task waits for objects */
     rt__fn_cache functions; /* the functions rank 0 sent, found here */
-    rt__held *held;        /* objects held here: results kept, copies pulled */
+    rt__store *store;       /* objects held here: results kept, copies pulled */
 };
 
 static void reply(rt__serve *s, const rt__rank_msg *m)
@@ -52,7 +52,7 @@ static void free_task(rt__serve *s, rt__task *t)
 {
     for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++)
         if (rt__task_args(t)[i].object)
-            rt__held_unuse(s->held, rt__task_args(t)[i].object);
+            rt__store_unuse(s->store, rt__task_args(t)[i].object);
     rt__task_free(t);
 }
 
@@ -114,9 +114,9 @@ static int task_ready(const rt__task *t)
     int ready = 1;
     for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
-        if (o && rt__held_missing(o))
+        if (o && rt__store_missing(o))
             return -1;
-        if (o && !rt__held_ready(o))
+        if (o && !rt__store_ready(o))
             ready = 0;
     }
     return ready;
@@ -209,7 +209,7 @@ static void keep_result(rt__serve *s, const rt__task *t, rt__answer *a)
 {
     if ((t->kind == RT__KIND_TASK || t->kind == RT__KIND_CALL) && a->len >= RT__SHM_MIN &&
         a->result && !a->refused && !a->sys_errno &&
-        rt__held_keep(s->held, a->id, rt__task_attempt(t), a->result, a->len) == 0) {
+        rt__store_keep(s->store, a->id, rt__task_attempt(t), a->result, a->len) == 0) {
         a->result = NULL;
         a->held = 1;
     }
@@ -232,6 +232,15 @@ static void on_answered(void *ctx, void *owner, rt__answer *a)
 static void on_lost(void *ctx, void *owner, const rt__loss *loss)
 {
     report_loss(ctx, owner, loss);
+}
+
+/* What the GPUs' watcher saw here goes to rank 0, which decides. */
+static void on_gpu(void *ctx, rt__node *from, const rt__gpu_event *e, void *owner, int ours)
+{
+    rt__serve *s = ctx;
+    (void)from;
+    rt__rank_msg m = rt__rank_gpu(owner ? ((lease *)owner)->byid.id : 0, e, ours);
+    reply(s, &m);
 }
 
 static void on_failed(void *ctx, const char *why)
@@ -280,7 +289,7 @@ static void pull(rt__serve *s, const rt__rank_ref *ref)
 {
     rt__rank_msg m = rt__rank_object(RT__RANK_PULL, ref->object, (unsigned)ref->run, 1);
     if (ref->holder == 0 || rt__bridge_send(s->bridge, (int)ref->holder, &m) < 0)
-        rt__held_arrived(s->held, ref->object, (unsigned)ref->run, NULL, 0);
+        rt__store_arrived(s->store, ref->object, (unsigned)ref->run, NULL, 0);
 }
 
 /* The record of a task whose table names objects other ranks hold (w's
@@ -312,7 +321,7 @@ static rt__task *task_of_objects(rt__serve *s, const rt__rank_task_words *w, voi
         rt__rank_ref ref;
         int must_pull;
         memcpy(&ref, refs + k++ * sizeof ref, sizeof ref);
-        rt__task *o = rt__held_use(s->held, &ref, vals[i].len, &must_pull);
+        rt__task *o = rt__store_use(s->store, &ref, vals[i].len, &must_pull);
         if (!o) {
             ok = 0;
             break;
@@ -418,7 +427,7 @@ static void send_object(rt__serve *s, int to, const rt__rank_msg *pulled)
     unsigned run;
     int found;
     rt__rank_object_read(pulled, &id, &run, &found);
-    const rt__task *o = rt__held_find(s->held, id, run);
+    const rt__task *o = rt__store_find(s->store, id, run);
     int fd = o ? rt__shm_fd(o->result) : -1;
     rt__rank_msg m = rt__rank_object(RT__RANK_OBJECT, id, run, o != NULL);
     if (o) {
@@ -442,7 +451,7 @@ static void object_arrived(rt__serve *s, const rt__rank_msg *m)
     unsigned run;
     int found;
     void *bytes = rt__rank_object_take(m, &id, &run, &found);
-    rt__held_arrived(s->held, id, run, bytes, found);
+    rt__store_arrived(s->store, id, run, bytes, found);
     rt__link waiting = s->pulling;
     if (rt__list_empty(&s->pulling))
         return;
@@ -476,7 +485,7 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
         unsigned run;
         int found;
         rt__rank_object_read(m, &id, &run, &found);
-        rt__held_forget(s->held, id, run);
+        rt__store_forget(s->store, id, run);
         return 0;
     }
     if (m->type == RT__RANK_SHUTDOWN)
@@ -518,7 +527,7 @@ rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
         rt__free(s);
         return NULL;
     }
-    if (!(s->held = rt__held_new())) {
+    if (!(s->store = rt__store_new())) {
         rt__idmap_free(&s->leases);
         rt__free(s);
         return NULL;
@@ -527,7 +536,8 @@ rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
     s->local = local;
     rt__link_init(&s->waiting);
     rt__link_init(&s->pulling);
-    rt__node_listen(local, (rt__node_events){s, on_answered, on_lost, on_failed, NULL, NULL});
+    rt__node_listen(local, (rt__node_events){s, on_answered, on_lost, on_failed, NULL, NULL,
+                                              on_gpu});
     return s;
 }
 
@@ -536,6 +546,6 @@ void rt__serve_free(rt__serve *s)
     for (rt__idnode *n; (n = rt__idmap_any(&s->leases));)
         lease_free(s, (lease *)n);
     rt__idmap_free(&s->leases);
-    rt__held_free(s->held);
+    rt__store_free(s->store);
     rt__free(s);
 }

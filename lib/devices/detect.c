@@ -593,7 +593,7 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
     /* NVML describes this machine: not a fake tree's, nor a file's. */
     const char *nvml = getenv("RTASK_NVML_LIBRARY");
     if ((((!xml || !*xml) && strcmp(root, "/") == 0) || (nvml && *nvml)) &&
-        rt__nvml_complete(m) > 0)
+        rt__nvml_complete(m, root) > 0)
         strcat(m->source, "+NVML");
     qsort(m->dev, (size_t)m->count, sizeof *m->dev, by_kind_then_bus);
     return 0;
@@ -629,7 +629,9 @@ void rt__device_describe(const rt__device *d, int index, char *buf, size_t size)
     if (d->memory_mib && n > 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, " memory %llu MiB", d->memory_mib);
     if (d->cc_major && n > 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, " cc %d.%d", d->cc_major, d->cc_minor);
+        n += snprintf(buf + n, size - (size_t)n, " cc %d.%d", d->cc_major, d->cc_minor);
+    if (d->unhealthy[0] && n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " UNHEALTHY (%s)", d->unhealthy);
 }
 
 void rt__detect_hwloc_version(char *buf, size_t size)

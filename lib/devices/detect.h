@@ -30,7 +30,8 @@ typedef struct rt__device {
     unsigned pci_class;       /* base and sub class: 0x0302 */
     char model[96];           /* driver, hwloc or pci.ids name; may be "" */
     char type[RT__TYPE_LEN];  /* accelerator type ("V100"); may be "" */
-    char uuid[48];            /* "GPU-..." where the driver says */
+    char uuid[96];            /* "GPU-..." where the driver says (NVML's
+                                 NVML_DEVICE_UUID_V2_BUFFER_SIZE) */
     int numa_node;            /* -1: unknown or none */
     char cpus[RT__CPUS_LEN];  /* local CPUs as a list ("0-19"); may be "" */
     int cores;                /* the instances it offers: 1, or a Neuron
@@ -39,7 +40,11 @@ typedef struct rt__device {
     int cc_major, cc_minor;   /* NVML: CUDA compute capability; 0 = unknown */
     int migs;                 /* NVML: in MIG mode, its instances, which are
                                  offered as the GPUs instead of it */
-    char mig_uuid[RT__MIG_MAX][48]; /* "MIG-..." */
+    char mig_uuid[RT__MIG_MAX][96]; /* "MIG-...", or on drivers R450-R465
+                                       "MIG-GPU-<uuid>/<gi>/<ci>" */
+    unsigned long long mig_memory_mib[RT__MIG_MAX]; /* each instance's */
+    char unhealthy[96];       /* why the GPU cannot be used ("NVML: GPU is
+                                 lost"); "" when it can */
 } rt__device;
 
 typedef struct rt__machine {

@@ -28,9 +28,11 @@ static void pick_add(rt__pick *pick, int i)
     pick->mask[i / 64] |= 1ULL << (i % 64);
 }
 
+/* Whether instance i may take a request of the type: it is of that type,
+ * and healthy. */
 static int of_type(const rt__instances *in, int i, int type)
 {
-    return type == RT__ANY_TYPE || in->type[i] == type;
+    return !in->sick[i] && (type == RT__ANY_TYPE || in->type[i] == type);
 }
 
 /* The instance a fraction fits best: the smallest leftover wins. */

@@ -39,6 +39,9 @@ typedef struct rt__instances {
     signed char type[RT__INSTANCE_MAX];    /* a custom resource index, or
                                               RT__ANY_TYPE: untyped */
     uint64_t bytes[RT__INSTANCE_MAX];      /* its memory; 0 = unknown */
+    unsigned char sick[RT__INSTANCE_MAX];  /* unhealthy: it takes nothing
+                                              more, and counts for no
+                                              request's feasibility */
 } rt__instances;
 
 typedef struct rt__pick {

@@ -67,6 +67,8 @@ typedef struct rt__actor {
     int ctor_status;             /* what a failed constructor returned, or
                                     the errno of a process that could not start */
     int buried;                  /* on the dispatcher's list to publish */
+    char gpu_failed[96];         /* why its process was killed: its GPU
+                                    became unhealthy; "" = not so */
     char *epitaph;               /* the error text its calls get, once dead */
     rt__epitaph *tombstone;      /* a copy for the table, once dead */
     char name[];                 /* fixed */

@@ -49,7 +49,11 @@ static void compose_epitaph(rt__actor *a)
                                           : "");
         break;
     default:
-        describe_crash(a, text, sizeof text);
+        if (a->gpu_failed[0])
+            snprintf(text, sizeof text, "the actor %s died: its GPU became unhealthy (%s)",
+                     a->name, a->gpu_failed);
+        else
+            describe_crash(a, text, sizeof text);
     }
     size_t len = strlen(text) + 1;
     rt__free(a->epitaph);
@@ -180,6 +184,11 @@ void rt__dispatch_kill(rt__dispatch *d, rt__actor *a, int restart)
     rt__actors_end(d, a, RT__DEATH_KILLED);
 }
 
+void rt__actors_gpu_failed(rt__actor *a, const char *why)
+{
+    snprintf(a->gpu_failed, sizeof a->gpu_failed, "%s", why);
+}
+
 void rt__actors_end(rt__dispatch *d, rt__actor *a, rt__death death)
 {
     if (a->killed)
@@ -208,8 +217,10 @@ void rt__actors_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
     }
     /* Calls with retries left go again, after the constructor. */
     rt__tasks again = {0};
-    if (restart)
+    if (restart) {
         rt__tasks_push(&again, a->create);
+        a->gpu_failed[0] = '\0'; /* it said nothing: the actor lives on */
+    }
     for (rt__task *t; (t = rt__sched_recall(l));)
         if (t == a->create)
             continue;

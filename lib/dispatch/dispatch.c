@@ -272,6 +272,8 @@ void rt__dispatch_run(rt__dispatch *d)
     d->check_ms = -1;
     if (d->timeouts.n)
         expire(d, rt__now_ns());
+    if (d->unhealthy)
+        rt__health_fail_never(d);
     if (!rt__list_empty(&d->sched.unplaced))
         rt__sched_place_groups(&d->sched, &d->placed);
     if (!d->nresuming || !resume(d))
@@ -290,6 +292,12 @@ static void fail_cancelled(rt__dispatch *d, rt__task *t, int sent)
     if (t->cancelling == RT__CANCEL_TIMEOUT) {
         rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
                       "its worker was killed", t->timeout_ms);
+        rt__dispatch_finish(d, t, RT_EKILLED);
+        return;
+    }
+    if (t->cancelling == RT__CANCEL_MEMORY) {
+        rt__task_fail(t, RT_EKILLED, "the task held more GPU memory than its share "
+                      "(rt_config.gpu_memory_kill): its worker was killed");
         rt__dispatch_finish(d, t, RT_EKILLED);
         return;
     }
@@ -535,6 +543,7 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
 {
     uint64_t now = rt__now_ns();
     rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
+                  .gpu_peak = l->gpu_peak,
                   .lane = rt__dispatch_node_of(d, l)->ops->lane(rt__dispatch_node_of(d, l), l->worker),
                   .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
                   .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
@@ -573,15 +582,20 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     }
     if (d->timeline && t->kind != RT__KIND_CREATE)
         record(d, l, t, r->run_us, 0);
+    l->gpu_peak = 0; /* the next task's own */
+    l->gpu_over = 0;
     if (rt__sched_lease_idle(l))
         end_lease(d, l);
 }
 
 /* Why a task that started in a lost worker failed. */
-static void explain_loss(rt__task *t, const rt__loss *loss)
+static void explain_loss(rt__task *t, const rt__lease *l, const rt__loss *loss)
 {
     int ws = loss->wait_status;
-    if (loss->spawn_errno)
+    if (l->gpu_sick)
+        rt__task_fail(t, RT_EWORKERDIED, "its GPU became unhealthy (%s): its worker "
+                      "(pid %d) was killed, and no retry was left", l->gpu_sick, loss->pid);
+    else if (loss->spawn_errno)
         rt__task_fail(t, RT_EWORKERDIED, "no worker could be started: %s",
                       strerror(loss->spawn_errno));
     else if (loss->broke)
@@ -626,7 +640,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
             t->runs_lost++;
             rt__tasks_push(&retried, t);
         } else {
-            explain_loss(t, loss);
+            explain_loss(t, l, loss);
             rt__dispatch_finish(d, t, RT_EWORKERDIED);
         }
     }
@@ -659,7 +673,7 @@ void rt__dispatch_init(rt__dispatch *d)
 rt__node_events rt__dispatch_events(rt__dispatch *d)
 {
     return (rt__node_events){d, on_answered, on_lost, on_failed, on_took_back,
-                             rt__remote_pulled};
+                             rt__remote_pulled, rt__health_gpu};
 }
 
 int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)

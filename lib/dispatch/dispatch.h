@@ -73,6 +73,12 @@ typedef struct rt__dispatch {
     size_t narrived, cap_arrived;
     rt__tasks parked;              /* tasks that wait for objects to come
                                       here (remote.c) */
+    int unhealthy;                 /* GPUs (instances) found unhealthy
+                                      (health.c) */
+    int gpu_memory_kill;           /* kill a task that holds more GPU memory
+                                      than its share (rt_config) */
+    uint32_t warned_pids[64];      /* workers said to keep GPU memory */
+    size_t nwarned;
 } rt__dispatch;
 
 /* Start with no task and no actor. */

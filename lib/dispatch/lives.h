@@ -34,6 +34,17 @@ int rt__remote_lost(rt__task *t);
 /* t, parked, is cancelled: it waits no more. */
 void rt__remote_unpark_one(rt__dispatch *d, rt__task *t);
 
+/* health.c: the node event of the GPUs' watcher (node.h): a GPU that
+ * fails gets no new lease, its leases end (their tasks retry elsewhere,
+ * their actors restart elsewhere), and what can never run again fails;
+ * a task's GPU memory is accounted.  While some GPU is unhealthy, each
+ * round fails what no healthy GPU could ever hold. */
+void rt__health_gpu(void *ctx, rt__node *from, const rt__gpu_event *e, void *owner, int ours);
+void rt__health_fail_never(rt__dispatch *d);
+/* actors.c: a's process is killed because its GPU failed (why): its
+ * epitaph says so if it does not restart. */
+void rt__actors_gpu_failed(rt__actor *a, const char *why);
+
 /* graph.c: t takes objects: 1 when it waits for some (the graph files it
  * once they end), 0 when all ended well, -1 when one failed or without
  * memory (t's status and message set; the caller ends it).  p ended:

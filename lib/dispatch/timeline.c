@@ -53,10 +53,26 @@ static double us_since(uint64_t origin, uint64_t ns)
     return ns > origin ? (double)(ns - origin) / 1000 : 0;
 }
 
+/* A GPU's event: an instant ("ph":"i") across its node's lanes. */
+static void write_mark(FILE *f, const rt__timeline *tl, const rt__span *s)
+{
+    fprintf(f, "{\"name\":\"");
+    json_text(f, s->name);
+    fprintf(f, "\",\"cat\":\"gpu\",\"ph\":\"i\",\"s\":\"p\",\"ts\":%.3f,\"pid\":%d,"
+               "\"tid\":0,\"args\":{\"bus_id\":\"",
+            us_since(tl->origin_ns, s->started_ns), s->node);
+    json_text(f, s->gpus);
+    fprintf(f, "\"}}");
+}
+
 /* One complete event per line ("ph":"X"): the run, from its start in its
  * worker to its end, and when it was queued, in microseconds. */
 static void write_span(FILE *f, const rt__timeline *tl, const rt__span *s)
 {
+    if (s->mark) {
+        write_mark(f, tl, s);
+        return;
+    }
     fprintf(f, "{\"name\":\"");
     json_text(f, name_of(s));
     fprintf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,"
@@ -70,7 +86,10 @@ static void write_span(FILE *f, const rt__timeline *tl, const rt__span *s)
     fprintf(f, "\",\"accel_share\":%g,\"queued_us\":%.3f,\"status\":\"", s->accel_share,
             us_since(tl->origin_ns, s->queued_ns));
     json_text(f, rt_strerror(s->status));
-    fprintf(f, "\",\"retries\":%d}}", s->retries);
+    fprintf(f, "\",\"retries\":%d", s->retries);
+    if (s->gpu_peak)
+        fprintf(f, ",\"gpu_mem_peak\":%llu", (unsigned long long)s->gpu_peak);
+    fprintf(f, "}}");
 }
 
 int rt__timeline_write(const rt__timeline *tl, const char *path)

@@ -29,6 +29,11 @@ typedef struct rt__span {
     int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED... */
     int retries;             /* runs before this one that were lost */
     int call;                /* an actor's call, not a task */
+    uint64_t gpu_peak;       /* the most GPU memory its process was seen to
+                                hold, in bytes; 0: none seen */
+    int mark;                /* not a run: an instant on node's timeline, a
+                                GPU's event (name says it, gpus names the
+                                GPU's bus id) at started_ns */
 } rt__span;
 
 typedef struct rt__timeline {

@@ -43,42 +43,17 @@ typedef struct server {
     size_t nchild, cap;
 } server;
 
-static int keeps(int fd, int ctl, int watch, rt__keep keep)
-{
-    if (fd <= STDERR_FILENO || fd == ctl || fd == watch)
-        return 1;
-    for (int i = 0; i < keep.n; i++)
-        if (keep.fd[i] == fd)
-            return 1;
-    return 0;
-}
-
 /* Close what the application had open (O_CLOEXEC or not: nothing is
  * exec'd): a listening socket, a lock file or a pipe's write end held in
  * the fork server and every worker would outlive the application's own
- * close.  The descriptors are read from /proc/self/fd, whose own
- * descriptor is closed last.  No allocation: this runs right after a fork
- * of a threaded process, where an allocator's lock may be held forever
- * (glibc's malloc mends its own; ASan's does not). */
+ * close. */
 static void close_inherited(int ctl, int watch, rt__keep keep)
 {
-    int own = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (own < 0)
-        return;
-    _Alignas(struct dirent64) char buf[4096];
-    long got;
-    while ((got = syscall(SYS_getdents64, own, buf, sizeof buf)) > 0) {
-        for (long at = 0; at < got;) {
-            const struct dirent64 *e = (const struct dirent64 *)(void *)(buf + at);
-            at += e->d_reclen;
-            char *end;
-            long fd = strtol(e->d_name, &end, 10);
-            if (*end == '\0' && end != e->d_name && fd != own &&
-                !keeps((int)fd, ctl, watch, keep))
-                close((int)fd);
-        }
-    }
-    close(own);
+    int kept[RT__KEEP_MAX + 3] = {ctl, watch};
+    int n = 2;
+    for (int i = 0; i < keep.n && n < RT__KEEP_MAX + 3; i++)
+        kept[n++] = keep.fd[i];
+    rt__process_close_all_but(kept, n);
 }
 
 static void reset_signals(void)

@@ -407,8 +407,46 @@ static void free_books(rt__local *l)
     rt__free(l);
 }
 
+/* The worker whose process is pid, or NULL. */
+static rt__worker *worker_of(rt__local *l, pid_t pid)
+{
+    for (rt__worker *w = RT__FIRST(&l->all, rt__worker, link); w;
+         w = RT__NEXT(&l->all, w, rt__worker, link))
+        if (w->pid == pid)
+            return w;
+    return NULL;
+}
+
+static void stop_watching_gpus(rt__local *l)
+{
+    if (l->gpu_watch < 0)
+        return;
+    if (l->loop && l->w_gpu.fd == l->gpu_watch)
+        rt__loop_remove(l->loop, &l->w_gpu);
+    close(l->gpu_watch);
+    l->gpu_watch = -1;
+}
+
+/* What the watcher saw: each record to the listener, a usage with the
+ * lease of the worker whose process it names. */
+static void on_gpu_watch(rt__watch *watch, uint32_t events)
+{
+    rt__local *l = RT__OWNER(watch, rt__local, w_gpu);
+    rt__gpu_event e[64];
+    long n;
+    (void)events;
+    while ((n = rt__gpu_watch_read(l->gpu_watch, e, 64)) > 0)
+        for (long i = 0; i < n; i++) {
+            rt__worker *w = e[i].kind == RT__GPU_USAGE ? worker_of(l, (pid_t)e[i].pid) : NULL;
+            if (l->node.ev.gpu)
+                l->node.ev.gpu(l->node.ev.ctx, &l->node, &e[i], w ? w->owner : NULL, w != NULL);
+        }
+    if (n < 0)
+        stop_watching_gpus(l); /* it ended: NVML could not start, or it failed */
+}
+
 int rt__local_start(rt__local **out, const rt__family_set *families, size_t target_idle,
-                    size_t max, rt__keep keep)
+                    size_t max, rt__keep keep, const rt__machine *gpus)
 {
     rt__local *l = rt__calloc(1, sizeof *l);
     if (l)
@@ -426,6 +464,7 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     l->max = max;
     l->w_forkserver.fd = -1;
     l->refill.fd = -1;
+    l->gpu_watch = -1;
     l->slots = mmap(NULL, SLOTS_MAX * sizeof *l->slots, PROT_READ | PROT_WRITE,
                     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (l->slots == MAP_FAILED) {
@@ -452,6 +491,9 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     }
     rt__chan_init(&l->forkserver, ctl);
     rt__workers_nonblocking(ctl);
+    /* Forked as early as the fork server, while little of ours is held. */
+    if (gpus && rt__gpu_watch_start(gpus, &l->gpu_watch) < 0)
+        l->gpu_watch = -1;
     *out = l;
     return 0;
 }
@@ -478,6 +520,10 @@ int rt__local_attach(rt__local *l, rt__loop *loop)
     if (rt__wake_open(&l->refill) < 0 || rt__wake_watch(loop, &l->refill, on_refill) < 0 ||
         rt__loop_add(loop, &l->w_forkserver, l->forkserver.fd, EPOLLIN, rt__workers_on_forkserver) < 0)
         return -1;
+    if (l->gpu_watch >= 0 && rt__loop_add(loop, &l->w_gpu, l->gpu_watch, EPOLLIN, on_gpu_watch) < 0) {
+        close(l->gpu_watch); /* unwatched: the watcher ends */
+        l->gpu_watch = -1;
+    }
     errno = 0;
     top_up(l);
     if (l->task_workers == 0 && l->target_idle > 0)
@@ -505,6 +551,7 @@ pid_t rt__local_forkserver(const rt__local *l)
 
 void rt__local_stop(rt__local *l)
 {
+    stop_watching_gpus(l); /* its pipe closed: the watcher ends */
     if (l->forkserver.fd >= 0)
         rt__forkserver_stop(l->forkserver.fd, l->forkserver_exited);
     rt__chan_close(&l->forkserver);

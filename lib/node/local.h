@@ -14,6 +14,7 @@
 #include "forkserver.h"
 #include "node.h"
 #include "base/loop.h"
+#include "devices/detect.h"
 #include "devices/family.h"
 
 #include <stddef.h>
@@ -21,12 +22,14 @@
 typedef struct rt__local rt__local;
 
 /* Map the run slots and fork the fork server: the first thing rt_init()
- * does, while the process holds nothing else of ours.  target_idle workers
- * are kept ready; at most max workers run tasks (actors have processes of
- * their own besides).  Tasks are told their devices in the variables of
- * families.  0, or a negative error code with a message. */
+ * does, while the process holds nothing else of ours; and the GPUs'
+ * watcher for gpus (devices/watch.h; NULL: none), whose records become
+ * the node's gpu events.  target_idle workers are kept ready; at most max
+ * workers run tasks (actors have processes of their own besides).  Tasks
+ * are told their devices in the variables of families.  0, or a negative
+ * error code with a message. */
 int rt__local_start(rt__local **out, const rt__family_set *families, size_t target_idle,
-                    size_t max, rt__keep keep);
+                    size_t max, rt__keep keep, const rt__machine *gpus);
 /* Watch the fork server and the workers on loop, and start the idle
  * workers.  0, or -1 with errno when not one worker could start (some
  * but not all: a warning). */

@@ -20,6 +20,7 @@
 
 #include "proto.h"
 #include "task.h"
+#include "devices/watch.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +90,11 @@ typedef struct rt__node_events {
     /* What pull() asked for: the bytes of the object (the callee's), or
      * NULL with found 0 when the node no longer holds it. */
     void (*pulled)(void *ctx, uint64_t object, void *bytes, size_t len, int found);
+    /* What the GPUs' watcher saw on node `from` (devices/watch.h); for a
+     * usage, owner is the lease of the worker whose process it is, or
+     * NULL, and ours says whether the process is a worker of the node
+     * (idle, when owner is NULL). */
+    void (*gpu)(void *ctx, rt__node *from, const rt__gpu_event *e, void *owner, int ours);
 } rt__node_events;
 
 typedef struct rt__node_ops {

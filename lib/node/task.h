@@ -25,7 +25,9 @@
 /* What rt_cancel() asked: drop the result of a running task, or kill its
  * worker. */
 enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2, RT__CANCEL_TIMEOUT = 3,
-       RT__CANCEL_GROUP = 4 /* its placement group was removed: killed */ };
+       RT__CANCEL_GROUP = 4, /* its placement group was removed: killed */
+       RT__CANCEL_MEMORY = 5 /* it held more GPU memory than its share:
+                                killed (rt_config.gpu_memory_kill) */ };
 
 typedef enum rt__task_state {
     RT__TASK_QUEUED, /* submitted: the runtime thread owns it */

@@ -86,6 +86,8 @@ struct rt__local {
     int spawn_failing;         /* the last spawn failed: no idle top-ups */
     uint64_t spawn_retry_ns;   /* and no new worker before then, while one runs */
     size_t running;            /* workers whose process runs */
+    int gpu_watch;             /* the GPUs' watcher's pipe, or -1 */
+    rt__watch w_gpu;
 };
 
 /* The lists: idle workers (fresh ones counted), and those with output to

@@ -483,6 +483,25 @@ int rt__call_resources(rt__runtime *rt, const char *call, int available,
     return rc;
 }
 
+int rt__call_unhealthy(rt__runtime *rt, rt_gpu_health **out, size_t *n)
+{
+    int rc = rt__round_take_running(rt, "rt_unhealthy_gpus");
+    if (rc < 0)
+        return rc;
+    const rt__sched *s = &rt->dispatch.sched;
+    size_t count = rt__sched_sick_census(s, NULL);
+    rt_gpu_health *list = rt__buf_alloc(count * sizeof *list + 1);
+    if (list) {
+        rt__sched_sick_census(s, list);
+        *out = list;
+        *n = count;
+    } else {
+        rc = rt__error(RT_ENOMEM, "rt_unhealthy_gpus: no memory for %zu entries", count);
+    }
+    rt__round_give(rt);
+    return rc;
+}
+
 int rt__call_timeline(rt__runtime *rt, const char *path)
 {
     int rc = rt__round_take_running(rt, "rt_timeline"); /* the timeline is the round holder's */

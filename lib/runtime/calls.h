@@ -116,6 +116,8 @@ int rt__call_pg_remove(rt__runtime *rt, rt_pg pg);
 int rt__call_resources(rt__runtime *rt, const char *call, int available,
                        rt_resource **out, size_t *n);
 int rt__call_timeline(rt__runtime *rt, const char *path);
+/* rt_unhealthy_gpus(). */
+int rt__call_unhealthy(rt__runtime *rt, rt_gpu_health **out, size_t *n);
 
 /* For tests and tools: the fork server's pid, 0 when none runs; the
  * bytes of payload this rank received from other ranks of its MPI job

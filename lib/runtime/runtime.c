@@ -95,6 +95,7 @@ static int start_scheduler(rt__runtime *rt, const rt__offer *set)
     rt__dispatch *d = &rt->dispatch;
     rt__dispatch_init(d);
     d->timeline = rt->recording ? &rt->timeline : NULL;
+    d->gpu_memory_kill = set->gpu_memory_kill;
     if (rt__sched_init(&d->sched, &set->names) < 0 ||
         rt__dispatch_add_node(d, set, rt__local_node(rt->local)) < 0) {
         rt__tasks none = {0};
@@ -148,7 +149,7 @@ static int start_node(rt__runtime *rt, const rt__offer *set)
 {
     rt__keep keep = {set->keep_fds, set->nkeep_fds};
     int rc = rt__local_start(&rt->local, &set->families, set->workers, set->max_workers,
-                             keep);
+                             keep, &set->machine);
     if (rc < 0)
         return rc;
     int failed = rt__loop_init(&rt->loop) < 0;

@@ -32,15 +32,48 @@ static size_t node_entries(const rt__sched *s, const rt__res *r, int node, rt_re
     return n;
 }
 
+/* What node k has: its totals, or what is free that can be used (an
+ * unhealthy GPU's free part is not). */
+static rt__res books(const rt__sched_node *node, int available)
+{
+    rt__res r = available ? node->free.res : node->total;
+    for (int i = 0; available && i < node->free.gpus.count; i++)
+        r.gpu -= node->free.gpus.sick[i] ? node->free.gpus.free[i] : 0;
+    return r;
+}
+
 size_t rt__sched_census(const rt__sched *s, int available, rt_resource *out)
 {
     rt__res sum = {0};
-    for (int k = 0; k < s->nnodes; k++)
-        rt__res_give(&sum, available ? &s->node[k]->free.res : &s->node[k]->total);
+    for (int k = 0; k < s->nnodes; k++) {
+        rt__res r = books(s->node[k], available);
+        rt__res_give(&sum, &r);
+    }
     size_t n = node_entries(s, &sum, -1, out);
     for (int k = 0; k < s->nnodes; k++) {
+        rt__res r = books(s->node[k], available);
+        n += node_entries(s, &r, k, out ? out + n : NULL);
+    }
+    return n;
+}
+
+size_t rt__sched_sick_census(const rt__sched *s, rt_gpu_health *out)
+{
+    size_t n = 0;
+    for (int k = 0; k < s->nnodes; k++) {
         const rt__sched_node *node = s->node[k];
-        n += node_entries(s, available ? &node->free.res : &node->total, k, out ? out + n : NULL);
+        for (int i = 0; i < node->free.gpus.count; i++) {
+            if (!node->free.gpus.sick[i])
+                continue;
+            if (out) {
+                rt_gpu_health *h = &out[n];
+                h->node = k;
+                snprintf(h->id, sizeof h->id, "%s", node->free.gpus.id[i]);
+                snprintf(h->bus_id, sizeof h->bus_id, "%s", node->gpu_bus[i]);
+                snprintf(h->why, sizeof h->why, "%s", node->gpu_sick[i]);
+            }
+            n++;
+        }
     }
     return n;
 }

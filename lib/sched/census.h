@@ -13,5 +13,8 @@
  * of each node, "CPU" and "GPU" first: the totals, or what is free when
  * available is set.  Returns the count; with out NULL, counts only. */
 size_t rt__sched_census(const rt__sched *s, int available, rt_resource *out);
+/* One entry per unhealthy GPU (or MIG instance) of every node; returns
+ * the count; with out NULL, counts only. */
+size_t rt__sched_sick_census(const rt__sched *s, rt_gpu_health *out);
 
 #endif

@@ -15,6 +15,7 @@ rt__group *rt__group_new(size_t n)
         g->nbundles = n;
         rt__link_init(&g->link);
         rt__link_init(&g->classes);
+        rt__link_init(&g->all);
     }
     return g;
 }
@@ -182,6 +183,7 @@ void rt__sched_group_add(rt__sched *s, rt__group *g)
     g->tried = s->gave - 1; /* new: worth a try */
     rt__idmap_add(&s->groups, &g->byid);
     rt__list_push_back(&s->unplaced, &g->link);
+    rt__list_push_back(&s->all_groups, &g->all);
 }
 
 void rt__sched_place_groups(rt__sched *s, rt__link *placed)
@@ -230,13 +232,24 @@ int rt__group_admits(const rt__sched *s, const rt__group *g, const rt__res *req)
 void rt__group_free(rt__group *g)
 {
     rt__list_remove(&g->link);
+    rt__list_remove(&g->all);
     rt__free(g);
+}
+
+void rt__sched_groups_sicken(rt__sched *s, int node, int i)
+{
+    for (rt__group *g = RT__FIRST(&s->all_groups, rt__group, all); g;
+         g = RT__NEXT(&s->all_groups, g, rt__group, all))
+        for (size_t k = 0; g->state == RT__GROUP_PLACED && k < g->nbundles; k++)
+            if (g->bundle[k].node == node)
+                g->bundle[k].free.gpus.sick[i] = g->bundle[k].unheld.gpus.sick[i] = 1;
 }
 
 void rt__sched_group_remove(rt__sched *s, rt__group *g)
 {
     rt__idmap_remove(&s->groups, &g->byid);
     rt__list_remove(&g->link);
+    rt__list_remove(&g->all);
     if (g->state == RT__GROUP_PLACED) {
         for (size_t k = 0; k < g->nbundles; k++) {
             rt__bundle *b = &g->bundle[k];

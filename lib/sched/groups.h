@@ -44,6 +44,7 @@ typedef struct rt__group {
     int ready;            /* [L] the runtime's: its placement is published */
     rt__link classes;     /* the classes that take from it (their
                              in_group links) */
+    rt__link all;         /* in the scheduler's groups, while not removed */
     uint64_t tried;       /* the scheduler's gave when it last did not fit */
     size_t nbundles;
     rt__bundle bundle[];
@@ -74,6 +75,9 @@ void rt__sched_group_remove(rt__sched *s, rt__group *g);
 /* Class c takes from g from now on, or no longer (it is freed). */
 void rt__group_join(rt__group *g, rt__class *c);
 void rt__group_leave(rt__class *c);
+/* Instance i of node's GPUs is unhealthy: so it is in the bundles placed
+ * there. */
+void rt__sched_groups_sicken(rt__sched *s, int node, int i);
 /* The end: free every group (their classes are gone). */
 void rt__sched_groups_free(rt__sched *s);
 

@@ -49,13 +49,13 @@ static int choose_gpu_family(const char *vendor, rt__offer *out)
                   : 0;
 }
 
-/* Whether d is in MIG mode with an instance whose UUID starts with id. */
-static int has_mig(const rt__device *d, const char *id)
+/* The instance of d (in MIG mode) whose UUID starts with id, or -1. */
+static int mig_of(const rt__device *d, const char *id)
 {
     for (int j = 0; j < d->migs; j++)
         if (strncmp(d->mig_uuid[j], id, strlen(id)) == 0)
-            return 1;
-    return 0;
+            return j;
+    return -1;
 }
 
 /* The detected GPU an id names: an index (in bus order, NVIDIA's first),
@@ -70,7 +70,7 @@ static const rt__device *gpu_named(const rt__offer *node, const char *id)
         const rt__device *d = &m->dev[i];
         if (!counts_as_gpu(node, d))
             continue;
-        if (mig ? has_mig(d, id)
+        if (mig ? mig_of(d, id) >= 0
                 : uuid ? d->uuid[0] && strncmp(d->uuid, id, strlen(id)) == 0 : k-- == 0)
             return d;
     }
@@ -195,10 +195,10 @@ static int index_valid(const rt__offer *out, rt__family f, const char *id)
     return !*end && k >= 0 && k < rt__machine_instances(&out->machine, f);
 }
 
-/* Ids, locality and memory of the n GPUs offered: the listed ids, else
- * the detected ones, else (a logical count) indices.  The memory given in
- * the configuration is every GPU's; else NVML's, for a whole GPU (a MIG
- * instance's is not the GPU's). */
+/* Ids, locality, memory, bus id and health of the n GPUs offered: the
+ * listed ids, else the detected ones, else (a logical count) indices.
+ * The memory given in the configuration is every GPU's; else NVML's, of
+ * the whole GPU or of the MIG instance. */
 static void name_gpus(rt__offer *node, int n, int listed, int detect, uint64_t memory)
 {
     int found = listed < 0 && detect ? detected_gpus(node, node->gpu_ids) : 0;
@@ -207,8 +207,11 @@ static void name_gpus(rt__offer *node, int n, int listed, int detect, uint64_t m
             snprintf(node->gpu_ids[i], RT__ID_LEN, "%d", i);
         const rt__device *d = gpu_named(node, node->gpu_ids[i]);
         snprintf(node->gpu_cpus[i], RT__CPUS_LEN, "%s", d ? d->cpus : "");
-        int whole = d && strncmp(node->gpu_ids[i], "MIG-", 4) != 0;
-        node->gpu_bytes[i] = memory ? memory : whole ? (uint64_t)d->memory_mib << 20 : 0;
+        int mig = d ? mig_of(d, node->gpu_ids[i]) : -1;
+        uint64_t mib = !d ? 0 : mig >= 0 ? d->mig_memory_mib[mig] : d->memory_mib;
+        node->gpu_bytes[i] = memory ? memory : mib << 20;
+        snprintf(node->gpu_bus[i], sizeof node->gpu_bus[i], "%s", d ? d->bus_id : "");
+        snprintf(node->gpu_sick[i], sizeof node->gpu_sick[i], "%s", d ? d->unhealthy : "");
         /* A GPU no detected one answers to (a logical one, a MIG id without
          * NVML) has the type of the machine's first GPU. */
         const rt__device *first = rt__machine_nth(&node->machine, node->families.gpu, 0);
@@ -495,6 +498,10 @@ int rt__offer_resolve(const rt_config *c, rt__offer *out)
     if (rc == 0)
         rc = resolve_keep_fds(c->keep_fds, out);
     out->store_bytes = c->object_store_bytes ? c->object_store_bytes : default_store_bytes();
+    if (rc == 0 && c->gpu_memory_kill != 0 && c->gpu_memory_kill != 1)
+        rc = rt__error(RT_EINVAL, "rt_init: gpu_memory_kill must be 0 or 1; %d is invalid",
+                       c->gpu_memory_kill);
+    out->gpu_memory_kill = c->gpu_memory_kill == 1;
     return rc;
 }
 
@@ -526,6 +533,7 @@ int rt__offer_add_node(const rt__offer *o, rt__sched *s)
                           (const char(*)[RT__ID_LEN])o->gpu_ids,
                           (const char(*)[RT__CPUS_LEN])o->gpu_cpus,
                           (const char(*)[RT__TYPE_LEN])o->gpu_types, o->gpu_bytes,
-                          (const char(*)[RT__ID_LEN])o->accel_ids, o->bind_cpus, labels};
+                          (const char(*)[RT__ID_LEN])o->accel_ids, o->bind_cpus, labels,
+                          (const char(*)[16])o->gpu_bus, (const char(*)[96])o->gpu_sick};
     return rt__sched_add_node(s, &spec);
 }

@@ -33,11 +33,16 @@ typedef struct rt__offer {
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* "" = unknown */
     char gpu_types[RT__INSTANCE_MAX][RT__TYPE_LEN]; /* "" = untyped */
     uint64_t gpu_bytes[RT__INSTANCE_MAX]; /* memory of each; 0 = unknown */
+    char gpu_bus[RT__INSTANCE_MAX][16];   /* the PCI bus id of each one's GPU;
+                                             "" = unknown (logical) */
+    char gpu_sick[RT__INSTANCE_MAX][96];  /* why each is unhealthy; "" = it
+                                             is not */
     char accel_ids[RT__INSTANCE_MAX][RT__ID_LEN]; /* "" = its index */
     rt__machine machine;          /* what detection found */
     int keep_fds[RT__KEEP_FDS_MAX]; /* the application's, left open in workers */
     int nkeep_fds;
     uint64_t store_bytes;         /* what the objects held may take */
+    int gpu_memory_kill;          /* rt_config's */
     char labels[RT__LABELS_LEN];  /* the node's labels, its rank's but for
                                      "rank" (rt__offer_add_node()) */
 } rt__offer;

@@ -17,6 +17,8 @@ int rt__sched_init(rt__sched *s, const rt__names *names)
     rt__link_init(&s->waiting);
     rt__link_init(&s->feedable);
     rt__link_init(&s->unplaced);
+    rt__link_init(&s->all_groups);
+    rt__link_init(&s->all_classes);
     s->names = *names;
     if (rt__idmap_init(&s->classes) < 0)
         return -1;
@@ -78,6 +80,14 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
         memcpy(n->gpu_cpus, spec->gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
     if (spec->gpu_bytes)
         memcpy(free->gpus.bytes, spec->gpu_bytes, (size_t)ngpus * sizeof *free->gpus.bytes);
+    for (int i = 0; i < ngpus; i++) {
+        if (spec->gpu_bus)
+            snprintf(n->gpu_bus[i], sizeof n->gpu_bus[i], "%s", spec->gpu_bus[i]);
+        if (spec->gpu_sick && spec->gpu_sick[i][0]) {
+            snprintf(n->gpu_sick[i], sizeof n->gpu_sick[i], "%s", spec->gpu_sick[i]);
+            free->gpus.sick[i] = 1;
+        }
+    }
     n->accel_index = -1;
     for (int i = 0; i < s->names.count; i++)
         if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
@@ -105,6 +115,21 @@ static int memory_infeasible(const rt__sched *s, const rt__res *req, int type)
     return rt__error(RT_EINFEASIBLE, "a request for %llu bytes of GPU memory can never be "
                      "met: the largest GPU%s has %llu", (unsigned long long)req->gpu_bytes,
                      type == RT__ANY_TYPE ? "" : " of that type", (unsigned long long)most);
+}
+
+int rt__sched_gpu_unhealthy(rt__sched *s, int node, const char *bus, const char *why)
+{
+    rt__sched_node *n = node >= 0 && node < s->nnodes ? s->node[node] : NULL;
+    int marked = 0;
+    for (int i = 0; n && bus[0] && i < n->free.gpus.count; i++) {
+        if (strcmp(n->gpu_bus[i], bus) != 0 || n->free.gpus.sick[i])
+            continue;
+        n->free.gpus.sick[i] = n->unheld.gpus.sick[i] = 1;
+        snprintf(n->gpu_sick[i], sizeof n->gpu_sick[i], "%s", why);
+        rt__sched_groups_sicken(s, node, i);
+        marked++;
+    }
+    return marked;
 }
 
 /* Whether req may run on node i (its label selector picked it). */
@@ -139,10 +164,12 @@ int rt__sched_feasible(const rt__sched *s, const rt__res *req)
             rt__instances_largest(&n->free.gpus, type) < req->gpu_bytes)
             rc = RT_EINFEASIBLE;
         else if (rc == 0 && !rt__instances_could(&n->free.gpus, req->gpu, type))
-            rc = rt__error(RT_EINFEASIBLE, "a request for %g GPU of type %s can never be "
-                           "met: no node has that many GPUs of that type",
-                           (double)req->gpu / RT__UNIT,
-                           s->names.name[type] + strlen(RT__ACCEL_PREFIX));
+            rc = rt__error(RT_EINFEASIBLE, "a request for %g GPU%s%s can never be met: no "
+                           "node has that many healthy GPUs%s (rt_unhealthy_gpus())",
+                           (double)req->gpu / RT__UNIT, type == RT__ANY_TYPE ? "" : " of type ",
+                           type == RT__ANY_TYPE ? ""
+                                                : s->names.name[type] + strlen(RT__ACCEL_PREFIX),
+                           type == RT__ANY_TYPE ? "" : " of that type");
     }
     return rc == RT_EINFEASIBLE && req->gpu_bytes ? memory_infeasible(s, req, type) : rc;
 }
@@ -168,6 +195,7 @@ static rt__class *new_class(rt__sched *s, const rt__res *req, int max_calls, voi
     if (c) {
         c->req = *req;
         rt__link_init(&c->in_group);
+        rt__list_push_back(&s->all_classes, &c->in_all);
         if (g)
             rt__group_join(g, c);
         c->gpu_type = rt__sched_gpu_type(s, req);
@@ -182,6 +210,7 @@ static rt__class *new_class(rt__sched *s, const rt__res *req, int max_calls, voi
 
 static void free_class(rt__class *c)
 {
+    rt__list_remove(&c->in_all);
     if (c->group)
         rt__group_leave(c);
     rt__free(c);
@@ -364,6 +393,16 @@ rt__lease *rt__sched_lease_of(const rt__class *c, const rt__task *t)
             if (in == t)
                 return l;
     return NULL;
+}
+
+rt__class *rt__sched_first_class(const rt__sched *s)
+{
+    return RT__FIRST(&s->all_classes, rt__class, in_all);
+}
+
+rt__class *rt__sched_next_class(const rt__sched *s, const rt__class *c)
+{
+    return RT__NEXT(&s->all_classes, c, rt__class, in_all);
 }
 
 rt__class *rt__sched_waiting(const rt__sched *s)

@@ -53,6 +53,7 @@ typedef struct rt__class {
     struct rt__group *group;            /* the placement group its leases
                                            take from (req.group), or NULL */
     rt__link in_group;                  /* in its group's classes */
+    rt__link in_all;                    /* in the scheduler's classes */
     rt__tasks pending;                  /* in submission order */
     size_t inflight;                    /* sent, not answered */
     size_t leases;
@@ -71,6 +72,11 @@ struct rt__lease {
     uint64_t quiet_since_ns;            /* its last answer, or when it got work */
     const rt__task *lent_by;            /* its task that waits for others,
                                            its CPUs lent to the node; or NULL */
+    const char *gpu_sick;               /* why its worker was killed: a GPU
+                                           it holds became unhealthy; or NULL */
+    uint64_t gpu_peak;                  /* the most GPU memory its worker was
+                                           seen to hold during its task */
+    int gpu_over;                       /* it held more than its share */
 };
 
 typedef struct rt__sched_node {
@@ -85,6 +91,9 @@ typedef struct rt__sched_node {
     int bind_cpus;                      /* tell workers the CPUs near their GPUs */
     char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
     char labels[RT__LABELS_LEN];        /* "key=value,..." (labels.h) */
+    char gpu_bus[RT__INSTANCE_MAX][16]; /* each GPU's PCI bus id; "" = unknown */
+    char gpu_sick[RT__INSTANCE_MAX][96]; /* why each is unhealthy; "" = it is
+                                            not (its instances' sick) */
 } rt__sched_node;
 
 typedef struct rt__sched {
@@ -100,6 +109,8 @@ typedef struct rt__sched {
     rt__idmap groups;                   /* placement groups, by handle, until
                                            removed (groups.h) */
     rt__link unplaced;                  /* those not placed yet, oldest first */
+    rt__link all_groups;                /* every group not removed */
+    rt__link all_classes;               /* every class */
     uint64_t gave;                      /* counts what went back to nodes: a
                                            group that did not fit may now */
 } rt__sched;
@@ -121,6 +132,8 @@ typedef struct rt__node_spec {
     const char (*accel_ids)[RT__ID_LEN]; /* "" or NULL: by index */
     int bind_cpus;
     const char *labels;                  /* "key=value,..."; NULL: none */
+    const char (*gpu_bus)[16];           /* "" or NULL: unknown */
+    const char (*gpu_sick)[96];          /* why unhealthy; "" or NULL: healthy */
 } rt__node_spec;
 
 /* Add a node; its index is the next one.  Each GPU may have a type
@@ -141,6 +154,11 @@ void rt__sched_free(rt__sched *s, rt__tasks *orphans);
 /* The type of GPU req asks for (the index of its "accelerator_type:T"),
  * or RT__ANY_TYPE. */
 int rt__sched_gpu_type(const rt__sched *s, const rt__res *req);
+/* The GPU at bus id `bus` of node `node` is unhealthy (why: "XID 79:
+ * ...", "" for a bus id no GPU has): its instances take nothing more,
+ * here and in the bundles of groups placed there.  How many instances
+ * became so; 0 when they were already, or none is at that bus id. */
+int rt__sched_gpu_unhealthy(rt__sched *s, int node, const char *bus, const char *why);
 /* 0 when some node could ever meet req; otherwise RT_EINFEASIBLE with a
  * message naming the resource. */
 int rt__sched_feasible(const rt__sched *s, const rt__res *req);
@@ -193,6 +211,10 @@ int rt__sched_lease_idle(const rt__lease *l);
  * idle between tasks of a younger class.  NULL when none. */
 rt__lease *rt__sched_reclaimable(const rt__sched *s);
 
+/* Every class (those without pending task or lease are freed): the
+ * first, and the one after c; NULL at the end. */
+rt__class *rt__sched_first_class(const rt__sched *s);
+rt__class *rt__sched_next_class(const rt__sched *s, const rt__class *c);
 /* Classes with pending tasks, oldest first: the first, and the one after
  * c (ask for it before taking c's last task, which takes c off the list);
  * NULL at the end. */

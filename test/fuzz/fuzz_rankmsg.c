@@ -20,6 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rt__answer a;
         rt__rank_answer_read(&m, &a);
         rt_free(a.result);
+    } else if (m.type == RT__RANK_GPU) {
+        rt__gpu_event e;
+        int ours;
+        rt__rank_gpu_read(&m, &e, &ours);
     } else if (m.type == RT__RANK_PULL || m.type == RT__RANK_OBJECT ||
                m.type == RT__RANK_FREE) {
         uint64_t object;

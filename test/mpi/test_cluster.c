@@ -10,6 +10,9 @@
  *   families rank 0 test/fake/none, rank 1 test/fake/tpu-v4: a serving
  *            rank tells its tasks its own family's devices
  *   stranger rank 1 runs another program: rt_init() fails on rank 0
+ *   graphdies rank 1, holding a graph's objects, dies: the job ends
+ *   gpuhealth rank 1's GPUs are watched (the fake NVML): an XID there is
+ *            seen on rank 0
  *   unended  rank 0 runs a task and returns from main without
  *            rt_shutdown(): every rank still ends, with status 0
  *   rankdies a task kills its rank (rank 1) while rank 0 waits forever:
@@ -965,6 +968,48 @@ int main(int argc, char **argv)
             return 1;
         int rc = rt_get(r2, NULL, NULL, RT_FOREVER);
         printf("rankdies: rank 0 went on: %d (%s)\n", rc, rt_last_error());
+        return 1;
+    }
+    if (strcmp(which, "gpuhealth") == 0) {
+        /* Rank 1's GPUs are watched there (the fake NVML, its events in
+         * $RTASK_TEST_EVENTS): an XID on its GPU 3 reaches rank 0. */
+        FILE *f = fopen(getenv("RTASK_TEST_EVENTS"), "a");
+        if (!f)
+            return 1;
+        fprintf(f, "xid 3 79\n");
+        fclose(f);
+        rt_gpu_health *sick = NULL;
+        size_t n = 0;
+        for (int i = 0; i < 1000 && n == 0; i++) {
+            rt_free(sick);
+            if (rt_unhealthy_gpus(&sick, &n) < 0)
+                return 1;
+            usleep(10000);
+        }
+        int ok = n == 1 && sick[0].node == 1 && strcmp(sick[0].bus_id, "0000:5d:00.0") == 0 &&
+                 strstr(sick[0].why, "XID 79") != NULL;
+        printf("gpuhealth: %zu unhealthy%s%s: %s\n", n, n ? ", " : "", n ? sick[0].why : "",
+               ok ? "ok" : "WRONG");
+        rt_free(sick);
+        return rt_shutdown() == 0 && ok ? 0 : 1;
+    }
+    if (strcmp(which, "graphdies") == 0) {
+        /* A graph whose objects rank 1 holds, then rank 1 dies: rank 0's
+         * pull of them never gets garbage; the job ends. */
+        rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+        size_t big = (size_t)1 << 20, ready;
+        rt_ref a, b, k;
+        if (rt_remote(bytes, &o, &big, sizeof big, &a) < 0 ||
+            rt_remote_args(sum_args, &o, &RT_ARG_REF(a), 1, &b) < 0 ||
+            rt_wait(&b, 1, 1, 60000, &ready) < 0 || ready != 1 ||
+            rt_remote(kill_rank, &o, NULL, 0, &k) < 0)
+            return 1;
+        sleep(1);
+        unsigned char *data;
+        size_t len;
+        int rc = rt_get(a, (void **)&data, &len, RT_FOREVER);
+        printf("graphdies: rank 0 went on: %d (%s)%s\n", rc, rt_last_error(),
+               rc == 0 && (len != big || data[1] != 1) ? ": GARBAGE" : "");
         return 1;
     }
     if (strcmp(which, "nodefails") == 0) {

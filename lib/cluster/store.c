@@ -1,5 +1,5 @@
-/* held.c - objects a serving rank holds: results kept, copies pulled. */
-#include "held.h"
+/* store.c - objects a serving rank holds: results kept, copies pulled. */
+#include "store.h"
 
 #include "base/alloc.h"
 #include "base/idmap.h"
@@ -15,13 +15,13 @@ typedef struct held_obj {
     size_t users;      /* tasks here that take it */
 } held_obj;
 
-struct rt__held {
+struct rt__store {
     rt__idmap objects;
 };
 
-rt__held *rt__held_new(void)
+rt__store *rt__store_new(void)
 {
-    rt__held *h = rt__calloc(1, sizeof *h);
+    rt__store *h = rt__calloc(1, sizeof *h);
     if (h && rt__idmap_init(&h->objects) < 0) {
         rt__free(h);
         return NULL;
@@ -29,7 +29,7 @@ rt__held *rt__held_new(void)
     return h;
 }
 
-static held_obj *find(const rt__held *h, uint64_t id, unsigned run)
+static held_obj *find(const rt__store *h, uint64_t id, unsigned run)
 {
     for (rt__idnode *n = rt__idmap_find(&h->objects, id); n; n = rt__idmap_next(n))
         if (((held_obj *)n)->run == run)
@@ -37,7 +37,7 @@ static held_obj *find(const rt__held *h, uint64_t id, unsigned run)
     return NULL;
 }
 
-static void drop(rt__held *h, held_obj *o)
+static void drop(rt__store *h, held_obj *o)
 {
     rt__idmap_remove(&h->objects, &o->byid);
     rt__task_free(o->object);
@@ -45,7 +45,7 @@ static void drop(rt__held *h, held_obj *o)
 }
 
 /* A record for the object, with bytes or (NULL) none yet. */
-static held_obj *add(rt__held *h, uint64_t id, unsigned run, void *bytes, size_t len)
+static held_obj *add(rt__store *h, uint64_t id, unsigned run, void *bytes, size_t len)
 {
     held_obj *o = rt__calloc(1, sizeof *o);
     if (o && !(o->object = rt__task_new_held(id, bytes, len))) {
@@ -60,7 +60,7 @@ static held_obj *add(rt__held *h, uint64_t id, unsigned run, void *bytes, size_t
     return o;
 }
 
-int rt__held_keep(rt__held *h, uint64_t id, unsigned run, void *bytes, size_t len)
+int rt__store_keep(rt__store *h, uint64_t id, unsigned run, void *bytes, size_t len)
 {
     held_obj *o = add(h, id, run, bytes, len);
     if (!o)
@@ -69,7 +69,7 @@ int rt__held_keep(rt__held *h, uint64_t id, unsigned run, void *bytes, size_t le
     return 0;
 }
 
-rt__task *rt__held_use(rt__held *h, const rt__rank_ref *ref, size_t len, int *pull)
+rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *pull)
 {
     held_obj *o = find(h, ref->object, (unsigned)ref->run);
     *pull = 0;
@@ -81,13 +81,13 @@ rt__task *rt__held_use(rt__held *h, const rt__rank_ref *ref, size_t len, int *pu
     return o->object;
 }
 
-static void maybe_drop(rt__held *h, held_obj *o)
+static void maybe_drop(rt__store *h, held_obj *o)
 {
     if (!o->kept && o->users == 0)
         drop(h, o);
 }
 
-void rt__held_unuse(rt__held *h, rt__task *object)
+void rt__store_unuse(rt__store *h, rt__task *object)
 {
     for (rt__idnode *n = rt__idmap_find(&h->objects, object->id); n; n = rt__idmap_next(n)) {
         held_obj *o = (held_obj *)n;
@@ -99,7 +99,7 @@ void rt__held_unuse(rt__held *h, rt__task *object)
     }
 }
 
-void rt__held_forget(rt__held *h, uint64_t id, unsigned run)
+void rt__store_forget(rt__store *h, uint64_t id, unsigned run)
 {
     held_obj *o = find(h, id, run);
     if (o && o->kept) {
@@ -108,13 +108,13 @@ void rt__held_forget(rt__held *h, uint64_t id, unsigned run)
     }
 }
 
-const rt__task *rt__held_find(const rt__held *h, uint64_t id, unsigned run)
+const rt__task *rt__store_find(const rt__store *h, uint64_t id, unsigned run)
 {
     held_obj *o = find(h, id, run);
     return o && o->object->result ? o->object : NULL;
 }
 
-void rt__held_arrived(rt__held *h, uint64_t id, unsigned run, void *bytes, int found)
+void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int found)
 {
     held_obj *o = find(h, id, run);
     if (!o || o->object->result) {
@@ -126,17 +126,17 @@ void rt__held_arrived(rt__held *h, uint64_t id, unsigned run, void *bytes, int f
     o->object->status = found ? RT_OK : RT_EDEPENDENCY;
 }
 
-int rt__held_ready(const rt__task *o)
+int rt__store_ready(const rt__task *o)
 {
     return o->result != NULL || o->result_len == 0;
 }
 
-int rt__held_missing(const rt__task *o)
+int rt__store_missing(const rt__task *o)
 {
     return o->status != RT_OK;
 }
 
-void rt__held_free(rt__held *h)
+void rt__store_free(rt__store *h)
 {
     if (!h)
         return;

@@ -1,5 +1,5 @@
 /*
- * held.h - objects on a rank that serves rank 0: the large results its
+ * store.h - objects on a rank that serves rank 0: the large results its
  * tasks made, kept where they were made until rank 0 frees them, and
  * copies of other ranks' objects pulled for the tasks here that take
  * them, kept while those tasks last.
@@ -8,36 +8,36 @@
  * which this rank's tasks take as arguments (by memfd when they are in
  * one); a copy being pulled has no bytes yet.
  */
-#ifndef RT_HELD_H
-#define RT_HELD_H
+#ifndef RT_STORE_H
+#define RT_STORE_H
 
 #include "rankmsg.h"
 
 #include "node/task.h"
 
-typedef struct rt__held rt__held;
+typedef struct rt__store rt__store;
 
-rt__held *rt__held_new(void);
-void rt__held_free(rt__held *h);
+rt__store *rt__store_new(void);
+void rt__store_free(rt__store *h);
 /* Keep len bytes (rt_free()-able, now h's) that run `run` of task id
  * made; 0, or -1 without memory (they stay the caller's). */
-int rt__held_keep(rt__held *h, uint64_t id, unsigned run, void *bytes, size_t len);
+int rt__store_keep(rt__store *h, uint64_t id, unsigned run, void *bytes, size_t len);
 /* The record of an object a task here takes, used by it from now on;
  * *pull is set when its bytes must be pulled from its holder (a copy
  * new here).  NULL without memory. */
-rt__task *rt__held_use(rt__held *h, const rt__rank_ref *ref, size_t len, int *pull);
+rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *pull);
 /* A task that used o is done with it. */
-void rt__held_unuse(rt__held *h, rt__task *o);
+void rt__store_unuse(rt__store *h, rt__task *o);
 /* Rank 0 wants the object no more: it goes once no task here uses it. */
-void rt__held_forget(rt__held *h, uint64_t id, unsigned run);
+void rt__store_forget(rt__store *h, uint64_t id, unsigned run);
 /* The record with the object's bytes, for another rank that pulls it, or
  * NULL when they are not here. */
-const rt__task *rt__held_find(const rt__held *h, uint64_t id, unsigned run);
+const rt__task *rt__store_find(const rt__store *h, uint64_t id, unsigned run);
 /* A pulled object arrived (bytes, now h's), or its holder had it not
  * (found 0: the copy is marked missing, and the tasks that take it fail). */
-void rt__held_arrived(rt__held *h, uint64_t id, unsigned run, void *bytes, int found);
+void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int found);
 /* Whether o's bytes are here; whether they never will be. */
-int rt__held_ready(const rt__task *o);
-int rt__held_missing(const rt__task *o);
+int rt__store_ready(const rt__task *o);
+int rt__store_missing(const rt__task *o);
 
 #endif

@@ -1,0 +1,55 @@
+/*
+ * watch.h - the GPUs watched while the runtime runs: a process of its own
+ * holds NVML open, waits for the GPUs' critical events (XIDs, ECC errors,
+ * a GPU lost) and looks at the processes that use their memory, and
+ * writes what it sees as records on a pipe.
+ *
+ * A process, not a thread: NVML's waits block, its library leaves
+ * descriptors and threads behind after nvmlShutdown(), and the process
+ * takes all of that with it when it ends.  Like the fork server it is no
+ * child of the application (which may wait for its own children) and it
+ * ends when the application does, or when its pipe closes.
+ */
+#ifndef RT_WATCH_H
+#define RT_WATCH_H
+
+#include "detect.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum rt__gpu_kind {
+    RT__GPU_XID = 1,    /* a critical XID: code is its number */
+    RT__GPU_ECC,        /* a double-bit ECC error */
+    RT__GPU_ECC1,       /* a single-bit ECC error (corrected) */
+    RT__GPU_LOST,       /* the GPU is lost (off the bus) */
+    RT__GPU_USAGE       /* process pid holds code bytes of the GPU's memory
+                           (0: no longer) */
+} rt__gpu_kind;
+
+/* One record, written whole (it is smaller than PIPE_BUF). */
+typedef struct rt__gpu_event {
+    uint32_t kind;
+    uint32_t pid;
+    uint64_t code;
+    char bus_id[16];   /* the GPU's, as detection names it */
+} rt__gpu_event;
+
+/* Start watching m's NVIDIA GPUs where NVML can be loaded: *fd gets the
+ * read end of the records' pipe (non-blocking, close-on-exec).  0, or -1
+ * when there is nothing to watch (no NVIDIA GPU) or no process could be
+ * started.  The watcher ends by itself when NVML cannot start (end of
+ * file), when fd is closed, or when the application ends. */
+int rt__gpu_watch_start(const rt__machine *m, int *fd);
+/* The records waiting on fd, up to max: how many; 0 when none waits; -1
+ * at end of file (the watcher has ended). */
+long rt__gpu_watch_read(int fd, rt__gpu_event *out, size_t max);
+/* Whether a record leaves its GPU healthy: a usage, a corrected ECC
+ * error, or an XID that is an application's fault (13, 31, 43, 45, 68,
+ * 109: as NVIDIA's Kubernetes device plugin counts them). */
+int rt__gpu_event_harmless(const rt__gpu_event *e);
+/* What a record says, "XID 79 (the GPU has fallen off the bus)". */
+void rt__gpu_event_describe(const rt__gpu_event *e, char *buf, size_t size);
+
+#endif
