@@ -12,6 +12,7 @@
 #   make fuzz            libFuzzer targets, FUZZ_SECONDS each (default 60)
 #                        or FUZZ_RUNS inputs each if that comes first
 #   make bench           benchmarks next to Python's peers and the raw limits
+#   make bench-taskbench Task Bench's graphs: METG(50 %) of rtask and its peers
 
 # The standard variables are honoured: CC, CFLAGS, CPPFLAGS, LDFLAGS, and
 # PREFIX, LIBDIR, INCLUDEDIR, BINDIR, MANDIR and DESTDIR for install.
@@ -64,7 +65,8 @@ TIMELINE_BIN = $(B)/tools/rtask-timeline
 PROG_LDFLAGS = -rdynamic
 
 .PHONY: FORCE all lib examples run-examples check check-man check-layers check-asan check-valgrind \
-        check-chaos check-mpi check-slurm check-install check-header install uninstall bench peer-starpu fuzz deps \
+        check-chaos check-mpi check-slurm check-install check-header install uninstall bench peer-starpu \
+        bench-taskbench tb-starpu fuzz deps \
         deps-test clean
 
 all: lib examples $(INFO_BIN) $(TIMELINE_BIN)
@@ -368,6 +370,34 @@ bench: $(BENCH_BIN) $(FAKE_NVML) $(PEER_OPENMP) peer-starpu \
 	@mk/need-packages python3
 	$(BENCH_BIN)
 	$(if $(MPICC),RTASK_MPI_MODULE=$(CURDIR)/$(MPI_MODULE) $(MPIRUN) -np 3 $(CLUSTER_BENCH_BIN))
+
+# Task Bench (bench/taskbench/): its graphs on rtask, OpenMP, StarPU (where
+# installed) and Python's process pool, and METG(50 %) of each.
+TB = bench/taskbench
+TB_RTASK = $(B)/bench/tb-rtask
+TB_OPENMP = $(B)/bench/tb-openmp
+TB_STARPU = $(B)/bench/tb-starpu
+$(TB_RTASK): $(TB)/tb_rtask.c $(TB)/tb.c $(TB)/tb.h include/rtask.h $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(TB)/tb_rtask.c $(TB)/tb.c -o $@ \
+	    $(STATIC) $(LIBS)
+$(TB_OPENMP): $(TB)/tb_openmp.c $(TB)/tb.c $(TB)/tb.h
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) -fopenmp $(LDFLAGS) $(TB)/tb_openmp.c $(TB)/tb.c \
+	    -o $@
+
+tb-starpu:
+	@mk/need-packages --optional libstarpu-dev
+	@if pkg-config --exists starpu-1.3; then \
+	    mkdir -p $(B)/bench && \
+	    $(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) \
+	        $$(pkg-config --cflags starpu-1.3 | sed "s/-I/-isystem /g") $(LDFLAGS) \
+	        $(TB)/tb_starpu.c $(TB)/tb.c -o $(TB_STARPU) $$(pkg-config --libs starpu-1.3); \
+	else echo "bench-taskbench: StarPU is not installed: its figures are left out"; fi
+
+bench-taskbench: $(TB_RTASK) $(TB_OPENMP) tb-starpu
+	@mk/need-packages python3
+	mk/taskbench $(B)/bench
 
 # ---- installation -------------------------------------------------------------
 

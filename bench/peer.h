@@ -23,6 +23,16 @@ static int peer_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* StarPU as the peers run it: 2 CPU workers, no GPU, quiet (set before
+ * starpu_init()). */
+static inline void peer_starpu_env(void)
+{
+    setenv("STARPU_NCPU", "2", 1);
+    setenv("STARPU_NCUDA", "0", 1);
+    setenv("STARPU_NOPENCL", "0", 1);
+    setenv("STARPU_SILENT", "1", 1);
+}
+
 /* Median over PEER_REPS runs of fn(n) (seconds), printed as a rate (n per
  * second) or as microseconds per unit. */
 static inline void peer_report(const char *name, int as_rate, double (*fn)(size_t),

@@ -121,10 +121,7 @@ static double tree(size_t n)
 int main(int argc, char **argv)
 {
     size_t n = argc > 1 ? (size_t)atol(argv[1]) : 20000;
-    setenv("STARPU_NCPU", "2", 1);
-    setenv("STARPU_NCUDA", "0", 1);
-    setenv("STARPU_NOPENCL", "0", 1);
-    setenv("STARPU_SILENT", "1", 1);
+    peer_starpu_env();
     if (starpu_init(NULL) != 0)
         return 1;
     pipelined(1000);
