@@ -147,7 +147,7 @@ START_TEST(a_task_on_a_failing_gpu_runs_again_elsewhere)
 {
     start_watched(0);
     rt_opts o = whole_gpu(1);
-    uint64_t ms = 1500;
+    uint64_t ms = 3000; /* it still runs when the XID comes, even under valgrind */
     rt_ref ref, last;
     ck_ok(rt_remote(t_gpu_run, &o, &ms, sizeof ms, &ref));
     sleep_ms(300); /* it runs, on GPU 0 */
@@ -173,7 +173,7 @@ START_TEST(what_no_healthy_gpu_can_hold_fails)
     start_watched(0);
     rt_opts one = whole_gpu(0), nine = whole_gpu(0);
     nine.num_gpus = 9;
-    uint64_t ms = 1000;
+    uint64_t ms = 3000;
     rt_ref busy, waits;
     ck_ok(rt_remote(t_gpu_run, &one, &ms, sizeof ms, &busy));
     sleep_ms(200);
