@@ -548,10 +548,13 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
                   .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
                   .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
                   .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL};
-    rt__devices dev = describe(d, l);
-    snprintf(s.name, sizeof s.name, "%s", t->name ? t->name : "");
-    snprintf(s.gpus, sizeof s.gpus, "%.63s", dev.gpus); /* a long list is cut */
-    snprintf(s.accel, sizeof s.accel, "%.63s", dev.accel);
+    if (t->name)
+        snprintf(s.name, sizeof s.name, "%s", t->name);
+    if (l->grant.gpu.each || l->grant.accel.each) { /* a CPU task's devices are none */
+        rt__devices dev = describe(d, l);
+        snprintf(s.gpus, sizeof s.gpus, "%.63s", dev.gpus); /* a long list is cut */
+        snprintf(s.accel, sizeof s.accel, "%.63s", dev.accel);
+    }
     s.gpu_share = (double)l->grant.gpu.each / RT__UNIT;
     s.accel_share = (double)l->grant.accel.each / RT__UNIT;
     if (rt__timeline_add(d->timeline, &s) < 0)
