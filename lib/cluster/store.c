@@ -11,7 +11,6 @@ typedef struct held_obj {
     rt__task *object;  /* result: the bytes, NULL while pulled */
     unsigned run;
     int kept;          /* made here: until rank 0 frees it */
-    int missing;       /* pulled, and its holder had it not */
     size_t users;      /* tasks here that take it */
 } held_obj;
 
@@ -122,7 +121,6 @@ void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int
         return;
     }
     o->object->result = bytes;
-    o->missing = !found;
     o->object->status = found ? RT_OK : RT_EDEPENDENCY;
 }
 

@@ -136,8 +136,8 @@ static void park(rt__dispatch *d, rt__task *t)
 
 int rt__remote_place(rt__dispatch *d, rt__task *t, rt__res *req)
 {
-    if (t->args_form != RT__ARGS_LIST)
-        return 0;
+    if (t->args_form != RT__ARGS_LIST || d->sched.nnodes < 2)
+        return 0; /* one node: every object is here, and no choice to make */
     req->near = near_node(d, t);
     int missing = 0;
     for (uint32_t i = 0; i < t->nargs && !missing; i++)
