@@ -4,6 +4,8 @@
 #include "../lib/runtime/calls.h" /* internal: the fork server's pid */
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +31,21 @@ void start_runtime(void)
     start_with(2, 0, 2);
 }
 
+/* Where no descriptor is left to open the directory with (a test that
+ * lowered the limit), each possible number is asked about instead. */
+static int count_fds_by_probing(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 65536; fd++)
+        n += fcntl(fd, F_GETFD) >= 0;
+    return n;
+}
+
 int count_fds(void)
 {
     DIR *d = opendir("/proc/self/fd");
+    if (!d && errno == EMFILE)
+        return count_fds_by_probing();
     ck_assert_ptr_nonnull(d);
     int n = 0;
     for (struct dirent *e; (e = readdir(d));)
