@@ -25,6 +25,15 @@ rt__node *rt__dispatch_node_of(const rt__dispatch *d, const rt__lease *l)
 }
 
 /* Take t off a list of tasks (of n) where it may be. */
+/* The time a timeline's records of this round say, read once a round: a
+ * clock read per task cost as much as the rest of its record. */
+static uint64_t timeline_now(rt__dispatch *d)
+{
+    if (!d->timeline_ns)
+        d->timeline_ns = rt__now_ns();
+    return d->timeline_ns;
+}
+
 static void unlist(rt__task **list, size_t *n, const rt__task *t)
 {
     for (size_t i = 0; i < *n; i++)
@@ -260,6 +269,7 @@ int rt__dispatch_await(rt__dispatch *d, rt__task *t)
 
 void rt__dispatch_flush(rt__dispatch *d)
 {
+    d->timeline_ns = 0; /* the round ends: the next reads the clock again */
     for (int i = 0; i < d->sched.nnodes; i++)
         d->node[i]->ops->flush(d->node[i]);
 }
@@ -356,10 +366,14 @@ static void absorb_one(rt__dispatch *d, rt__task *t)
         rt__dispatch_file(d, t);
 }
 
+/* A timeline's queued time is when the round took the task in. */
 void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 {
-    for (rt__task *t; (t = rt__tasks_pop(incoming));)
+    uint64_t now = d->timeline && incoming->count ? timeline_now(d) : 0;
+    for (rt__task *t; (t = rt__tasks_pop(incoming));) {
+        t->queued_ns = now;
         absorb_one(d, t);
+    }
 }
 
 /* ---- tasks that wait for others --------------------------------------------- */
@@ -537,27 +551,24 @@ static void take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__an
 }
 
 /* Record how t's run on l ended, when a timeline is kept: after ran_us,
- * or lost with its worker (a death, marked where it happened). */
+ * or lost with its worker (a death, marked where it happened).  Its end
+ * is when the round read its answer. */
 static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint64_t ran_us,
                    int lost)
 {
-    uint64_t now = rt__now_ns();
+    uint64_t now = timeline_now(d);
     rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
                   .gpu_peak = l->gpu_peak,
                   .lane = rt__dispatch_node_of(d, l)->ops->lane(rt__dispatch_node_of(d, l), l->worker),
                   .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
                   .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
-                  .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL};
-    if (t->name)
-        snprintf(s.name, sizeof s.name, "%s", t->name);
-    if (l->grant.gpu.each || l->grant.accel.each) { /* a CPU task's devices are none */
-        rt__devices dev = describe(d, l);
-        snprintf(s.gpus, sizeof s.gpus, "%.63s", dev.gpus); /* a long list is cut */
-        snprintf(s.accel, sizeof s.accel, "%.63s", dev.accel);
-    }
-    s.gpu_share = (double)l->grant.gpu.each / RT__UNIT;
-    s.accel_share = (double)l->grant.accel.each / RT__UNIT;
-    if (rt__timeline_add(d->timeline, &s) < 0)
+                  .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL,
+                  .gpu_share = (float)l->grant.gpu.each / RT__UNIT,
+                  .accel_share = (float)l->grant.accel.each / RT__UNIT};
+    rt__devices dev = {0};
+    if (l->grant.gpu.each || l->grant.accel.each) /* a CPU task's devices are none */
+        dev = describe(d, l);
+    if (rt__timeline_add(d->timeline, &s, t->name, dev.gpus, dev.accel) < 0)
         rt__warn("no memory to record a task in the timeline: it is left out");
 }
 

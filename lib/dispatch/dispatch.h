@@ -59,6 +59,8 @@ typedef struct rt__dispatch {
                                       -1: none runs */
     rt__timeline *timeline;        /* where ended tasks are recorded, or
                                       NULL: not recording */
+    uint64_t timeline_ns;          /* the time its records of this round
+                                      say (0: not read yet) */
     rt__graph graph;               /* tasks waiting for objects */
     rt__task **resuming;           /* tasks whose wait ended, for their CPUs
                                       back, in order (before any lease) */
@@ -141,7 +143,7 @@ size_t rt__dispatch_stop_actors(rt__dispatch *d);
  * answered (t may be among the finished now), 0 when not worth it or
  * nothing came. */
 int rt__dispatch_await(rt__dispatch *d, rt__task *t);
-/* Send what is queued on every node. */
+/* Send what is queued on every node: the end of a round. */
 void rt__dispatch_flush(rt__dispatch *d);
 /* The end: fail every task still held with RT_ESHUTDOWN (into done),
  * free the actors and the scheduler. */

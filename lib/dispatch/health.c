@@ -38,9 +38,7 @@ static void mark(rt__dispatch *d, int node, const char *bus, const char *what)
     if (!d->timeline)
         return;
     rt__span s = {.node = node, .mark = 1, .started_ns = rt__now_ns()};
-    snprintf(s.name, sizeof s.name, "%.63s", what);
-    snprintf(s.gpus, sizeof s.gpus, "%s", bus);
-    rt__timeline_add(d->timeline, &s);
+    rt__timeline_add(d->timeline, &s, what, bus, NULL);
 }
 
 /* Every lease on the GPU ends: its worker is killed, so that its tasks

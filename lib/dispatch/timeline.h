@@ -15,35 +15,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* One entry, kept small (its bytes are what recording costs a task):
+ * texts live in the timeline's text, at an offset (0: none). */
 typedef struct rt__span {
     uint64_t id;             /* the task's handle */
-    const void *fn;          /* named by its symbol unless name is set */
-    char name[64];           /* rt_opts.name, or "" */
-    int node;
+    const void *fn;          /* named by its symbol unless it has a name */
     uint64_t lane;           /* the worker process (its pid on this machine) */
-    char gpus[64];           /* the GPU ids it held, "0,1"; "" */
-    char accel[64];          /* the ids of its accelerator family's instances */
-    double gpu_share;        /* how much of each of those GPUs: 0.25, 1 */
-    double accel_share;      /* and of each of those accelerators */
     uint64_t queued_ns, started_ns, ended_ns;
-    int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED... */
-    int retries;             /* runs before this one that were lost */
-    int call;                /* an actor's call, not a task */
     uint64_t gpu_peak;       /* the most GPU memory its process was seen to
                                 hold, in bytes; 0: none seen */
-    int mark;                /* not a run: an instant on node's timeline, a
-                                GPU's event (name says it, gpus names the
-                                GPU's bus id) at started_ns */
+    uint32_t name;           /* rt_opts.name; a mark's event */
+    uint32_t devices;        /* the GPU ids it held ("0,1"), then the ids of
+                                its accelerator family's instances; a mark's
+                                GPU bus id */
+    float gpu_share;         /* how much of each of those GPUs: 0.25, 1 */
+    float accel_share;       /* and of each of those accelerators */
+    int32_t node;
+    int32_t status;          /* RT_OK, RT_ETASK, RT_EWORKERDIED... */
+    int32_t retries;         /* runs before this one that were lost */
+    uint8_t call;            /* an actor's call, not a task */
+    uint8_t mark;            /* not a run: an instant on node's timeline (a
+                                GPU's event) at started_ns */
 } rt__span;
 
+/* Spans in chunks mapped with their pages present (a page fault per few
+ * dozen tasks cost more than the rest of recording), texts in one
+ * buffer. */
 typedef struct rt__timeline {
-    rt__span *v;
-    size_t n, cap;
+    rt__span **chunk;
+    size_t nchunks, chunks_cap, n; /* n spans in all */
+    char *text;
+    size_t text_len, text_cap;
     uint64_t origin_ns;      /* time 0 of the file: rt_init() */
 } rt__timeline;
 
-/* 0, or -1 when out of memory (the span is lost, and the file says so). */
-int rt__timeline_add(rt__timeline *tl, const rt__span *s);
+/* Append s with its texts (each NULL or "" for none; gpus and accel go
+ * together): 0, or -1 when out of memory (the span is lost). */
+int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, const char *gpus,
+                     const char *accel);
 /* Write the spans to path: 0, or RT_ESYS / RT_EINVAL with a message. */
 int rt__timeline_write(const rt__timeline *tl, const char *path);
 void rt__timeline_free(rt__timeline *tl);

@@ -84,7 +84,7 @@ typedef struct rt__task {
     struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
     rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
                                 are in tail */
-    uint64_t queued_ns;      /* [L] submitted, when a timeline records */
+    uint64_t queued_ns;      /* taken in by a round, when a timeline records */
     char *error;             /* the message rt_get() gives, or NULL */
     /* The object the record is, once it ended: result and result_len (a
      * large result's buffer owns the sealed memfd that workers map:

@@ -110,8 +110,6 @@ void rt__round_give(rt__runtime *rt)
 int rt__submit(rt__runtime *rt, rt__task *t)
 {
     t->seq = rt->next_seq++;
-    if (rt->recording)
-        t->queued_ns = rt__now_ns();
     rt__tasks_push(&rt->incoming, t);
     return need_wake(rt);
 }
