@@ -11,7 +11,6 @@
 #include "base/process.h"
 #include "base/shm.h"
 #include "base/thread.h"
-#include "base/warm.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -708,7 +707,6 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
     /* Lines reach the application while a long task still runs. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     rt__chan_init(&self.chan, sock);
-    rt__warm_pages(sock); /* a spare: its first task then costs what a reused worker's does */
     for (;;) {
         long got = rt__chan_fill(&self.chan);
         if (got == 0) { /* end of file: retired, or the application is gone */
