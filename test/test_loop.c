@@ -2,6 +2,7 @@
 #include "tests.h"
 
 #include "../lib/base/clock.h"
+#include "../lib/base/linger.h"
 #include "../lib/base/loop.h" /* internal: the loop is checked directly */
 
 #include <pthread.h>
@@ -34,7 +35,7 @@ START_TEST(timers_fire_in_order_and_only_when_due)
     rt__events e;
     int waits = 0;
     while (fired < 3 && rt__now_ns() < now + 5000000000ull) {
-        rt__loop_wait(&loop, &e, 1);
+        rt__loop_wait(&loop, &e, 1, 0);
         rt__loop_dispatch(&loop, &e);
         waits++;
     }
@@ -79,10 +80,10 @@ START_TEST(a_wake_up_from_another_thread_ends_the_wait)
     pthread_create(&th, NULL, signal_later, &w);
     pthread_join(th, NULL);
     rt__events e;
-    rt__loop_wait(&loop, &e, 1); /* no timer: only the signal ends it */
+    rt__loop_wait(&loop, &e, 1, 0); /* no timer: only the signal ends it */
     rt__loop_dispatch(&loop, &e);
     ck_assert_int_eq(woken, 1);
-    rt__loop_wait(&loop, &e, 0);
+    rt__loop_wait(&loop, &e, 0, 0);
     rt__loop_dispatch(&loop, &e);
     ck_assert_int_eq(woken, 1); /* drained: nothing more */
     rt__wake_close(&loop, &w);
@@ -123,7 +124,7 @@ START_TEST(a_watch_removed_mid_dispatch_is_not_called)
     ck_assert_int_eq(rt__loop_add(&loop, &wa, a[0], EPOLLIN, remove_other), 0);
     ck_assert_int_eq(rt__loop_add(&loop, wb, b[0], EPOLLIN, count_other), 0);
     rt__events e;
-    rt__loop_wait(&loop, &e, 0);
+    rt__loop_wait(&loop, &e, 0, 0);
     ck_assert_int_eq(e.n, 2);
     /* Whichever comes first, the one that removes goes first here. */
     if (e.ev[0].data.ptr != &wa) {
@@ -145,6 +146,57 @@ START_TEST(a_watch_removed_mid_dispatch_is_not_called)
 }
 END_TEST
 
+static void *signal_soon(void *arg)
+{
+    usleep(10000);
+    rt__wake_signal(arg);
+    return NULL;
+}
+
+/* A wait that expects events soon and gets none looks for them no longer
+ * than RT__LINGER_NS, then sleeps until its timer; one whose event comes
+ * while it looks, or after, ends with it. */
+START_TEST(a_lingering_wait_ends_as_any_wait)
+{
+    rt__loop loop;
+    rt__timer t = {0};
+    rt__wake w;
+    ck_assert_int_eq(rt__loop_init(&loop), 0);
+    ck_assert_int_eq(rt__wake_open(&w), 0);
+    ck_assert_int_eq(rt__wake_watch(&loop, &w, on_wake), 0);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    uint64_t start = rt__now_ns();
+    rt__linger(p[0]); /* never readable */
+    uint64_t took = rt__now_ns() - start;
+    ck_assert_uint_ge(took, RT__LINGER_NS);
+    ck_assert_uint_lt(took, 1000000000ull);
+    ck_assert_int_eq(write(p[1], "x", 1), 1);
+    start = rt__now_ns();
+    rt__linger(p[0]); /* readable: at once */
+    ck_assert_uint_lt(rt__now_ns() - start, RT__LINGER_NS);
+    fired = 0;
+    rt__timer_arm(&loop, &t, rt__now_ns() + 20000000, note);
+    rt__events e;
+    start = rt__now_ns();
+    rt__loop_wait(&loop, &e, 1, 1);
+    ck_assert_uint_ge(rt__now_ns() - start, 15000000); /* slept until the timer */
+    rt__loop_dispatch(&loop, &e);
+    ck_assert_int_eq(fired, 1);
+    woken = 0;
+    pthread_t th;
+    pthread_create(&th, NULL, signal_soon, &w);
+    rt__loop_wait(&loop, &e, 1, 1); /* no timer: only the signal ends it */
+    pthread_join(th, NULL);
+    rt__loop_dispatch(&loop, &e);
+    ck_assert_int_eq(woken, 1);
+    close(p[0]);
+    close(p[1]);
+    rt__wake_close(&loop, &w);
+    rt__loop_close(&loop);
+}
+END_TEST
+
 Suite *loop_suite(void)
 {
     Suite *s = suite_create("loop");
@@ -153,6 +205,7 @@ Suite *loop_suite(void)
     tcase_add_test(tc, timers_fire_in_order_and_only_when_due);
     tcase_add_test(tc, a_wake_up_from_another_thread_ends_the_wait);
     tcase_add_test(tc, a_watch_removed_mid_dispatch_is_not_called);
+    tcase_add_test(tc, a_lingering_wait_ends_as_any_wait);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,7 +9,7 @@
 
 /* A task: the kernel, seeded with what its inputs say; its output is the
  * kernel's result.  The last argument is its iterations. */
-int tb_task(const rt_value *args, size_t n, rt_result *r)
+static int tb_task(const rt_value *args, size_t n, rt_result *r)
 {
     long iters;
     double seed = 0;

@@ -2,6 +2,7 @@
 #include "loop.h"
 
 #include "clock.h"
+#include "linger.h"
 
 #include <errno.h>
 #include <sys/eventfd.h>
@@ -83,9 +84,12 @@ static int until_first(const rt__loop *l)
     return ms > 86400000 ? 86400000 : (int)ms;
 }
 
-void rt__loop_wait(rt__loop *l, rt__events *e, int block)
+void rt__loop_wait(rt__loop *l, rt__events *e, int block, int soon)
 {
-    e->n = epoll_wait(l->epoll_fd, e->ev, RT__EVENTS_MAX, block ? until_first(l) : 0);
+    int timeout_ms = block ? until_first(l) : 0;
+    if (timeout_ms && soon)
+        rt__linger(l->epoll_fd); /* readable once events are ready */
+    e->n = epoll_wait(l->epoll_fd, e->ev, RT__EVENTS_MAX, timeout_ms);
     if (e->n < 0)
         e->n = 0; /* EINTR: nothing is ready */
 }

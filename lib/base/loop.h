@@ -69,9 +69,10 @@ typedef struct rt__events {
 } rt__events;
 
 /* Wait for what is ready: until the first timer is due, or without
- * blocking when block is 0.  It needs no lock: the callbacks run later,
- * in rt__loop_dispatch(). */
-void rt__loop_wait(rt__loop *l, rt__events *e, int block);
+ * blocking when block is 0; a wait that may block lingers first when the
+ * caller expects events soon (linger.h).  It needs no lock: the callbacks
+ * run later, in rt__loop_dispatch(). */
+void rt__loop_wait(rt__loop *l, rt__events *e, int block, int soon);
 /* Call back what the last wait found, skipping watches removed since,
  * then the timers that are due. */
 void rt__loop_dispatch(rt__loop *l, rt__events *e);

@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/linger.h"
 #include "base/shm.h"
 #include "sched/groups.h"
 
@@ -572,6 +573,20 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
         rt__warn("no memory to record a task in the timeline: it is left out");
 }
 
+/* Whether more answers of c's quick tasks are about to come: the round's
+ * holder then lingers before it sleeps (linger.h). */
+static int answers_soon(const rt__class *c)
+{
+    return c->run_us * 1000 < (double)RT__LINGER_NS && (c->inflight || c->pending.count);
+}
+
+int rt__dispatch_answers_soon(rt__dispatch *d)
+{
+    int soon = d->answers_soon;
+    d->answers_soon = 0;
+    return soon;
+}
+
 static void on_answered(void *ctx, void *owner, rt__answer *r)
 {
     rt__dispatch *d = ctx;
@@ -583,6 +598,7 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
         return;
     }
     rt__sched_answered(l, r->run_us, rt__now_ns());
+    d->answers_soon |= answers_soon(l->cls);
     rt__timeouts_remove(&d->timeouts, t);
     if (l->lent_by == t) /* it ended before the runtime heard that it goes on */
         lend_lease(d, l, NULL);

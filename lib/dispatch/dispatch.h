@@ -59,6 +59,8 @@ typedef struct rt__dispatch {
                                       -1: none runs */
     rt__timeline *timeline;        /* where ended tasks are recorded, or
                                       NULL: not recording */
+    int answers_soon;              /* this round heard a quick task while
+                                      more are under way */
     uint64_t timeline_ns;          /* the time its records of this round
                                       say (0: not read yet) */
     rt__graph graph;               /* tasks waiting for objects */
@@ -143,6 +145,9 @@ size_t rt__dispatch_stop_actors(rt__dispatch *d);
  * answered (t may be among the finished now), 0 when not worth it or
  * nothing came. */
 int rt__dispatch_await(rt__dispatch *d, rt__task *t);
+/* Whether the last round heard a quick task's answer while more are
+ * under way (the wait after it may linger); the question clears it. */
+int rt__dispatch_answers_soon(rt__dispatch *d);
 /* Send what is queued on every node: the end of a round. */
 void rt__dispatch_flush(rt__dispatch *d);
 /* The end: fail every task still held with RT_ESHUTDOWN (into done),

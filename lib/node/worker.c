@@ -8,6 +8,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/linger.h"
 #include "base/process.h"
 #include "base/shm.h"
 #include "base/thread.h"
@@ -67,7 +68,8 @@ enum { CHAN_MAIN, CHAN_LENT, CHAN_SENDING };
 
 static struct {
     _Atomic uint32_t chan;    /* futex: CHAN_*, who may use the channel */
-    _Atomic uint32_t busy;    /* futex: 1 while a batch runs */
+    _Atomic uint32_t busy;    /* futex: 1 while a task runs with results of
+                                 its batch waiting */
     _Atomic uint32_t task_no; /* futex: counts the tasks run */
     _Atomic int parked;       /* the flusher waits for task_no to change */
     int started;
@@ -310,19 +312,17 @@ static void start_flusher(void)
     pthread_attr_destroy(&attr);
 }
 
-/* A batch begins or ends: the flusher works only while one runs. */
-static void set_busy(uint32_t busy)
-{
-    atomic_store(&flush.busy, busy);
-    if (busy && flush.started)
-        futex(&flush.busy, FUTEX_WAKE_PRIVATE, 1, NULL);
-}
-
-/* A task starts: the flusher may use the channel meanwhile. */
+/* A task starts: the flusher may use the channel meanwhile, and works
+ * only while results of the batch wait in it (each wake-up of its costs
+ * the other workers CPU: none for a task that is alone in its batch). */
 static void lend_channel(void)
 {
-    if (flush.started)
-        atomic_store(&flush.chan, CHAN_LENT);
+    if (!flush.started)
+        return;
+    int waiting = rt__chan_unsent(&self.chan) > 0; /* still ours to look at */
+    atomic_store(&flush.chan, CHAN_LENT);
+    if (waiting && !atomic_exchange(&flush.busy, 1))
+        futex(&flush.busy, FUTEX_WAKE_PRIVATE, 1, NULL);
 }
 
 /* A task ended: the channel is the main thread's again, once a send the
@@ -707,15 +707,22 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
     /* Lines reach the application while a long task still runs. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     rt__chan_init(&self.chan, sock);
+    /* A worker whose last task came soon after the batch before (a
+     * graph's steps, quick tasks one after the other) expects the next
+     * as soon, and lingers for it (linger.h). */
+    uint64_t gap_ns = UINT64_MAX;
     for (;;) {
+        uint64_t idle_since = rt__now_ns();
+        if (gap_ns < RT__LINGER_NS)
+            rt__linger(sock);
         long got = rt__chan_fill(&self.chan);
+        gap_ns = rt__now_ns() - idle_since;
         if (got == 0) { /* end of file: retired, or the application is gone */
             drain_calls();
             leave();
         }
         if (got < 0)
             leave_lost();
-        set_busy(1);
         rt__hdr h;
         const char *payload;
         int fds[RT__MSG_MAX_FDS];
@@ -730,6 +737,6 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
         if (more < 0)
             leave();
         flush_or_leave();
-        set_busy(0);
+        atomic_store(&flush.busy, 0); /* the batch ended: its results went */
     }
 }

@@ -403,11 +403,11 @@ void rt__round_loop(rt__runtime *rt)
             }
             rt__dispatch_flush(&rt->dispatch);
         }
-        int block = !more_now(rt);
+        int block = !more_now(rt), soon = rt__dispatch_answers_soon(&rt->dispatch);
         if (block)
             plan_later(rt, state, again, deadline);
         rt__round_give(rt);
-        rt__loop_wait(&rt->loop, &events, block); /* without the round */
+        rt__loop_wait(&rt->loop, &events, block, soon); /* without the round */
     }
 }
 
