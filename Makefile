@@ -384,7 +384,7 @@ $(TB_RTASK): $(TB)/tb_rtask.c $(TB)/tb.c $(TB)/tb.h include/rtask.h $(STATIC)
 $(TB_OPENMP): $(TB)/tb_openmp.c $(TB)/tb.c $(TB)/tb.h
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) -fopenmp $(LDFLAGS) $(TB)/tb_openmp.c $(TB)/tb.c \
-	    -o $@
+	    -o $@ -lm
 
 tb-starpu:
 	@mk/need-packages --optional libstarpu-dev
@@ -392,7 +392,7 @@ tb-starpu:
 	    mkdir -p $(B)/bench && \
 	    $(CC) $(CSTD) $(WARN) $(CPPFLAGS) $(OPT) \
 	        $$(pkg-config --cflags starpu-1.3 | sed "s/-I/-isystem /g") $(LDFLAGS) \
-	        $(TB)/tb_starpu.c $(TB)/tb.c -o $(TB_STARPU) $$(pkg-config --libs starpu-1.3); \
+	        $(TB)/tb_starpu.c $(TB)/tb.c -o $(TB_STARPU) $$(pkg-config --libs starpu-1.3) -lm; \
 	else echo "bench-taskbench: StarPU is not installed: its figures are left out"; fi
 
 bench-taskbench: $(TB_RTASK) $(TB_OPENMP) tb-starpu

@@ -1,6 +1,7 @@
 /* tb.c - Task Bench's shapes, kernel and sweep (tb.h). */
 #include "tb.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -139,7 +140,9 @@ void tb_sweep(const char *system, tb_runner run, int cores, long width, long ste
     for (int s = 0; s < TB_SHAPES; s++) {
         double metg = -1;
         long tasks = tb_tasks((tb_shape)s, width, steps);
-        for (long iters = most; iters >= 1; iters /= 2) {
+        /* Steps of the square root of 2: METG falls between two of them. */
+        for (double step = (double)most; step >= 1; step /= 1.41421356) {
+            long iters = lround(step);
             double took = run((tb_shape)s, width, steps, iters);
             double efficiency = (double)tasks * (double)iters * per_iter / (cores * took);
             double granularity = took * cores / (double)tasks;

@@ -48,9 +48,10 @@ double tb_kernel(long iters, double seed);
 typedef double (*tb_runner)(tb_shape s, long width, long steps, long iters);
 
 /* For each shape, run graphs of width x steps on `cores` cores with the
- * kernel's iterations halving from `most`, and print for each run its
- * efficiency (the kernel's FLOP rate against cores x one core's peak,
- * per_iter says) and task granularity (seconds x cores / tasks), then
+ * kernel's iterations stepping down by the square root of 2 from `most`,
+ * and print for each run its efficiency (the kernel's FLOP rate against
+ * cores x one core's peak, per_iter says) and task granularity (seconds x
+ * cores / tasks), then
  * METG(50 %): the smallest granularity whose efficiency is 50 % or more.
  * Lines "TB|system|shape|iters|efficiency|granularity_us" and
  * "METG|system|shape|us" (-1: never 50 %). */
