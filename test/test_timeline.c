@@ -76,6 +76,46 @@ START_TEST(timeline_records_what_ended)
 }
 END_TEST
 
+/* Lines of a file that hold what, counted a line at a time (the file may
+ * be larger than slurp() reads). */
+static int count_lines(const char *path, const char *what)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, what) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* Records are kept in chunks of a few thousand, names apart: more tasks
+ * than one chunk holds are all written, each with its own name. */
+START_TEST(timeline_keeps_every_record_and_its_name)
+{
+    start_recording(2, 0);
+    size_t n = scaled(20000);
+    rt_ref *refs = malloc(n * sizeof *refs);
+    ck_assert_ptr_nonnull(refs);
+    rt_opts odd = RT_OPTS_INIT;
+    odd.name = "odd one";
+    for (size_t i = 0; i < n; i++)
+        ck_ok(rt_remote(t_echo, i % 2 ? &odd : NULL, NULL, 0, &refs[i]));
+    for (size_t i = 0; i < n; i++)
+        ck_ok(rt_get(refs[i], NULL, NULL, 60000));
+    free(refs);
+    char path[128];
+    temp_path(path, sizeof path, "many");
+    ck_ok(rt_timeline(path));
+    ck_assert_int_eq(count_lines(path, "\"ph\":\"X\""), (int)n);
+    ck_assert_int_eq(count_lines(path, "\"name\":\"odd one\""), (int)(n / 2));
+    ck_assert_int_eq(count_lines(path, "\"name\":\"t_echo\""), (int)(n - n / 2));
+    unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* Without rt_config.timeline or RTASK_TIMELINE there is nothing to write;
  * with RTASK_TIMELINE, rt_shutdown() writes it. */
 START_TEST(timeline_off_and_at_shutdown)
@@ -221,6 +261,7 @@ Suite *timeline_suite(void)
     TCase *tc = tcase_create("timeline");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, timeline_records_what_ended);
+    tcase_add_test(tc, timeline_keeps_every_record_and_its_name);
     tcase_add_test(tc, timeline_off_and_at_shutdown);
     tcase_add_test(tc, timeline_written_at_exit);
     tcase_add_test(tc, rtask_timeline_refuses_what_is_not_a_timeline);

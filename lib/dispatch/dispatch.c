@@ -25,7 +25,6 @@ rt__node *rt__dispatch_node_of(const rt__dispatch *d, const rt__lease *l)
     return d->node[l->grant.node];
 }
 
-/* Take t off a list of tasks (of n) where it may be. */
 /* The time a timeline's records of this round say, read once a round: a
  * clock read per task cost as much as the rest of its record. */
 static uint64_t timeline_now(rt__dispatch *d)
@@ -35,6 +34,7 @@ static uint64_t timeline_now(rt__dispatch *d)
     return d->timeline_ns;
 }
 
+/* Take t off a list of tasks (of n) where it may be. */
 static void unlist(rt__task **list, size_t *n, const rt__task *t)
 {
     for (size_t i = 0; i < *n; i++)

@@ -61,8 +61,8 @@ static int64_t keep_text(rt__timeline *tl, const char *const *texts, int n)
 int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, const char *gpus,
                      const char *accel)
 {
-    size_t at = tl->n % CHUNK_SPANS;
-    rt__span *chunk = at ? tl->chunk[tl->nchunks - 1] : new_chunk(tl);
+    size_t k = tl->n / CHUNK_SPANS, at = tl->n % CHUNK_SPANS;
+    rt__span *chunk = k < tl->nchunks ? tl->chunk[k] : new_chunk(tl); /* one a span lost made */
     const char *devices[2] = {gpus, accel};
     int64_t name_at = name && *name ? keep_text(tl, &name, 1) : 0;
     int64_t devices_at = gpus || accel ? keep_text(tl, devices, 2) : 0;

@@ -267,9 +267,9 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val,
     return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
 }
 
-/* Every FLUSH_AFTER_NS of a batch, look at the running task: once it has
- * run that long, send the results that wait, then sleep until the next
- * task, so that a long task costs the flusher one wake-up. */
+/* While results of a batch wait, look at the running task every
+ * FLUSH_AFTER_NS: once it has run that long, send them, then sleep until
+ * the next task, so that a long task costs the flusher one wake-up. */
 static void *flusher(void *unused)
 {
     (void)unused;
