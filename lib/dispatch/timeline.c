@@ -25,8 +25,8 @@ static rt__span *new_chunk(rt__timeline *tl)
     return tl->chunk[tl->nchunks++] = p;
 }
 
-/* Copy texts, one after the other, each ended by a 0, into tl's text:
- * their offset, 0 when all are empty, or -1 without memory. */
+/* Copy n texts (1 or 2), one after the other, each ended by a 0, into
+ * tl's text: their offset, 0 when all are empty, or -1 without memory. */
 static int64_t keep_text(rt__timeline *tl, const char *const *texts, int n)
 {
     size_t len[2], total = 0;
