@@ -138,6 +138,8 @@ typedef struct rt__task {
     unsigned char : 0;
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
+    unsigned char awaited : 1;   /* [L] a thread waits for its end alone
+                                    (rt_get()): its publishing wakes them */
     unsigned char going_on : 1;  /* [L] a wait of run went_run ended and the
                                     run has its CPUs back (rt__call_lend()) */
     unsigned char watched : 1;   /* [L] a notice is asked for (rt_notify()) */

@@ -146,17 +146,32 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     return rc;
 }
 
-int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
+/* [L] The wait of both: `any` when any task's end may concern it. */
+static int wait_for(rt__runtime *rt, int any, long timeout_ms, const struct timespec *deadline)
 {
     if (timeout_ms == 0)
         return RT_ETIMEDOUT;
     rt->waiters++;
+    rt->any_waiters += any;
     int rc = timeout_ms < 0 ? pthread_cond_wait(&rt->changed, &rt->lock)
                             : pthread_cond_timedwait(&rt->changed, &rt->lock, deadline);
     rt->waiters--;
+    rt->any_waiters -= any;
     if (rt->state != RT__RUNNING)
         pthread_cond_broadcast(&rt->changed); /* rt_shutdown() counts us out */
     return rc == ETIMEDOUT ? RT_ETIMEDOUT : 0;
+}
+
+int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
+{
+    return wait_for(rt, 1, timeout_ms, deadline);
+}
+
+int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
+                 const struct timespec *deadline)
+{
+    t->awaited = 1; /* for good: a timed-out wait costs one broadcast more */
+    return wait_for(rt, 0, timeout_ms, deadline);
 }
 
 int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
@@ -186,7 +201,7 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
             pthread_mutex_lock(&rt->lock);
             continue;
         }
-        if (rt__wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT)
+        if (rt__wait_end(rt, *t, timeout_ms, &deadline) == RT_ETIMEDOUT)
             return rt__error(RT_ETIMEDOUT, "%s: timed out after %ld ms", call, timeout_ms);
     }
 }

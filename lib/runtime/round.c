@@ -144,11 +144,13 @@ int rt__submit_ask(rt__runtime *rt, rt__ask *c)
 
 /* ---- the exchange, under the lock --------------------------------------- */
 
-/* [L] Publish finished tasks: rt_get() may take them from now on. */
+/* [L] Publish finished tasks: rt_get() may take them from now on.  Whether
+ * a waiting thread should hear of them. */
 static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
 {
-    int published = done->count > 0;
+    int published = done->count > 0 && rt->any_waiters;
     for (rt__task *t; (t = rt__tasks_pop(done));) {
+        published |= t->awaited; /* before it may be freed */
         if (t->watched)
             x->notify |= rt__notices_publish(rt, t);
         rt__objects_publish(rt, t, &x->orphans);

@@ -81,6 +81,8 @@ typedef struct rt__runtime {
     int was_shut_down;           /* [L] explains a call after rt_shutdown() */
     const char *stop_reason;     /* [L] why it stopped by itself, or NULL */
     int waiters;                 /* [L] threads inside pthread_cond_wait */
+    int any_waiters;             /* [L] of them, those that any task's end
+                                    may concern (not one task's alone) */
     int loop_asleep;             /* [L] the runtime thread may block: wake it */
     uint64_t next_seq;           /* [L] submission order */
     size_t queued;               /* [L] tasks waiting to be sent, as of the
@@ -137,8 +139,13 @@ typedef struct rt__runtime {
  * worker, or after rt_shutdown(); 0 when it is running. */
 int rt__check_running(const rt__runtime *rt, const char *call);
 /* [L] Wait for a change (a task ended, room in the store, the state)
- * until deadline (timeout_ms < 0: none); RT_ETIMEDOUT when it passed. */
+ * until deadline (timeout_ms < 0: none); RT_ETIMEDOUT when it passed.
+ * rt__wait_end() waits the same for t's end: other tasks' ends do not
+ * wake it (a thread waiting for the last task of a graph would wake at
+ * every round). */
 int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline);
+int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
+                 const struct timespec *deadline);
 /* [L] Wait until ref's record is done, with its bytes here (pulled from
  * the rank that holds them, if another does): 0 and *t, or an error
  * (RT_EBADREF, RT_ETIMEDOUT with call's message, the runtime's end).
