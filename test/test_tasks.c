@@ -132,6 +132,77 @@ START_TEST(wait_puts_ready_handles_first)
 }
 END_TEST
 
+/* A thread in rt_get() wakes for its own task's end alone; one in
+ * rt_wait() for any task's.  Each must hear its own while the other
+ * sleeps, and two threads that get one handle both return. */
+typedef struct waiter {
+    rt_ref ref;
+    int rc;
+    uint64_t value;
+    size_t ready;
+} waiter;
+
+static void *get_one(void *arg)
+{
+    waiter *w = arg;
+    uint64_t *v = NULL;
+    w->rc = rt_get(w->ref, (void **)&v, NULL, 20000);
+    w->value = v ? *v : 0;
+    rt_free(v);
+    return NULL;
+}
+
+/* Its task ends last: nothing else could wake it before its timeout,
+ * after which rt_wait() would still find it ready; the time tells. */
+static void *wait_one(void *arg)
+{
+    waiter *w = arg;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    w->rc = rt_wait(&w->ref, 1, 1, 60000, &w->ready);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    w->value = (uint64_t)(b.tv_sec - a.tv_sec);
+    return NULL;
+}
+
+START_TEST(each_waiting_thread_hears_its_task_end)
+{
+    start_runtime();
+    uint64_t ms[3] = {300, 200, 100};
+    waiter got = {0}, waited = {0}, twice[2];
+    memset(twice, 0, sizeof twice);
+    pthread_t th[3];
+    /* Threads in rt_get() alone: nobody waits for any task's end. */
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms[0], sizeof ms[0], &got.ref));
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms[1], sizeof ms[1], &twice[0].ref));
+    twice[1].ref = twice[0].ref;
+    ck_assert_int_eq(pthread_create(&th[0], NULL, get_one, &got), 0);
+    ck_assert_int_eq(pthread_create(&th[1], NULL, get_one, &twice[0]), 0);
+    ck_assert_int_eq(pthread_create(&th[2], NULL, get_one, &twice[1]), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    ck_ok(got.rc);
+    ck_assert_uint_eq(got.value, 300);
+    /* One of the two takes the result; the other finds it consumed. */
+    ck_assert_int_eq(twice[0].rc + twice[1].rc, RT_EBADREF);
+    ck_assert_uint_eq(twice[0].value + twice[1].value, 200);
+    /* rt_wait() beside an rt_get() of a task that ends first. */
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms[0], sizeof ms[0], &waited.ref));
+    ck_ok(rt_remote(t_sleep_ms, NULL, &ms[2], sizeof ms[2], &got.ref));
+    ck_assert_int_eq(pthread_create(&th[0], NULL, wait_one, &waited), 0);
+    ck_assert_int_eq(pthread_create(&th[1], NULL, get_one, &got), 0);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+    ck_ok(got.rc);
+    ck_assert_uint_eq(got.value, 100);
+    ck_ok(waited.rc);
+    ck_assert_uint_eq(waited.ready, 1);
+    ck_assert_uint_lt(waited.value, 30); /* seconds: woken, not timed out */
+    ck_ok(rt_get(waited.ref, NULL, NULL, 0));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(released_tasks_still_run_and_are_freed)
 {
     start_runtime();
@@ -252,6 +323,7 @@ Suite *tasks_suite(void)
     tcase_add_test(tc, result_of_256_mib);
     tcase_add_test(tc, arguments_small_and_large);
     tcase_add_test(tc, wait_puts_ready_handles_first);
+    tcase_add_test(tc, each_waiting_thread_hears_its_task_end);
     tcase_add_test(tc, custom_resources_limit_concurrency);
     tcase_add_test(tc, released_tasks_still_run_and_are_freed);
     tcase_add_test(tc, output_lines_carry_name_and_pid);

@@ -338,8 +338,6 @@ rt__worker *rt__workers_start(rt__local *l)
     return w;
 }
 
-/* Keep target_idle workers idle, and as many spares (fresh ones) as
- * tasks that need them call for (spares.h). */
 /* ---- what the fork server says ------------------------------------------- */
 
 static void unlink_worker(rt__local *l, rt__worker *w)
