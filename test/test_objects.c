@@ -6,6 +6,7 @@
  */
 #include "tests.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@ int o_crash(const rt_value *args, size_t n, rt_result *r);
 int o_sleep_then_sum(const rt_value *args, size_t n, rt_result *r);
 int o_touch_pages(const rt_value *args, size_t n, rt_result *r);
 int o_fail7(const void *arg, size_t len, rt_result *r);
+int o_widen(const rt_value *args, size_t n, rt_result *r);
+int o_die_once_then_sum(const rt_value *args, size_t n, rt_result *r);
 
 /* The sum of its arguments, each a uint64_t (or a task's result). */
 int o_sum(const rt_value *args, size_t n, rt_result *r)
@@ -86,6 +89,38 @@ int o_fail7(const void *arg, size_t len, rt_result *r)
     (void)len;
     (void)r;
     return 7;
+}
+
+/* 1 more than the first word of its first argument, in a result of 200
+ * bytes: more than a board entry holds (board.h); after sleeping for the
+ * second's milliseconds. */
+int o_widen(const rt_value *args, size_t n, rt_result *r)
+{
+    uint64_t v = 0, ms;
+    if (n != 2 || args[0].len < sizeof v || args[1].len != sizeof ms)
+        return 99;
+    memcpy(&v, args[0].data, sizeof v);
+    memcpy(&ms, args[1].data, sizeof ms);
+    usleep((useconds_t)(ms * 1000));
+    unsigned char *out = rt_result_alloc(r, 200);
+    if (!out)
+        return 1;
+    memset(out, 0xab, 200);
+    v++;
+    memcpy(out, &v, sizeof v);
+    return 0;
+}
+
+/* The sum of the others, after dying once: the first argument names a
+ * file that its first run makes. */
+int o_die_once_then_sum(const rt_value *args, size_t n, rt_result *r)
+{
+    int fd = open(args[0].data, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) {
+        close(fd);
+        raise(SIGKILL);
+    }
+    return o_sum(args + 1, n - 1, r);
 }
 
 static int log_init(const void *arg, size_t len, void **state);
@@ -259,6 +294,98 @@ START_TEST(a_diamond)
     ck_ok(rt_release(two));
     ck_assert_uint_eq(get_u64(d, 60000), 42);
     ck_assert_uint_eq(get_u64(c, 60000), 12);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* ---- early: tasks sent before their objects end (the board) ----------------------- */
+
+/* A stencil three wide over 2 workers: each task takes its neighbours'
+ * results of the step before (sent before those end, taken from the
+ * node's board: other workers' results), plus one.  Every value is as a
+ * sequential run computes it (wrapping as uint64_t does). */
+START_TEST(a_stencil_over_two_workers_gets_every_value)
+{
+    start_runtime();
+    enum { WIDTH = 3 };
+    size_t steps = scaled(300);
+    uint64_t one = 1, want[WIDTH] = {0}, next[WIDTH];
+    rt_ref now[WIDTH], before[WIDTH];
+    for (int i = 0; i < WIDTH; i++)
+        before[i] = put_u64(0);
+    for (size_t t = 0; t < steps; t++) {
+        for (int i = 0; i < WIDTH; i++) {
+            rt_arg args[4];
+            int n = 0;
+            next[i] = one;
+            for (int j = i - 1; j <= i + 1; j++)
+                if (j >= 0 && j < WIDTH) {
+                    args[n++] = RT_ARG_REF(before[j]);
+                    next[i] += want[j];
+                }
+            args[n++] = RT_ARG_BYTES(&one, sizeof one);
+            ck_ok(rt_remote_args(o_sum, NULL, args, (size_t)n, &now[i]));
+        }
+        for (int i = 0; i < WIDTH; i++) {
+            ck_ok(rt_release(before[i]));
+            before[i] = now[i];
+            want[i] = next[i];
+        }
+    }
+    for (int i = 0; i < WIDTH; i++)
+        ck_assert_uint_eq(get_u64(before[i], 120000), want[i]);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Results larger than a board entry: the tasks that take them, sent
+ * early, are not run there but sent again once the results came. */
+START_TEST(results_too_large_for_the_board_still_reach_their_tasks)
+{
+    start_runtime();
+    rt_ref prev = put_u64(0);
+    uint64_t ms = 20; /* the next is sent and waits meanwhile */
+    for (int i = 0; i < 50; i++) {
+        rt_arg args[] = {RT_ARG_REF(prev), RT_ARG_BYTES(&ms, sizeof ms)};
+        rt_ref next;
+        ck_ok(rt_remote_args(o_widen, NULL, args, 2, &next));
+        ck_ok(rt_release(prev));
+        prev = next;
+    }
+    uint64_t *v;
+    size_t len;
+    ck_ok(rt_get(prev, (void **)&v, &len, 60000));
+    ck_assert_uint_eq(len, 200);
+    ck_assert_uint_eq(*v, 50);
+    rt_free(v);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A producer whose worker dies runs again; the tasks sent early to wait
+ * for its result get the result of the run that lived. */
+START_TEST(a_producer_that_dies_once_still_feeds_its_consumers)
+{
+    start_runtime();
+    char path[128];
+    temp_path(path, sizeof path, "die-once");
+    rt_ref base = put_u64(5);
+    uint64_t ms = 50; /* the consumers are sent and wait meanwhile */
+    rt_arg wait[] = {RT_ARG_BYTES(&ms, sizeof ms)};
+    rt_ref nap;
+    ck_ok(rt_remote_args(o_sleep_then_sum, NULL, wait, 1, &nap));
+    rt_arg args[] = {RT_ARG_BYTES(path, strlen(path) + 1), RT_ARG_REF(base), RT_ARG_REF(nap)};
+    rt_ref producer;
+    ck_ok(rt_remote_args(o_die_once_then_sum, NULL, args, 2, &producer));
+    rt_ref consumers[4];
+    for (int i = 0; i < 4; i++)
+        consumers[i] = sum_of((rt_ref[]){producer, base}, 2, NULL);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(get_u64(consumers[i], 60000), 10);
+    ck_assert_uint_eq(get_u64(producer, 60000), 5);
+    ck_ok(rt_release(base));
+    ck_ok(rt_release(nap));
+    unlink(path);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -583,6 +710,9 @@ Suite *objects_suite(void)
     tcase_add_test(tc, a_chain_of_ten_thousand_dependent_tasks);
     tcase_add_test(tc, a_tree_reduction_of_a_hundred_thousand_leaves);
     tcase_add_test(tc, a_diamond);
+    tcase_add_test(tc, a_stencil_over_two_workers_gets_every_value);
+    tcase_add_test(tc, results_too_large_for_the_board_still_reach_their_tasks);
+    tcase_add_test(tc, a_producer_that_dies_once_still_feeds_its_consumers);
     tcase_add_test(tc, a_crashed_dependency_fails_the_graph);
     tcase_add_test(tc, a_cancelled_dependency_fails_its_dependents);
     tcase_add_test(tc, a_dependency_that_times_out_fails_its_dependents);

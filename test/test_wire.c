@@ -400,14 +400,15 @@ END_TEST
 START_TEST(argument_tables_round_trip_and_lies_are_refused)
 {
     const char *a = "alpha", *c = "gamma!";
-    rt__arg_msg args[3] = {{a, 5, -1}, {NULL, 300000, 7}, {c, 6, -1}};
+    rt__arg_msg args[3] = {{.data = a, .len = 5, .fd = -1}, {.len = 300000, .fd = 7},
+                           {.data = c, .len = 6, .fd = -1}};
     size_t size = rt__args_size(args, 3, 1);
     ck_assert_uint_eq(size, 32 + 16 + 16); /* count, 3 entries, padded; 2 inline */
     char *table = calloc(1, size);
     rt__args_write(table, args, 3, 1);
     rt_value mapped[1] = {{"M", 300000}}, out[RT_ARGS_MAX];
     size_t n;
-    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, &n), 0);
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, NULL, &n), 0);
     ck_assert_uint_eq(n, 3);
     ck_assert_int_eq(memcmp(out[0].data, "alpha", 5), 0);
     ck_assert_ptr_eq(out[1].data, mapped[0].data);
@@ -415,19 +416,19 @@ START_TEST(argument_tables_round_trip_and_lies_are_refused)
     ck_assert_int_eq(memcmp(out[2].data, "gamma!", 6), 0);
     /* Lies: a mapped argument that did not come, one too many, a
      * length past the end, a count past RT_ARGS_MAX, a short table. */
-    ck_assert_int_eq(rt__args_read(table, size, mapped, 0, out, &n), -1);
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 0, out, NULL, &n), -1);
     rt_value two[2] = {mapped[0], mapped[0]};
-    ck_assert_int_eq(rt__args_read(table, size, two, 2, out, &n), -1);
+    ck_assert_int_eq(rt__args_read(table, size, two, 2, out, NULL, &n), -1);
     uint64_t huge = (uint64_t)1 << 40;
     memcpy(table + 8, &huge, 8);
-    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, &n), -1);
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, NULL, &n), -1);
     uint64_t many = RT_ARGS_MAX + 1;
     memcpy(table, &many, 8);
-    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, &n), -1);
-    ck_assert_int_eq(rt__args_read(table, 4, mapped, 1, out, &n), -1);
+    ck_assert_int_eq(rt__args_read(table, size, mapped, 1, out, NULL, &n), -1);
+    ck_assert_int_eq(rt__args_read(table, 4, mapped, 1, out, NULL, &n), -1);
     free(table);
     /* Sent to another rank, every argument goes inline. */
-    args[1] = (rt__arg_msg){"big", 3, 7};
+    args[1] = (rt__arg_msg){.data = "big", .len = 3, .fd = 7};
     ck_assert_uint_eq(rt__args_size(args, 3, 0), 32 + 16 * 3);
 }
 END_TEST

@@ -91,7 +91,7 @@ static int arg_msgs(const rt__task *t, rt__arg_msg *args, size_t *remote)
     for (uint32_t i = 0; i < t->nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (o && o->holder) { /* pulled by the rank, from the holder */
-            args[i] = (rt__arg_msg){NULL, o->result_len, ELSEWHERE};
+            args[i] = (rt__arg_msg){.len = o->result_len, .fd = ELSEWHERE};
             ++*remote;
         } else if (!args[i].data && args[i].len &&
                    !(args[i].data = rt__shm_open(args[i].fd, args[i].len, 0))) {
@@ -250,7 +250,7 @@ static void op_forget(rt__node *n, uint64_t object, unsigned run)
 
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      op_lend, NULL, op_pull, op_forget};
+                                      op_lend, NULL, op_pull, op_forget, NULL, NULL};
 
 /* What a pull asked for: the bytes are the event's (the message's own,
  * or a copy of small ones). */

@@ -304,7 +304,7 @@ static rt__task *task_of_objects(rt__serve *s, const rt__rank_task_words *w, voi
     rt_value *vals = rt__calloc(RT_ARGS_MAX, sizeof *vals);
     rt_arg *args = rt__calloc(RT_ARGS_MAX, sizeof *args);
     rt__task *t = NULL;
-    int ok = vals && args && rt__args_read(m->bytes, table_len, NULL, w->remote, vals, &n) == 0;
+    int ok = vals && args && rt__args_read(m->bytes, table_len, NULL, w->remote, vals, NULL, &n) == 0;
     size_t remote = 0;
     for (size_t i = 0; ok && i < n; i++) {
         args[i] = vals[i].data || !vals[i].len ? RT_ARG_BYTES(vals[i].data, vals[i].len)

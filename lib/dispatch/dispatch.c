@@ -58,6 +58,9 @@ static void forget_resume(rt__dispatch *d, rt__task *t)
 void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
 {
     forget_resume(d, t);
+    if (t->early && rt__task_deps(t))
+        rt__graph_detach(t); /* filed early, it ends before its objects */
+    t->early = 0;
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->done, t);
@@ -173,14 +176,39 @@ static void grant_leases(rt__dispatch *d)
 
 /* ---- sending -------------------------------------------------------------- */
 
+/* t leaves its worker (answered, lost, taken back): its board entry goes
+ * back, voided if it never posted on it. */
+static void give_back(rt__dispatch *d, const rt__lease *l, rt__task *t)
+{
+    if (!t->board_seq)
+        return;
+    rt__node *n = rt__dispatch_node_of(d, l);
+    n->ops->board_give_back(n, t->board_seq);
+    t->board_seq = 0;
+}
+
+/* A task that others wait for posts its result on the node's board, so
+ * that they may be sent now and take it there (board.h). */
+static void claim_board(rt__dispatch *d, rt__node *n, rt__task *t)
+{
+    if (t->waiters && t->kind == RT__KIND_TASK && n->ops->board_claim && d->sched.nnodes == 1)
+        t->board_seq = n->ops->board_claim(n);
+}
+
 static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
 {
     rt__node *n = rt__dispatch_node_of(d, l);
     rt__actor_spec spec = {0};
+    if (t->early && t->status != RT_OK) { /* failed along the graph meanwhile */
+        rt__dispatch_finish(d, t, t->status);
+        return;
+    }
+    claim_board(d, n, t);
     if (t->kind == RT__KIND_CREATE)
         spec = (rt__actor_spec){t->actor->handle, (uint64_t)(uintptr_t)t->actor->fini,
                                 (uint64_t)t->actor->concurrency};
     if (n->ops->send(n, l->worker, t, t->kind == RT__KIND_CREATE ? &spec : NULL) < 0) {
+        give_back(d, l, t);
         rt__task_fail(t, RT_ENOMEM, "no memory to send the task");
         if (t->kind == RT__KIND_CREATE) {
             rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
@@ -192,6 +220,8 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
     rt__sched_sent(l, t, now);
     if (t->timeout_ms && rt__timeouts_add(&d->timeouts, t, l) < 0)
         rt__warn("no memory to watch a task's timeout_ms: it runs without its limit");
+    if (t->board_seq)
+        rt__graph_sent(d, t);
 }
 
 /* Kill the workers of tasks that ran past their limit (their loss fails
@@ -220,15 +250,45 @@ static void expire(rt__dispatch *d, uint64_t now)
     }
 }
 
-/* Give each lease of c its share, and end those left with nothing. */
+static int takes_turns(const rt__dispatch *d, const rt__lease *l, uint64_t now)
+{
+    rt__node *n = rt__dispatch_node_of(d, l);
+    return rt__sched_takes_turns(l, n->ops->busy_us(n, l->worker, now));
+}
+
+/* Whether every lease of c that takes turns has room for one more task
+ * filed early (scheduler.h). */
+static int all_have_room(const rt__dispatch *d, const rt__class *c, uint64_t now)
+{
+    for (const rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l))
+        if (takes_turns(d, l, now) && !rt__sched_room(l))
+            return 0;
+    return 1;
+}
+
+/* Give each lease of c its share, and end those left with nothing.  A
+ * graph's tasks filed early wait at the head of the line for a turn: one
+ * to each lease that takes turns, once all have room (the round passes
+ * again for the next). */
 static void feed_class(rt__dispatch *d, rt__class *c, uint64_t now)
 {
+    int in_turn = c->pending.head && c->pending.head->early && all_have_room(d, c, now);
     for (rt__lease *l = rt__sched_first_lease(c), *next; l; l = next) {
         next = rt__sched_next_lease(c, l);
         rt__node *n = rt__dispatch_node_of(d, l);
         size_t share = rt__sched_share(l, n->ops->busy_us(n, l->worker, now), now);
-        for (rt__task *t; share > 0 && (t = rt__sched_pop(&d->sched, c)); share--)
-            send_task(d, l, t, now);
+        for (rt__task *t; (t = c->pending.head);) {
+            if (t->early) {
+                if (in_turn && takes_turns(d, l, now)) {
+                    send_task(d, l, rt__sched_pop(&d->sched, c), now);
+                    d->filed_early = 1; /* another pass for the next */
+                }
+                break;
+            }
+            if (!share--)
+                break;
+            send_task(d, l, rt__sched_pop(&d->sched, c), now);
+        }
         if (rt__sched_lease_idle(l))
             end_lease(d, l); /* may free c when it was its last lease */
         if (!next)
@@ -287,9 +347,16 @@ void rt__dispatch_run(rt__dispatch *d)
         rt__health_fail_never(d);
     if (!rt__list_empty(&d->sched.unplaced))
         rt__sched_place_groups(&d->sched, &d->placed);
-    if (!d->nresuming || !resume(d))
-        grant_leases(d);
-    feed(d);
+    /* Tasks filed early while feeding (their objects just sent) may need
+     * leases of their own: another pass, while that files more. */
+    for (int pass = 0; pass < 64; pass++) {
+        d->filed_early = 0;
+        if (!d->nresuming || !resume(d))
+            grant_leases(d);
+        feed(d);
+        if (!d->filed_early)
+            break;
+    }
     rt__dispatch_flush(d);
 }
 
@@ -365,6 +432,8 @@ static void absorb_one(rt__dispatch *d, rt__task *t)
         rt__actors_absorb_call(d, t);
     else if (waits <= 0)
         rt__dispatch_file(d, t);
+    else
+        rt__graph_try_early(d, t);
 }
 
 /* A timeline's queued time is when the round took the task in. */
@@ -385,8 +454,10 @@ static void take_back(rt__dispatch *d, rt__lease *l, size_t n)
 {
     rt__tasks q = {0};
     rt__sched_take_back(l, n, &q);
-    for (rt__task *b = q.head; b; b = b->next)
+    for (rt__task *b = q.head; b; b = b->next) {
         rt__timeouts_remove(&d->timeouts, b);
+        give_back(d, l, b);
+    }
     rt__sched_requeue(&d->sched, l->cls, &q);
 }
 
@@ -587,6 +658,30 @@ int rt__dispatch_answers_soon(rt__dispatch *d)
     return soon;
 }
 
+void rt__dispatch_early_failed(rt__dispatch *d, rt__task *t)
+{
+    rt__class *c = t->cls;
+    if (c && rt__sched_withdraw(&d->sched, c, t)) {
+        rt__dispatch_finish(d, t, t->status);
+        rt__sched_release_class(&d->sched, c);
+    }
+}
+
+/* t's worker did not run it (bounced): a board entry it takes was not
+ * there.  It waits for its objects as any task, never early again: a
+ * producer whose result does not fit would bounce it again and again
+ * until its answer came.  Its objects may have ended meanwhile, or one
+ * failed. */
+static void not_run(rt__dispatch *d, rt__task *t)
+{
+    t->bounced = 1;
+    t->early = 0;
+    if (t->status != RT_OK)
+        rt__dispatch_finish(d, t, t->status);
+    else if (!rt__task_deps(t))
+        rt__dispatch_file(d, t);
+}
+
 static void on_answered(void *ctx, void *owner, rt__answer *r)
 {
     rt__dispatch *d = ctx;
@@ -595,6 +690,19 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     if (!t) { /* not what this worker was asked */
         rt__answer_drop(r);
         rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
+        return;
+    }
+    give_back(d, l, t);
+    if (r->bounced && t->kind == RT__KIND_TASK) {
+        rt__sched_recall(l); /* unrun: not timed */
+        rt__answer_drop(r);
+        rt__timeouts_remove(&d->timeouts, t);
+        if (t->cancelling)
+            fail_cancelled(d, t, 0);
+        else
+            not_run(d, t);
+        if (rt__sched_lease_idle(l))
+            end_lease(d, l);
         return;
     }
     rt__sched_answered(l, r->run_us, rt__now_ns());
@@ -607,6 +715,12 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     } else if (t->cancelling) {
         rt__remote_drop(d, l, t, r);
         fail_cancelled(d, t, 1);
+    } else if (t->early && t->status != RT_OK) {
+        /* An object it took from the board failed before its answer
+         * came (a cancel dropped its producer's result): as if it never
+         * ran, as a task filed late would not have. */
+        rt__remote_drop(d, l, t, r);
+        rt__dispatch_finish(d, t, t->status);
     } else {
         take_result(d, l, t, r);
     }
@@ -658,9 +772,12 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
     size_t started = loss->started;
     for (rt__task *t; (t = rt__sched_recall(l)); started -= started > 0) {
         rt__timeouts_remove(&d->timeouts, t);
+        give_back(d, l, t);
         if (started && d->timeline)
             record(d, l, t, 0, 1);
-        if (t->cancelling) {
+        if (t->early && t->status != RT_OK) {
+            rt__dispatch_finish(d, t, t->status); /* failed along the graph */
+        } else if (t->cancelling) {
             fail_cancelled(d, t, 1); /* never run again */
         } else if (!started) {
             rt__tasks_push(&unstarted, t);

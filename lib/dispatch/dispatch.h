@@ -64,6 +64,8 @@ typedef struct rt__dispatch {
     uint64_t timeline_ns;          /* the time its records of this round
                                       say (0: not read yet) */
     rt__graph graph;               /* tasks waiting for objects */
+    int filed_early;               /* tasks filed early (graph.c) in this
+                                      pass of the round */
     rt__task **resuming;           /* tasks whose wait ended, for their CPUs
                                       back, in order (before any lease) */
     size_t nresuming, cap_resuming;

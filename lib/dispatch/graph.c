@@ -69,7 +69,8 @@ void rt__graph_detach(rt__task *t)
 }
 
 /* One edge whose object ended: a failure ends the task that waits; the
- * last object ends its wait. */
+ * last object ends its wait.  A task filed early is filed already: a
+ * failure ends it where it is (rt__dispatch_early_failed()). */
 static void visit(rt__dispatch *d, rt__edge *e)
 {
     rt__deps *w = e->deps;
@@ -77,15 +78,55 @@ static void visit(rt__dispatch *d, rt__edge *e)
     if (t && e->object->status != RT_OK) {
         fail_dependent(t, e->object);
         rt__graph_detach(t);
-        rt__dispatch_file(d, t);
+        if (t->early)
+            rt__dispatch_early_failed(d, t);
+        else
+            rt__dispatch_file(d, t);
     }
     if (--w->left)
         return;
     if ((t = w->task)) {
         t->deps = NULL;
-        rt__dispatch_file(d, t);
+        if (!t->early)
+            rt__dispatch_file(d, t);
+        t->early = 0; /* filed already; its objects are all here now */
     }
     rt__free(w);
+}
+
+/* ---- early: tasks sent before their objects end (board.h) -------------- */
+
+/* Whether t may be filed before the objects it takes end: each has ended
+ * well, or is in flight with a board entry its worker posts on (sent
+ * before t, so that t's wait never holds up its own producer). */
+static int may_go_early(const rt__dispatch *d, const rt__task *t)
+{
+    if (t->early || t->bounced || t->kind != RT__KIND_TASK || t->status != RT_OK ||
+        d->sched.nnodes != 1)
+        return 0;
+    for (uint32_t i = 0; i < t->nargs; i++) {
+        const rt__task *o = rt__task_args(t)[i].object;
+        if (o && (o->ended ? o->status != RT_OK : !o->board_seq))
+            return 0;
+    }
+    return 1;
+}
+
+int rt__graph_try_early(rt__dispatch *d, rt__task *t)
+{
+    if (!may_go_early(d, t))
+        return 0;
+    t->early = 1;
+    d->filed_early = 1;
+    rt__dispatch_file(d, t);
+    return 1;
+}
+
+void rt__graph_sent(rt__dispatch *d, const rt__task *p)
+{
+    for (rt__edge *e = p->waiters; e; e = e->next)
+        if (e->deps->task)
+            rt__graph_try_early(d, e->deps->task);
 }
 
 void rt__graph_ended(rt__dispatch *d, rt__task *p)

@@ -1,6 +1,8 @@
 /* forkserver.c - fork workers on request, reap them, report their exits. */
 #include "forkserver.h"
 
+#include "board.h"
+
 #include "procstate.h"
 #include "proto.h"
 #include "worker.h"
@@ -38,6 +40,7 @@ typedef struct server {
     int watch; /* readable when the application has ended; -1: none */
     rt__run_slot *slots;
     size_t nslots;
+    struct rt__board *board;
     int sigfd;
     child *child;
     size_t nchild, cap;
@@ -71,6 +74,7 @@ static _Noreturn void kill_all_and_exit(server *sv)
         waitpid(sv->child[i].pid, NULL, 0);
     /* Unmapped, the slots are not read by a leak checker at exit. */
     munmap(sv->slots, sv->nslots * sizeof *sv->slots);
+    rt__board_unmap(sv->board);
     _exit(0);
 }
 
@@ -142,7 +146,7 @@ static void spawn(server *sv, uint64_t key, uint64_t slot, const int *fds)
         sigprocmask(SIG_SETMASK, &all, NULL);
         signal(SIGINT, SIG_DFL);
         keep_own_slot(sv->slots, sv->nslots, slot);
-        rt__worker_main(fds[0], fds[1], fds[2], &sv->slots[slot]);
+        rt__worker_main(fds[0], fds[1], fds[2], &sv->slots[slot], sv->board);
     }
     for (int i = 0; i < 3; i++)
         close(fds[i]);
@@ -188,9 +192,11 @@ static void serve_requests(server *sv)
         kill_all_and_exit(sv);
 }
 
-static _Noreturn void serve(int ctl, int watch, rt__run_slot *slots, size_t nslots)
+static _Noreturn void serve(int ctl, int watch, rt__run_slot *slots, size_t nslots,
+                            struct rt__board *board)
 {
-    server sv = {.sigfd = -1, .watch = watch, .slots = slots, .nslots = nslots};
+    server sv = {.sigfd = -1, .watch = watch, .slots = slots, .nslots = nslots,
+                 .board = board};
     rt__chan_init(&sv.ctl, ctl);
     reset_signals();
     rt__procstate_calibrate(); /* its workers inherit the figure */
@@ -248,7 +254,7 @@ static int watch_process(pid_t pid)
  * workers and exits.  The pidfd is opened while the application is still
  * this process's parent, so that it names the application. */
 static _Noreturn void start_server(int ctl, pid_t app, rt__run_slot *slots, size_t nslots,
-                                   rt__keep keep)
+                                   struct rt__board *board, rt__keep keep)
 {
     int watch = watch_process(app);
     if (getppid() != app)
@@ -258,15 +264,16 @@ static _Noreturn void start_server(int ctl, pid_t app, rt__run_slot *slots, size
         close_inherited(ctl, watch, keep);
         rt__process_is_forked();
         rt__alloc_forked();
-        serve(ctl, watch, slots, nslots);
+        serve(ctl, watch, slots, nslots, board);
     }
     int32_t said = pid < 0 ? -errno : (int32_t)pid;
     munmap(slots, nslots * sizeof *slots); /* as kill_all_and_exit() */
+    rt__board_unmap(board);
     _exit(write(ctl, &said, sizeof said) == sizeof said ? 0 : 1);
 }
 
 pid_t rt__forkserver_start(int *ctl, int *exited, rt__run_slot *slots, size_t nslots,
-                           rt__keep keep)
+                           struct rt__board *board, rt__keep keep)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -277,7 +284,7 @@ pid_t rt__forkserver_start(int *ctl, int *exited, rt__run_slot *slots, size_t ns
     pid_t mid = fork();
     if (mid == 0) {
         close(sv[0]);
-        start_server(sv[1], app, slots, nslots, keep);
+        start_server(sv[1], app, slots, nslots, board, keep);
     }
     int err = mid < 0 ? errno : EAGAIN;
     int32_t said = -err;

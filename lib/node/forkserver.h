@@ -31,11 +31,11 @@ typedef struct rt__keep {
 /* Fork the fork server; *ctl gets the application's end of its socket,
  * *exited a descriptor readable once it has ended (-1 on a kernel without
  * pidfds).  Workers get their slot in slots[nslots] (shared memory, see
- * worker.h); a SPAWN message names it.  Every descriptor the application
- * had open is closed in it, but 0, 1, 2 and keep's.  Returns the pid, or
- * -1 with errno set. */
+ * worker.h); a SPAWN message names it.  They share the board (board.h;
+ * NULL: none).  Every descriptor the application had open is closed in
+ * it, but 0, 1, 2 and keep's.  Returns the pid, or -1 with errno set. */
 pid_t rt__forkserver_start(int *ctl, int *exited, rt__run_slot *slots, size_t nslots,
-                           rt__keep keep);
+                           struct rt__board *board, rt__keep keep);
 /* Tell it to stop, and wait until it has killed and reaped every worker
  * and ended (10 s at most); closes exited.  The caller closes ctl. */
 void rt__forkserver_stop(int ctl, int exited);

@@ -240,6 +240,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
 {
     (void)n;
     if (send_name(w, t) < 0 || send_spare(w) < 0 ||
+        (t->board_seq && rt__proto_send_post(&w->chan, t->board_seq) < 0) ||
         (actor && rt__proto_send_actor(&w->chan, actor->handle, actor->fini,
                                        actor->concurrency) < 0) ||
         send_task(w, t) < 0)
@@ -367,6 +368,16 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     return ready;
 }
 
+static uint64_t op_board_claim(rt__node *n)
+{
+    return rt__board_claim(&((rt__local *)n)->board);
+}
+
+static void op_board_give_back(rt__node *n, uint64_t seq)
+{
+    rt__board_give_back(&((rt__local *)n)->board, seq);
+}
+
 static const rt__node_ops local_ops = {
     .lease = op_lease,
     .devices = op_devices,
@@ -380,6 +391,8 @@ static const rt__node_ops local_ops = {
     .await = op_await,
     .lend = op_lend,
     .ask_stop = op_ask_stop,
+    .board_claim = op_board_claim,
+    .board_give_back = op_board_give_back,
 };
 
 /* ---- start and stop -------------------------------------------------------- */
@@ -402,6 +415,7 @@ static void free_books(rt__local *l)
         close(l->door);
     if (l->slots)
         munmap(l->slots, SLOTS_MAX * sizeof *l->slots);
+    rt__board_unmap(l->board.board);
     rt__free(l->free_slots);
     rt__free(l->by_slot);
     rt__free(l);
@@ -472,6 +486,8 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
         free_books(l);
         return rt__syserror("rt_init: mmap");
     }
+    /* Without a board, graphs run as well, each step through the runtime. */
+    l->board.board = rt__board_map();
     /* The workers keep their end of the door, besides what keep says. */
     int ctl, theirs, kept[RT__KEEP_MAX + 1];
     if (keep.n > RT__KEEP_MAX || rt__client_door_open(&l->door, &theirs) < 0) {
@@ -482,7 +498,8 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     memcpy(kept, keep.fd, (size_t)keep.n * sizeof *kept);
     kept[keep.n] = theirs;
     l->forkserver_pid = rt__forkserver_start(&ctl, &l->forkserver_exited, l->slots,
-                                             SLOTS_MAX, (rt__keep){kept, keep.n + 1});
+                                             SLOTS_MAX, l->board.board,
+                                             (rt__keep){kept, keep.n + 1});
     close(theirs); /* the fork server's and its workers' now */
     if (l->forkserver_pid < 0) {
         int rc = rt__local_start_error("rt_init: fork");

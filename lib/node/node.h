@@ -45,6 +45,8 @@ typedef struct rt__answer {
     int sys_errno;    /* set: the worker could not run the task (why) */
     int refused;      /* set: its result was refused (a memfd left
                          unsealed or shrunk): no bytes */
+    int bounced;      /* set: the worker did not run it (a board entry it
+                         takes was not there: board.h) */
     uint64_t run_us;
     void *result;     /* len bytes, the callee's; NULL with len 0, when
                          refused, when there was no memory for them, or
@@ -144,6 +146,12 @@ typedef struct rt__node_ops {
      * none (this machine's). */
     void (*pull)(rt__node *n, uint64_t object, unsigned run);
     void (*forget)(rt__node *n, uint64_t object, unsigned run);
+    /* The node's result board (board.h): claim an entry for a task about
+     * to be sent (its seq, or 0: none free), which its worker then posts
+     * its result on; give it back once the task is answered, lost or
+     * taken back.  NULL: the node has no board (another rank's). */
+    uint64_t (*board_claim)(rt__node *n);
+    void (*board_give_back)(rt__node *n, uint64_t seq);
 } rt__node_ops;
 
 struct rt__node {

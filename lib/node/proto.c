@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 /* The word of a RESULT: the status in the low 32 bits, or an errno when
- * SYSFAIL says the worker failed, not the task; above TIME_SHIFT, the run
- * time in microseconds. */
+ * SYSFAIL says the worker failed, not the task; BOUNCED when it did not
+ * run it; above TIME_SHIFT, the run time in microseconds. */
 #define RESULT_SYSFAIL (1ULL << 32)
-#define RESULT_TIME_SHIFT 33
-#define RESULT_TIME_MAX ((1ULL << 31) - 1)
+#define RESULT_BOUNCED (1ULL << 33)
+#define RESULT_TIME_SHIFT 34
+#define RESULT_TIME_MAX ((1ULL << 30) - 1)
 
 /* The word of a task: the function's address, and above TASK_ATTEMPT_SHIFT
  * (no user-space address reaches so high) which run of the task this is. */
@@ -40,7 +41,7 @@ const char *rt__msg_name(uint32_t type)
         [RT__MSG_ACTOR] = "ACTOR",     [RT__MSG_CREATE] = "CREATE",
         [RT__MSG_CALL] = "CALL",       [RT__MSG_ARG] = "ARG",
         [RT__MSG_TASK_ARGS] = "TASK_ARGS", [RT__MSG_CALL_ARGS] = "CALL_ARGS",
-        [RT__MSG_SPARE] = "SPARE",
+        [RT__MSG_SPARE] = "SPARE",     [RT__MSG_POST] = "POST",
     };
     return type < RT__MSG_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -57,6 +58,7 @@ static int put_bytes(rt__chan *c, rt__hdr *h, const void *data, int fd)
 /* ---- the argument table ----------------------------------------------------- */
 
 #define ARG_MAPPED (1ULL << 63)
+#define ARG_BOARD (1ULL << 62)
 
 static size_t pad16(size_t n)
 {
@@ -65,14 +67,15 @@ static size_t pad16(size_t n)
 
 static int goes_mapped(const rt__arg_msg *a, int by_fd)
 {
-    return a->fd >= 0 && (by_fd || !a->data);
+    return !a->board && a->fd >= 0 && (by_fd || !a->data);
 }
 
 size_t rt__args_size(const rt__arg_msg *args, size_t n, int by_fd)
 {
     size_t size = pad16(8 + 8 * n);
     for (size_t i = 0; i < n; i++)
-        size += goes_mapped(&args[i], by_fd) ? 0 : pad16(args[i].len);
+        size += goes_mapped(&args[i], by_fd) ? 0
+                : pad16(args[i].board ? sizeof args[i].seq : args[i].len);
     return size;
 }
 
@@ -84,19 +87,21 @@ void rt__args_write(char *dst, const rt__arg_msg *args, size_t n, int by_fd)
     memset(dst + 8 + 8 * n, 0, pad16(8 + 8 * n) - (8 + 8 * n)); /* every byte sent is set */
     for (size_t i = 0; i < n; i++) {
         int mapped = goes_mapped(&args[i], by_fd);
-        uint64_t entry = args[i].len | (mapped ? ARG_MAPPED : 0);
+        uint64_t entry = args[i].board ? ARG_BOARD | sizeof args[i].seq
+                                       : args[i].len | (mapped ? ARG_MAPPED : 0);
         memcpy(dst + 8 + 8 * i, &entry, 8);
         if (mapped)
             continue;
-        if (args[i].len)
-            memcpy(bytes, args[i].data, args[i].len);
-        memset(bytes + args[i].len, 0, pad16(args[i].len) - args[i].len);
-        bytes += pad16(args[i].len);
+        size_t len = args[i].board ? sizeof args[i].seq : args[i].len;
+        if (len)
+            memcpy(bytes, args[i].board ? (const void *)&args[i].seq : args[i].data, len);
+        memset(bytes + len, 0, pad16(len) - len);
+        bytes += pad16(len);
     }
 }
 
 int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t nmapped,
-                  rt_value *out, size_t *n)
+                  rt_value *out, unsigned char *board, size_t *n)
 {
     uint64_t count;
     if (len < 8)
@@ -108,7 +113,11 @@ int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t 
     for (size_t i = 0; i < count; i++) {
         uint64_t entry;
         memcpy(&entry, table + 8 + 8 * i, 8);
-        uint64_t bytes = entry & ~ARG_MAPPED;
+        uint64_t bytes = entry & ~(ARG_MAPPED | ARG_BOARD);
+        if (board)
+            board[i] = (entry & ARG_BOARD) != 0;
+        if ((entry & ARG_BOARD) && (!board || (entry & ARG_MAPPED) || bytes != 8))
+            return -1;
         if (entry & ARG_MAPPED) {
             if (used == nmapped || (mapped && mapped[used].len != bytes))
                 return -1;
@@ -207,6 +216,8 @@ static rt__hdr result_header(const rt__result_msg *r)
     uint64_t us = r->run_us > RESULT_TIME_MAX ? RESULT_TIME_MAX : r->run_us;
     uint64_t word = r->sys_errno ? RESULT_SYSFAIL | (uint32_t)r->sys_errno
                                  : (uint32_t)r->status;
+    if (r->bounced)
+        word |= RESULT_BOUNCED;
     return (rt__hdr){.type = RT__MSG_RESULT, .id = r->id,
                      .word = word | us << RESULT_TIME_SHIFT, .len = r->len};
 }
@@ -231,6 +242,12 @@ int rt__proto_send_spare(rt__chan *c, int fd)
 {
     rt__hdr h = {.type = RT__MSG_SPARE};
     return put_bytes(c, &h, NULL, fd);
+}
+
+int rt__proto_send_post(rt__chan *c, uint64_t seq)
+{
+    rt__hdr h = {.type = RT__MSG_POST, .id = seq};
+    return rt__chan_put(c, &h, NULL, NULL);
 }
 
 int rt__proto_send_spawn(rt__chan *c, uint64_t key, uint64_t slot, int fds[3])
@@ -288,6 +305,7 @@ int rt__proto_read_result(const rt__hdr *h, const char *payload, const int *fds,
     *r = (rt__result_msg){.id = h->id, .run_us = h->word >> RESULT_TIME_SHIFT,
                           .status = sysfail ? 0 : (int)(uint32_t)h->word,
                           .sys_errno = sysfail ? (int)(uint32_t)h->word : 0,
+                          .bounced = (h->word & RESULT_BOUNCED) != 0,
                           .data = h->nfds ? NULL : payload, .len = (size_t)h->len,
                           .fd = h->nfds ? fds[0] : -1};
     if (sysfail && r->sys_errno == 0)

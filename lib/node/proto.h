@@ -37,6 +37,8 @@ typedef enum rt__msg_type {
     RT__MSG_CALL_ARGS,    /* app -> worker: as CALL, payload = argument table */
     RT__MSG_SPARE,        /* app -> worker: a memfd of len bytes, its pages
                              in place, to fill with its next large result */
+    RT__MSG_POST,         /* app -> worker: id = seq: post the next task's
+                             result on the node's board (board.h) */
     RT__MSG_TYPES
 } rt__msg_type;
 
@@ -44,11 +46,15 @@ typedef enum rt__msg_type {
 const char *rt__msg_name(uint32_t type);
 
 /* One argument of a task of several: bytes, or a memfd of len bytes
- * (fd >= 0; data, when not NULL, is its mapping). */
+ * (fd >= 0; data, when not NULL, is its mapping); or, board set, the
+ * result another task posts on the node's board under that seq (0: one
+ * that will never be there). */
 typedef struct rt__arg_msg {
     const void *data;
     size_t len;
     int fd;
+    int board;
+    uint64_t seq;
 } rt__arg_msg;
 
 /* A task for a worker: TASK, CREATE or CALL; or TASK_ARGS or CALL_ARGS,
@@ -57,7 +63,8 @@ typedef struct rt__arg_msg {
  * The argument table, one codec for every way it travels: a 64-bit count
  * n (at most RT_ARGS_MAX), n 64-bit entries (an argument's length, its
  * top bit set when its bytes come as a memfd in an ARG message before the
- * task, in their order), then the other arguments' bytes one after the
+ * task, in their order; the next bit when it is a board entry, whose 8
+ * bytes are its seq), then the other arguments' bytes one after the
  * other, each padded to 16 bytes. */
 #define RT__ATTEMPT_MAX 255u /* a task's runs are counted up to this */
 
@@ -85,18 +92,22 @@ void rt__args_write(char *dst, const rt__arg_msg *args, size_t n, int by_fd);
 /* Read a table of len bytes: out gets its n arguments (room for
  * RT_ARGS_MAX), pointing into the table or, in order, to the nmapped
  * arguments that came by ARG (mapped NULL: those entries get their
- * length and NULL data, up to nmapped of them).  0, or -1 when the table
- * is not that form. */
+ * length and NULL data, up to nmapped of them); a board entry's points
+ * at its seq, and sets its byte of board (room for RT_ARGS_MAX), or
+ * breaks the form where board is NULL.  0, or -1 when the table is not
+ * that form. */
 int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t nmapped,
-                  rt_value *out, size_t *n);
+                  rt_value *out, unsigned char *board, size_t *n);
 
 /* A task's answer.  When sys_errno is set the worker could not run the
- * task (it could not map its argument); status is what the function
- * returned; run_us how long it ran. */
+ * task (it could not map its argument); bounced, it did not run it (a
+ * board entry it takes is not there: board.h); status is what the
+ * function returned; run_us how long it ran. */
 typedef struct rt__result_msg {
     uint64_t id;
     int status;
     int sys_errno;
+    int bounced;
     uint64_t run_us;
     const void *data;  /* inline result bytes, or NULL with fd */
     size_t len;
@@ -139,6 +150,7 @@ int rt__proto_send_devices(rt__chan *c, const char *text);
 #define RT__CONCURRENCY_MAX 1024
 int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini, uint64_t concurrency);
 int rt__proto_send_spare(rt__chan *c, int fd);
+int rt__proto_send_post(rt__chan *c, uint64_t seq);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
 /* A RESULT with inline bytes written at dst as a channel carries it: its
  * size, or 0 when it needs more than room bytes or has a memfd. */

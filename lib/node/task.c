@@ -219,9 +219,11 @@ void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out)
     for (uint32_t i = 0; i < t->nargs; i++) {
         const rt__arg *a = &list[i];
         const rt__task *o = a->object;
-        out[i] = o   ? (rt__arg_msg){o->result, o->result_len, rt__shm_fd(o->result)}
-                 : a->fd >= 0 ? (rt__arg_msg){NULL, a->len, a->fd}
-                              : (rt__arg_msg){t->tail + a->at, a->len, -1};
+        out[i] = o && !o->ended ? (rt__arg_msg){.fd = -1, .board = 1, .seq = o->board_seq}
+                 : o   ? (rt__arg_msg){.data = o->result, .len = o->result_len,
+                                       .fd = rt__shm_fd(o->result)}
+                 : a->fd >= 0 ? (rt__arg_msg){.len = a->len, .fd = a->fd}
+                              : (rt__arg_msg){.data = t->tail + a->at, .len = a->len, .fd = -1};
     }
 }
 

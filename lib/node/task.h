@@ -85,6 +85,8 @@ typedef struct rt__task {
     rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
                                 are in tail */
     uint64_t queued_ns;      /* taken in by a round, when a timeline records */
+    uint64_t board_seq;      /* runtime thread: its entry on the node's board
+                                while it is in flight (board.h), or 0 */
     char *error;             /* the message rt_get() gives, or NULL */
     /* The object the record is, once it ended: result and result_len (a
      * large result's buffer owns the sealed memfd that workers map:
@@ -135,6 +137,10 @@ typedef struct rt__task {
                                     resuming or resumed list */
     unsigned char parked : 1;    /* runtime thread: it waits for objects
                                     that other ranks hold to come here */
+    unsigned char early : 1;     /* runtime thread: filed before the objects
+                                    it takes ended, from the board */
+    unsigned char bounced : 1;   /* runtime thread: sent early, it was not
+                                    run; it is never sent early again */
     unsigned char : 0;
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
@@ -193,7 +199,8 @@ int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, int n
  * into a sealed memfd when large, ended with RT_OK.  0 or an error. */
 int rt__task_new_object(const void *data, size_t len, rt__task **out);
 /* RT__ARGS_LIST: the arguments as a message carries them, into out (room
- * for t->nargs): an object's result bytes and memfd, or the bytes given. */
+ * for t->nargs): an object's result bytes and memfd, or its board entry
+ * while it has not ended, or the bytes given. */
 void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out);
 /* A record of an object id of len bytes (rt_free()-able, now the
  * record's; NULL: none yet), as a serving rank keeps one; NULL without

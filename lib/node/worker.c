@@ -1,6 +1,7 @@
 /* worker.c - run tasks in a worker process and send their results back. */
 #include "worker.h"
 
+#include "board.h"
 #include "client.h"
 #include "procstate.h"
 #include "taskenv.h"
@@ -55,6 +56,8 @@ static struct {
     uint64_t results;    /* results queued in the worker's life */
     char *name_given;    /* from the last NAME message; NULL = symbol */
     char announced[256]; /* the name the output streams carry now */
+    rt__board *board;    /* the node's, or NULL */
+    uint64_t post_seq;   /* from a POST: the next task posts its result */
 } self;
 
 /* The flusher thread.  It is started with the first batch of more than
@@ -83,6 +86,9 @@ static struct {
     size_t nmapped;
     int errno_;
     rt_value list[RT_ARGS_MAX];
+    unsigned char board[RT_ARGS_MAX]; /* list[i] is a board entry's seq */
+    unsigned char (*posted)[RT__BOARD_BYTES]; /* their bytes, copied (made
+                                                 when first needed) */
     size_t n;
 } args;
 
@@ -233,11 +239,23 @@ static int flush_channel(void)
     return 0;
 }
 
-/* Queue the answer to task id, and keep it in the journal; what the
- * journal cannot keep (a memfd, or no room) is sent at once.  Large bytes
- * go as the memfd they are in. */
-static void send_result(rt__result_msg *m, rt_result *r)
+/* A task told to post (its seq) leaves its result on the board, or that
+ * it has none: after its answer is in the journal, so that a consumer
+ * never takes a result that the worker's death would lose. */
+static void post(uint64_t seq, const rt__result_msg *m, const rt_result *r, int inline_bytes)
 {
+    if (seq && self.board)
+        rt__board_post(self.board, seq, r->data, r->len,
+                       !m->bounced && !m->sys_errno && !m->status && inline_bytes);
+}
+
+/* Queue m, r's answer, and keep it in the journal; what the journal
+ * cannot keep (a memfd, or no room) is sent at once.  Large bytes go as
+ * the memfd they are in.  Then post it under post_seq (or 0); r is
+ * spent. */
+static void send_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
+{
+    int inline_bytes = r->fd < 0;
     m->data = r->data;
     m->len = r->len;
     m->fd = r->fd;
@@ -258,6 +276,7 @@ static void send_result(rt__result_msg *m, rt_result *r)
         leave();
     if (!sent)
         leave_lost();
+    post(post_seq, m, r, inline_bytes);
     result_drop(r);
 }
 
@@ -427,7 +446,27 @@ static int invoke(const rt__task_msg *m, const void *arg, const rt_value *list, 
     }
 }
 
-static void run_task(const rt__task_msg *m)
+/* The arguments that are board entries, waited for and copied: 0, or -1
+ * when one is not there (the task bounces). */
+static int read_board(void)
+{
+    for (size_t i = 0; i < args.n; i++) {
+        if (!args.board[i])
+            continue;
+        uint64_t seq;
+        memcpy(&seq, args.list[i].data, sizeof seq);
+        if (!args.posted && !(args.posted = rt__malloc(RT_ARGS_MAX * sizeof *args.posted)))
+            return -1;
+        long len = self.board ? rt__board_read(self.board, seq, args.posted[i], self.chan.fd)
+                              : -1;
+        if (len < 0)
+            return -1;
+        args.list[i] = (rt_value){args.posted[i], (size_t)len};
+    }
+    return 0;
+}
+
+static void run_task(const rt__task_msg *m, uint64_t post_seq)
 {
     rt_result r = {.fd = -1};
     rt__result_msg answer = {.id = m->id};
@@ -439,15 +478,18 @@ static void run_task(const rt__task_msg *m)
             answer.sys_errno = errno;
     }
     if (arg && takes_list(m) &&
-        rt__args_read(arg, m->len, args.mapped, args.nmapped, args.list, &args.n) < 0)
+        rt__args_read(arg, m->len, args.mapped, args.nmapped, args.list,
+                      m->type == RT__MSG_TASK_ARGS ? args.board : NULL, &args.n) < 0)
         leave(); /* the stream is corrupt */
     if (arg && args.errno_)
         answer.sys_errno = args.errno_;
-    if (answer.sys_errno) {
+    if (!answer.sys_errno && arg && m->type == RT__MSG_TASK_ARGS)
+        answer.bounced = read_board() < 0;
+    if (answer.sys_errno || answer.bounced) {
         if (arg && m->arg_fd >= 0)
             rt__shm_unmap((void *)arg, m->len);
         drop_args();
-        send_result(&answer, &r);
+        send_result(&answer, &r, post_seq);
         return;
     }
     announce(name_of(m->fn));
@@ -479,7 +521,7 @@ static void run_task(const rt__task_msg *m)
     if (m->arg_fd >= 0)
         rt__shm_unmap((void *)arg, m->len);
     drop_args();
-    send_result(&answer, &r);
+    send_result(&answer, &r, post_seq);
 }
 
 static void flush_or_leave(void)
@@ -510,7 +552,7 @@ static void run_call(call_job *job)
         if (!job->mapped[i].data)
             answer.sys_errno = EIO; /* it could not be mapped when it came */
     if (!answer.sys_errno && m->type == RT__MSG_CALL_ARGS &&
-        rt__args_read(arg, m->len, job->mapped, job->nmapped, list, &n) < 0)
+        rt__args_read(arg, m->len, job->mapped, job->nmapped, list, NULL, &n) < 0)
         answer.sys_errno = EPROTO;
     if (!answer.sys_errno) {
         uint64_t start = rt__now_ns();
@@ -534,7 +576,7 @@ static void run_call(call_job *job)
         if (job->mapped[i].data)
             rt__shm_unmap((void *)job->mapped[i].data, job->mapped[i].len);
     pthread_mutex_lock(&pool.sending);
-    send_result(&answer, &r);
+    send_result(&answer, &r, 0);
     int rc = flush_channel(); /* the main thread may wait in a read */
     pthread_mutex_unlock(&pool.sending);
     if (rc < 0)
@@ -622,6 +664,8 @@ static void set_name(const rt__hdr *h, const char *payload)
 static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
 {
     rt__task_msg m;
+    uint64_t post_seq = self.post_seq; /* the POST before it was its */
+    self.post_seq = 0;
     if (rt__proto_read_task(h, payload, fds, &m) < 0)
         leave(); /* the stream is corrupt */
     if (!claim_start()) { /* the runtime took it back: it runs elsewhere */
@@ -634,7 +678,7 @@ static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
         queue_call(&m);
         return;
     }
-    run_task(&m);
+    run_task(&m, m.type == RT__MSG_TASK || m.type == RT__MSG_TASK_ARGS ? post_seq : 0);
     if (m.type != RT__MSG_CREATE)
         return;
     flush_or_leave();
@@ -658,6 +702,11 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
         break;
     case RT__MSG_SPARE:
         take_spare(h, fds);
+        break;
+    case RT__MSG_POST:
+        if (h->nfds || h->len || !h->id)
+            leave(); /* the stream is corrupt */
+        self.post_seq = h->id;
         break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
@@ -688,9 +737,11 @@ const rt__running *rt__worker_running(void)
     return running_here.task ? &running_here : NULL;
 }
 
-_Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot)
+_Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
+                               rt__board *board)
 {
     self.slot = slot;
+    self.board = board;
     rt__alloc_forked();
     /* The spares the runtime sends (it bounds how many), and the
      * mappings of results, which come back as spares. */

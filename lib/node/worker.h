@@ -52,7 +52,10 @@ typedef struct rt__run_slot {
 
 _Static_assert(sizeof(rt__run_slot) % 4096 == 0, "slots start on their own pages");
 
-_Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot);
+struct rt__board;
+/* board: the node's (board.h), or NULL. */
+_Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
+                               struct rt__board *board);
 
 /* What the calling thread of a worker runs, or NULL between tasks (and
  * outside workers). */

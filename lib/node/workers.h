@@ -8,6 +8,7 @@
 #ifndef RT_WORKERS_H
 #define RT_WORKERS_H
 
+#include "board.h"
 #include "local.h"
 #include "output.h"
 #include "spares.h"
@@ -68,6 +69,7 @@ struct rt__local {
     rt__watch w_forkserver;
     int failed;                /* the fork server is gone */
     rt__run_slot *slots;
+    rt__board_keeper board;    /* small results between its workers */
     uint32_t *free_slots;      /* a stack of unused slot numbers */
     size_t nfree;
     rt__worker **by_slot;

@@ -85,15 +85,32 @@ static size_t window_of(const rt__class *c)
     return w ? w : 1;
 }
 
+static double stall_limit_us(const rt__class *c)
+{
+    return STALL_FACTOR * (c->timed ? c->run_us : 0) + STALL_SLACK_US;
+}
+
 /* A worker with work in flight whose task runs long, or that is quiet
  * for long (it may not have started its task yet), is stalled. */
 static int stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
 {
-    const rt__class *c = l->cls;
-    double limit = STALL_FACTOR * (c->timed ? c->run_us : 0) + STALL_SLACK_US;
+    double limit = stall_limit_us(l->cls);
     double quiet_us = now_ns > l->quiet_since_ns
                           ? (double)(now_ns - l->quiet_since_ns) / 1000.0 : 0;
     return l->inflight.count && ((double)busy_us > limit || quiet_us > limit);
+}
+
+int rt__sched_takes_turns(const rt__lease *l, uint64_t busy_us)
+{
+    return !l->lent_by && (double)busy_us <= stall_limit_us(l->cls);
+}
+
+size_t rt__sched_room(const rt__lease *l)
+{
+    size_t window = window_of(l->cls);
+    if (l->lent_by || !l->budget || l->inflight.count >= window)
+        return 0;
+    return window - l->inflight.count < l->budget ? window - l->inflight.count : l->budget;
 }
 
 size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)

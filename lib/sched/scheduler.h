@@ -239,6 +239,14 @@ int rt__sched_may_feed(const rt__sched *s, const rt__class *c);
  * for longer than its class's tasks take, gets nothing more queued behind
  * it: other workers take the class's tasks meanwhile. */
 size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
+/* A graph's tasks sent early (board.h) go one to each lease of their
+ * class in turn, while all have room, so that a step's tasks land on
+ * different workers and their queues stay in step; quiet workers take
+ * their turn (they answer when their batch ends), but not one whose task
+ * runs far longer than its class's or waits for others.  What l's window
+ * (and max_calls) has room for. */
+int rt__sched_takes_turns(const rt__lease *l, uint64_t busy_us);
+size_t rt__sched_room(const rt__lease *l);
 /* l's worker was sent t at now_ns: t joins its tasks in flight. */
 void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
 /* The task in flight on l that an answer names, id: the oldest, or, for

@@ -14,9 +14,10 @@ static void read_table(const rt__task_msg *m)
 {
     static const char mapped_bytes[16];
     static rt_value out[RT_ARGS_MAX];
+    static unsigned char board[RT_ARGS_MAX];
     const rt_value mapped[2] = {{mapped_bytes, 8}, {mapped_bytes, 16}};
     size_t n;
-    if (m->arg && rt__args_read(m->arg, m->len, mapped, 2, out, &n) == 0)
+    if (m->arg && rt__args_read(m->arg, m->len, mapped, 2, out, board, &n) == 0)
         for (size_t i = 0; i < n; i++)
             if (out[i].len) /* every byte it points to must be readable */
                 (void)*(volatile const char *)((const char *)out[i].data + out[i].len - 1);
