@@ -852,6 +852,8 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         }
     }
     rt__sched_free(&d->sched, &orphans);
+    for (rt__task *t = orphans.head; t; t = t->next)
+        t->cls = NULL; /* freed: a task filed early then fails here, not there */
     rt__tasks_append(&orphans, &d->parked);
     for (size_t i = 0; i < d->narrived; i++)
         rt_free(d->arrived[i].bytes);
