@@ -23,6 +23,7 @@ int o_touch_pages(const rt_value *args, size_t n, rt_result *r);
 int o_fail7(const void *arg, size_t len, rt_result *r);
 int o_widen(const rt_value *args, size_t n, rt_result *r);
 int o_die_once_then_sum(const rt_value *args, size_t n, rt_result *r);
+int o_mark_then_sum(const rt_value *args, size_t n, rt_result *r);
 
 /* The sum of its arguments, each a uint64_t (or a task's result). */
 int o_sum(const rt_value *args, size_t n, rt_result *r)
@@ -120,6 +121,15 @@ int o_die_once_then_sum(const rt_value *args, size_t n, rt_result *r)
         close(fd);
         raise(SIGKILL);
     }
+    return o_sum(args + 1, n - 1, r);
+}
+
+/* The sum of the others, after making the file the first names. */
+int o_mark_then_sum(const rt_value *args, size_t n, rt_result *r)
+{
+    int fd = open(args[0].data, O_WRONLY | O_CREAT, 0600);
+    if (fd >= 0)
+        close(fd);
     return o_sum(args + 1, n - 1, r);
 }
 
@@ -386,6 +396,30 @@ START_TEST(a_producer_that_dies_once_still_feeds_its_consumers)
     ck_ok(rt_release(base));
     ck_ok(rt_release(nap));
     unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task sent ahead to wait in its worker for an object, cancelled
+ * there, never runs; the others sent with it still do. */
+START_TEST(a_task_waiting_in_its_worker_is_cancelled_before_it_runs)
+{
+    start_runtime();
+    char path[128];
+    temp_path(path, sizeof path, "never-ran");
+    rt_ref slow = sleeper(400, NULL);
+    rt_arg args[] = {RT_ARG_BYTES(path, strlen(path) + 1), RT_ARG_REF(slow)};
+    rt_ref marked, summed[3];
+    ck_ok(rt_remote_args(o_mark_then_sum, NULL, args, 2, &marked));
+    for (int i = 0; i < 3; i++)
+        summed[i] = sum_of(&slow, 1, NULL);
+    usleep(100 * 1000); /* sent by now, waiting for slow */
+    ck_ok(rt_cancel(marked, 0));
+    ck_fails(rt_get(marked, NULL, NULL, 60000), RT_ECANCELLED, "before it ran");
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(get_u64(summed[i], 60000), 400);
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_ok(rt_release(slow));
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -713,6 +747,7 @@ Suite *objects_suite(void)
     tcase_add_test(tc, a_stencil_over_two_workers_gets_every_value);
     tcase_add_test(tc, results_too_large_for_the_board_still_reach_their_tasks);
     tcase_add_test(tc, a_producer_that_dies_once_still_feeds_its_consumers);
+    tcase_add_test(tc, a_task_waiting_in_its_worker_is_cancelled_before_it_runs);
     tcase_add_test(tc, a_crashed_dependency_fails_the_graph);
     tcase_add_test(tc, a_cancelled_dependency_fails_its_dependents);
     tcase_add_test(tc, a_dependency_that_times_out_fails_its_dependents);

@@ -575,6 +575,8 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
     }
     rt__lease *l = rt__sched_lease_of(c, t);
     rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
+    if (l)
+        give_back(d, l, t); /* what it has not posted is never taken */
     if (l && t->cancelling >= RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
         n->ops->kill(n, l->worker); /* lost: on_lost() */
     else if (l && n->ops->ask_stop)

@@ -110,7 +110,8 @@ static int hung_up(int sock)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock)
+long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock,
+                    const _Atomic uint64_t *stop, uint64_t task)
 {
     rt__board_entry *e = entry_of(b, seq);
     uint64_t start = rt__now_ns();
@@ -124,7 +125,7 @@ long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock)
             memcpy(out, e->bytes, len);
             return atomic_load(&e->word) == w ? (long)len : -1; /* still this claim's */
         }
-        if (w != WORD(seq, EMPTY) || !seq)
+        if (w != WORD(seq, EMPTY) || !seq || atomic_load(stop) == task)
             return -1;
         if (rt__now_ns() - start < SPIN_NS) {
             sched_yield();

@@ -23,6 +23,7 @@
 #ifndef RT_BOARD_H
 #define RT_BOARD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,8 +66,10 @@ void rt__board_give_back(rt__board_keeper *k, uint64_t seq);
  * and they fit, else that it is not there. */
 void rt__board_post(rt__board *b, uint64_t seq, const void *data, size_t len, int ok);
 /* Worker: wait for seq's entry and copy its bytes into out (room for
- * RT__BOARD_BYTES): their length, or -1 when it is not there, or when
- * the socket sock hangs up meanwhile (the runtime is gone). */
-long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock);
+ * RT__BOARD_BYTES): their length, or -1 when it is not there, when the
+ * socket sock hangs up meanwhile (the runtime is gone), or when *stop
+ * says task (rt_cancel() asked it to stop: it never runs). */
+long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock,
+                    const _Atomic uint64_t *stop, uint64_t task);
 
 #endif

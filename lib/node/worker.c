@@ -446,9 +446,10 @@ static int invoke(const rt__task_msg *m, const void *arg, const rt_value *list, 
     }
 }
 
-/* The arguments that are board entries, waited for and copied: 0, or -1
- * when one is not there (the task bounces). */
-static int read_board(void)
+/* The arguments of task `task` that are board entries, waited for and
+ * copied: 0, or -1 when one is not there or the task is cancelled
+ * meanwhile (it bounces). */
+static int read_board(uint64_t task)
 {
     for (size_t i = 0; i < args.n; i++) {
         if (!args.board[i])
@@ -457,7 +458,8 @@ static int read_board(void)
         memcpy(&seq, args.list[i].data, sizeof seq);
         if (!args.posted && !(args.posted = rt__malloc(RT_ARGS_MAX * sizeof *args.posted)))
             return -1;
-        long len = self.board ? rt__board_read(self.board, seq, args.posted[i], self.chan.fd)
+        long len = self.board ? rt__board_read(self.board, seq, args.posted[i], self.chan.fd,
+                                               &self.slot->cancelled, task)
                               : -1;
         if (len < 0)
             return -1;
@@ -484,7 +486,7 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq)
     if (arg && args.errno_)
         answer.sys_errno = args.errno_;
     if (!answer.sys_errno && arg && m->type == RT__MSG_TASK_ARGS)
-        answer.bounced = read_board() < 0;
+        answer.bounced = read_board(m->id) < 0;
     if (answer.sys_errno || answer.bounced) {
         if (arg && m->arg_fd >= 0)
             rt__shm_unmap((void *)arg, m->len);
