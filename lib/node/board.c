@@ -110,11 +110,11 @@ static int hung_up(int sock)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock,
-                    const _Atomic uint64_t *stop, uint64_t task)
+long rt__board_read(rt__board *b, uint64_t seq, void *out, const rt__board_wait *wait)
 {
     rt__board_entry *e = entry_of(b, seq);
     uint64_t start = rt__now_ns();
+    int slept = 0;
     for (;;) {
         uint32_t t = atomic_load(&e->ticket);
         uint64_t w = atomic_load(&e->word);
@@ -125,14 +125,18 @@ long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock,
             memcpy(out, e->bytes, len);
             return atomic_load(&e->word) == w ? (long)len : -1; /* still this claim's */
         }
-        if (w != WORD(seq, EMPTY) || !seq || atomic_load(stop) == task)
+        if (w != WORD(seq, EMPTY) || !seq || atomic_load(wait->stop) == wait->task)
             return -1;
         if (rt__now_ns() - start < SPIN_NS) {
             sched_yield();
             continue;
         }
-        if (hung_up(sock))
+        if (hung_up(wait->sock))
             return -1;
+        if (!slept++ && wait->before_sleep) {
+            wait->before_sleep();
+            continue; /* that took a while: look again */
+        }
         nap(e, t);
     }
 }

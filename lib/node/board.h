@@ -65,11 +65,20 @@ void rt__board_give_back(rt__board_keeper *k, uint64_t seq);
 /* Worker: post the result of the task told seq: its len bytes when ok
  * and they fit, else that it is not there. */
 void rt__board_post(rt__board *b, uint64_t seq, const void *data, size_t len, int ok);
+/* Worker: how a task waits for the board: its socket (its hanging up
+ * means the runtime is gone), the word that says which task rt_cancel()
+ * asked to stop and the task's id (it then never runs), and what to do
+ * once before it sleeps (send the answers its batch holds). */
+typedef struct rt__board_wait {
+    int sock;
+    const _Atomic uint64_t *stop;
+    uint64_t task;
+    void (*before_sleep)(void);
+} rt__board_wait;
+
 /* Worker: wait for seq's entry and copy its bytes into out (room for
- * RT__BOARD_BYTES): their length, or -1 when it is not there, when the
- * socket sock hangs up meanwhile (the runtime is gone), or when *stop
- * says task (rt_cancel() asked it to stop: it never runs). */
-long rt__board_read(rt__board *b, uint64_t seq, void *out, int sock,
-                    const _Atomic uint64_t *stop, uint64_t task);
+ * RT__BOARD_BYTES): their length, or -1 when it is not there or the wait
+ * ends as w says. */
+long rt__board_read(rt__board *b, uint64_t seq, void *out, const rt__board_wait *w);
 
 #endif

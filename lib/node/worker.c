@@ -446,11 +446,21 @@ static int invoke(const rt__task_msg *m, const void *arg, const rt_value *list, 
     }
 }
 
+static void flush_or_leave(void);
+
+/* A task about to sleep on the board holds back no answer of its batch. */
+static void flush_before_sleep(void)
+{
+    if (rt__chan_unsent(&self.chan))
+        flush_or_leave();
+}
+
 /* The arguments of task `task` that are board entries, waited for and
  * copied: 0, or -1 when one is not there or the task is cancelled
  * meanwhile (it bounces). */
 static int read_board(uint64_t task)
 {
+    rt__board_wait wait = {self.chan.fd, &self.slot->cancelled, task, flush_before_sleep};
     for (size_t i = 0; i < args.n; i++) {
         if (!args.board[i])
             continue;
@@ -458,9 +468,7 @@ static int read_board(uint64_t task)
         memcpy(&seq, args.list[i].data, sizeof seq);
         if (!args.posted && !(args.posted = rt__malloc(RT_ARGS_MAX * sizeof *args.posted)))
             return -1;
-        long len = self.board ? rt__board_read(self.board, seq, args.posted[i], self.chan.fd,
-                                               &self.slot->cancelled, task)
-                              : -1;
+        long len = self.board ? rt__board_read(self.board, seq, args.posted[i], &wait) : -1;
         if (len < 0)
             return -1;
         args.list[i] = (rt_value){args.posted[i], (size_t)len};
