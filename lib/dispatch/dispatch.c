@@ -854,8 +854,10 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         }
     }
     rt__sched_free(&d->sched, &orphans);
-    for (rt__task *t = orphans.head; t; t = t->next)
+    for (rt__task *t = orphans.head; t; t = t->next) {
         t->cls = NULL; /* freed: a task filed early then fails here, not there */
+        t->board_seq = 0; /* the board goes with the node: no result yet */
+    }
     rt__tasks_append(&orphans, &d->parked);
     for (size_t i = 0; i < d->narrived; i++)
         rt_free(d->arrived[i].bytes);

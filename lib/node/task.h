@@ -85,14 +85,16 @@ typedef struct rt__task {
     rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
                                 are in tail */
     uint64_t queued_ns;      /* taken in by a round, when a timeline records */
-    uint64_t board_seq;      /* runtime thread: its entry on the node's board
-                                while it is in flight (board.h), or 0 */
     char *error;             /* the message rt_get() gives, or NULL */
     /* The object the record is, once it ended: result and result_len (a
      * large result's buffer owns the sealed memfd that workers map:
      * rt__shm_fd()); or the bytes of rt_put(). */
     void *result;            /* rt_free()-able bytes, or NULL */
-    size_t result_len;
+    union {
+        size_t result_len;   /* once it ended */
+        uint64_t board_seq;  /* runtime thread, while it is in flight: its
+                                entry on the node's board (board.h), or 0 */
+    };
     union {
         size_t arg_len;      /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
         struct rt__deps *deps; /* RT__ARGS_LIST, runtime thread: what it
