@@ -497,15 +497,26 @@ static void resumed(rt__dispatch *d, rt__task *t)
     t->resuming = 1;
 }
 
+/* Tasks wait this long for their CPUs back, then take them anyway. */
+#define RESUME_WAIT_NS 10000000ull
+
 /* Give the tasks that wait for their CPUs back what the nodes have free,
- * in order.  1 while some still wait: no new lease may take CPUs then. */
+ * in order.  1 while some still wait: no new lease may take CPUs then.
+ * When none could go on for RESUME_WAIT_NS, all go, leaving the node
+ * short for a while (as Ray does): the CPUs they wait for may be held by
+ * tasks that wait too, for tasks that no lease can take while these wait
+ * (tasks that could not lend theirs, past the node's limit: node.h). */
 static int resume(rt__dispatch *d)
 {
+    uint64_t now = rt__now_ns();
+    if (!d->resume_since_ns)
+        d->resume_since_ns = now;
+    int anyway = now - d->resume_since_ns > RESUME_WAIT_NS;
     size_t kept = 0;
     for (size_t i = 0; i < d->nresuming; i++) {
         rt__task *t = d->resuming[i];
         rt__lease *l = rt__sched_lease_of(t->cls, t);
-        if (l && l->lent_by == t &&
+        if (l && l->lent_by == t && !anyway &&
             rt__sched_pool(&d->sched, l->cls, &l->grant, 0)->res.cpu < l->cls->req.cpu) {
             d->resuming[kept++] = t;
             continue;
@@ -515,7 +526,11 @@ static int resume(rt__dispatch *d)
         t->resuming = 0;
         resumed(d, t);
     }
+    if (kept < d->nresuming || !kept)
+        d->resume_since_ns = kept ? now : 0; /* some went on: wait afresh */
     d->nresuming = kept;
+    if (kept && (d->check_ms < 0 || d->check_ms > (int)(RESUME_WAIT_NS / 1000000)))
+        d->check_ms = (int)(RESUME_WAIT_NS / 1000000) + 1; /* look again then */
     return kept > 0;
 }
 

@@ -69,6 +69,8 @@ typedef struct rt__dispatch {
     rt__task **resuming;           /* tasks whose wait ended, for their CPUs
                                       back, in order (before any lease) */
     size_t nresuming, cap_resuming;
+    uint64_t resume_since_ns;      /* when the first of them began to wait
+                                      (or one last went on); 0: none */
     rt__task **resumed;            /* they have them: for the runtime to say */
     size_t nresumed, cap_resumed;
     rt__link placed;               /* placement groups just placed: for the
