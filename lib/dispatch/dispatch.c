@@ -465,11 +465,16 @@ static void take_back(rt__dispatch *d, rt__lease *l, size_t n)
 static void lend_lease(rt__dispatch *d, rt__lease *l, const rt__task *t)
 {
     rt__node *n = rt__dispatch_node_of(d, l);
-    long back = n->ops->lend ? n->ops->lend(n, l->worker, t != NULL) : -1;
-    if (back < 0)
+    if (!n->ops->lend)
         return;
+    /* A task past the node's limit of waiting workers lends its CPUs all
+     * the same, with no worker in its place (idle ones take the work):
+     * else such tasks could hold every CPU while what they wait for gets
+     * none. */
+    long back = n->ops->lend(n, l->worker, t != NULL);
     rt__sched_lend(&d->sched, l, t);
-    take_back(d, l, (size_t)back);
+    if (back > 0)
+        take_back(d, l, (size_t)back);
 }
 
 /* Append t to a list; 0, or -1 without memory. */

@@ -109,8 +109,9 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
 /* Task t, running, waits for other tasks (lend 1), awaited among them (or
  * NULL), or goes on (0): its CPUs are lent meanwhile, awaited goes first
  * in line, and what was queued behind t is taken back and goes to other
- * workers (sched.h, node.h); nothing when t no longer runs, or its node
- * cannot lend.  To go on, t takes its CPUs back before any new lease
+ * workers (sched.h, node.h); nothing when t no longer runs or its node
+ * never lends, only the CPUs when its node makes no room for it (too
+ * many wait already).  To go on, t takes its CPUs back before any new lease
  * takes them (it waits for them in `resuming`); t is in `resumed` once
  * it has them, for the runtime to tell its caller (rt__call_lend()).  A
  * run of t that is over (run is not t's) is not listened to: its worker
