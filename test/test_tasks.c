@@ -288,6 +288,52 @@ START_TEST(output_lines_carry_name_and_pid)
 }
 END_TEST
 
+static uint64_t fresh_pid[4];
+
+/* Tasks that are their worker's first: forked for them (max_calls = 1
+ * at once), or spares that waited (GPU tasks a while apart), labelled by
+ * the runtime rather than by a marker from the worker. */
+static void print_in_fresh_workers(void)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 1;
+    c.num_workers = 2;
+    ck_ok(rt_init_config(&c));
+    rt_opts gpu = RT_OPTS_INIT, once = RT_OPTS_INIT;
+    gpu.num_gpus = 0.5;
+    gpu.name = "on-gpu";
+    once.max_calls = 1;
+    for (int i = 0; i < 2; i++) {
+        fresh_pid[i] = call_u64(t_print, &gpu, i ? "g1" : "g0", 2);
+        usleep(50000); /* the spare that replaces it is forked meanwhile */
+    }
+    for (int i = 2; i < 4; i++)
+        fresh_pid[i] = call_u64(t_print, &once, i == 2 ? "c2" : "c3", 2);
+    ck_ok(rt_shutdown());
+}
+
+START_TEST(first_tasks_of_fresh_workers_carry_their_names)
+{
+    const char *text = capture_output(print_in_fresh_workers);
+    const char *arg[4] = {"g0", "g1", "c2", "c3"};
+    for (int i = 0; i < 4; i++) {
+        char out[16], err[16];
+        snprintf(out, sizeof out, "out: %s", arg[i]);
+        snprintf(err, sizeof err, "err: %s", arg[i]);
+        const char *name = i < 2 ? "on-gpu" : "t_print";
+        expect_line(text, name, fresh_pid[i], out);
+        expect_line(text, name, fresh_pid[i], err);
+        for (int j = 0; j < i; j++)
+            ck_assert_uint_ne(fresh_pid[i], fresh_pid[j]); /* each its own worker */
+    }
+    size_t lines = 0;
+    for (const char *line = text; *line; line = strchr(line, '\n') + 1, lines++)
+        ck_assert_msg(line[0] == '(', "line without prefix: %s", line);
+    ck_assert_uint_eq(lines, 12);
+}
+END_TEST
+
 /* A function from a library dlopen()ed after rt_init() is not in the
  * workers: refused at submission, with why; loaded before, it runs. */
 START_TEST(functions_loaded_after_init_are_refused)
@@ -327,6 +373,7 @@ Suite *tasks_suite(void)
     tcase_add_test(tc, custom_resources_limit_concurrency);
     tcase_add_test(tc, released_tasks_still_run_and_are_freed);
     tcase_add_test(tc, output_lines_carry_name_and_pid);
+    tcase_add_test(tc, first_tasks_of_fresh_workers_carry_their_names);
     tcase_add_test(tc, functions_loaded_after_init_are_refused);
     suite_add_tcase(s, tc);
     return s;

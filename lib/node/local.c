@@ -181,14 +181,22 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
 
 /* Workers name their output after the function unless a task gives a
  * name (an empty NAME means the function).  An actor's calls keep the
- * name its constructor brought. */
+ * name its constructor brought.  A worker's first task, once its process
+ * is known, is labelled here instead: the worker writes no marker, and
+ * its task (a fresh worker's, a GPU task's) is spared two writes that
+ * would wake the runtime thread. */
 static int send_name(rt__worker *w, const rt__task *t)
 {
     const char *name = t->name ? t->name : "";
-    if (t->kind == RT__KIND_CALL || same_state(w->name_sent, name))
+    int label = w->calls == 0 && w->pid > 0;
+    if (t->kind == RT__KIND_CALL || (!label && same_state(w->name_sent, name)))
         return 0;
-    if (remember(&w->name_sent, name) < 0 || rt__proto_send_name(&w->chan, name) < 0)
+    if (remember(&w->name_sent, name) < 0 || rt__proto_send_name(&w->chan, name, label) < 0)
         return -1;
+    if (label) {
+        rt__relay_label(&w->out, (uint64_t)(uintptr_t)t->fn, t->name, w->pid);
+        rt__relay_label(&w->err, (uint64_t)(uintptr_t)t->fn, t->name, w->pid);
+    }
     return 0;
 }
 
@@ -337,10 +345,14 @@ static void op_flush(rt__node *n)
     }
     /* New workers are for later tasks: an application thread that runs
      * this round (a synchronous task) leaves the forks to the runtime
-     * thread rather than make its caller wait for them. */
+     * thread rather than make its caller wait for them.  It wakes that
+     * thread only when the idle pool is short or no spare is left: one
+     * taken from several is replaced once the thread is up anyway (its
+     * worker's exit wakes it), not while the task that took it runs,
+     * where the fork would compete with it for the CPUs. */
     if (pthread_equal(pthread_self(), l->thread))
         top_up(l);
-    else if (wants_workers(l))
+    else if (wants_workers(l) && (l->nidle < l->target_idle || l->nfresh == 0))
         rt__wake_signal(&l->refill);
     rt__workers_flush_forkserver(l);
 }

@@ -5,6 +5,7 @@
 #include "worker.h"
 #include "base/alloc.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -28,8 +29,38 @@ void rt__relay_init(rt__relay *r, int fd, FILE *to)
     snprintf(r->prefix, sizeof r->prefix, "(rtask worker) ");
 }
 
+const char *rt__task_name(uint64_t fn, const char *given)
+{
+    if (given && *given)
+        return given;
+    Dl_info info;
+    if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname &&
+        info.dli_saddr == (void *)(uintptr_t)fn)
+        return info.dli_sname;
+    return "task";
+}
+
+static void set_prefix(rt__relay *r, int name_len, const char *name, long pid)
+{
+    snprintf(r->prefix, sizeof r->prefix, "(%.*s pid=%ld%s) ", name_len, name, pid,
+             node_label);
+}
+
+void rt__relay_label(rt__relay *r, uint64_t fn, const char *given, long pid)
+{
+    r->label_pending = 1;
+    r->label_fn = fn;
+    r->label_pid = pid;
+    snprintf(r->label_given, sizeof r->label_given, "%s", given ? given : "");
+}
+
 static void emit(rt__relay *r, const char *line, size_t len)
 {
+    if (r->label_pending) {
+        const char *name = rt__task_name(r->label_fn, r->label_given);
+        set_prefix(r, (int)strlen(name), name, r->label_pid);
+        r->label_pending = 0;
+    }
     rt__sink_put(r->to, r->prefix, line, len);
 }
 
@@ -51,8 +82,8 @@ static void take_name(rt__relay *r, const char *s, size_t len)
     int name_len = (int)(len - (size_t)(space + 1 - s));
     if (name_len > 0 && s[len - 1] == '\n')
         name_len--;
-    snprintf(r->prefix, sizeof r->prefix, "(%.*s pid=%ld%s) ", name_len, space + 1, pid,
-             node_label);
+    set_prefix(r, name_len, space + 1, pid);
+    r->label_pending = 0;
 }
 
 static void relay_line(rt__relay *r, const char *line, size_t len)

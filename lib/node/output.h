@@ -6,6 +6,7 @@
 #ifndef RT_OUTPUT_H
 #define RT_OUTPUT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct rt__relay {
@@ -14,6 +15,12 @@ typedef struct rt__relay {
     char *buf;    /* bytes of a line not yet complete */
     size_t len, cap;
     char prefix[416];
+    /* Set by rt__relay_label(): the label is made (rt__task_name(), a
+     * symbol lookup) only if a line comes before the next marker. */
+    int label_pending;
+    uint64_t label_fn;
+    char label_given[256]; /* the name the task was given, or "" */
+    long label_pid;
 } rt__relay;
 
 void rt__relay_init(rt__relay *r, int fd, FILE *to);
@@ -21,6 +28,13 @@ void rt__relay_init(rt__relay *r, int fd, FILE *to);
  * line, "(name pid=N, node=1 host=h) ".  Process-wide, as stdout is; set
  * before any worker starts. */
 void rt__output_node(const char *label);
+/* Label the lines that come before the next marker as task fn's, named
+ * given (NULL: its symbol), in process pid: a worker told so (a NAME with
+ * word 1) writes no marker for its next task (worker.c). */
+void rt__relay_label(rt__relay *r, uint64_t fn, const char *given, long pid);
+/* The task's name in output: given, else the symbol at fn ("task" for a
+ * static function or an executable without -rdynamic). */
+const char *rt__task_name(uint64_t fn, const char *given);
 /* Read once and relay the complete lines.  Returns the bytes read, 0 at
  * end of file, -1 on error (errno EAGAIN when the pipe is empty). */
 long rt__relay_read(rt__relay *r);

@@ -193,9 +193,10 @@ int rt__proto_send_task(rt__chan *c, const rt__task_msg *m)
     return put_bytes(c, &h, m->arg, fd);
 }
 
-int rt__proto_send_name(rt__chan *c, const char *name)
+int rt__proto_send_name(rt__chan *c, const char *name, int labelled)
 {
-    rt__hdr h = {.type = RT__MSG_NAME, .len = name ? strlen(name) : 0};
+    rt__hdr h = {.type = RT__MSG_NAME, .len = name ? strlen(name) : 0,
+                 .word = labelled != 0};
     return rt__chan_put(c, &h, name, NULL);
 }
 

@@ -18,7 +18,9 @@
 
 typedef enum rt__msg_type {
     RT__MSG_TASK = 1,     /* app -> worker: id, word = function, payload = argument */
-    RT__MSG_NAME,         /* app -> worker: payload = name for output prefixes */
+    RT__MSG_NAME,         /* app -> worker: payload = name for output prefixes;
+                             word 1: the runtime labels the next task's
+                             lines itself (no marker needed) */
     RT__MSG_RESULT,       /* worker -> app: id, word = status and run time,
                              payload = result */
     RT__MSG_SPAWN,        /* app -> fork server: id = worker key, word = run slot;
@@ -143,7 +145,7 @@ int rt__devices_same(const rt__devices *a, const rt__devices *b);
 /* Sending: 0, or -1 when out of memory.  Descriptors given are the
  * channel's from then on (closed once sent), except arg_fd. */
 int rt__proto_send_task(rt__chan *c, const rt__task_msg *m);
-int rt__proto_send_name(rt__chan *c, const char *name);
+int rt__proto_send_name(rt__chan *c, const char *name, int labelled);
 /* DEVICES carries text from rt__devices_encode(). */
 int rt__proto_send_devices(rt__chan *c, const char *text);
 /* The most methods an actor may run at once (rt_opts.max_concurrency). */

@@ -3,6 +3,7 @@
 
 #include "board.h"
 #include "client.h"
+#include "output.h"
 #include "procstate.h"
 #include "taskenv.h"
 #include "proto.h"
@@ -10,13 +11,14 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/linger.h"
+#include "base/prefault.h"
 #include "base/process.h"
 #include "base/shm.h"
 #include "base/thread.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -49,6 +51,9 @@ struct rt_result {
  * after their objects are gone, until the worker exits. */
 #define KEPT_MAPS_BYTES ((size_t)1 << 30)
 
+/* A worker that gets no task this long after it starts waits idle. */
+#define PREFAULT_AFTER_MS 1
+
 static struct {
     rt__chan chan;
     rt__run_slot *slot;
@@ -56,6 +61,8 @@ static struct {
     uint64_t results;    /* results queued in the worker's life */
     char *name_given;    /* from the last NAME message; NULL = symbol */
     char announced[256]; /* the name the output streams carry now */
+    uint64_t labelled_task; /* the task (its ordinal, received) whose lines
+                               the runtime labels: it needs no marker */
     rt__board *board;    /* the node's, or NULL */
     uint64_t post_seq;   /* from a POST: the next task posts its result */
 } self;
@@ -198,24 +205,17 @@ RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
     return 0;
 }
 
-static const char *name_of(uint64_t fn)
-{
-    if (self.name_given)
-        return self.name_given;
-    Dl_info info;
-    if (dladdr((void *)(uintptr_t)fn, &info) && info.dli_sname &&
-        info.dli_saddr == (void *)(uintptr_t)fn)
-        return info.dli_sname;
-    return "task"; /* a static function, or an executable without -rdynamic */
-}
-
 /* Put the name marker into both output streams when the name changes, so
- * that the runtime thread prefixes each line with the task that wrote it. */
+ * that the runtime thread prefixes each line with the task that wrote it;
+ * unless the runtime labels this task's lines itself (output.h). */
 static void announce(const char *name)
 {
+    int labelled = self.received == self.labelled_task;
     if (strcmp(name, self.announced) == 0)
         return;
     snprintf(self.announced, sizeof self.announced, "%s", name);
+    if (labelled)
+        return;
     char line[320];
     memcpy(line, RT__NAME_MARK, RT__NAME_MARK_LEN);
     int n = snprintf(line + RT__NAME_MARK_LEN, sizeof line - RT__NAME_MARK_LEN,
@@ -502,7 +502,7 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq)
         send_result(&answer, &r, post_seq);
         return;
     }
-    announce(name_of(m->fn));
+    announce(rt__task_name(m->fn, self.name_given));
     uint64_t start = rt__now_ns();
     atomic_store(&self.slot->since_ns, start);
     atomic_store(&self.slot->running, m->id);
@@ -669,6 +669,7 @@ static void set_name(const rt__hdr *h, const char *payload)
 {
     rt__free(self.name_given);
     self.name_given = h->len ? rt__strndup(payload, (size_t)h->len) : NULL;
+    self.labelled_task = h->word ? self.received + 1 : 0;
 }
 
 static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
@@ -768,6 +769,12 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
     /* Lines reach the application while a long task still runs. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     rt__chan_init(&self.chan, sock);
+    /* A worker idle from its start (a spare, one of the idle pool) takes
+     * its first task's page faults now (prefault.h); one forked for a
+     * task that is there already goes straight to it. */
+    struct pollfd first = {.fd = sock, .events = POLLIN};
+    if (poll(&first, 1, PREFAULT_AFTER_MS) == 0)
+        rt__prefault_writes();
     /* A worker whose last task came soon after the batch before (a
      * graph's steps, quick tasks one after the other) expects the next
      * as soon, and lingers for it (linger.h). */
