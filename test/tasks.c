@@ -209,6 +209,14 @@ int t_dirty_env(const void *arg, size_t len, rt_result *r)
     return rt_result_set(r, out, strlen(out) + 1);
 }
 
+/* t_dirty_env, taking a list of arguments. */
+int t_dirty_env_args(const rt_value *args, size_t n, rt_result *r)
+{
+    (void)args;
+    (void)n;
+    return t_dirty_env(NULL, 0, r);
+}
+
 /* The CPUs the worker may run on, as a list ("0-1"). */
 int t_affinity(const void *arg, size_t len, rt_result *r)
 {
@@ -382,15 +390,15 @@ int t_shrink_result(const void *arg, size_t len, rt_result *r)
     return 2;
 }
 
-/* Report RT_TEST_VAR ("-" when unset), then scribble over it in place, in
- * the string getenv() returned. */
+/* Report RT_TEST_VAR ("-" when unset) and the pid, then scribble over
+ * the variable in place, in the string getenv() returned. */
 int t_scribble_env(const void *arg, size_t len, rt_result *r)
 {
     (void)arg;
     (void)len;
     char *v = getenv("RT_TEST_VAR");
     char out[64];
-    snprintf(out, sizeof out, "%s", v ? v : "-");
+    snprintf(out, sizeof out, "%s %d", v ? v : "-", (int)getpid());
     if (v && *v)
         v[0] = 'X';
     return rt_result_set(r, out, strlen(out) + 1);

@@ -84,9 +84,8 @@ START_TEST(a_result_shrunk_behind_our_back_is_refused)
 }
 END_TEST
 
-/* A task that writes into a string getenv() gave it does not change the
- * next task's environment. */
-START_TEST(an_environment_written_in_place_is_reset)
+/* One worker, which starts with RT_TEST_VAR "clean". */
+static void start_one_worker(void)
 {
     setenv("RT_TEST_VAR", "clean", 1);
     rt_config c = RT_CONFIG_INIT;
@@ -94,16 +93,79 @@ START_TEST(an_environment_written_in_place_is_reset)
     c.num_gpus = 0;
     c.num_workers = 1;
     ck_ok(rt_init_config(&c));
-    for (int i = 0; i < 3; i++) {
-        rt_ref ref;
-        char *v;
-        ck_ok(rt_remote(t_scribble_env, NULL, NULL, 0, &ref));
-        ck_ok(rt_get(ref, (void **)&v, NULL, 30000));
-        ck_assert_str_eq(v, "clean");
-        rt_free(v);
-    }
+}
+
+static void stop_one_worker(void)
+{
     ck_ok(rt_shutdown());
     unsetenv("RT_TEST_VAR");
+}
+
+/* The answer of t_dirty_env or t_scribble_env: RT_TEST_VAR was "clean";
+ * the pid of its worker. */
+static int found_clean(rt_ref ref)
+{
+    char *v, value[16];
+    int pid;
+    ck_ok(rt_get(ref, (void **)&v, NULL, 30000));
+    ck_assert_int_eq(sscanf(v, "%15s %d", value, &pid), 2);
+    ck_assert_str_eq(value, "clean");
+    rt_free(v);
+    return pid;
+}
+
+/* A task that writes into a string getenv() gave it does not change the
+ * next task's environment. */
+START_TEST(an_environment_written_in_place_is_reset)
+{
+    start_one_worker();
+    for (int i = 0; i < 3; i++) {
+        rt_ref ref;
+        ck_ok(rt_remote(t_scribble_env, NULL, NULL, 0, &ref));
+        found_clean(ref);
+    }
+    stop_one_worker();
+}
+END_TEST
+
+/* A task that takes a list of arguments leaves the next task of its
+ * worker the environment it found, as a task with one argument does. */
+START_TEST(a_task_with_arguments_leaves_the_environment_clean)
+{
+    start_one_worker();
+    rt_arg arg = RT_ARG_BYTES("x", 2);
+    rt_ref ref;
+    ck_ok(rt_remote_args(t_dirty_env_args, NULL, &arg, 1, &ref));
+    int first = found_clean(ref);
+    ck_ok(rt_remote(t_dirty_env, NULL, NULL, 0, &ref));
+    ck_assert_int_eq(found_clean(ref), first); /* the same worker */
+    stop_one_worker();
+}
+END_TEST
+
+/* A worker's last task (max_calls) is not undone: its worker exits once
+ * it has answered, and the next task starts in a fresh one. */
+START_TEST(a_workers_last_task_ends_its_process)
+{
+    start_one_worker();
+    rt_opts o = RT_OPTS_INIT;
+    o.max_calls = 2;
+    int pid[3];
+    for (int i = 0; i < 3; i++) {
+        rt_ref ref;
+        ck_ok(rt_remote(t_dirty_env, &o, NULL, 0, &ref));
+        pid[i] = found_clean(ref);
+    }
+    ck_assert_int_eq(pid[1], pid[0]);
+    ck_assert_int_ne(pid[2], pid[0]);
+    int gone = 0;
+    for (int i = 0; i < 500 && !gone; i++) { /* reaped by the fork server */
+        gone = kill(pid[0], 0) < 0 && errno == ESRCH;
+        if (!gone)
+            usleep(10000);
+    }
+    ck_assert_msg(gone, "the worker %d of two tasks still runs", pid[0]);
+    stop_one_worker();
 }
 END_TEST
 
@@ -520,6 +582,8 @@ Suite *hostile_suite(void)
     tc = tcase_create("what a task leaves behind");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, an_environment_written_in_place_is_reset);
+    tcase_add_test(tc, a_task_with_arguments_leaves_the_environment_clean);
+    tcase_add_test(tc, a_workers_last_task_ends_its_process);
     suite_add_tcase(s, tc);
     tc = tcase_create("ordinary application behaviour");
     tcase_set_timeout(tc, 60);

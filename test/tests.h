@@ -85,6 +85,7 @@ int t_span(const void *arg, size_t len, rt_result *r);
 int t_devices(const void *arg, size_t len, rt_result *r);
 int t_env(const void *arg, size_t len, rt_result *r);
 int t_dirty_env(const void *arg, size_t len, rt_result *r);
+int t_dirty_env_args(const rt_value *args, size_t n, rt_result *r);
 int t_affinity(const void *arg, size_t len, rt_result *r);
 int t_nap(const void *arg, size_t len, rt_result *r);
 int t_log(const void *arg, size_t len, rt_result *r);

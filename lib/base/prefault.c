@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,23 +19,38 @@
                                           malloc() carves from */
 #define STACK_BELOW ((size_t)64 << 10) /* the frames a task's calls make */
 #define TOTAL_MAX ((size_t)4 << 20)
+#define HEAP_AHEAD ((size_t)32 << 10)  /* freed, a block under 64 KiB makes
+                                          malloc() trim nothing */
 #define VEC_MAX (HEAP_TOP / 4096)      /* mincore()'s answer, one byte a page */
+#define RUN_MAX 32                     /* pages copied between two looks for
+                                          work: about 10 us here */
+
+typedef struct until {
+    int (*work_came)(void *ctx);
+    void *ctx;
+} until;
 
 /* Copy the pages of [start, end) that exist (resident: shared with the
- * parent), a run at a time.  0, or -1 when the kernel cannot. */
-static int populate_existing(uintptr_t start, uintptr_t end, size_t page)
+ * parent), a run at a time.  0, 1 when work came, or -1 when the kernel
+ * cannot. */
+static int populate_existing(uintptr_t start, uintptr_t end, size_t page, const until *u)
 {
     unsigned char vec[VEC_MAX];
     size_t n = (end - start) / page;
     if (n > VEC_MAX || mincore((void *)start, end - start, vec) < 0)
         return 0;
     for (size_t i = 0, j; i < n; i = j) {
-        for (j = i; j < n && (vec[j] & 1); j++)
+        for (j = i; j < n && j - i < RUN_MAX && (vec[j] & 1); j++)
             ;
-        if (j > i && madvise((void *)(start + i * page), (j - i) * page,
-                             MADV_POPULATE_WRITE) < 0 && errno == EINVAL)
+        if (j == i) {
+            j++; /* not there: nothing to copy */
+            continue;
+        }
+        if (u->work_came(u->ctx))
+            return 1;
+        if (madvise((void *)(start + i * page), (j - i) * page, MADV_POPULATE_WRITE) < 0 &&
+            errno == EINVAL)
             return -1;
-        j += j == i;
     }
     return 0;
 }
@@ -58,8 +74,11 @@ static int window(uintptr_t *start, uintptr_t *end, const char *name, uintptr_t 
     return *end > *start;
 }
 
-void rt__prefault_writes(void)
+void rt__prefault_writes(int (*work_came)(void *ctx), void *ctx)
 {
+    until u = {work_came, ctx};
+    if (work_came(ctx))
+        return;
     FILE *maps = fopen("/proc/self/maps", "re");
     if (!maps)
         return;
@@ -74,9 +93,24 @@ void rt__prefault_writes(void)
                    perms, &name_at) < 3 || strcmp(perms, "rw-p") != 0 ||
             !window(&start, &end, line + name_at, sp, page))
             continue;
-        if (populate_existing(start, end, page) < 0)
-            break; /* before Linux 5.14 */
+        int rc = populate_existing(start, end, page, &u);
+        if (rc != 0)
+            break; /* work came, or before Linux 5.14 */
         total += end - start;
     }
     fclose(maps);
+}
+
+void rt__prefault_shared(void *start, size_t len)
+{
+    (void)madvise(start, len, MADV_POPULATE_WRITE); /* before Linux 5.14: faults later */
+}
+
+void rt__prefault_heap(void)
+{
+    char *ahead = malloc(HEAP_AHEAD);
+    if (!ahead)
+        return;
+    memset(ahead, 0, HEAP_AHEAD);
+    free(ahead); /* its pages, now ours, serve the next allocations */
 }

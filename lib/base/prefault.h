@@ -9,15 +9,26 @@
  * those faults before, while nobody waits: the pages it had from the
  * fork server that it is likely to write (its heap, the libraries' data,
  * the stack below it), a bounded amount, and only pages that exist, so
- * that it grows by no more than what its first tasks would copy.
+ * that it grows by no more than what its first tasks would copy.  It
+ * stops as soon as work comes: a task never waits for more than one run
+ * of pages.
  */
 #ifndef RT_PREFAULT_H
 #define RT_PREFAULT_H
 
+#include <stddef.h>
+
 /* Copy the pages this process shares with its parent that its next
- * work is likely to write.  Linux 5.14 or later (MADV_POPULATE_WRITE);
- * before, it does nothing.  Cost: about 100 us for a worker of the
- * usual size. */
-void rt__prefault_writes(void);
+ * work is likely to write, until work_came(ctx) says 1 (it is asked
+ * between runs of pages).  Linux 5.14 or later (MADV_POPULATE_WRITE);
+ * before, it does nothing.  Cost: about 250 us for a worker of the
+ * usual size on the machine of the README's figures. */
+void rt__prefault_writes(int (*work_came)(void *ctx), void *ctx);
+/* Map [start, start + len), pages of a shared mapping this process
+ * inherited (a fork keeps none of them mapped), for writing. */
+void rt__prefault_shared(void *start, size_t len);
+/* Make the calling thread's next allocations (tens of kilobytes) land
+ * on pages of its own. */
+void rt__prefault_heap(void);
 
 #endif

@@ -67,7 +67,10 @@ static void retire(rt__worker *w)
     rt__local *l = w->node;
     rt__workers_idle_remove(l, w);
     w->retiring = 1;
-    rt__workers_close_socket(w);
+    /* One that answered its last task is leaving by itself: its end of
+     * file will close our end, not in the round of its caller. */
+    if (!w->leaving)
+        rt__workers_close_socket(w);
 }
 
 static rt__worker *find_idle(rt__local *l, int fresh, int max_calls)
@@ -120,6 +123,7 @@ static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
             l->task_workers++;
     }
     w->owner = owner;
+    w->max_calls = fresh || max_calls < 0 ? 0 : (size_t)max_calls;
     *calls = w->calls - w->taken_back;
     return w;
 }
@@ -233,6 +237,19 @@ static int send_task(rt__worker *w, const rt__task *t)
     return rc;
 }
 
+/* A worker told that its next task is its last leaves its process as
+ * that task left it, and exits once it has answered it (worker.c): a
+ * fresh worker's task (a GPU task's, by default) is spared the undoing,
+ * and its caller the worker's retirement. */
+static int send_last(rt__worker *w, const rt__task *t)
+{
+    size_t ran = w->calls - w->taken_back;
+    if (t->kind != RT__KIND_TASK || !w->max_calls || ran + 1 < w->max_calls)
+        return 0;
+    w->last_task = t->id;
+    return rt__proto_send_last(&w->chan);
+}
+
 /* A worker that answered with a large result gets, with its next task,
  * a memfd of the pool as large, so that its next result is written into
  * pages that exist already (shm.h).  Without one it makes its own. */
@@ -249,6 +266,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
     (void)n;
     if (send_name(w, t) < 0 || send_spare(w) < 0 ||
         (t->board_seq && rt__proto_send_post(&w->chan, t->board_seq) < 0) ||
+        send_last(w, t) < 0 ||
         (actor && rt__proto_send_actor(&w->chan, actor->handle, actor->fini,
                                        actor->concurrency) < 0) ||
         send_task(w, t) < 0)
@@ -298,7 +316,7 @@ static void op_release(rt__node *n, rt__worker *w, int retire_it)
 {
     rt__local *l = (rt__local *)n;
     w->owner = NULL;
-    if (retire_it || w->actor || w->chan.fd < 0) {
+    if (retire_it || w->actor || w->chan.fd < 0 || w->leaving) {
         retire(w);
     } else {
         rt__workers_idle_add(l, w);
@@ -352,14 +370,16 @@ static void op_flush(rt__node *n)
      * where the fork would compete with it for the CPUs. */
     if (pthread_equal(pthread_self(), l->thread))
         top_up(l);
-    else if (wants_workers(l) && (l->nidle < l->target_idle || l->nfresh == 0))
+    else if (wants_workers(l) && (l->nidle == 0 || l->nfresh == 0))
         rt__wake_signal(&l->refill);
     rt__workers_flush_forkserver(l);
 }
 
 /* The caller sends a task and waits for its answer; reading it here
  * spares the runtime thread a wake-up and the caller another.  Out of the
- * loop meanwhile, the socket wakes nobody else. */
+ * loop meanwhile, the socket wakes nobody else; it goes back once its
+ * answer is read, as a readable socket added to epoll would wake the
+ * runtime thread for nothing (and it would then wait for the round). */
 static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 {
     rt__local *l = (rt__local *)n;
@@ -367,16 +387,18 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     if (fd < 0)
         return 0;
     rt__workers_flush(w); /* the task may still wait in our buffer */
+    uint32_t events = w->w_sock.events;
     rt__loop_remove(l->loop, &w->w_sock);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
     int ready = ppoll(&p, 1, &ts, NULL) > 0;
-    if (rt__loop_add(l->loop, &w->w_sock, fd, EPOLLIN, rt__workers_on_socket) < 0) {
+    if (ready)
+        rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
+    if (w->chan.fd >= 0 &&
+        rt__loop_add(l->loop, &w->w_sock, w->chan.fd, events, rt__workers_on_socket) < 0) {
         rt__workers_kill_process(w); /* unwatched, it could not be heard */
         return 0;
     }
-    if (ready)
-        rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
     return ready;
 }
 

@@ -17,6 +17,7 @@ static struct {
     int dir;           /* the first working directory, or -1 */
     mode_t umask;
     int stat;          /* /proc/self/stat, or -1 */
+    int left;          /* a last task left its changes */
 } first = {.dir = -1, .stat = -1};
 
 void rt__procstate_calibrate(void)
@@ -56,10 +57,9 @@ static int signal_sets(unsigned long long *blocked, unsigned long long *ignored,
     return p && sscanf(p, "%llu %llu %llu", blocked, ignored, caught) == 3 ? 0 : -1;
 }
 
-void rt__procstate_restore(uint64_t ran_ns)
+static void restore(void)
 {
-    if (ran_ns < first.quick_ns)
-        return;
+    first.left = 0;
     umask(first.umask);
     if (first.dir >= 0)
         (void)fchdir(first.dir);
@@ -74,4 +74,18 @@ void rt__procstate_restore(uint64_t ran_ns)
     for (int s = 1; s < 32 && (ignored | caught); s++)
         if (((ignored | caught) >> (s - 1) & 1) && s != SIGKILL && s != SIGSTOP)
             signal(s, SIG_DFL);
+}
+
+void rt__procstate_before_task(void)
+{
+    if (first.left)
+        restore();
+}
+
+void rt__procstate_after_task(uint64_t ran_ns, int last)
+{
+    if (last)
+        first.left = 1;
+    else if (ran_ns >= first.quick_ns)
+        restore();
 }

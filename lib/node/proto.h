@@ -41,6 +41,8 @@ typedef enum rt__msg_type {
                              in place, to fill with its next large result */
     RT__MSG_POST,         /* app -> worker: id = seq: post the next task's
                              result on the node's board (board.h) */
+    RT__MSG_LAST,         /* app -> worker: the next task is the worker's
+                             last (it retires after it) */
     RT__MSG_TYPES
 } rt__msg_type;
 
@@ -153,6 +155,7 @@ int rt__proto_send_devices(rt__chan *c, const char *text);
 int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini, uint64_t concurrency);
 int rt__proto_send_spare(rt__chan *c, int fd);
 int rt__proto_send_post(rt__chan *c, uint64_t seq);
+int rt__proto_send_last(rt__chan *c);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
 /* A RESULT with inline bytes written at dst as a channel carries it: its
  * size, or 0 when it needs more than room bytes or has a memfd. */

@@ -23,6 +23,8 @@ static struct {
     char **seen;      /* environ's entries right after the last reset */
     size_t nseen;
     char *seen_text;  /* and their text, one after the other */
+    int unseen;       /* environ is the lease's, not recorded yet */
+    int left;         /* a last task left environ as it made it */
     rt__devices dev;  /* the lease's devices, from the last DEVICES */
     char *dev_mem;    /* what dev points into */
     const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] the node's other
@@ -61,6 +63,7 @@ static void env_snapshot(void)
         text += strlen(environ[i]) + 1;
     env.seen = rt__malloc((env.nseen + 1) * sizeof *env.seen);
     env.seen_text = rt__malloc(text + 1);
+    env.unseen = 0;
     if (!env.seen || !env.seen_text)
         return; /* without a snapshot, every task gets a reset */
     memcpy(env.seen, environ, env.nseen * sizeof *env.seen);
@@ -125,6 +128,7 @@ static void env_reset(void)
         env_restore(env.base[i]);
     env_apply(env.dev.env ? env.dev.env : "");
     env_snapshot();
+    env.left = 0;
 }
 
 /* Split "0,1" and "2" into the id lists that rt_get_gpu_ids() and
@@ -169,7 +173,8 @@ static void bind_cpus(void)
 /* A worker's first devices come before its first task, into the
  * environment it was forked with, which is the first environment: the
  * variables go on top of it, without the rebuild a later lease needs
- * (tens of microseconds that a fresh worker's task would wait for). */
+ * (tens of microseconds that a fresh worker's task would wait for), and
+ * without the record, which a fresh worker's only task does not need. */
 int rt__taskenv_set_devices(const rt__hdr *h, const char *payload)
 {
     int first = env.dev_mem == NULL;
@@ -178,7 +183,7 @@ int rt__taskenv_set_devices(const rt__hdr *h, const char *payload)
         return -1;
     if (first) {
         env_apply(env.dev.env);
-        env_snapshot();
+        env.unseen = 1;
     } else {
         env_reset();
     }
@@ -186,9 +191,37 @@ int rt__taskenv_set_devices(const rt__hdr *h, const char *payload)
     return 0;
 }
 
-void rt__taskenv_after_task(void)
+static void forget_devices(void)
 {
-    if (env_changed())
+    rt__free(env.dev_mem);
+    rt__free(env.ids_buf);
+    env.dev = (rt__devices){0};
+    env.dev_mem = env.ids_buf = NULL;
+    env.nids[0] = env.nids[1] = 0;
+}
+
+void rt__taskenv_rehearse(void)
+{
+    static const char sample[] = "0\n\n\n10000\n0\n\nRT__REHEARSAL=1\nRT__REHEARSAL";
+    if (rt__devices_decode(sample, sizeof sample - 1, &env.dev, &env.dev_mem) == 0 &&
+        split_ids() == 0)
+        env_apply(env.dev.env); /* sets the variable, then removes it */
+    forget_devices();
+}
+
+void rt__taskenv_before_task(int last)
+{
+    if (env.left)
+        env_reset();
+    else if (env.unseen && !last)
+        env_snapshot();
+}
+
+void rt__taskenv_after_task(int last)
+{
+    if (last)
+        env.left = 1;
+    else if (env_changed())
         env_reset();
 }
 

@@ -15,7 +15,18 @@ void rt__taskenv_capture(void);
 /* A DEVICES message: the lease's devices from now on.  0, or -1 when it
  * breaks the protocol or without memory (the worker leaves). */
 int rt__taskenv_set_devices(const rt__hdr *h, const char *payload);
-/* A task ended: what it changed in the environment is put back. */
-void rt__taskenv_after_task(void);
+/* A worker idle from its start runs once, on devices of its own, what
+ * its first DEVICES will run (parsing, splitting the ids, setting and
+ * removing a variable), so that the code and the memory it touches are
+ * in place before a task waits for them.  Nothing of it stays. */
+void rt__taskenv_rehearse(void);
+/* A task is about to run; last: the worker retires after it.  It gets
+ * the lease's environment back if a last task before it left it changed
+ * (one taken back may be followed by another), and the environment is
+ * recorded, to be checked after it, unless nothing runs after it. */
+void rt__taskenv_before_task(int last);
+/* A task ended: what it changed in the environment is put back, or after
+ * a last task, before the next if one comes. */
+void rt__taskenv_after_task(int last);
 
 #endif

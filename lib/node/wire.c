@@ -73,6 +73,11 @@ void rt__chan_init(rt__chan *c, int fd)
     c->fd = fd;
 }
 
+int rt__chan_prepare(rt__chan *c)
+{
+    return bytes_reserve(&c->out, 1);
+}
+
 void rt__chan_close(rt__chan *c)
 {
     if (c->fd >= 0)

@@ -61,6 +61,9 @@ typedef struct rt__chan {
 } rt__chan;
 
 void rt__chan_init(rt__chan *c, int fd);
+/* Allocate the output's first buffer now, ahead of the first message
+ * (a fresh process's heap grows with a fault).  0, or -1 without memory. */
+int rt__chan_prepare(rt__chan *c);
 /* Close the socket and every descriptor still queued; free the buffers. */
 void rt__chan_close(rt__chan *c);
 

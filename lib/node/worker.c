@@ -51,20 +51,21 @@ struct rt_result {
  * after their objects are gone, until the worker exits. */
 #define KEPT_MAPS_BYTES ((size_t)1 << 30)
 
-/* A worker that gets no task this long after it starts waits idle. */
-#define PREFAULT_AFTER_MS 1
-
 static struct {
     rt__chan chan;
     rt__run_slot *slot;
     uint64_t received;   /* tasks received in the worker's life */
     uint64_t results;    /* results queued in the worker's life */
     char *name_given;    /* from the last NAME message; NULL = symbol */
-    char announced[256]; /* the name the output streams carry now */
+    int name_new;        /* a NAME came since the last announce */
+    uint64_t announced_fn; /* the function whose name the output streams
+                              carry now, or 0 */
     uint64_t labelled_task; /* the task (its ordinal, received) whose lines
                                the runtime labels: it needs no marker */
     rt__board *board;    /* the node's, or NULL */
     uint64_t post_seq;   /* from a POST: the next task posts its result */
+    int last_due;        /* from a LAST: the next task is the last */
+    int leaving;         /* it ran its last task: it exits once answered */
 } self;
 
 /* The flusher thread.  It is started with the first batch of more than
@@ -205,21 +206,24 @@ RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
     return 0;
 }
 
-/* Put the name marker into both output streams when the name changes, so
- * that the runtime thread prefixes each line with the task that wrote it;
- * unless the runtime labels this task's lines itself (output.h). */
-static void announce(const char *name)
+/* Put the name marker into both output streams when the function or the
+ * given name changes, so that the runtime thread prefixes each line with
+ * the task that wrote it; unless the runtime labels this task's lines
+ * itself (output.h).  The name is looked up only for a marker: the
+ * symbol's lookup costs a fresh worker's first task microseconds. */
+static void announce(uint64_t fn)
 {
     int labelled = self.received == self.labelled_task;
-    if (strcmp(name, self.announced) == 0)
+    if (fn == self.announced_fn && !self.name_new)
         return;
-    snprintf(self.announced, sizeof self.announced, "%s", name);
+    self.announced_fn = fn;
+    self.name_new = 0;
     if (labelled)
         return;
     char line[320];
     memcpy(line, RT__NAME_MARK, RT__NAME_MARK_LEN);
     int n = snprintf(line + RT__NAME_MARK_LEN, sizeof line - RT__NAME_MARK_LEN,
-                     "%d %s\n", (int)getpid(), self.announced);
+                     "%d %.255s\n", (int)getpid(), rt__task_name(fn, self.name_given));
     size_t len = RT__NAME_MARK_LEN + (size_t)n;
     if (len > sizeof line)
         len = sizeof line;
@@ -476,7 +480,17 @@ static int read_board(uint64_t task)
     return 0;
 }
 
-static void run_task(const rt__task_msg *m, uint64_t post_seq)
+/* Tasks that share a worker each start from the lease's environment
+ * and the worker's first directory, umask and signals; an actor's
+ * process keeps what its constructor and methods set, as Ray's does
+ * (distributed setups export MASTER_ADDR and the like).  A task after
+ * which the worker retires (last) leaves its process as it is. */
+static int is_task(const rt__task_msg *m)
+{
+    return m->type == RT__MSG_TASK || m->type == RT__MSG_TASK_ARGS;
+}
+
+static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
 {
     rt_result r = {.fd = -1};
     rt__result_msg answer = {.id = m->id};
@@ -502,28 +516,27 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq)
         send_result(&answer, &r, post_seq);
         return;
     }
-    announce(rt__task_name(m->fn, self.name_given));
-    uint64_t start = rt__now_ns();
-    atomic_store(&self.slot->since_ns, start);
+    announce(m->fn);
+    if (is_task(m)) {
+        rt__taskenv_before_task(last);
+        rt__procstate_before_task();
+    }
+    atomic_store(&self.slot->since_ns, rt__now_ns());
     atomic_store(&self.slot->running, m->id);
     running_here = (rt__running){.task = m->id, .attempt = m->attempt, .actor = actor.handle,
-                                 .lends = m->type == RT__MSG_TASK ||
-                                          m->type == RT__MSG_TASK_ARGS};
+                                 .lends = is_task(m)};
     lend_channel();
+    uint64_t start = rt__now_ns();
     answer.status = invoke(m, arg, args.list, args.n, &r);
+    uint64_t ran_ns = rt__now_ns() - start;
     rt__client_task_end(r.data, r.len);
     running_here = (rt__running){0};
-    uint64_t ran_ns = rt__now_ns() - start;
     atomic_store(&self.slot->running, 0);
     reclaim_channel();
     task_ended();
-    /* Tasks that share a worker each start from the lease's environment
-     * and the worker's first directory, umask and signals; an actor's
-     * process keeps what its constructor and methods set, as Ray's does
-     * (distributed setups export MASTER_ADDR and the like). */
-    if (m->type == RT__MSG_TASK) {
-        rt__taskenv_after_task();
-        rt__procstate_restore(ran_ns);
+    if (is_task(m)) {
+        rt__taskenv_after_task(last);
+        rt__procstate_after_task(ran_ns, last);
     }
     answer.run_us = ran_ns / 1000;
     fflush(stdout);
@@ -670,13 +683,16 @@ static void set_name(const rt__hdr *h, const char *payload)
     rt__free(self.name_given);
     self.name_given = h->len ? rt__strndup(payload, (size_t)h->len) : NULL;
     self.labelled_task = h->word ? self.received + 1 : 0;
+    self.name_new = 1;
 }
 
 static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
 {
     rt__task_msg m;
     uint64_t post_seq = self.post_seq; /* the POST before it was its */
+    int last = self.last_due;
     self.post_seq = 0;
+    self.last_due = 0;
     if (rt__proto_read_task(h, payload, fds, &m) < 0)
         leave(); /* the stream is corrupt */
     if (!claim_start()) { /* the runtime took it back: it runs elsewhere */
@@ -689,7 +705,8 @@ static void handle_task(const rt__hdr *h, const char *payload, const int *fds)
         queue_call(&m);
         return;
     }
-    run_task(&m, m.type == RT__MSG_TASK || m.type == RT__MSG_TASK_ARGS ? post_seq : 0);
+    run_task(&m, is_task(&m) ? post_seq : 0, last);
+    self.leaving = last;
     if (m.type != RT__MSG_CREATE)
         return;
     flush_or_leave();
@@ -718,6 +735,11 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
         if (h->nfds || h->len || !h->id)
             leave(); /* the stream is corrupt */
         self.post_seq = h->id;
+        break;
+    case RT__MSG_LAST:
+        if (h->nfds || h->len || h->id || h->word)
+            leave(); /* the stream is corrupt */
+        self.last_due = 1;
         break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
@@ -748,6 +770,26 @@ const rt__running *rt__worker_running(void)
     return running_here.task ? &running_here : NULL;
 }
 
+/* Whether a message waits on the socket *ctx. */
+static int message_waits(void *ctx)
+{
+    struct pollfd p = {.fd = *(const int *)ctx, .events = POLLIN};
+    return poll(&p, 1, 0) != 0;
+}
+
+/* What a worker idle from its start does while it waits: its first
+ * task's page faults, which would be in that task's wait (prefault.h),
+ * and its first devices' code, on devices of its own (taskenv.h). */
+static void rehearse(int sock)
+{
+    rt__taskenv_rehearse();
+    rt__prefault_shared(self.slot, sizeof *self.slot);
+    rt__prefault_heap();
+    (void)rt__chan_prepare(&self.chan); /* else its first answer allocates */
+    drop_args(); /* writes the pages of the task's bookkeeping */
+    rt__prefault_writes(message_waits, &sock);
+}
+
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
                                rt__board *board)
 {
@@ -770,11 +812,11 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
     setvbuf(stdout, NULL, _IOLBF, 0);
     rt__chan_init(&self.chan, sock);
     /* A worker idle from its start (a spare, one of the idle pool) takes
-     * its first task's page faults now (prefault.h); one forked for a
-     * task that is there already goes straight to it. */
-    struct pollfd first = {.fd = sock, .events = POLLIN};
-    if (poll(&first, 1, PREFAULT_AFTER_MS) == 0)
-        rt__prefault_writes();
+     * its first task's page faults now, until that task comes
+     * (prefault.h); one forked for a task that is there already goes
+     * straight to it. */
+    if (!message_waits(&sock))
+        rehearse(sock);
     /* A worker whose last task came soon after the batch before (a
      * graph's steps, quick tasks one after the other) expects the next
      * as soon, and lingers for it (linger.h). */
@@ -805,6 +847,8 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
         if (more < 0)
             leave();
         flush_or_leave();
+        if (self.leaving)
+            leave(); /* nothing is sent after a last task */
         atomic_store(&flush.busy, 0); /* the batch ended: its results went */
     }
 }

@@ -141,6 +141,7 @@ static int answer(void *ctx, const rt__result_msg *r)
         return -1;
     }
     w->answered++;
+    w->leaving |= r->id == w->last_task; /* it exits once it has sent it */
     w->last_large = r->fd >= 0 ? r->len : 0;
     rt__answer a = adopt(r);
     ev->answered(ev->ctx, w->owner, &a);

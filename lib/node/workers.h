@@ -46,6 +46,8 @@ struct rt__worker {
     size_t calls;              /* tasks sent to it in its life */
     size_t answered;           /* answers it gave */
     size_t taken_back;         /* tasks sent that it will never run */
+    size_t max_calls;          /* its lease's tasks at most; 0: unlimited */
+    uint64_t last_task;        /* the task it was told is its last, or 0 */
     size_t last_large;         /* its last answer's bytes when in a memfd
                                   (0: none since): it gets a memfd of the
                                   pool that size for its next result */
@@ -53,7 +55,7 @@ struct rt__worker {
     rt__devices devices_sent;  /* the devices last sent, pointing into */
     char *devices_text;        /* this, or NULL before any */
     unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1,
-        broke : 1, send_failed : 1, lent : 1;
+        broke : 1, send_failed : 1, lent : 1, leaving : 1;
     int wait_status;           /* how it exited */
     int spawn_errno;           /* why the fork server could not fork it */
     uint64_t spawn_ns;         /* when the fork server was asked for it */
