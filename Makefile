@@ -64,7 +64,7 @@ TIMELINE_BIN = $(B)/tools/rtask-timeline
 # program's symbols in its dynamic table: link programs with -rdynamic.
 PROG_LDFLAGS = -rdynamic
 
-.PHONY: FORCE all lib examples run-examples check check-man check-layers check-asan check-valgrind \
+.PHONY: FORCE all lib examples run-examples check check-gpu check-man check-layers check-asan check-valgrind \
         check-chaos check-mpi check-slurm check-install check-header install uninstall bench peer-starpu \
         bench-taskbench tb-starpu fuzz deps \
         deps-test clean
@@ -172,6 +172,10 @@ deps-test:
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
+# Link a Check program of the tests: its C sources and the library.
+LINK_CHECK = $(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) \
+	$(filter %.c,$^) -o $@ $(STATIC) $(CHECK_LIBS) $(LIBS)
+
 # A fake NVML beside the suite, which finds it there (test_detect.c).
 FAKE_NVML = $(B)/test/libnvidia-ml.so.1
 $(FAKE_NVML): test/fake/nvml.c lib/devices/nvml_abi.h
@@ -187,8 +191,7 @@ $(LATE_LIB): test/late/late_task.c include/rtask.h
 # test_placement.c includes internal headers to drive the scheduler.
 $(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) $(LATE_LIB) | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(TEST_SRC) -o $@ \
-	    $(STATIC) $(CHECK_LIBS) $(LIBS)
+	$(LINK_CHECK)
 
 check: deps-test check-man check-header check-layers
 	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN) $(TIMELINE_BIN)
@@ -210,20 +213,31 @@ check: deps-test check-man check-header check-layers
 # at most): no task lost, hung, wrong or run more often than allowed.
 $(CHAOS_BIN): $(CHAOS_SRC) test/tests.h $(LIB_HDR) $(STATIC) | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(CHAOS_SRC) -o $@ \
-	    $(STATIC) $(CHECK_LIBS) $(LIBS)
+	$(LINK_CHECK)
 
 check-chaos: deps-test
 	$(MAKE) B=build $(CHECKING) $(CHAOS_BIN)
 	CK_DEFAULT_TIMEOUT=120 build/test/rtask-chaos
+
+# rtask on this machine's real NVIDIA GPUs (test/gpu/): tasks ask CUDA
+# what they see, NVML watches, MPS holds shares where it is installed.
+# Where there is no GPU (as in CI) it says so and runs nothing.
+GPU_SRC = test/gpu/test_gpu.c test/helpers.c test/tasks.c
+GPU_BIN = $(B)/test/rtask-gpu-tests
+$(GPU_BIN): $(GPU_SRC) test/tests.h $(LIB_HDR) $(STATIC) | deps-test
+	@mkdir -p $(@D)
+	$(LINK_CHECK)
+
+check-gpu: deps-test
+	$(MAKE) B=build $(CHECKING) $(GPU_BIN)
+	$(GPU_BIN)
 
 # The cluster over MPI (mk/check-mpi runs the jobs).  Like any program
 # of rtask's users, the suite does not link MPI.
 MPI_TEST_BIN = $(B)/test/rtask-mpi-tests
 $(MPI_TEST_BIN): test/mpi/test_cluster.c include/rtask.h $(STATIC) | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $< -o $@ \
-	    $(STATIC) $(CHECK_LIBS) $(LIBS)
+	$(LINK_CHECK)
 
 # A program that uses MPI itself links it, as its own choice.
 MPI_APP_BIN = $(B)/test/rtask-mpi-app

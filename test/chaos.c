@@ -373,9 +373,5 @@ int main(void)
     tcase_add_test(tc, recursion_while_workers_are_killed);
     tcase_add_test(tc, a_worker_stopped_for_five_seconds);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_and_free(srunner_create(s));
 }

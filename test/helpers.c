@@ -215,3 +215,11 @@ void ck_unhealthy(size_t want, size_t k, const char *id, const char *bus_id, con
     ck_assert_int_eq(sick[k].node, 0);
     rt_free(sick);
 }
+
+int run_and_free(SRunner *sr)
+{
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

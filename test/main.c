@@ -31,8 +31,5 @@ int main(void)
     srunner_add_suite(sr, labels_suite());
     srunner_add_suite(sr, groups_suite());
     srunner_add_suite(sr, health_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_and_free(sr);
 }

@@ -63,6 +63,8 @@ void leave_fake_nvml(void);
 /* rt_unhealthy_gpus() lists want GPUs, entry k on node 0 with this id,
  * bus id and reason. */
 void ck_unhealthy(size_t want, size_t k, const char *id, const char *bus_id, const char *why);
+/* Run sr's suites and free it: EXIT_SUCCESS when every test passed. */
+int run_and_free(SRunner *sr);
 /* A result that is a uint64_t, read within timeout_ms. */
 uint64_t get_u64(rt_ref ref, long timeout_ms);
 /* Submit fn(arg) with opts and return its result as a uint64_t. */

@@ -234,11 +234,10 @@ typedef struct watch_api {
 #define USAGE_EVERY 3     /* waits between looks at the processes */
 #define USAGE_MAX 256     /* processes remembered, over every GPU */
 
-/* A process's hold on a GPU's memory, as last reported. */
+/* A process seen holding a GPU's memory at the last look. */
 typedef struct usage {
     int gpu;
     unsigned pid;
-    unsigned long long bytes;
     int seen;
 } usage;
 
@@ -258,8 +257,9 @@ static void put(int out, uint32_t kind, const char *bus, uint64_t code, unsigned
         _exit(0); /* the reader is gone */
 }
 
-/* What the processes hold of each GPU, when it changed: a process new or
- * holding another amount, and one gone (0 bytes). */
+/* What the processes hold of each GPU, at every look (a reused worker's
+ * hold between tasks is judged from its looks while idle, health.c), and
+ * a process gone (0 bytes) once. */
 static void look_at_usage(const watch_api *w, watched *g, int out)
 {
     nvml_process_info infos[64];
@@ -276,11 +276,9 @@ static void look_at_usage(const watch_api *w, watched *g, int out)
             if (k == g->nuse && g->nuse == USAGE_MAX)
                 continue;
             if (k == g->nuse)
-                g->use[g->nuse++] = (usage){i, infos[j].pid, 0, 0};
+                g->use[g->nuse++] = (usage){i, infos[j].pid, 0};
             g->use[k].seen = 1;
-            if (g->use[k].bytes != infos[j].used_gpu_memory)
-                put(out, RT__GPU_USAGE, g->bus[i], infos[j].used_gpu_memory, infos[j].pid);
-            g->use[k].bytes = infos[j].used_gpu_memory;
+            put(out, RT__GPU_USAGE, g->bus[i], infos[j].used_gpu_memory, infos[j].pid);
         }
     }
     for (int k = 0; k < g->nuse;)

@@ -43,6 +43,14 @@ typedef struct rt__arrival {
     int found;
 } rt__arrival;
 
+/* A reused GPU worker's hold on a GPU between tasks: the first seen (its
+ * own: a CUDA context), and whether it was said to grow. */
+typedef struct rt__gpu_kept {
+    uint32_t pid;
+    int warned;
+    uint64_t bytes;
+} rt__gpu_kept;
+
 typedef struct rt__dispatch {
     rt__sched sched;
     rt__node *node[RT__NODES_MAX]; /* node i of the scheduler */
@@ -85,8 +93,9 @@ typedef struct rt__dispatch {
                                       (health.c) */
     int gpu_memory_kill;           /* kill a task that holds more GPU memory
                                       than its share (rt_config) */
-    uint32_t warned_pids[64];      /* workers said to keep GPU memory */
-    size_t nwarned;
+    rt__gpu_kept kept[64];         /* what reused GPU workers keep
+                                      between tasks (health.c) */
+    size_t nkept;
 } rt__dispatch;
 
 /* Start with no task and no actor. */
