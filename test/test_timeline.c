@@ -6,6 +6,8 @@
  */
 #include "tests.h"
 
+#include "dispatch/timeline.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +257,42 @@ START_TEST(rtask_timeline_shows_gpus_shared)
 }
 END_TEST
 
+/* The timeline keeps an entry in fewer bytes than it is told (times
+ * before the end in microseconds, the rest in an extra where a task has
+ * it): what it writes is what it was told, for a short CPU task and for
+ * a GPU task that waited and ran for hours. */
+START_TEST(timeline_entries_write_what_they_were_told)
+{
+    const uint64_t s0 = 1000000000, hour = 3600000000000ull;
+    rt__timeline tl = {.origin_ns = s0};
+    rt__span quick = {.id = 7, .lane = 4242, .queued_ns = s0 + 1000, .started_ns = s0 + 5000,
+                      .ended_ns = s0 + 12000, .node = 1, .status = RT_ETASK, .call = 1};
+    rt__span slow = {.id = 8, .lane = 99, .queued_ns = s0, .started_ns = s0 + 5 * hour,
+                     .ended_ns = s0 + 10 * hour, .gpu_peak = 123, .gpu_share = 0.5f,
+                     .retries = 2};
+    ck_assert_int_eq(rt__timeline_add(&tl, &quick, "quick", NULL, NULL), 0);
+    ck_assert_int_eq(rt__timeline_add(&tl, &slow, "slow", "0,1", NULL), 0);
+    char path[256];
+    temp_path(path, sizeof path, "entries");
+    ck_assert_int_eq(rt__timeline_write(&tl, path), 0);
+    rt__timeline_free(&tl);
+    const char *text = slurp(path);
+    unlink(path);
+    ck_assert_msg(strstr(text, "{\"name\":\"quick\",\"cat\":\"actor call\",\"ph\":\"X\","
+                               "\"ts\":5.000,\"dur\":7.000,\"pid\":1,\"tid\":4242,\"args\":"
+                               "{\"id\":7,\"gpus\":\"\",\"gpu_share\":0,\"accel\":\"\","
+                               "\"accel_share\":0,\"queued_us\":1.000,\"status\":\"task "),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "{\"name\":\"slow\",\"cat\":\"task\",\"ph\":\"X\","
+                               "\"ts\":18000000000.000,\"dur\":18000000000.000,\"pid\":0,"
+                               "\"tid\":99,\"args\":{\"id\":8,\"gpus\":\"0,1\","
+                               "\"gpu_share\":0.5,\"accel\":\"\",\"accel_share\":0,"
+                               "\"queued_us\":0.000,\"status\":\"success\",\"retries\":2,"
+                               "\"gpu_mem_peak\":123}}"),
+                  "%s", text);
+}
+END_TEST
+
 Suite *timeline_suite(void)
 {
     Suite *s = suite_create("timeline");
@@ -266,6 +304,7 @@ Suite *timeline_suite(void)
     tcase_add_test(tc, timeline_written_at_exit);
     tcase_add_test(tc, rtask_timeline_refuses_what_is_not_a_timeline);
     tcase_add_test(tc, rtask_timeline_shows_gpus_shared);
+    tcase_add_test(tc, timeline_entries_write_what_they_were_told);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,15 +10,45 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define CHUNK_SPANS 8192 /* about 700 KiB */
+/* One entry as kept: 48 bytes where the dispatcher's description takes
+ * 88, for most of what recording costs a task is its entry's share of
+ * fresh pages, which the kernel zeroes (about 0.3 ns a byte on a 2-vCPU
+ * VM).  Times before the end are microseconds back from it (the run's
+ * own figure, from its worker); what only some tasks have (devices, a
+ * GPU memory peak, retries, a wait or run of 71 minutes or more, a GPU's
+ * event) is in an extra, which then holds every time. */
+struct rt__entry {
+    uint64_t id;
+    const void *fn;
+    uint64_t ended_ns;
+    uint32_t waited_us;  /* from its queueing to its start */
+    uint32_t ran_us;     /* from its start to its end */
+    uint32_t lane;
+    uint32_t name;
+    uint32_t extra;      /* 1 + its extra's index; 0: none */
+    int16_t node;
+    int8_t status;
+    uint8_t flags;
+};
 
-static rt__span *new_chunk(rt__timeline *tl)
+struct rt__entry_extra {
+    uint64_t queued_ns, started_ns, gpu_peak;
+    float gpu_share, accel_share;
+    uint32_t devices;
+    int32_t retries;
+};
+
+enum { ENTRY_CALL = 1, ENTRY_MARK = 2 };
+
+#define CHUNK_ENTRIES 16384 /* 768 KiB */
+
+static rt__entry *new_chunk(rt__timeline *tl)
 {
-    rt__span **v = rt__grow(tl->chunk, &tl->chunks_cap, tl->nchunks, sizeof *v, 16);
+    rt__entry **v = rt__grow(tl->chunk, &tl->chunks_cap, tl->nchunks, sizeof *v, 16);
     if (!v)
         return NULL;
     tl->chunk = v;
-    void *p = mmap(NULL, CHUNK_SPANS * sizeof(rt__span), PROT_READ | PROT_WRITE,
+    void *p = mmap(NULL, CHUNK_ENTRIES * sizeof(rt__entry), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
@@ -58,19 +88,50 @@ static int64_t keep_text(rt__timeline *tl, const char *const *texts, int n)
     return (int64_t)at;
 }
 
+/* Microseconds from a to b when they fit an entry's field (UINT32_MAX
+ * does not: it could not be told from a saturated one). */
+static int fits_us(uint64_t a, uint64_t b, uint32_t *us)
+{
+    uint64_t d = b > a ? (b - a) / 1000 : 0;
+    *us = (uint32_t)d;
+    return d < UINT32_MAX;
+}
+
+/* s's extra, where it needs one (a mark, whose time is its start, has
+ * one too): 1 + its index, 0 for none, -1 when out of memory. */
+static int64_t keep_extra(rt__timeline *tl, const rt__span *s, uint32_t devices, int times_fit)
+{
+    if (times_fit && !devices && !s->gpu_peak && !s->retries && !s->mark)
+        return 0;
+    rt__entry_extra *v = rt__grow(tl->extra, &tl->extra_cap, tl->nextra, sizeof *v, 64);
+    if (!v || tl->nextra >= UINT32_MAX)
+        return -1;
+    tl->extra = v;
+    v[tl->nextra] = (rt__entry_extra){s->queued_ns, s->started_ns, s->gpu_peak, s->gpu_share,
+                                       s->accel_share, devices, s->retries};
+    return (int64_t)++tl->nextra;
+}
+
 int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, const char *gpus,
                      const char *accel)
 {
-    size_t k = tl->n / CHUNK_SPANS, at = tl->n % CHUNK_SPANS;
-    rt__span *chunk = k < tl->nchunks ? tl->chunk[k] : new_chunk(tl); /* one a span lost made */
+    size_t k = tl->n / CHUNK_ENTRIES, at = tl->n % CHUNK_ENTRIES;
+    rt__entry *chunk = k < tl->nchunks ? tl->chunk[k] : new_chunk(tl); /* one a span lost made */
     const char *devices[2] = {gpus, accel};
     int64_t name_at = name && *name ? keep_text(tl, &name, 1) : 0;
     int64_t devices_at = gpus || accel ? keep_text(tl, devices, 2) : 0;
     if (!chunk || name_at < 0 || devices_at < 0)
         return -1;
-    chunk[at] = *s;
-    chunk[at].name = (uint32_t)name_at;
-    chunk[at].devices = (uint32_t)devices_at;
+    uint32_t waited, ran;
+    int times_fit = fits_us(s->queued_ns, s->started_ns, &waited) &
+                    fits_us(s->started_ns, s->ended_ns, &ran);
+    int64_t extra = keep_extra(tl, s, (uint32_t)devices_at, times_fit);
+    if (extra < 0)
+        return -1;
+    chunk[at] = (rt__entry){s->id, s->fn, s->ended_ns, waited, ran, (uint32_t)s->lane,
+                            (uint32_t)name_at, (uint32_t)extra, (int16_t)s->node,
+                            (int8_t)s->status,
+                            (uint8_t)((s->call ? ENTRY_CALL : 0) | (s->mark ? ENTRY_MARK : 0))};
     tl->n++;
     return 0;
 }
@@ -78,15 +139,33 @@ int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, cons
 void rt__timeline_free(rt__timeline *tl)
 {
     for (size_t i = 0; i < tl->nchunks; i++)
-        munmap(tl->chunk[i], CHUNK_SPANS * sizeof(rt__span));
+        munmap(tl->chunk[i], CHUNK_ENTRIES * sizeof(rt__entry));
     rt__free(tl->chunk);
+    rt__free(tl->extra);
     rt__free(tl->text);
     *tl = (rt__timeline){0};
 }
 
-static const rt__span *span_at(const rt__timeline *tl, size_t i)
+/* Entry i described again, as it was added. */
+static rt__span span_at(const rt__timeline *tl, size_t i)
 {
-    return &tl->chunk[i / CHUNK_SPANS][i % CHUNK_SPANS];
+    const rt__entry *e = &tl->chunk[i / CHUNK_ENTRIES][i % CHUNK_ENTRIES];
+    uint64_t started = e->ended_ns - (uint64_t)e->ran_us * 1000;
+    rt__span s = {.id = e->id, .fn = e->fn, .lane = e->lane, .ended_ns = e->ended_ns,
+                  .started_ns = started, .queued_ns = started - (uint64_t)e->waited_us * 1000,
+                  .name = e->name, .node = e->node, .status = e->status,
+                  .call = (e->flags & ENTRY_CALL) != 0, .mark = (e->flags & ENTRY_MARK) != 0};
+    if (e->extra) {
+        const rt__entry_extra *x = &tl->extra[e->extra - 1];
+        s.queued_ns = x->queued_ns;
+        s.started_ns = x->started_ns;
+        s.gpu_peak = x->gpu_peak;
+        s.gpu_share = x->gpu_share;
+        s.accel_share = x->accel_share;
+        s.devices = x->devices;
+        s.retries = x->retries;
+    }
+    return s;
 }
 
 /* A text of the span's, at offset at: "" for none. */
@@ -173,10 +252,10 @@ int rt__timeline_write(const rt__timeline *tl, const char *path)
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     int nodes = 0;
     for (size_t i = 0; i < tl->n; i++) {
-        const rt__span *s = span_at(tl, i);
-        write_span(f, tl, s);
+        rt__span s = span_at(tl, i);
+        write_span(f, tl, &s);
         fprintf(f, ",\n");
-        nodes = s->node >= nodes ? s->node + 1 : nodes;
+        nodes = s.node >= nodes ? s.node + 1 : nodes;
     }
     for (int k = 0; k < nodes; k++)
         fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"

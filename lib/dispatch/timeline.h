@@ -15,12 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One entry, kept small (its bytes are what recording costs a task):
- * texts live in the timeline's text, at an offset (0: none). */
+/* An entry as the dispatcher describes it; the timeline keeps it in
+ * fewer bytes (timeline.c).  Texts live in the timeline's text, at an
+ * offset (0: none). */
 typedef struct rt__span {
     uint64_t id;             /* the task's handle */
     const void *fn;          /* named by its symbol unless it has a name */
-    uint64_t lane;           /* the worker process (its pid on this machine) */
+    uint64_t lane;           /* the worker process (its pid on this machine;
+                                on another rank, its lease's number): kept
+                                in 32 bits */
     uint64_t queued_ns, started_ns, ended_ns;
     uint64_t gpu_peak;       /* the most GPU memory its process was seen to
                                 hold, in bytes; 0: none seen */
@@ -38,12 +41,17 @@ typedef struct rt__span {
                                 GPU's event) at started_ns */
 } rt__span;
 
-/* Spans in chunks mapped with their pages present (a page fault per few
- * dozen tasks cost more than the rest of recording), texts in one
- * buffer. */
+typedef struct rt__entry rt__entry;
+typedef struct rt__entry_extra rt__entry_extra;
+
+/* Entries in chunks mapped with their pages present (a page fault per
+ * few dozen tasks cost more than the rest of recording), what few of
+ * them have besides in an array, texts in one buffer. */
 typedef struct rt__timeline {
-    rt__span **chunk;
-    size_t nchunks, chunks_cap, n; /* n spans in all */
+    rt__entry **chunk;
+    size_t nchunks, chunks_cap, n; /* n entries in all */
+    rt__entry_extra *extra;
+    size_t nextra, extra_cap;
     char *text;
     size_t text_len, text_cap;
     uint64_t origin_ns;      /* time 0 of the file: rt_init() */
