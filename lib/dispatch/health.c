@@ -151,14 +151,14 @@ static void forget_kept(rt__dispatch *d, uint32_t pid)
 
 /* A process's hold on a GPU's memory: the peak of its lease's task, a
  * warning when it is more than the task's share (and its end, with
- * rt_config.gpu_memory_kill), and a worker whose hold between tasks
- * grows. */
+ * rt_config.gpu_memory_kill), and a reused worker (not an actor's) whose
+ * hold between tasks grows. */
 static void usage(rt__dispatch *d, int node, const rt__gpu_event *e, rt__lease *l, int ours)
 {
     if (!e->code)
         forget_kept(d, e->pid);
     if (!l || !l->inflight.head) {
-        if (ours && e->code)
+        if (ours && e->code && !(l && l->cls->owner)) /* an actor's memory is its state */
             kept_between_tasks(d, node, e);
         return;
     }
