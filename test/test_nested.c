@@ -32,6 +32,8 @@ int n_spawn_then_die(const void *arg, size_t len, rt_result *r);
 int n_wait_children(const void *arg, size_t len, rt_result *r);
 int n_get_from_file(const void *arg, size_t len, rt_result *r);
 int n_double_or_read(const void *arg, size_t len, rt_result *r);
+int n_wait_for_file(const void *arg, size_t len, rt_result *r);
+int n_wait_from_file(const void *arg, size_t len, rt_result *r);
 int n_until_cancelled(const void *arg, size_t len, rt_result *r);
 int n_count_up(const void *arg, size_t len, rt_result *r);
 int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r);
@@ -254,14 +256,16 @@ int n_wait_children(const void *arg, size_t len, rt_result *r)
 
 /* arg: a path.  Wait for a handle to appear in that file, then read
  * its object: its value. */
-int n_get_from_file(const void *arg, size_t len, rt_result *r)
+/* The handle written to the file at path arg, once it is there (30 s at
+ * most: a zero handle then). */
+static rt_ref ref_from_file(const void *arg, size_t len)
 {
     char path[256];
+    rt_ref ref = {0};
     if (len >= sizeof path)
-        return 1;
+        return ref;
     memcpy(path, arg, len);
     path[len] = '\0';
-    rt_ref ref = {0};
     for (int i = 0; i < 30000 && !ref.id; i++) {
         FILE *f = fopen(path, "rb");
         if (f) {
@@ -272,6 +276,12 @@ int n_get_from_file(const void *arg, size_t len, rt_result *r)
         if (!ref.id)
             usleep(1000);
     }
+    return ref;
+}
+
+int n_get_from_file(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref ref = ref_from_file(arg, len);
     void *data;
     size_t n;
     if (!ref.id || rt_get(ref, &data, &n, RT_FOREVER) < 0)
@@ -281,10 +291,34 @@ int n_get_from_file(const void *arg, size_t len, rt_result *r)
     return rc;
 }
 
+/* Wait, with rt_wait(), for the task whose handle is in the file at path
+ * arg. */
+int n_wait_from_file(const void *arg, size_t len, rt_result *r)
+{
+    (void)r;
+    rt_ref ref = ref_from_file(arg, len);
+    size_t ready;
+    return !ref.id || rt_wait(&ref, 1, 1, RT_FOREVER, &ready) < 0 || ready != 1;
+}
+
 /* A uint64_t doubled, or (a path) n_get_from_file(). */
 int n_double_or_read(const void *arg, size_t len, rt_result *r)
 {
     return len == sizeof(uint64_t) ? t_double(arg, len, r) : n_get_from_file(arg, len, r);
+}
+
+/* Return once the file at path arg exists (60 s at most: 1 then). */
+int n_wait_for_file(const void *arg, size_t len, rt_result *r)
+{
+    (void)r;
+    char path[256];
+    if (len >= sizeof path)
+        return 1;
+    memcpy(path, arg, len);
+    path[len] = '\0';
+    for (int i = 0; i < 60000 && access(path, F_OK) != 0; i++)
+        usleep(1000);
+    return access(path, F_OK) != 0;
 }
 
 /* Sleep 300 ms, then add arg to the total. */
@@ -539,6 +573,66 @@ START_TEST(tasks_behind_a_waiting_task_are_taken_back)
     for (int i = 1; i < N; i++)
         ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
     unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* The same past the node's limit of waiting workers (64 on one CPU):
+ * 64 tasks wait for a gate (which holds no CPU) to open, then the reader
+ * waits for the task pipelined right behind it.  Its worker makes no
+ * room for another, but the tasks behind it are taken back all the same
+ * (they were not: fib(20) in make bench hung so). */
+START_TEST(tasks_behind_a_task_past_the_waiting_limit_are_taken_back)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+    enum { N = 50, WAITING_MAX = 64 };
+    uint64_t x = 21;
+    rt_value args[N + 1];
+    rt_ref refs[N + 1];
+    for (int i = 0; i <= N; i++)
+        args[i] = (rt_value){&x, sizeof x};
+    char open_path[128], gate_path[128], handle_path[128];
+    temp_path(open_path, sizeof open_path, "gate-open");
+    temp_path(gate_path, sizeof gate_path, "gate");
+    temp_path(handle_path, sizeof handle_path, "handle");
+    rt_opts no_cpu = RT_OPTS_INIT;
+    no_cpu.num_cpus = 0;
+    rt_ref gate, waiting[WAITING_MAX];
+    ck_ok(rt_remote(n_wait_for_file, &no_cpu, open_path, strlen(open_path), &gate));
+    FILE *f = fopen(gate_path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(&gate, sizeof gate, 1, f), 1);
+    fclose(f);
+    for (int i = 0; i < WAITING_MAX; i++)
+        ck_ok(rt_remote(n_wait_from_file, NULL, gate_path, strlen(gate_path), &waiting[i]));
+    for (int i = 0; i < 6000 && count_workers() < WAITING_MAX + 2; i++)
+        usleep(10000); /* each waits in its worker, another in its place */
+    usleep(300000);
+    /* The quick class's run time is measured, on the worker that will
+     * take the reader and the tasks behind it. */
+    ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N, refs));
+    for (int i = 0; i < N; i++)
+        ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
+    args[0] = (rt_value){handle_path, strlen(handle_path)};
+    ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N + 1, refs));
+    f = fopen(handle_path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(&refs[1], sizeof refs[1], 1, f), 1);
+    fclose(f);
+    ck_assert_uint_eq(get_u64(refs[0], 60000), 42); /* it read refs[1] */
+    for (int i = 2; i <= N; i++)
+        ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
+    fclose(fopen(open_path, "w"));
+    for (int i = 0; i < WAITING_MAX; i++)
+        ck_ok(rt_get(waiting[i], NULL, NULL, 60000));
+    ck_ok(rt_get(gate, NULL, NULL, 60000));
+    unlink(open_path);
+    unlink(gate_path);
+    unlink(handle_path);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -953,6 +1047,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, recursion_finishes_on_two_cpus);
     tcase_add_test(tc, released_tasks_still_lend_while_they_wait);
     tcase_add_test(tc, tasks_behind_a_waiting_task_are_taken_back);
+    tcase_add_test(tc, tasks_behind_a_task_past_the_waiting_limit_are_taken_back);
     tcase_add_test(tc, what_a_task_may_not_do_says_why);
     tcase_add_test(tc, a_task_calls_an_actor);
     tcase_add_test(tc, handles_travel_in_bytes);

@@ -294,12 +294,16 @@ static size_t take_back(rt__local *l, rt__worker *w)
 }
 
 /* While its task waits, w does not count against the node's workers (a
- * task in its place may need one), but at most max workers wait so. */
+ * task in its place may need one), but at most max workers wait so.  Past
+ * that, w still counts, but the tasks sent behind its task are taken back
+ * all the same: the one it waits for may be among them. */
 static long op_lend(rt__node *n, rt__worker *w, int lend)
 {
     rt__local *l = (rt__local *)n;
-    if (w->actor || w->gone || (unsigned)lend == w->lent || (lend && l->lent >= l->max))
+    if (w->actor || w->gone || (unsigned)lend == w->lent)
         return -1;
+    if (lend && l->lent >= l->max)
+        return (long)take_back(l, w);
     w->lent = lend != 0;
     l->lent += lend ? 1 : (size_t)-1;
     l->task_workers += lend ? (size_t)-1 : 1;

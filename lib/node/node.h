@@ -131,11 +131,11 @@ typedef struct rt__node_ops {
      * 1 when something arrived, 0 when not (or when the node cannot). */
     int (*await)(rt__node *n, rt__worker *w, int timeout_us);
     /* w's running task waits for other tasks (lend 1), or goes on (0).
-     * Waiting, w makes room for another worker, and the tasks sent to it
-     * after the running one are taken back: how many (the last ones in
-     * flight, which w will never run), at once or later (took_back());
-     * -1 when it cannot lend (too many wait already; an actor).  NULL:
-     * the node never lends. */
+     * Waiting, w makes room for another worker (unless too many wait
+     * already), and the tasks sent to it after the running one are taken
+     * back: how many (the last ones in flight, which w will never run), at
+     * once or later (took_back()); -1 when it cannot lend (an actor) or
+     * there is nothing to undo.  NULL: the node never lends. */
     long (*lend)(rt__node *n, rt__worker *w, int lend);
     /* rt_cancel() asks w's task `task` to stop (rt_cancelled()); NULL:
      * the node cannot tell it. */
