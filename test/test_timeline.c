@@ -8,6 +8,7 @@
 
 #include "dispatch/timeline.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,43 @@ START_TEST(timeline_entries_write_what_they_were_told)
 }
 END_TEST
 
+/* Entries land in chunks mapped ahead a step at a time (as the runtime
+ * thread does while idle), partly ready or whole when the last is full,
+ * and none is lost or out of order. */
+START_TEST(timeline_chunks_made_ahead_keep_every_entry)
+{
+    enum { N = 40000 }; /* three chunks */
+    rt__timeline tl = {.origin_ns = 1};
+    rt__timeline_prepare(&tl); /* nothing kept yet: nothing mapped */
+    ck_assert_ptr_null(tl.ahead);
+    for (uint64_t i = 1; i <= N; i++) {
+        rt__span s = {.id = i, .lane = 7, .queued_ns = i * 1000, .started_ns = i * 1000,
+                      .ended_ns = i * 1000 + 1000};
+        ck_assert_int_eq(rt__timeline_add(&tl, &s, NULL, NULL, NULL), 0);
+        for (int k = 0; k < (i < 20000 ? 1 : 30) && i % 1000 == 0; k++)
+            rt__timeline_prepare(&tl);
+    }
+    char path[256], line[512];
+    temp_path(path, sizeof path, "ahead");
+    ck_assert_int_eq(rt__timeline_write(&tl, path), 0);
+    rt__timeline_free(&tl);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    uint64_t want = 1, id;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "\"id\":");
+        if (!at)
+            continue;
+        ck_assert_int_eq(sscanf(at, "\"id\":%" SCNu64, &id), 1);
+        ck_assert_uint_eq(id, want);
+        want++;
+    }
+    fclose(f);
+    unlink(path);
+    ck_assert_uint_eq(want, N + 1);
+}
+END_TEST
+
 Suite *timeline_suite(void)
 {
     Suite *s = suite_create("timeline");
@@ -305,6 +343,7 @@ Suite *timeline_suite(void)
     tcase_add_test(tc, rtask_timeline_refuses_what_is_not_a_timeline);
     tcase_add_test(tc, rtask_timeline_shows_gpus_shared);
     tcase_add_test(tc, timeline_entries_write_what_they_were_told);
+    tcase_add_test(tc, timeline_chunks_made_ahead_keep_every_entry);
     suite_add_tcase(s, tc);
     return s;
 }

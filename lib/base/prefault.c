@@ -101,7 +101,7 @@ void rt__prefault_writes(int (*work_came)(void *ctx), void *ctx)
     fclose(maps);
 }
 
-void rt__prefault_shared(void *start, size_t len)
+void rt__prefault_range(void *start, size_t len)
 {
     (void)madvise(start, len, MADV_POPULATE_WRITE); /* before Linux 5.14: faults later */
 }

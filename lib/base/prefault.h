@@ -24,9 +24,11 @@
  * before, it does nothing.  Cost: about 250 us for a worker of the
  * usual size on the machine of the README's figures. */
 void rt__prefault_writes(int (*work_came)(void *ctx), void *ctx);
-/* Map [start, start + len), pages of a shared mapping this process
- * inherited (a fork keeps none of them mapped), for writing. */
-void rt__prefault_shared(void *start, size_t len);
+/* Map [start, start + len) for writing: pages of a shared mapping this
+ * process inherited (a fork keeps none of them mapped), or fresh
+ * anonymous memory (the kernel zeroes each page now, not at its first
+ * write). */
+void rt__prefault_range(void *start, size_t len);
 /* Make the calling thread's next allocations (tens of kilobytes) land
  * on pages of its own. */
 void rt__prefault_heap(void);

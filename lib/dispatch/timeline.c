@@ -3,6 +3,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/prefault.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,18 +42,45 @@ struct rt__entry_extra {
 enum { ENTRY_CALL = 1, ENTRY_MARK = 2 };
 
 #define CHUNK_ENTRIES 16384 /* 768 KiB */
+#define CHUNK_BYTES (CHUNK_ENTRIES * sizeof(rt__entry))
+#define AHEAD_STEP ((size_t)32 << 10) /* about 10 us of the kernel's zeroing */
 
+static rt__entry *map_chunk(int populate)
+{
+    void *p = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* The next chunk: the one mapped ahead (the rest of its pages made
+ * present now), else a new one with its pages present (a page fault per
+ * few dozen tasks cost more than the rest of recording). */
 static rt__entry *new_chunk(rt__timeline *tl)
 {
     rt__entry **v = rt__grow(tl->chunk, &tl->chunks_cap, tl->nchunks, sizeof *v, 16);
     if (!v)
         return NULL;
     tl->chunk = v;
-    void *p = mmap(NULL, CHUNK_ENTRIES * sizeof(rt__entry), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (p == MAP_FAILED)
+    rt__entry *c = tl->ahead;
+    if (c && tl->ahead_present < CHUNK_BYTES)
+        rt__prefault_range((char *)c + tl->ahead_present, CHUNK_BYTES - tl->ahead_present);
+    tl->ahead = NULL;
+    if (!c && !(c = map_chunk(1)))
         return NULL;
-    return tl->chunk[tl->nchunks++] = p;
+    return tl->chunk[tl->nchunks++] = c;
+}
+
+void rt__timeline_prepare(rt__timeline *tl)
+{
+    if (!tl->nchunks || (tl->ahead && tl->ahead_present >= CHUNK_BYTES))
+        return;
+    if (!tl->ahead) {
+        if (!(tl->ahead = map_chunk(0)))
+            return;
+        tl->ahead_present = 0;
+    }
+    rt__prefault_range((char *)tl->ahead + tl->ahead_present, AHEAD_STEP);
+    tl->ahead_present += AHEAD_STEP;
 }
 
 /* Copy n texts (1 or 2), one after the other, each ended by a 0, into
@@ -139,7 +167,9 @@ int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, cons
 void rt__timeline_free(rt__timeline *tl)
 {
     for (size_t i = 0; i < tl->nchunks; i++)
-        munmap(tl->chunk[i], CHUNK_ENTRIES * sizeof(rt__entry));
+        munmap(tl->chunk[i], CHUNK_BYTES);
+    if (tl->ahead)
+        munmap(tl->ahead, CHUNK_BYTES);
     rt__free(tl->chunk);
     rt__free(tl->extra);
     rt__free(tl->text);

@@ -50,6 +50,8 @@ typedef struct rt__entry_extra rt__entry_extra;
 typedef struct rt__timeline {
     rt__entry **chunk;
     size_t nchunks, chunks_cap, n; /* n entries in all */
+    rt__entry *ahead;        /* the next chunk, mapped ahead of need, or NULL */
+    size_t ahead_present;    /* its bytes whose pages are present */
     rt__entry_extra *extra;
     size_t nextra, extra_cap;
     char *text;
@@ -61,6 +63,10 @@ typedef struct rt__timeline {
  * together): 0, or -1 when out of memory (the span is lost). */
 int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, const char *gpus,
                      const char *accel);
+/* While nothing else is to be done: make a step of the next chunk's
+ * pages present (the kernel zeroes fresh pages, which is most of what a
+ * record costs when its own add does it), once entries are kept. */
+void rt__timeline_prepare(rt__timeline *tl);
 /* Write the spans to path: 0, or RT_ESYS / RT_EINVAL with a message. */
 int rt__timeline_write(const rt__timeline *tl, const char *path);
 void rt__timeline_free(rt__timeline *tl);

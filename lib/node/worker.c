@@ -783,7 +783,7 @@ static int message_waits(void *ctx)
 static void rehearse(int sock)
 {
     rt__taskenv_rehearse();
-    rt__prefault_shared(self.slot, sizeof *self.slot);
+    rt__prefault_range(self.slot, sizeof *self.slot);
     rt__prefault_heap();
     (void)rt__chan_prepare(&self.chan); /* else its first answer allocates */
     drop_args(); /* writes the pages of the task's bookkeeping */

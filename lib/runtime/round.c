@@ -408,6 +408,8 @@ void rt__round_loop(rt__runtime *rt)
         int block = !more_now(rt), soon = rt__dispatch_answers_soon(&rt->dispatch);
         if (block)
             plan_later(rt, state, again, deadline);
+        if (block && rt->recording) /* the pages of records to come, while idle */
+            rt__timeline_prepare(&rt->timeline);
         rt__round_give(rt);
         rt__loop_wait(&rt->loop, &events, block, soon); /* without the round */
     }
