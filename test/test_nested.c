@@ -541,17 +541,31 @@ START_TEST(released_tasks_still_lend_while_they_wait)
 }
 END_TEST
 
+/* Write ref to the file at path, for a task to read. */
+static void write_ref(const char *path, rt_ref ref)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(&ref, sizeof ref, 1, f), 1);
+    fclose(f);
+}
+
+/* Run n quick n_double_or_read tasks (args: 21 each), so that their class's
+ * run time is measured and the next ones are pipelined. */
+static void time_quick_class(const rt_value *args, rt_ref *refs, size_t n)
+{
+    ck_ok(rt_remote_batch(n_double_or_read, NULL, args, n, refs));
+    for (size_t i = 0; i < n; i++)
+        ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
+}
+
 /* Tasks pipelined to the worker of a task that then waits for one of
  * them are taken back and run elsewhere.  One worker: the reader and the
  * 50 tasks after it go to it at once (their class is known to be quick);
  * the reader waits for the last of them. */
 START_TEST(tasks_behind_a_waiting_task_are_taken_back)
 {
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 1;
-    c.num_gpus = 0;
-    c.num_workers = 1;
-    ck_ok(rt_init_config(&c));
+    start_with(1, 0, 1);
     enum { N = 50 };
     uint64_t x = 21;
     char path[128];
@@ -560,15 +574,10 @@ START_TEST(tasks_behind_a_waiting_task_are_taken_back)
     rt_ref refs[N + 1];
     for (int i = 0; i <= N; i++)
         args[i] = (rt_value){&x, sizeof x};
-    ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N, refs));
-    for (int i = 0; i < N; i++) /* the class's run time is measured */
-        ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
+    time_quick_class(args, refs, N);
     args[0] = (rt_value){path, strlen(path)};
     ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N + 1, refs));
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fwrite(&refs[N], sizeof refs[N], 1, f), 1);
-    fclose(f);
+    write_ref(path, refs[N]);
     ck_assert_uint_eq(get_u64(refs[0], 60000), 42);
     for (int i = 1; i < N; i++)
         ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
@@ -584,11 +593,7 @@ END_TEST
  * (they were not: fib(20) in make bench hung so). */
 START_TEST(tasks_behind_a_task_past_the_waiting_limit_are_taken_back)
 {
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 1;
-    c.num_gpus = 0;
-    c.num_workers = 1;
-    ck_ok(rt_init_config(&c));
+    start_with(1, 0, 1);
     enum { N = 50, WAITING_MAX = 64 };
     uint64_t x = 21;
     rt_value args[N + 1];
@@ -603,26 +608,16 @@ START_TEST(tasks_behind_a_task_past_the_waiting_limit_are_taken_back)
     no_cpu.num_cpus = 0;
     rt_ref gate, waiting[WAITING_MAX];
     ck_ok(rt_remote(n_wait_for_file, &no_cpu, open_path, strlen(open_path), &gate));
-    FILE *f = fopen(gate_path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fwrite(&gate, sizeof gate, 1, f), 1);
-    fclose(f);
+    write_ref(gate_path, gate);
     for (int i = 0; i < WAITING_MAX; i++)
         ck_ok(rt_remote(n_wait_from_file, NULL, gate_path, strlen(gate_path), &waiting[i]));
     for (int i = 0; i < 6000 && count_workers() < WAITING_MAX + 2; i++)
         usleep(10000); /* each waits in its worker, another in its place */
     usleep(300000);
-    /* The quick class's run time is measured, on the worker that will
-     * take the reader and the tasks behind it. */
-    ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N, refs));
-    for (int i = 0; i < N; i++)
-        ck_assert_uint_eq(get_u64(refs[i], 60000), 42);
+    time_quick_class(args, refs, N); /* on the worker that will take the reader */
     args[0] = (rt_value){handle_path, strlen(handle_path)};
     ck_ok(rt_remote_batch(n_double_or_read, NULL, args, N + 1, refs));
-    f = fopen(handle_path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fwrite(&refs[1], sizeof refs[1], 1, f), 1);
-    fclose(f);
+    write_ref(handle_path, refs[1]);
     ck_assert_uint_eq(get_u64(refs[0], 60000), 42); /* it read refs[1] */
     for (int i = 2; i <= N; i++)
         ck_assert_uint_eq(get_u64(refs[i], 60000), 42);

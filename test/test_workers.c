@@ -195,11 +195,7 @@ static void runs_logged(const char *path, int *runs, size_t n)
  * run on a new worker, and every innocent task runs once. */
 static void one_crash_in_a_burst(int innocent_retries)
 {
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 1;
-    c.num_gpus = 0;
-    c.num_workers = 1;
-    ck_ok(rt_init_config(&c));
+    start_with(1, 0, 1);
     enum { N = 300, CRASH = 150 };
     static log_record rec[N];
     static rt_ref refs[N];
