@@ -307,13 +307,12 @@ static int mps_start(void)
 {
     if (system("command -v nvidia-cuda-mps-control > /dev/null") != 0)
         return -1;
-    char cmd[512], control[160];
+    char control[160];
     temp_path(mps_dir, sizeof mps_dir, "mps");
     mkdir(mps_dir, 0700);
     setenv("CUDA_MPS_PIPE_DIRECTORY", mps_dir, 1);
     setenv("CUDA_MPS_LOG_DIRECTORY", mps_dir, 1);
-    snprintf(cmd, sizeof cmd, "nvidia-cuda-mps-control -d");
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(system("nvidia-cuda-mps-control -d"), 0);
     snprintf(control, sizeof control, "%s/control", mps_dir);
     for (int i = 0; i < 100 && access(control, F_OK) != 0; i++)
         usleep(50000);
