@@ -341,8 +341,6 @@ void rt__dispatch_run(rt__dispatch *d)
 {
     d->retry_soon = 0;
     d->check_ms = -1;
-    if (d->timeouts.n)
-        expire(d, rt__now_ns());
     if (d->unhealthy)
         rt__health_fail_never(d);
     if (!rt__list_empty(&d->sched.unplaced))
@@ -357,6 +355,10 @@ void rt__dispatch_run(rt__dispatch *d)
         if (!d->filed_early)
             break;
     }
+    /* After feeding: a task this round sent is looked at again in time
+     * even when no other event comes before it ends. */
+    if (d->timeouts.n)
+        expire(d, rt__now_ns());
     rt__dispatch_flush(d);
 }
 
