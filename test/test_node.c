@@ -324,8 +324,8 @@ END_TEST
 
 /* A time limit: from the round that sends the task, and while it has run
  * less, nothing happens and the dispatcher says when to look again (what
- * is left); past it, its worker
- * is killed and the loss fails it with RT_EKILLED, never retried. */
+ * is left); past it, its worker is killed and the loss fails it with
+ * RT_EKILLED, never retried. */
 START_TEST(a_time_limit_kills_the_worker)
 {
     scene(1);
