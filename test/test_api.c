@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 START_TEST(calls_before_init_fail)
 {
@@ -197,6 +199,43 @@ START_TEST(bad_submissions_are_refused)
     o.max_calls = RT_DEFAULT;
     o.max_retries = -2;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL, "max_retries");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Lengths and counts no buffer can have: refused, naming the argument,
+ * before any size is computed from them (n + 1 or a header added would
+ * wrap) and before a byte is read. */
+START_TEST(sizes_that_wrap_are_refused)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    c.object_store_bytes = 64 << 20;
+    ck_ok(rt_init_config(&c));
+    /* One readable page: a call that copied past it would crash. */
+    long page = sysconf(_SC_PAGESIZE);
+    char *one = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(one, MAP_FAILED);
+    rt_ref ref = {1}, refs[1] = {{1}};
+    size_t n, idx[1];
+    ck_fails(rt_wait(refs, SIZE_MAX, 0, 0, &n), RT_EINVAL, "n is");
+    ck_fails(rt_wait_indices(refs, SIZE_MAX, 0, 0, idx, &n), RT_EINVAL, "n is");
+    for (size_t len = SIZE_MAX; len > SIZE_MAX - 2 * 4096; len -= 1000) {
+        ck_fails(rt_put(one, len, &ref), RT_EINVAL, "rt_put: len is");
+        ck_fails(rt_remote(t_echo, NULL, one, len, &ref), RT_EINVAL, "rt_remote: arg_len");
+        rt_arg arg = RT_ARG_BYTES(one, len);
+        ck_fails(rt_remote_args(t_dirty_env_args, NULL, &arg, 1, &ref), RT_EINVAL,
+                 "argument 0's len");
+        rt_value v = {one, len};
+        ck_fails(rt_remote_batch(t_echo, NULL, &v, 1, &ref), RT_EINVAL, "argument 0's len");
+    }
+    /* Larger than the store: refused before 512 MiB are read and copied
+     * (the page above is all there is to read). */
+    ck_fails(rt_put(one, (size_t)512 << 20, &ref), RT_ENOMEM,
+             "more than the whole object store");
+    munmap(one, (size_t)page);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -406,6 +445,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, init_shutdown_cycles_keep_the_heap);
     tcase_add_test(tc, bad_submissions_are_refused);
     tcase_add_test(tc, bad_resource_lists_are_refused);
+    tcase_add_test(tc, sizes_that_wrap_are_refused);
     tcase_add_test(tc, bad_handles_are_refused);
     tcase_add_test(tc, timeout_keeps_the_handle);
     tcase_add_test(tc, calls_after_shutdown_fail);

@@ -647,7 +647,8 @@ START_TEST(a_full_store_refuses_puts_after_waiting)
     size_t ready;
     ck_ok(rt_wait(&first, 1, 1, 60000, &ready));
     rt_ref third;
-    ck_fails(rt_remote(t_echo, NULL, "x", 1, &third), RT_ENOMEM, "over full");
+    ck_fails(rt_remote(t_echo, NULL, "x", 1, &third), RT_ENOMEM,
+             "held by objects (it stays over full)");
     ck_ok(rt_release(first));
     ck_ok(rt_remote(t_echo, NULL, "x", 1, &third));
     ck_ok(rt_get(third, NULL, NULL, 60000));

@@ -78,9 +78,10 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
     if (!method || !ref || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_call: %s is NULL",
                          !method ? "the method" : !ref ? "ref" : "arg");
+    int rc = rt__check_len("rt_actor_call", "arg_len", arg_len);
     rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
     rt__submission s = {RT__SUBMIT_CALL, (uint64_t)(uintptr_t)method, actor.id, NULL, &one, 1};
-    return rt__submit_form(&s, ref);
+    return rc < 0 ? rc : rt__submit_form(&s, ref);
 }
 
 RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args method, const rt_arg *args,

@@ -11,10 +11,15 @@ RT_EXPORT int rt_put(const void *data, size_t len, rt_ref *ref)
 {
     if (!ref || (!data && len))
         return rt__error(RT_EINVAL, "rt_put: %s is NULL", !ref ? "ref" : "data");
+    if (rt__check_len("rt_put", "len", len) < 0)
+        return RT_EINVAL;
     if (rt__process_forked())
         return rt__client_put(data, len, ref);
     rt__task *o;
-    int rc = rt__task_new_object(data, len, &o);
+    /* Refused before a byte is copied: no shared memory made in vain. */
+    int rc = rt__call_fits(rt__runtime_here(), len, "rt_put");
+    if (rc == 0)
+        rc = rt__task_new_object(data, len, &o);
     return rc < 0 ? rc : rt__call_put(rt__runtime_here(), o, ref);
 }
 

@@ -54,9 +54,10 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
     if (!fn || !ref || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_remote: %s is NULL",
                          !fn ? "the function" : !ref ? "ref" : "arg");
+    int rc = rt__check_len("rt_remote", "arg_len", arg_len);
     rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
     rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1};
-    return rt__submit_form(&s, ref);
+    return rc < 0 ? rc : rt__submit_form(&s, ref);
 }
 
 int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
@@ -68,10 +69,14 @@ int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t 
     if (nargs > RT_ARGS_MAX)
         return rt__error(RT_EINVAL, "%s: %zu arguments; at most RT_ARGS_MAX (%d)", call,
                          nargs, RT_ARGS_MAX);
-    for (size_t i = 0; i < nargs; i++)
+    for (size_t i = 0; i < nargs; i++) {
         if (!args[i].ref.id && !args[i].data && args[i].len)
             return rt__error(RT_EINVAL, "%s: argument %zu has %zu bytes at NULL", call, i,
                              args[i].len);
+        if (!args[i].ref.id && args[i].len > RT__LEN_MAX)
+            return rt__error(RT_EINVAL, "%s: argument %zu's len is %zu, past any buffer's "
+                             "length", call, i, args[i].len);
+    }
     return 0;
 }
 
@@ -95,6 +100,9 @@ static int batch_records(rt_fn fn, const rt_opts *opts, const rt__request *r,
         int rc = !args[i].data && args[i].len
                      ? rt__error(RT_EINVAL, "rt_remote_batch: argument %zu has %zu bytes "
                                  "at NULL", i, args[i].len)
+                 : args[i].len > RT__LEN_MAX
+                     ? rt__error(RT_EINVAL, "rt_remote_batch: argument %zu's len is %zu, "
+                                 "past any buffer's length", i, args[i].len)
                      : rt__task_new(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
                                     rt__request_needs(r), args[i].data, args[i].len,
                                     &tasks[i]);
@@ -237,6 +245,8 @@ static long wait_ready(const char *call, const rt_ref *refs, size_t n, size_t nu
                          !n_ready ? "n_ready is NULL"
                          : num_ready > n ? "num_ready is larger than n"
                                          : "refs is NULL");
+    if (n > RT__LEN_MAX / sizeof *refs)
+        return rt__error(RT_EINVAL, "%s: n is %zu, more handles than memory holds", call, n);
     *ready = rt__malloc(n + 1);
     rt_ref *scratch = rt__malloc((n + 1) * sizeof *scratch);
     long count = *ready && scratch ? 0 : rt__error(RT_ENOMEM, "%s: no memory for %zu "
@@ -342,6 +352,8 @@ RT_EXPORT int rt_yield(const void *data, size_t len)
 {
     if (!data && len)
         return rt__error(RT_EINVAL, "rt_yield: data is NULL");
+    if (rt__check_len("rt_yield", "len", len) < 0)
+        return RT_EINVAL;
     if (!rt__process_forked())
         return rt__error(RT_EINVAL, "rt_yield: only a running task yields results");
     return rt__client_yield(data ? data : "", len);

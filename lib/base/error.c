@@ -46,6 +46,14 @@ int rt__error(int code, const char *fmt, ...)
     return code;
 }
 
+int rt__check_len(const char *call, const char *what, size_t len)
+{
+    if (len <= RT__LEN_MAX)
+        return 0;
+    return rt__error(RT_EINVAL, "%s: %s is %zu, past any buffer's length (at most %zu)",
+                     call, what, len, (size_t)RT__LEN_MAX);
+}
+
 int rt__syserror(const char *what)
 {
     int saved = errno;

@@ -4,10 +4,20 @@
 
 #include "rtask.h"
 
+#include <stdint.h>
+
 /* Record a formatted message as this thread's last error and return code,
  * so that failing paths read "return rt__error(RT_EINVAL, ...)". */
 int rt__error(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The longest length any call takes: sizes computed from a longer one
+ * (a header added, pages rounded up, n + 1) could wrap. */
+#define RT__LEN_MAX (SIZE_MAX / 4)
+
+/* RT_EINVAL, naming call and what, when len is past RT__LEN_MAX: no
+ * buffer is ever that long, and the arithmetic on it must not wrap. */
+int rt__check_len(const char *call, const char *what, size_t len);
 
 /* Same, for a failed system call: appends strerror(errno). */
 int rt__syserror(const char *what);

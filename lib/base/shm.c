@@ -3,6 +3,7 @@
 #include "shm.h"
 
 #include "alloc.h"
+#include "error.h"
 #include "rtask.h"
 
 #include <errno.h>
@@ -197,6 +198,8 @@ static void *hdr_to_data(void *base, uint64_t map_len, int fd)
 
 void *rt__buf_alloc(size_t len)
 {
+    if (len > RT__LEN_MAX)
+        return NULL; /* the header added would wrap */
     void *base = rt__malloc(RT__BUF_HDR + len);
     return base ? hdr_to_data(base, 0, -1) : NULL;
 }
@@ -214,6 +217,10 @@ static void *map_shared(int fd, size_t len, int populate)
 
 int rt__shm_create(size_t len, void **data)
 {
+    if (len > RT__LEN_MAX) {
+        errno = ENOMEM; /* no mapping is that long, and the sums below would wrap */
+        return -1;
+    }
     int fd = rt__shm_pool_take(RT__BUF_HDR + len);
     if (fd >= 0) {
         kept_map m = find_map(fd, RT__BUF_HDR + len);

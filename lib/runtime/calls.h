@@ -70,6 +70,9 @@ void rt__call_unhold(rt__runtime *rt, rt__task *t);
 /* rt_put(): o, an object already (rt__task_new_object()), gets a handle
  * once the store has room.  On failure o is freed. */
 int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref);
+/* RT_ENOMEM, named call's, when len bytes are more than the whole object
+ * store: rt_put() asks before it copies them. */
+int rt__call_fits(rt__runtime *rt, size_t len, const char *call);
 /* rt_get_view(): wait for ref's object and hold it for a view: 0, *o and
  * the view's id, or an error. */
 int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **o,

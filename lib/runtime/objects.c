@@ -8,6 +8,8 @@
 #include "base/clock.h"
 #include "base/error.h"
 
+#include <stdio.h>
+
 /* [L] Freed once nothing names or holds it and it has ended. */
 static int collectable(const rt__task *o)
 {
@@ -172,11 +174,13 @@ void rt__objects_untake_args(rt__task *t)
 /* [L] Why the store has no room, in the words of rt_put(3). */
 static int store_full(const rt__runtime *rt, size_t need, const char *call)
 {
+    char asked[64] = " (it stays over full)";
+    if (need)
+        snprintf(asked, sizeof asked, ", and %zu more are asked for", need);
     return rt__error(RT_ENOMEM, "%s: the object store is full: %zu of its %zu bytes are "
-                     "held by objects%s%zu more%s; rt_get() or rt_release() the refs "
-                     "you no longer need, or raise rt_config.object_store_bytes",
-                     call, rt->store_used, rt->store_size, need ? ", and " : "",
-                     need, need ? " are asked for" : " (it stays over full)");
+                     "held by objects%s; rt_get() or rt_release() the refs you no longer "
+                     "need, or raise rt_config.object_store_bytes",
+                     call, rt->store_used, rt->store_size, asked);
 }
 
 /* [L] A submission (need 0) goes on unless the store is over full; a
@@ -186,12 +190,30 @@ static int has_room(const rt__runtime *rt, size_t need)
     return need ? rt->store_used + need <= rt->store_size : rt->store_used <= rt->store_size;
 }
 
+/* Whether need bytes could ever fit the store (its size never changes). */
+static int too_big(const rt__runtime *rt, size_t need, const char *call)
+{
+    if (need <= rt->store_size)
+        return 0;
+    return rt__error(RT_ENOMEM, "%s: %zu bytes are more than the whole object store "
+                     "(%zu bytes, rt_config.object_store_bytes)", call, need,
+                     rt->store_size);
+}
+
+int rt__call_fits(rt__runtime *rt, size_t len, const char *call)
+{
+    pthread_mutex_lock(&rt->lock);
+    int rc = rt__check_running(rt, call);
+    if (rc == 0)
+        rc = too_big(rt, len, call);
+    pthread_mutex_unlock(&rt->lock);
+    return rc;
+}
+
 int rt__objects_room(rt__runtime *rt, size_t need, const char *call)
 {
-    if (need > rt->store_size)
-        return rt__error(RT_ENOMEM, "%s: %zu bytes are more than the whole object store "
-                         "(%zu bytes, rt_config.object_store_bytes)", call, need,
-                         rt->store_size);
+    if (too_big(rt, need, call) < 0)
+        return RT_ENOMEM;
     if (has_room(rt, need))
         return 0; /* every submission passes here: no clock read, no count */
     struct timespec deadline = rt__deadline_after(RT__STORE_WAIT_MS);
