@@ -31,5 +31,6 @@ int main(void)
     srunner_add_suite(sr, labels_suite());
     srunner_add_suite(sr, groups_suite());
     srunner_add_suite(sr, health_suite());
+    srunner_add_suite(sr, isolation_suite());
     return run_and_free(sr);
 }

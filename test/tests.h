@@ -145,5 +145,6 @@ Suite *nested_suite(void);
 Suite *labels_suite(void);
 Suite *groups_suite(void);
 Suite *health_suite(void);
+Suite *isolation_suite(void);
 
 #endif

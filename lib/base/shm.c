@@ -4,6 +4,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "error.h"
 #include "rtask.h"
 
 #include <errno.h>
@@ -37,7 +38,8 @@ typedef struct spare {
 } spare;
 
 /* A mapping kept for its memfd's file, known by device and inode (the
- * memfd comes back as another descriptor). */
+ * memfd comes back as another descriptor).  Read-only while kept: its
+ * bytes are a result that others read, until the memfd comes back. */
 typedef struct kept_map {
     dev_t dev;
     ino_t ino;
@@ -141,26 +143,41 @@ static kept_map find_map(int fd, size_t map_len)
     return m;
 }
 
+static size_t page_size(void)
+{
+    return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* What a buffer being written spans: its header and bytes, whole pages,
+ * then the guard page. */
+static size_t written_span(size_t len)
+{
+    size_t page = page_size();
+    return (RT__BUF_HDR + len + page - 1) / page * page + page;
+}
+
 void rt__shm_done(void *data, size_t len, int fd)
 {
     char *base = (char *)data - RT__BUF_HDR;
-    size_t map_len = RT__BUF_HDR + len;
+    size_t span = written_span(len);
     struct stat st;
     kept_map gone[MAPS_MAX + 1];
     int ngone = 0, kept = 0;
-    int known = fstat(fd, &st) == 0;
+    /* Read-only before anything else: from here on a stray write (a
+     * thread the task left running, the next task's pointer) faults. */
+    int known = mprotect(base, span - page_size(), PROT_READ) == 0 && fstat(fd, &st) == 0;
     pthread_mutex_lock(&pool.lock);
-    if (known && map_len <= pool.maps_cap) {
+    if (known && span <= pool.maps_cap) {
         while (pool.nmaps && (pool.nmaps == MAPS_MAX ||
-                              pool.maps_bytes + map_len > pool.maps_cap))
+                              pool.maps_bytes + span > pool.maps_cap))
             gone[ngone++] = take_map(0); /* the oldest makes room */
-        pool.maps[pool.nmaps++] = (kept_map){st.st_dev, st.st_ino, base, map_len};
-        pool.maps_bytes += map_len;
+        pool.maps[pool.nmaps++] = (kept_map){st.st_dev, st.st_ino, base, span};
+        pool.maps_bytes += span;
         kept = 1;
     }
     pthread_mutex_unlock(&pool.lock);
     if (!kept)
-        gone[ngone++] = (kept_map){.base = base, .map_len = map_len};
+        gone[ngone++] = (kept_map){.base = base, .map_len = span};
     for (int i = 0; i < ngone; i++)
         munmap(gone[i].base, gone[i].map_len);
 }
@@ -204,15 +221,41 @@ void *rt__buf_alloc(size_t len)
     return base ? hdr_to_data(base, 0, -1) : NULL;
 }
 
-/* A writable shared mapping of a memfd; MAP_POPULATE when its pages
- * exist (a memfd of the pool): they are mapped in one go, not one fault
- * at a time. */
+/* A writable shared mapping of a memfd, with a guard page after it:
+ * a task that writes past its result faults in its own worker rather
+ * than changing whatever mapping lies next.  MAP_POPULATE when its
+ * pages exist (a memfd of the pool): they are mapped in one go, not one
+ * fault at a time. */
 static void *map_shared(int fd, size_t len, int populate)
 {
-    size_t map_len = RT__BUF_HDR + len;
-    void *base = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+    size_t span = written_span(len), guard = span - page_size();
+    void *base = mmap(NULL, span, PROT_READ | PROT_WRITE,
                       MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
-    return base == MAP_FAILED ? NULL : hdr_to_data(base, map_len, -1);
+    if (base == MAP_FAILED)
+        return NULL;
+    if (mprotect((char *)base + guard, span - guard, PROT_NONE) < 0) {
+        munmap(base, span);
+        return NULL;
+    }
+    return hdr_to_data(base, RT__BUF_HDR + len, -1);
+}
+
+/* A kept mapping of a memfd that came back, for a buffer of len bytes:
+ * writable again up to its new guard page, and no longer than that (the
+ * mapping is exactly this buffer's from now on).  NULL when that fails
+ * (the mapping is gone then). */
+static void *map_again(kept_map m, size_t len)
+{
+    size_t span = written_span(len), guard = span - page_size();
+    char *base = m.base;
+    if (m.map_len > span)
+        munmap(base + span, m.map_len - span);
+    if (mprotect(base, guard, PROT_READ | PROT_WRITE) < 0 ||
+        mprotect(base + guard, span - guard, PROT_NONE) < 0) {
+        munmap(base, span);
+        return NULL;
+    }
+    return hdr_to_data(base, RT__BUF_HDR + len, -1);
 }
 
 int rt__shm_create(size_t len, void **data)
@@ -223,16 +266,10 @@ int rt__shm_create(size_t len, void **data)
     }
     int fd = rt__shm_pool_take(RT__BUF_HDR + len);
     if (fd >= 0) {
-        kept_map m = find_map(fd, RT__BUF_HDR + len);
-        if (m.base) { /* written before: not even a page-table entry to make */
-            size_t page = (size_t)sysconf(_SC_PAGESIZE), used = RT__BUF_HDR + len;
-            size_t keep = (used + page - 1) / page * page;
-            size_t had = (m.map_len + page - 1) / page * page;
-            if (had > keep) /* the mapping is exactly this buffer's from now on */
-                munmap((char *)m.base + keep, had - keep);
-            *data = hdr_to_data(m.base, used, -1);
+        kept_map m = find_map(fd, written_span(len));
+        /* Written before: not even a page-table entry to make. */
+        if (m.base && (*data = map_again(m, len)))
             return fd;
-        }
         if ((*data = map_shared(fd, len, 1)))
             return fd;
         close(fd);

@@ -6,13 +6,19 @@
  * header that says how to free it, so that rt_free() works on both kinds.
  * Payloads of RT__SHM_MIN bytes or more travel as a memfd: the producer
  * writes them in place and the consumer maps the same pages, so a 256 MiB
- * result is never copied through a socket.
+ * result is never copied through a socket.  The producer's mapping ends
+ * in a guard page, and is made read-only (or dropped) before the bytes
+ * are sent: from then on a stray write in its process faults there, and
+ * a reader sees what was sent.
  *
  * Fresh shared memory costs a page fault per page, several times what
  * writing the page costs.  So memfds whose buffers are freed go to a pool
  * (up to the bytes rt__shm_pool_open() allows) instead of being closed,
  * and rt__shm_create() takes one from there, mapped with its pages
- * already in place (MAP_POPULATE), when one is large enough.  The pool is
+ * already in place (MAP_POPULATE), when one is large enough.  A memfd
+ * goes to the pool only when no process maps it or holds it (rt_free()
+ * of a buffer never given to a task): reuse never writes what somebody
+ * reads.  The pool is
  * the process's, behind its own lock: rt_free() may run on any thread,
  * after rt_shutdown() too (then the memfd is closed).
  */
@@ -48,10 +54,12 @@ void rt__shm_given(const void *data);
 /* Unmap what rt__shm_open() (not writable) returned. */
 void rt__shm_unmap(void *data, size_t len);
 /* The producer is done with the len bytes rt__shm_create() returned (fd,
- * still open, is the memfd): unmap them, or, where rt__shm_keep_maps()
- * allows, keep the mapping for when that memfd comes back to the pool, so
- * that writing into it again costs no page-table work at all.  Nothing
- * of the mapping is read: a task may have shrunk the memfd under it. */
+ * still open, is the memfd): make them read-only and keep the mapping,
+ * where rt__shm_keep_maps() allows, for when that memfd comes back to
+ * the pool (writing into it again then costs no page-table work), or
+ * unmap them.  Either way nothing in this process writes them from now
+ * on without faulting.  Nothing of the mapping is read: a task may have
+ * shrunk the memfd under it. */
 void rt__shm_done(void *data, size_t len, int fd);
 /* Keep the mappings of up to bytes in all (a worker: its results come
  * back to it as spares); 0, the default, keeps none. */

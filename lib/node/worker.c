@@ -265,7 +265,7 @@ static void send_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
     m->fd = r->fd;
     if (r->fd >= 0) {
         r->fd = -1; /* the channel owns it now */
-        rt__shm_done(r->data, r->len, m->fd); /* its mapping may serve again (shm.h) */
+        rt__shm_done(r->data, r->len, m->fd); /* read-only from now on (shm.h) */
         r->data = NULL;
         m->data = NULL;
         rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */

@@ -1,0 +1,148 @@
+/*
+ * test_isolation.c - a task changes nothing but its own result: not an
+ * object another task made, whatever it does with its own buffers and
+ * threads, and however the fast paths pass bytes between workers.
+ */
+#include "tests.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BIG (256 * 1024) /* a large result: a memfd */
+
+/* One worker, reused, so that every task below shares its process. */
+static void start_one_reused_worker(void)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    c.num_gpus = 0;
+    c.num_workers = 1;
+    ck_ok(rt_init_config(&c));
+}
+
+/* Whether n bytes at p are all byte. */
+static int all(const unsigned char *p, size_t n, unsigned char byte)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != byte)
+            return 0;
+    return 1;
+}
+
+/* A BIG result of the byte given. */
+int t_fill_big(const void *arg, size_t len, rt_result *r);
+int t_fill_big(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    unsigned char *p = rt_result_alloc(r, BIG);
+    if (!p)
+        return 1;
+    memset(p, *(const unsigned char *)arg, BIG);
+    return 0;
+}
+
+/* A BIG result, then 16 KiB written past its end: an ordinary overrun. */
+int t_overrun(const void *arg, size_t len, rt_result *r);
+int t_overrun(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    volatile unsigned char *p = rt_result_alloc(r, BIG);
+    if (!p)
+        return 1;
+    for (size_t i = 0; i < BIG + 16 * 1024; i++)
+        p[i] = 'X';
+    return 0;
+}
+
+static void *scribble_later(void *p)
+{
+    struct timespec nap = {0, 50 * 1000 * 1000};
+    for (int i = 0; i < 10; i++) {
+        nanosleep(&nap, NULL);
+        memset(p, 'X', BIG);
+    }
+    return NULL;
+}
+
+/* A BIG result of 'a', and a thread left running that writes over it
+ * after the task has answered. */
+int t_leave_scribbler(const void *arg, size_t len, rt_result *r);
+int t_leave_scribbler(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    unsigned char *p = rt_result_alloc(r, BIG);
+    pthread_t thread;
+    if (!p)
+        return 1;
+    memset(p, 'a', BIG);
+    if (pthread_create(&thread, NULL, scribble_later, p) != 0)
+        return 1;
+    pthread_detach(thread);
+    return 0;
+}
+
+static unsigned char *get_big(rt_fn fn, unsigned char byte)
+{
+    rt_ref ref;
+    unsigned char *p;
+    size_t len;
+    ck_ok(rt_remote(fn, NULL, &byte, 1, &ref));
+    ck_ok(rt_get(ref, (void **)&p, &len, 30000));
+    ck_assert_uint_eq(len, BIG);
+    return p;
+}
+
+/* The next task in the same worker overruns its own result: it fails,
+ * and the result the caller holds from before is unchanged. */
+START_TEST(an_overrun_changes_no_earlier_result)
+{
+    start_one_reused_worker();
+    for (int round = 0; round < 3; round++) {
+        unsigned char *a = get_big(t_fill_big, 'a');
+        ck_assert(all(a, BIG, 'a'));
+        rt_ref ref;
+        ck_ok(rt_remote(t_overrun, NULL, NULL, 0, &ref));
+        int rc = rt_get(ref, NULL, NULL, 30000);
+        ck_assert_msg(rc == RT_EWORKERDIED, "the overrun gave %d (%s)", rc, rt_last_error());
+        ck_assert_msg(all(a, BIG, 'a'), "round %d: the earlier result was changed", round);
+        rt_free(a);
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A thread the task left running writes where its result was: the
+ * caller's copy never changes, and the pool goes on. */
+START_TEST(a_thread_left_running_cannot_change_the_result)
+{
+    start_one_reused_worker();
+    unsigned char *a = get_big(t_leave_scribbler, 'a');
+    struct timespec nap = {0, 100 * 1000 * 1000};
+    for (int i = 0; i < 6; i++) {
+        ck_assert_msg(all(a, BIG, 'a'), "look %d: the result changed after rt_get()", i);
+        nanosleep(&nap, NULL);
+    }
+    unsigned char *b = get_big(t_fill_big, 'b');
+    ck_assert(all(b, BIG, 'b'));
+    ck_assert(all(a, BIG, 'a'));
+    rt_free(a);
+    rt_free(b);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+Suite *isolation_suite(void)
+{
+    Suite *s = suite_create("isolation");
+    TCase *tc = tcase_create("results");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, an_overrun_changes_no_earlier_result);
+    tcase_add_test(tc, a_thread_left_running_cannot_change_the_result);
+    suite_add_tcase(s, tc);
+    return s;
+}
