@@ -5,7 +5,14 @@
  */
 #include "tests.h"
 
+#include "node/board.h"
+
+#include <linux/futex.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -136,6 +143,107 @@ START_TEST(a_thread_left_running_cannot_change_the_result)
 }
 END_TEST
 
+/* ---- the board ------------------------------------------------------------ */
+
+/* Mark as posted, with bytes of ours, every claimed entry between lo and
+ * hi that is not posted yet, as a consumer would find it. */
+static void forge_in(char *lo, char *hi)
+{
+    for (char *p = lo; p + sizeof(rt__board_entry) <= hi; p += sizeof(rt__board_entry)) {
+        rt__board_entry *e = (rt__board_entry *)(void *)p;
+        uint64_t w = atomic_load(&e->word);
+        if (!w || (w & 3) != 0)
+            continue;
+        e->len = sizeof(uint64_t);
+        memset(e->bytes, 0x5a, sizeof(uint64_t));
+        if (atomic_compare_exchange_strong(&e->word, &w, w | 1)) {
+            atomic_fetch_add(&e->ticket, 1);
+            syscall(SYS_futex, &e->ticket, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
+        }
+    }
+}
+
+/* For the milliseconds given: every shared mapping of this worker that
+ * it can write, or make writable, forged (forge_in()). */
+int t_forge_board(const void *arg, size_t len, rt_result *r);
+int t_forge_board(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    uint64_t until = *(const uint64_t *)arg;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        FILE *maps = fopen("/proc/self/maps", "r");
+        char line[512];
+        while (maps && fgets(line, sizeof line, maps)) {
+            unsigned long lo, hi;
+            char perms[5];
+            if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[3] != 's')
+                continue;
+            if (perms[1] != 'w' &&
+                mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
+                continue; /* read-only for good */
+            forge_in((char *)lo, (char *)hi);
+        }
+        if (maps)
+            fclose(maps);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((uint64_t)((now.tv_sec - start.tv_sec) * 1000 +
+                        (now.tv_nsec - start.tv_nsec) / 1000000) < until);
+    return 0;
+}
+
+/* Its argument, a uint64_t, plus one. */
+int i_add1(const rt_value *args, size_t n, rt_result *r);
+int i_add1(const rt_value *args, size_t n, rt_result *r)
+{
+    uint64_t v;
+    if (n != 1 || args[0].len != sizeof v)
+        return 1;
+    memcpy(&v, args[0].data, sizeof v);
+    v++;
+    return rt_result_set(r, &v, sizeof v);
+}
+
+/* While a task in a worker of its own forges every board entry it can
+ * reach, chains run in the other workers: each ends with its right value
+ * (a step may take longer, never a wrong input). */
+START_TEST(a_task_cannot_forge_another_workers_board_entries)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 3;
+    c.num_gpus = 0;
+    c.num_workers = 3;
+    ck_ok(rt_init_config(&c));
+    rt_opts hostile = RT_OPTS_INIT;
+    hostile.max_calls = 1;  /* nothing else runs in its process */
+    hostile.max_retries = 0;
+    rt_ref forger;
+    uint64_t ms = 1500;
+    ck_ok(rt_remote(t_forge_board, &hostile, &ms, sizeof ms, &forger));
+    struct timespec nap = {0, 100 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    enum { CHAINS = 300, STEPS = 4 };
+    static rt_ref last[CHAINS];
+    for (int i = 0; i < CHAINS; i++) {
+        ck_ok(rt_put(&(uint64_t){0}, sizeof(uint64_t), &last[i]));
+        for (int k = 0; k < STEPS; k++) {
+            rt_ref next;
+            ck_ok(rt_remote_args(i_add1, NULL, &RT_ARG_REF(last[i]), 1, &next));
+            ck_ok(rt_release(last[i]));
+            last[i] = next;
+        }
+    }
+    int wrong = 0;
+    for (int i = 0; i < CHAINS; i++)
+        wrong += get_u64(last[i], 60000) != STEPS;
+    ck_assert_msg(wrong == 0, "%d of %d chains ended with a wrong value", wrong, CHAINS);
+    (void)rt_get(forger, NULL, NULL, 60000);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *isolation_suite(void)
 {
     Suite *s = suite_create("isolation");
@@ -143,6 +251,10 @@ Suite *isolation_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, an_overrun_changes_no_earlier_result);
     tcase_add_test(tc, a_thread_left_running_cannot_change_the_result);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("the board");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, a_task_cannot_forge_another_workers_board_entries);
     suite_add_tcase(s, tc);
     return s;
 }

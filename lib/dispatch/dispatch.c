@@ -189,10 +189,10 @@ static void give_back(rt__dispatch *d, const rt__lease *l, rt__task *t)
 
 /* A task that others wait for posts its result on the node's board, so
  * that they may be sent now and take it there (board.h). */
-static void claim_board(rt__dispatch *d, rt__node *n, rt__task *t)
+static void claim_board(rt__dispatch *d, rt__node *n, rt__worker *w, rt__task *t)
 {
     if (t->waiters && t->kind == RT__KIND_TASK && n->ops->board_claim && d->sched.nnodes == 1)
-        t->board_seq = n->ops->board_claim(n);
+        t->board_seq = n->ops->board_claim(n, w);
 }
 
 static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
@@ -203,7 +203,7 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
         rt__dispatch_finish(d, t, t->status);
         return;
     }
-    claim_board(d, n, t);
+    claim_board(d, n, l->worker, t);
     if (t->kind == RT__KIND_CREATE)
         spec = (rt__actor_spec){t->actor->handle, (uint64_t)(uintptr_t)t->actor->fini,
                                 (uint64_t)t->actor->concurrency};

@@ -146,7 +146,9 @@ static void spawn(server *sv, uint64_t key, uint64_t slot, const int *fds)
         sigprocmask(SIG_SETMASK, &all, NULL);
         signal(SIGINT, SIG_DFL);
         keep_own_slot(sv->slots, sv->nslots, slot);
-        rt__worker_main(fds[0], fds[1], fds[2], &sv->slots[slot], sv->board);
+        rt__worker_main(fds[0], fds[1], fds[2], &sv->slots[slot],
+                        sv->board && rt__board_keep_own(sv->board, slot) == 0 ? sv->board
+                                                                               : NULL);
     }
     for (int i = 0; i < 3; i++)
         close(fds[i]);

@@ -406,9 +406,9 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     return ready;
 }
 
-static uint64_t op_board_claim(rt__node *n)
+static uint64_t op_board_claim(rt__node *n, rt__worker *w)
 {
-    return rt__board_claim(&((rt__local *)n)->board);
+    return rt__board_claim(&((rt__local *)n)->board, w->slot);
 }
 
 static void op_board_give_back(rt__node *n, uint64_t seq)
@@ -454,6 +454,7 @@ static void free_books(rt__local *l)
     if (l->slots)
         munmap(l->slots, SLOTS_MAX * sizeof *l->slots);
     rt__board_unmap(l->board.board);
+    rt__board_keeper_free(&l->board);
     rt__free(l->free_slots);
     rt__free(l->by_slot);
     rt__free(l);
@@ -525,7 +526,10 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
         return rt__syserror("rt_init: mmap");
     }
     /* Without a board, graphs run as well, each step through the runtime. */
-    l->board.board = rt__board_map();
+    if (rt__board_keeper_init(&l->board, rt__board_map(SLOTS_MAX)) < 0) {
+        free_books(l);
+        return rt__error(RT_ENOMEM, "rt_init: no memory for the result board");
+    }
     /* The workers keep their end of the door, besides what keep says. */
     int ctl, theirs, kept[RT__KEEP_MAX + 1];
     if (keep.n > RT__KEEP_MAX || rt__client_door_open(&l->door, &theirs) < 0) {

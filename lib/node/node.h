@@ -147,10 +147,10 @@ typedef struct rt__node_ops {
     void (*pull)(rt__node *n, uint64_t object, unsigned run);
     void (*forget)(rt__node *n, uint64_t object, unsigned run);
     /* The node's result board (board.h): claim an entry for a task about
-     * to be sent (its seq, or 0: none free), which its worker then posts
-     * its result on; give it back once the task is answered, lost or
-     * taken back.  NULL: the node has no board (another rank's). */
-    uint64_t (*board_claim)(rt__node *n);
+     * to be sent to w (its seq, or 0: none free), which w then posts its
+     * result on; give it back once the task is answered, lost or taken
+     * back.  NULL: the node has no board (another rank's). */
+    uint64_t (*board_claim)(rt__node *n, rt__worker *w);
     void (*board_give_back)(rt__node *n, uint64_t seq);
 } rt__node_ops;
 
