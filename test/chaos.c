@@ -361,6 +361,91 @@ START_TEST(a_worker_stopped_for_five_seconds)
 }
 END_TEST
 
+/* ---- hostile tasks ------------------------------------------------------------- */
+
+static _Atomic int hostile_on;
+
+/* A large result (a memfd) of the byte given. */
+int chaos_fill(const void *arg, size_t len, rt_result *r);
+int chaos_fill(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    unsigned char *p = rt_result_alloc(r, T_BIG_RESULT);
+    if (!p)
+        return 1;
+    memset(p, *(const unsigned char *)arg, T_BIG_RESULT);
+    return 0;
+}
+
+/* Hostile tasks, one after another, each in a worker of its own
+ * (max_calls = 1): they overrun their results, forge every board entry
+ * they can reach, and scribble on every shared mapping they can write
+ * or make writable. */
+static void *send_hostile(void *unused)
+{
+    (void)unused;
+    rt_opts o = RT_OPTS_INIT;
+    o.max_calls = 1;
+    o.max_retries = 0;
+    static const rt_fn kinds[] = {t_overrun, t_forge_board, t_scribble_shared};
+    uint64_t ms = 50;
+    for (unsigned i = 0; atomic_load(&hostile_on); i++) {
+        rt_ref ref;
+        if (rt_remote(kinds[i % 3], &o, &ms, sizeof ms, &ref) == 0)
+            (void)rt_get(ref, NULL, NULL, 60000); /* whatever it did to itself */
+        atomic_fetch_add(&kills, 1);
+    }
+    return NULL;
+}
+
+/* Graphs (tree reductions) and large results among hostile tasks: no
+ * other task's result is ever wrong, nothing fails, nothing hangs. */
+START_TEST(hostile_tasks_change_no_other_result)
+{
+    int fds = count_fds();
+    start(3);
+    enum { LEAVES = 100 };
+    long trees = (long)scaled(200);
+    pthread_t th;
+    atomic_store(&kills, 0);
+    atomic_store(&hostile_on, 1);
+    pthread_create(&th, NULL, send_hostile, NULL);
+    for (long t = 0; t < trees; t++) {
+        rt_ref level[LEAVES], big;
+        unsigned char byte = (unsigned char)t;
+        ck_ok(rt_remote(chaos_fill, NULL, &byte, 1, &big));
+        for (uint64_t i = 0; i < LEAVES; i++)
+            ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &level[i]));
+        for (size_t n = LEAVES; n > 1; n /= 10)
+            for (size_t i = 0; i < n; i += 10) {
+                rt_arg args[10];
+                for (int k = 0; k < 10; k++)
+                    args[k] = RT_ARG_REF(level[i + k]);
+                rt_ref parent;
+                ck_ok(rt_remote_args(chaos_sum, NULL, args, 10, &parent));
+                for (int k = 0; k < 10; k++)
+                    ck_ok(rt_release(level[i + k]));
+                level[i / 10] = parent;
+            }
+        ck_assert_uint_eq(get_u64(level[0], 60000), (uint64_t)LEAVES * (LEAVES - 1));
+        unsigned char *b;
+        size_t len;
+        ck_ok(rt_get(big, (void **)&b, &len, 60000));
+        for (size_t i = 0; i < len; i++)
+            ck_assert_msg(b[i] == byte, "tree %ld: byte %zu of a large result changed", t, i);
+        rt_free(b);
+    }
+    atomic_store(&hostile_on, 0);
+    pthread_join(th, NULL);
+    ck_ok(rt_shutdown());
+    printf("chaos: %ld trees of %d leaves and %ld large results among %ld hostile tasks: "
+           "all right\n", trees, LEAVES, trees, atomic_load(&kills));
+    ck_assert_int_gt(atomic_load(&kills), 0);
+    ck_assert_int_eq(count_fds(), fds);
+    ck_assert(waitpid(-1, NULL, WNOHANG) < 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("chaos");
@@ -372,6 +457,7 @@ int main(void)
     tcase_add_test(tc, a_graph_while_workers_are_killed);
     tcase_add_test(tc, recursion_while_workers_are_killed);
     tcase_add_test(tc, a_worker_stopped_for_five_seconds);
+    tcase_add_test(tc, hostile_tasks_change_no_other_result);
     suite_add_tcase(s, tc);
     return run_and_free(srunner_create(s));
 }

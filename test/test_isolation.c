@@ -5,20 +5,13 @@
  */
 #include "tests.h"
 
-#include "node/board.h"
-
-#include <linux/futex.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define BIG (256 * 1024) /* a large result: a memfd */
+#define BIG T_BIG_RESULT
 
 /* One worker, reused, so that every task below shares its process. */
 static void start_one_reused_worker(void)
@@ -48,20 +41,6 @@ int t_fill_big(const void *arg, size_t len, rt_result *r)
     if (!p)
         return 1;
     memset(p, *(const unsigned char *)arg, BIG);
-    return 0;
-}
-
-/* A BIG result, then 16 KiB written past its end: an ordinary overrun. */
-int t_overrun(const void *arg, size_t len, rt_result *r);
-int t_overrun(const void *arg, size_t len, rt_result *r)
-{
-    (void)arg;
-    (void)len;
-    volatile unsigned char *p = rt_result_alloc(r, BIG);
-    if (!p)
-        return 1;
-    for (size_t i = 0; i < BIG + 16 * 1024; i++)
-        p[i] = 'X';
     return 0;
 }
 
@@ -144,55 +123,6 @@ START_TEST(a_thread_left_running_cannot_change_the_result)
 END_TEST
 
 /* ---- the board ------------------------------------------------------------ */
-
-/* Mark as posted, with bytes of ours, every claimed entry between lo and
- * hi that is not posted yet, as a consumer would find it. */
-static void forge_in(char *lo, char *hi)
-{
-    for (char *p = lo; p + sizeof(rt__board_entry) <= hi; p += sizeof(rt__board_entry)) {
-        rt__board_entry *e = (rt__board_entry *)(void *)p;
-        uint64_t w = atomic_load(&e->word);
-        if (!w || (w & 3) != 0)
-            continue;
-        e->len = sizeof(uint64_t);
-        memset(e->bytes, 0x5a, sizeof(uint64_t));
-        if (atomic_compare_exchange_strong(&e->word, &w, w | 1)) {
-            atomic_fetch_add(&e->ticket, 1);
-            syscall(SYS_futex, &e->ticket, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
-        }
-    }
-}
-
-/* For the milliseconds given: every shared mapping of this worker that
- * it can write, or make writable, forged (forge_in()). */
-int t_forge_board(const void *arg, size_t len, rt_result *r);
-int t_forge_board(const void *arg, size_t len, rt_result *r)
-{
-    (void)len;
-    (void)r;
-    uint64_t until = *(const uint64_t *)arg;
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do {
-        FILE *maps = fopen("/proc/self/maps", "r");
-        char line[512];
-        while (maps && fgets(line, sizeof line, maps)) {
-            unsigned long lo, hi;
-            char perms[5];
-            if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3 || perms[3] != 's')
-                continue;
-            if (perms[1] != 'w' &&
-                mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) < 0)
-                continue; /* read-only for good */
-            forge_in((char *)lo, (char *)hi);
-        }
-        if (maps)
-            fclose(maps);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-    } while ((uint64_t)((now.tv_sec - start.tv_sec) * 1000 +
-                        (now.tv_nsec - start.tv_nsec) / 1000000) < until);
-    return 0;
-}
 
 /* Its argument, a uint64_t, plus one. */
 int i_add1(const rt_value *args, size_t n, rt_result *r);

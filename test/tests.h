@@ -100,6 +100,13 @@ int t_shrink_result(const void *arg, size_t len, rt_result *r);
 int t_scribble_env(const void *arg, size_t len, rt_result *r);
 int t_chatter(const void *arg, size_t len, rt_result *r);
 int t_fib(const void *arg, size_t len, rt_result *r);
+/* Hostile tasks: a T_BIG_RESULT result overrun by 16 KiB; every board
+ * entry in reach forged for the milliseconds given (a uint64_t); junk
+ * over every shared mapping the worker can write or make writable. */
+#define T_BIG_RESULT (256 * 1024)
+int t_overrun(const void *arg, size_t len, rt_result *r);
+int t_forge_board(const void *arg, size_t len, rt_result *r);
+int t_scribble_shared(const void *arg, size_t len, rt_result *r);
 int t_into_group(const void *arg, size_t len, rt_result *r); /* test_groups.c */
 int t_gpu_run(const void *arg, size_t len, rt_result *r);    /* test_health.c */
 

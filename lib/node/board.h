@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define RT__BOARD_SEGMENT 32u /* entries a slot has; a power of 2 */
-#define RT__BOARD_BYTES 104    /* the largest result an entry holds */
+#define RT__BOARD_BYTES 112    /* the largest result an entry holds */
 
 typedef struct rt__board_entry {
     _Atomic uint64_t word;    /* seq << 2 | state (board.c) */
@@ -45,6 +45,11 @@ typedef struct rt__board_entry {
     uint32_t len;
     unsigned char bytes[RT__BOARD_BYTES];
 } rt__board_entry;
+
+/* A worker keeps its own segment by unmapping the rest: segments are
+ * whole pages. */
+_Static_assert(RT__BOARD_SEGMENT * sizeof(rt__board_entry) % 4096 == 0,
+               "a segment is whole pages");
 
 /* The board's two views of the same memory: read-write (the runtime's
  * whole, a worker's own segment alone) and read-only (the whole).  Beside
