@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 /* ---- task functions (extern: dladdr() names them) --------------------------------- */
@@ -36,6 +37,7 @@ int n_wait_for_file(const void *arg, size_t len, rt_result *r);
 int n_wait_from_file(const void *arg, size_t len, rt_result *r);
 int n_until_cancelled(const void *arg, size_t len, rt_result *r);
 int n_count_up(const void *arg, size_t len, rt_result *r);
+int n_yield_then_fail_once(const void *arg, size_t len, rt_result *r);
 int n_actor_slow_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_hold_large(const void *arg, size_t len, rt_result *r);
 int n_meet(void *state, const void *arg, size_t len, rt_result *r);
@@ -445,6 +447,27 @@ int n_count_up(const void *arg, size_t len, rt_result *r)
         usleep(50 * 1000);
     }
     return rt_result_set(r, &n, sizeof n);
+}
+
+/* Yield 0..99; the first run (no file at the path after the mode byte
+ * yet) stops after 0..49: killed ('k') or failing ('e'). */
+int n_yield_then_fail_once(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    const char *a = arg;
+    int first = open(a + 1, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (first >= 0)
+        close(first);
+    for (uint64_t i = 0; i < 100; i++) {
+        if (first >= 0 && i == 50) {
+            if (a[0] == 'k')
+                raise(SIGKILL);
+            return 7;
+        }
+        if (rt_yield(&i, sizeof i) < 0)
+            return 2;
+    }
+    return rt_result_set(r, "done", 4);
 }
 
 /* ---- tests -------------------------------------------------------------------------- */
@@ -900,6 +923,35 @@ START_TEST(results_stream_while_the_task_runs)
 }
 END_TEST
 
+/* A stream whose task runs again (its worker killed, or retry_exceptions)
+ * gives each item once, in order: the rerun's first items, which the
+ * reader had already, are dropped. */
+START_TEST(a_retried_stream_gives_each_item_once)
+{
+    start_runtime();
+    for (int mode = 0; mode < 2; mode++) {
+        char arg[256];
+        arg[0] = mode ? 'e' : 'k';
+        temp_path(arg + 1, sizeof arg - 1, "stream");
+        rt_opts o = RT_OPTS_INIT;
+        o.retry_exceptions = mode;
+        rt_ref ref, item;
+        ck_ok(rt_remote(n_yield_then_fail_once, &o, arg, strlen(arg) + 1, &ref));
+        for (uint64_t want = 0; want < 100; want++) {
+            ck_ok(rt_stream_next(ref, &item, 30000));
+            ck_assert_msg(item.id != 0, "mode %c: the stream ended after %llu items",
+                          arg[0], (unsigned long long)want);
+            ck_assert_uint_eq(get_u64(item, 0), want);
+        }
+        ck_ok(rt_stream_next(ref, &item, 30000));
+        ck_assert_uint_eq(item.id, 0);
+        ck_ok(rt_get(ref, NULL, NULL, 30000));
+        unlink(arg + 1);
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* rt_actor_restart() kills the actor's process as a crash would: it
  * restarts (its state made again), and a call in flight is sent again
  * within max_task_retries; without restarts left it dies. */
@@ -1054,6 +1106,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, an_event_loop_hears_of_results);
     tcase_add_test(tc, a_running_task_stops_when_asked);
     tcase_add_test(tc, results_stream_while_the_task_runs);
+    tcase_add_test(tc, a_retried_stream_gives_each_item_once);
     tcase_add_test(tc, an_actor_restarts_when_asked);
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);
     tcase_add_test(tc, a_threaded_actor_runs_methods_at_once);

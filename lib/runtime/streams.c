@@ -6,7 +6,13 @@
  * Each result yielded is an object (made as rt_put() makes one, by the
  * proxy of the task's worker) whose handle joins the stream of the task,
  * kept here by the task's handle.  The task's own result comes after its
- * last yield, so once the task is done its stream is complete.  Handles
+ * last yield, so once the task is done its stream is complete.
+ *
+ * A task that runs again (its worker died, or retry_exceptions) yields
+ * its items again from the first: as Ray's generators do, items are
+ * numbered within their run, and a run's items up to the number the
+ * stream has received already are dropped, so that the reader gets each
+ * item once.  Handles
  * not read when the task's handle goes (rt_get(), rt_release()) go with
  * it.
  */
@@ -24,11 +30,28 @@ typedef struct rt__yielded {
 typedef struct rt__stream {
     rt__idnode byid; /* the yielding task's handle */
     rt__yielded *head, *tail;
+    uint64_t received; /* items taken in, over every run */
+    uint64_t in_run;   /* items the current run has yielded */
+    unsigned run;      /* which run that is (rt__task_attempt()) */
 } rt__stream;
 
 static rt__stream *find(const rt__runtime *rt, uint64_t task)
 {
     return (rt__stream *)rt__idmap_find(&rt->streams, task);
+}
+
+/* [L] Count an item that run `run` of s's task yields: whether the
+ * stream received it already (from an earlier run). */
+static int received_before(rt__stream *s, unsigned run)
+{
+    if (run != s->run) {
+        s->run = run;
+        s->in_run = 0;
+    }
+    if (++s->in_run <= s->received)
+        return 1;
+    s->received = s->in_run;
+    return 0;
 }
 
 int rt__call_stream_add(rt__runtime *rt, uint64_t task, rt_ref item)
@@ -54,7 +77,8 @@ int rt__call_stream_add(rt__runtime *rt, uint64_t task, rt_ref item)
         s = fresh;
         fresh = NULL;
     }
-    if (rc == 0) {
+    rt__tasks again = {0};
+    if (rc == 0 && !received_before(s, rt__task_attempt(t))) {
         if (s->tail)
             s->tail->next = it;
         else
@@ -63,8 +87,13 @@ int rt__call_stream_add(rt__runtime *rt, uint64_t task, rt_ref item)
         it = NULL;
         if (rt->waiters)
             pthread_cond_broadcast(&rt->changed);
+    } else if (rc == 0) {
+        rt__task *o = rt__objects_drop_handle(rt, item.id); /* a rerun's: the reader has it */
+        if (o)
+            rt__tasks_push(&again, o);
     }
     pthread_mutex_unlock(&rt->lock);
+    rt__tasks_free(&again);
     rt__free(it);
     rt__free(fresh);
     return rc;
