@@ -174,6 +174,61 @@ START_TEST(a_task_cannot_forge_another_workers_board_entries)
 }
 END_TEST
 
+/* ---- handles -------------------------------------------------------------- */
+
+/* Release every handle a counter would try (generations and slots 1 to
+ * 64): how many were taken. */
+int i_release_by_counting(const void *arg, size_t len, rt_result *r);
+int i_release_by_counting(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    uint64_t taken = 0;
+    for (uint64_t gen = 0; gen <= 64; gen++)
+        for (uint64_t slot = 1; slot <= 64; slot++)
+            taken += rt_release((rt_ref){gen << 32 | slot}) == 0;
+    return rt_result_set(r, &taken, sizeof taken);
+}
+
+/* A task cannot reach the application's objects by counting handles. */
+START_TEST(a_task_cannot_count_its_way_to_other_handles)
+{
+    start_runtime();
+    rt_ref mine[10];
+    for (uint64_t i = 0; i < 10; i++)
+        ck_ok(rt_put(&i, sizeof i, &mine[i]));
+    ck_assert_uint_eq(call_u64(i_release_by_counting, NULL, NULL, 0), 0);
+    for (uint64_t i = 0; i < 10; i++)
+        ck_assert_uint_eq(get_u64(mine[i], 0), i);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A handle or a view of an earlier rt_init() is refused by the next
+ * runtime, and reaches none of its objects. */
+START_TEST(handles_of_an_earlier_runtime_are_refused)
+{
+    uint64_t one = 1, two = 2;
+    rt_ref old_ref, new_ref;
+    rt_view old_view, new_view;
+    start_runtime();
+    ck_ok(rt_put(&one, sizeof one, &old_ref));
+    ck_ok(rt_get_view(old_ref, &old_view, 0));
+    rt_view stale = old_view;
+    ck_ok(rt_view_release(&old_view));
+    ck_ok(rt_shutdown());
+    start_runtime();
+    ck_ok(rt_put(&two, sizeof two, &new_ref));
+    ck_ok(rt_get_view(new_ref, &new_view, 0));
+    ck_fails(rt_get(old_ref, NULL, NULL, 0), RT_EBADREF, "unknown or consumed");
+    ck_assert_int_eq(rt_view_release(&stale), RT_EBADREF);
+    ck_assert_uint_eq(*(const uint64_t *)new_view.data, 2); /* still mapped: still its */
+    ck_ok(rt_view_release(&new_view));
+    ck_assert_uint_eq(get_u64(new_ref, 0), 2);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *isolation_suite(void)
 {
     Suite *s = suite_create("isolation");
@@ -185,6 +240,11 @@ Suite *isolation_suite(void)
     tc = tcase_create("the board");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_task_cannot_forge_another_workers_board_entries);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("handles");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_task_cannot_count_its_way_to_other_handles);
+    tcase_add_test(tc, handles_of_an_earlier_runtime_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,12 @@
  *
  * A handle stays valid until its slot is dropped; the slot's generation
  * then changes, so a stale handle is refused rather than taken for the
- * slot's next item.  Lookup is O(1).  Task handles reuse the slot freed
+ * slot's next item.  Lookup is O(1).
+ *
+ * Generations are drawn at random, not counted: a handle is a number that
+ * only who was given it knows.  A task cannot reach the application's
+ * objects by counting (each guess has one chance in 2^32), and a handle
+ * of an earlier rt_init() is not taken for one of this runtime's.  Task handles reuse the slot freed
  * last (warm in the cache); actor handles reuse the one freed first, so
  * that a dead actor's handle is recognised as long as possible.
  */
@@ -25,6 +30,7 @@ typedef struct rt__table {
     uint32_t free_head; /* index + 1; 0 = none */
     uint32_t free_tail;
     int fifo;           /* reuse the oldest free slot first */
+    uint64_t draw;      /* the generations' random state; 0: not seeded yet */
 } rt__table;
 
 /* Give item a handle in *id.  *old gets what the reused slot still held
