@@ -229,6 +229,64 @@ START_TEST(handles_of_an_earlier_runtime_are_refused)
 }
 END_TEST
 
+/* ---- threads ---------------------------------------------------------------- */
+
+enum { MANY = 200 };
+static pthread_barrier_t all_called;
+
+static void *put_and_wait(void *out)
+{
+    rt_ref ref;
+    int rc = rt_put("x", 1, &ref);
+    if (rc == RT_ENOMEM && !strstr(rt_last_error(), "64 threads"))
+        rc = -100; /* refused, but without saying why */
+    *(int *)out = rc;
+    pthread_barrier_wait(&all_called); /* every connection open at once */
+    return NULL;
+}
+
+/* MANY threads call at once: how many were served (low 16 bits), refused
+ * (next 16), failed otherwise (next 16); and whether a call after they
+ * ended was served (bit 48). */
+int i_many_threads(const void *arg, size_t len, rt_result *r);
+int i_many_threads(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    pthread_t th[MANY];
+    int rc[MANY];
+    uint64_t ok = 0, refused = 0, other = 0;
+    pthread_barrier_init(&all_called, NULL, MANY);
+    for (int i = 0; i < MANY; i++)
+        if (pthread_create(&th[i], NULL, put_and_wait, &rc[i]) != 0)
+            return 1;
+    for (int i = 0; i < MANY; i++) {
+        pthread_join(th[i], NULL);
+        ok += rc[i] == 0;
+        refused += rc[i] == RT_ENOMEM;
+        other += rc[i] != 0 && rc[i] != RT_ENOMEM;
+    }
+    rt_ref ref;
+    uint64_t after = rt_put("y", 1, &ref) == 0;
+    uint64_t v = ok | refused << 16 | other << 32 | after << 48;
+    return rt_result_set(r, &v, sizeof v);
+}
+
+/* A task's threads that call rtask are bounded: past 64 at once in one
+ * worker, a call is refused and says why; once they end, calls go on. */
+START_TEST(a_tasks_threads_are_bounded)
+{
+    start_runtime();
+    uint64_t v = call_u64(i_many_threads, NULL, NULL, 0);
+    uint64_t ok = v & 0xffff, refused = v >> 16 & 0xffff, other = v >> 32 & 0xffff;
+    ck_assert_uint_le(ok, 64);
+    ck_assert_uint_eq(ok + refused, MANY);
+    ck_assert_uint_eq(other, 0);
+    ck_assert_uint_eq(v >> 48, 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *isolation_suite(void)
 {
     Suite *s = suite_create("isolation");
@@ -245,6 +303,7 @@ Suite *isolation_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_task_cannot_count_its_way_to_other_handles);
     tcase_add_test(tc, handles_of_an_earlier_runtime_are_refused);
+    tcase_add_test(tc, a_tasks_threads_are_bounded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -20,6 +20,12 @@
  * it when a worker's thread knocks at the door (rt__proxies_serve()),
  * and rt_shutdown() ends them all, after the runtime, so that every call
  * a proxy waits in has returned.
+ *
+ * Threads are bounded: a worker process has at most
+ * RT__TASK_THREADS_MAX threads calling at once, the application at most
+ * PROXIES_MAX proxies in all.  A thread past either bound is refused
+ * with a reply that says so, and its connection closed; it may call
+ * again once others have ended (their connections close with them).
  */
 #include "proxy.h"
 
@@ -41,12 +47,15 @@
 #include <unistd.h>
 
 #define PROXY_STACK (256 * 1024)
+#define RT__TASK_THREADS_MAX 64 /* one worker's threads calling at once */
+#define PROXIES_MAX 1024        /* every connection, other ranks' too */
 
 typedef struct proxy {
     struct proxy *next;
     pthread_t thread;
     rt__chan chan;
     _Atomic int ended;  /* its thread is done: join it */
+    pid_t peer;         /* the worker process that connected (or 0) */
     uint64_t *made;     /* handles its tasks made and still hold */
     size_t nmade, cap;
     rt_arg *args;       /* room for a submission's arguments */
@@ -367,14 +376,60 @@ static void join(proxy *list)
     }
 }
 
+/* The process at the other end of fd; 0 when it is this one (a call
+ * relayed from another rank) or unknown. */
+static pid_t peer_of(int fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid == getpid())
+        return 0;
+    return cred.pid;
+}
+
+/* Whether one more connection from peer passes the bounds (the ended
+ * proxies were joined just before). */
+static int room_for(pid_t peer)
+{
+    size_t all = 0, theirs = 0;
+    for (const proxy *p = proxies.all; p; p = p->next) {
+        all++;
+        theirs += peer && p->peer == peer && !atomic_load(&p->ended);
+    }
+    return all < PROXIES_MAX && theirs < RT__TASK_THREADS_MAX;
+}
+
+/* Refuse a connection: its first call gets a reply that says why. */
+static void refuse(int fd, pid_t peer)
+{
+    rt__chan chan;
+    rt__chan_init(&chan, fd);
+    if (rt__callmsg_put_reply(&chan, RT_ENOMEM, 0,
+                              peer ? "a task's call: the task's worker has "
+                                     "64 threads calling rtask already (RT__TASK_THREADS_MAX); "
+                                     "call from fewer threads at once"
+                                   : "a task's call: the application serves 1024 "
+                                     "threads of tasks already; call from fewer at once",
+                              NULL, 0, -1) == 0)
+        (void)rt__chan_flush(&chan); /* a small reply into a new socket: no wait */
+    rt__chan_close(&chan);
+}
+
 void rt__proxies_serve(int fd)
 {
+    join(take_ended(0));
+    pid_t peer = peer_of(fd);
+    if (!room_for(peer)) {
+        refuse(fd, peer);
+        return;
+    }
     proxy *p = rt__calloc(1, sizeof *p);
     if (!p) {
         close(fd); /* the worker's call fails: the application is out of memory */
         return;
     }
     rt__chan_init(&p->chan, fd);
+    p->peer = peer;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, PROXY_STACK);
@@ -384,7 +439,6 @@ void rt__proxies_serve(int fd)
         proxy_free(p);
         return;
     }
-    join(take_ended(0));
     p->next = proxies.all;
     proxies.all = p;
 }

@@ -7,6 +7,7 @@
 #include "base/shm.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -28,6 +29,7 @@ void rt__client_worker_starts(void)
 static _Thread_local struct {
     rt__chan chan;
     int open;
+    int refused; /* the application closed it after its reply */
     uint64_t *made;
     size_t nmade, cap;
 } conn;
@@ -169,6 +171,13 @@ static int lost(void)
     return rt__error(RT_ESHUTDOWN, "a task's call: the application is gone");
 }
 
+/* Whether the application closed the connection after its reply. */
+static int hung_up(void)
+{
+    struct pollfd p = {.fd = conn.chan.fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP));
+}
+
 /* Send what is queued and wait for the REPLY; its rc is returned, with
  * its message as this thread's last error.  Release with done(). */
 static int finish(reply *out)
@@ -185,6 +194,8 @@ static int finish(reply *out)
         rt__callmsg_done(&out->h, out->payload, out->len);
         return lost(); /* not a reply: the stream cannot be trusted */
     }
+    if (out->r.rc < 0 && hung_up())
+        conn.refused = 1; /* (too many threads): the next call connects anew */
     if (out->r.rc < 0)
         return rt__error(out->r.rc, "%s", out->r.message);
     return 0;
@@ -204,6 +215,10 @@ static int open_or_fail(void)
             close_conn(NULL);
         return rt__error(RT_EINWORKER, "a process that a task forked cannot make the "
                          "task's calls: make them in the task's own process");
+    }
+    if (conn.open && conn.refused) {
+        rt__chan_close(&conn.chan);
+        conn.open = conn.refused = 0;
     }
     return conn.open ? 0 : connect_door();
 }
