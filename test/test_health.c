@@ -6,6 +6,8 @@
  */
 #include "tests.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,29 @@ static void wait_gpus(double want)
 
 /* After sleeping for its argument's milliseconds: "<CUDA_VISIBLE_DEVICES>
  * <attempt>". */
+/* The GPUs' watcher: the process other than this one that has the fake
+ * NVML loaded; 0 when there is none. */
+static pid_t watcher_pid(void)
+{
+    DIR *proc = opendir("/proc");
+    struct dirent *d;
+    pid_t found = 0;
+    while (proc && !found && (d = readdir(proc))) {
+        pid_t pid = (pid_t)atoi(d->d_name);
+        char path[64], line[512];
+        snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+        FILE *maps = pid > 0 && pid != getpid() ? fopen(path, "r") : NULL;
+        while (maps && !found && fgets(line, sizeof line, maps))
+            if (strstr(line, "build/test/libnvidia-ml.so.1"))
+                found = pid;
+        if (maps)
+            fclose(maps);
+    }
+    if (proc)
+        closedir(proc);
+    return found;
+}
+
 int t_gpu_run(const void *arg, size_t len, rt_result *r)
 {
     uint64_t ms = 0;
@@ -373,12 +398,39 @@ START_TEST(a_worker_whose_gpu_memory_grows_is_named)
 }
 END_TEST
 
+/* A watcher killed is seen at once and replaced; the new one reads again
+ * what NVML knows (a GPU lost while none watched) and sees what comes. */
+START_TEST(a_killed_watcher_is_replaced)
+{
+    start_watched(0);
+    wait_gpus(9);
+    pid_t first = 0;
+    for (int i = 0; i < 500 && !(first = watcher_pid()); i++)
+        sleep_ms(10);
+    ck_assert_int_gt(first, 0);
+    char scenario[600];
+    snprintf(scenario, sizeof scenario, "events=%s,procs=%s,lost=2", events, procs);
+    use_fake_nvml(scenario); /* what the next watcher finds */
+    ck_assert_int_eq(kill(first, SIGKILL), 0);
+    wait_gpus(8);
+    ck_unhealthy(1, 0, "2", "0000:3a:00.0", "NVML: GPU is lost");
+    pid_t second = watcher_pid();
+    ck_assert_int_gt(second, 0);
+    ck_assert_int_ne(second, first);
+    append(events, "xid 4 79");
+    wait_gpus(7);
+    leave_fake_nvml();
+    stop_watched();
+}
+END_TEST
+
 Suite *health_suite(void)
 {
     Suite *s = suite_create("health");
     TCase *tc = tcase_create("watched");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, an_xid_takes_a_gpu_out_of_service);
+    tcase_add_test(tc, a_killed_watcher_is_replaced);
     tcase_add_test(tc, a_task_on_a_failing_gpu_runs_again_elsewhere);
     tcase_add_test(tc, what_no_healthy_gpu_can_hold_fails);
     tcase_add_test(tc, an_actor_on_a_failing_gpu_restarts_elsewhere);

@@ -329,10 +329,19 @@ void rt__nvml_watch(const rt__machine *m, int out)
     *(void **)&w.wait = dlsym(dl, "nvmlEventSetWait_v2");
     *(void **)&w.procs = dlsym(dl, "nvmlDeviceGetComputeRunningProcesses_v3");
     static watched g;
-    for (int i = 0; i < m->count && g.n < RT__DEVICE_MAX; i++)
-        if (m->dev[i].kind == RT__FAM_NVIDIA &&
-            api.by_bus(m->dev[i].bus_id, &g.h[g.n]) == NVML_SUCCESS)
+    put(out, RT__GPU_WATCHING, "", 0, (unsigned)getpid());
+    for (int i = 0; i < m->count && g.n < RT__DEVICE_MAX; i++) {
+        if (m->dev[i].kind != RT__FAM_NVIDIA)
+            continue;
+        nvml_memory mem;
+        int rc = api.by_bus(m->dev[i].bus_id, &g.h[g.n]);
+        if (rc == NVML_SUCCESS && api.memory(g.h[g.n], &mem) == NVML_ERROR_GPU_IS_LOST)
+            rc = NVML_ERROR_GPU_IS_LOST;
+        if (rc == NVML_ERROR_GPU_IS_LOST) /* lost before this watcher began */
+            put(out, RT__GPU_LOST, m->dev[i].bus_id, 0, 0);
+        else if (rc == NVML_SUCCESS)
             g.bus[g.n++] = m->dev[i].bus_id;
+    }
     nvml_event_set set = NULL;
     if (w.set_create && w.reg && w.wait && w.set_create(&set) != NVML_SUCCESS)
         set = NULL;

@@ -24,8 +24,11 @@ typedef enum rt__gpu_kind {
     RT__GPU_ECC,        /* a double-bit ECC error */
     RT__GPU_ECC1,       /* a single-bit ECC error (corrected) */
     RT__GPU_LOST,       /* the GPU is lost (off the bus) */
-    RT__GPU_USAGE       /* process pid holds code bytes of the GPU's memory
+    RT__GPU_USAGE,      /* process pid holds code bytes of the GPU's memory
                            (0: no longer) */
+    RT__GPU_WATCHING    /* NVML started: watcher pid watches from now on
+                           (its first record; a watcher that ends before it
+                           found nothing to watch) */
 } rt__gpu_kind;
 
 /* One record, written whole (it is smaller than PIPE_BUF). */
@@ -40,12 +43,14 @@ typedef struct rt__gpu_event {
  * read end of the records' pipe (non-blocking, close-on-exec).  0, or -1
  * when there is nothing to watch (no NVIDIA GPU) or no process could be
  * started.  The watcher ends by itself when NVML cannot start (end of
- * file), when fd is closed, or when the application ends. */
+ * file before RT__GPU_WATCHING), when fd is closed, or when the
+ * application ends.  A watcher that begins reports the GPUs lost before
+ * it did (what a watcher started again missed). */
 int rt__gpu_watch_start(const rt__machine *m, int *fd);
 /* The records waiting on fd, up to max: how many; 0 when none waits; -1
  * at end of file (the watcher has ended). */
 long rt__gpu_watch_read(int fd, rt__gpu_event *out, size_t max);
-/* Whether a record leaves its GPU healthy: a usage, a corrected ECC
+/* Whether a record leaves its GPU healthy: watching, a usage, a corrected ECC
  * error, or an XID that is an application's fault (13, 31, 43, 45, 68,
  * 109: as NVIDIA's Kubernetes device plugin counts them). */
 int rt__gpu_event_harmless(const rt__gpu_event *e);

@@ -455,6 +455,7 @@ static void free_books(rt__local *l)
         munmap(l->slots, SLOTS_MAX * sizeof *l->slots);
     rt__board_unmap(l->board.board);
     rt__board_keeper_free(&l->board);
+    rt__free(l->gpus);
     rt__free(l->free_slots);
     rt__free(l->by_slot);
     rt__free(l);
@@ -480,6 +481,56 @@ static void stop_watching_gpus(rt__local *l)
     l->gpu_watch = -1;
 }
 
+/* A watcher that ends within this long of its start counts as a quick
+ * death; after QUICK_DEATHS_MAX in a row no other is started. */
+#define WATCHER_QUICK_NS (10ull * 1000000000ull)
+#define QUICK_DEATHS_MAX 3
+
+static void on_gpu_watch(rt__watch *watch, uint32_t events);
+
+/* Start a watcher and hear it on the loop (when attached): 0, or -1. */
+static int start_watching_gpus(rt__local *l)
+{
+    l->watcher = 0;
+    l->watcher_since_ns = rt__now_ns();
+    if (rt__gpu_watch_start(l->gpus, &l->gpu_watch) < 0) {
+        l->gpu_watch = -1;
+        return -1;
+    }
+    if (l->loop && rt__loop_add(l->loop, &l->w_gpu, l->gpu_watch, EPOLLIN, on_gpu_watch) < 0) {
+        close(l->gpu_watch); /* unwatched: the watcher ends */
+        l->gpu_watch = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/* The watcher ended.  Before it said it watches, NVML could not start:
+ * there is nothing to watch.  After, it died (killed, crashed): say so and
+ * start another, which reads again what NVML still knows (a GPU lost
+ * meanwhile), unless watchers keep dying at once. */
+static void watcher_ended(rt__local *l)
+{
+    pid_t pid = l->watcher;
+    stop_watching_gpus(l);
+    if (!pid)
+        return;
+    int quick = rt__now_ns() - l->watcher_since_ns < WATCHER_QUICK_NS;
+    l->quick_deaths = quick ? l->quick_deaths + 1 : 0;
+    if (l->quick_deaths >= QUICK_DEATHS_MAX) {
+        rt__warn("the GPUs' watcher (pid %d) ended, as the %d before it did soon after "
+                 "they started: GPU health is no longer watched", (int)pid,
+                 QUICK_DEATHS_MAX - 1);
+        return;
+    }
+    if (start_watching_gpus(l) < 0)
+        rt__warn("the GPUs' watcher (pid %d) ended, and no other could be started: GPU "
+                 "health is no longer watched", (int)pid);
+    else
+        rt__warn("the GPUs' watcher (pid %d) ended; another watches the GPUs from now "
+                 "on", (int)pid);
+}
+
 /* What the watcher saw: each record to the listener, a usage with the
  * lease of the worker whose process it names. */
 static void on_gpu_watch(rt__watch *watch, uint32_t events)
@@ -490,12 +541,16 @@ static void on_gpu_watch(rt__watch *watch, uint32_t events)
     (void)events;
     while ((n = rt__gpu_watch_read(l->gpu_watch, e, 64)) > 0)
         for (long i = 0; i < n; i++) {
+            if (e[i].kind == RT__GPU_WATCHING) {
+                l->watcher = (pid_t)e[i].pid;
+                continue;
+            }
             rt__worker *w = e[i].kind == RT__GPU_USAGE ? worker_of(l, (pid_t)e[i].pid) : NULL;
             if (l->node.ev.gpu)
                 l->node.ev.gpu(l->node.ev.ctx, &l->node, &e[i], w ? w->owner : NULL, w != NULL);
         }
     if (n < 0)
-        stop_watching_gpus(l); /* it ended: NVML could not start, or it failed */
+        watcher_ended(l);
 }
 
 int rt__local_start(rt__local **out, const rt__family_set *families, size_t target_idle,
@@ -551,8 +606,10 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     rt__chan_init(&l->forkserver, ctl);
     rt__workers_nonblocking(ctl);
     /* Forked as early as the fork server, while little of ours is held. */
-    if (gpus && rt__gpu_watch_start(gpus, &l->gpu_watch) < 0)
-        l->gpu_watch = -1;
+    if (gpus && (l->gpus = rt__malloc(sizeof *l->gpus))) {
+        *l->gpus = *gpus;
+        (void)start_watching_gpus(l);
+    }
     *out = l;
     return 0;
 }

@@ -92,6 +92,10 @@ struct rt__local {
     size_t running;            /* workers whose process runs */
     int gpu_watch;             /* the GPUs' watcher's pipe, or -1 */
     rt__watch w_gpu;
+    rt__machine *gpus;         /* what it watches (a copy), to start another */
+    pid_t watcher;             /* its pid once it said it watches; 0 before */
+    uint64_t watcher_since_ns; /* when it started */
+    int quick_deaths;          /* watchers in a row that ended soon after start */
 };
 
 /* The lists: idle workers (fresh ones counted), and those with output to
