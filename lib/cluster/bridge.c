@@ -80,6 +80,8 @@ static void bridge_free(rt__bridge *b)
     }
     rt__wake_close(NULL, &b->arrivals);
     rt__free(b->batch);
+    rt__free(b->left);
+    rt__free(b->heard_ns);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->work);
     pthread_cond_destroy(&b->answered);
@@ -222,6 +224,26 @@ int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms)
     int got = b->byes;
     pthread_mutex_unlock(&b->mu);
     return got;
+}
+
+int rt__bridge_left(rt__bridge *b, int rank)
+{
+    pthread_mutex_lock(&b->mu);
+    int left = rank > 0 && rank < b->size ? b->left[rank] : 0;
+    pthread_mutex_unlock(&b->mu);
+    return left;
+}
+
+static int end_job(rt__bridge *b, void *code)
+{
+    rt__mpi_thread_end_job(b, *(int *)code);
+}
+
+void rt__bridge_end_job(rt__bridge *b, int code)
+{
+    rt__bridge_detach(b);
+    (void)rt__mpi_thread_call(b, end_job, &code);
+    _exit(code); /* in case the bridge thread is gone */
 }
 
 void rt__bridge_close(rt__bridge *b, int finalize)

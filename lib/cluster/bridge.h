@@ -50,6 +50,14 @@ uint64_t rt__bridge_payload_in(const rt__bridge *b);
 /* Flush, and wait up to timeout_ms for n BYE messages in all; how many
  * came. */
 int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms);
+/* Rank 0: whether rank has left: 0 not yet, 1 it said BYE, 2 it was
+ * declared dead for its silence (the bridge thread hears a sign of life
+ * from every serving rank each second, and hands up a FAILED message for
+ * one silent longer than RTASK_RANK_TIMEOUT seconds, 60 by default). */
+int rt__bridge_left(rt__bridge *b, int rank);
+/* End the whole job (MPI_Abort, on the bridge thread): for rank 0 when a
+ * rank would hold up MPI's end for ever.  Does not return. */
+_Noreturn void rt__bridge_end_job(rt__bridge *b, int code);
 /* Flush, send what is queued, leave the job and free b.  MPI is finalized when
  * the bridge initialized it, or when finalize is set. */
 void rt__bridge_close(rt__bridge *b, int finalize);

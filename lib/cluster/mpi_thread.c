@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -43,8 +44,9 @@ static void arrive(rt__bridge *b, incoming *in, incoming **tail)
 }
 
 /* A message that says another rank cannot be reached, as if it had sent
- * it: the runtime thread fails that node. */
-static void unreachable(rt__bridge *b, int rank, const char *what)
+ * it: the runtime thread fails that node.  what is freed with the
+ * message when owned. */
+static void unreachable(rt__bridge *b, int rank, const char *what, char *owned)
 {
     incoming *in = rt__malloc(sizeof *in);
     if (!in)
@@ -54,6 +56,7 @@ static void unreachable(rt__bridge *b, int rank, const char *what)
     in->m.type = RT__RANK_FAILED;
     in->m.text = what;
     in->m.fd = -1;
+    in->buf = owned;
     arrive(b, in, &in->next);
 }
 
@@ -78,7 +81,7 @@ static void post(rt__bridge *b, outgoing *o)
         }
     }
     if (failed)
-        unreachable(b, o->to, "MPI could not send to it");
+        unreachable(b, o->to, "MPI could not send to it", NULL);
     o->next = b->inflight;
     b->inflight = o;
 }
@@ -218,10 +221,12 @@ static void *receive_pieces(rt__bridge *b, int from, size_t len, uint32_t type)
     return data;
 }
 
-static void count_bye(rt__bridge *b)
+static void count_bye(rt__bridge *b, int from)
 {
     pthread_mutex_lock(&b->mu);
     b->byes++;
+    if (!b->left[from])
+        b->left[from] = 1;
     pthread_cond_broadcast(&b->answered);
     pthread_mutex_unlock(&b->mu);
 }
@@ -243,7 +248,7 @@ static incoming *take_message(rt__bridge *b, int from, char *buf, size_t len,
         return NULL;
     }
     if (in->m.type == RT__RANK_BYE) {
-        count_bye(b);
+        count_bye(b, from);
         rt__free(in);
         rt__free(buf);
         return NULL;
@@ -288,7 +293,12 @@ static int receive_one(rt__bridge *b)
     int found = b->mpi->probe(&from, &tag, &len);
     if (found <= 0)
         return found;
+    b->heard_ns[from] = rt__now_ns();
     char *buf = rt__malloc(len ? len : 1);
+    if (buf && tag == TAG_ALIVE && b->mpi->recv(buf, len, from, tag) == 0) {
+        rt__free(buf);
+        return 1; /* heard: that is all it says */
+    }
     if (!buf || b->mpi->recv(buf, len, from, tag) < 0 ||
         (tag != TAG_MSG && tag != TAG_BATCH)) {
         rt__warn("a message from rank %d could not be received: dropped", from);
@@ -330,17 +340,95 @@ static void idle_wait(rt__bridge *b, unsigned idle)
     pthread_mutex_unlock(&b->mu);
 }
 
+/* How long a rank may be silent: RTASK_RANK_TIMEOUT seconds (0: for
+ * ever), SILENT_DEFAULT_S when unset or unreadable (with a warning). */
+static uint64_t silent_limit_ns(void)
+{
+    const char *text = getenv("RTASK_RANK_TIMEOUT");
+    char *end;
+    if (!text || !*text)
+        return SILENT_DEFAULT_S * 1000000000ull;
+    errno = 0;
+    double s = strtod(text, &end);
+    if (errno || *end || s < 0 || s > 1e9 || s != s) {
+        rt__warn("RTASK_RANK_TIMEOUT=\"%.32s\" is not a number of seconds: %d s",
+                 text, SILENT_DEFAULT_S);
+        return SILENT_DEFAULT_S * 1000000000ull;
+    }
+    return (uint64_t)(s * 1e9);
+}
+
 /* The bridge thread's first act: join, and make room for its batches. */
 int rt__mpi_thread_join(rt__bridge *b, void *unused)
 {
     (void)unused;
     if (b->mpi->join(&b->rank, &b->size, b->error, sizeof b->error) < 0)
         return -1;
-    if (!(b->batch = rt__calloc((size_t)b->size, sizeof *b->batch))) {
+    b->batch = rt__calloc((size_t)b->size, sizeof *b->batch);
+    b->left = rt__calloc((size_t)b->size, 1);
+    b->heard_ns = rt__calloc((size_t)b->size, sizeof *b->heard_ns);
+    if (!b->batch || !b->left || !b->heard_ns) {
         snprintf(b->error, sizeof b->error, "no memory");
         return -1;
     }
+    uint64_t now = rt__now_ns();
+    for (int r = 0; r < b->size; r++)
+        b->heard_ns[r] = now;
+    b->silent_ns = b->rank == 0 ? silent_limit_ns() : 0;
     return 0;
+}
+
+/* A serving rank says it is there, when it said nothing for a while and
+ * its last word went out: rank 0 tells a stopped or hung rank by its
+ * silence. */
+static void say_alive(rt__bridge *b)
+{
+    uint64_t now = rt__now_ns();
+    if (b->alive_req && !b->mpi->test(&b->alive_req))
+        return;
+    b->alive_req = NULL;
+    if (now - b->alive_ns < ALIVE_EVERY_NS)
+        return;
+    b->alive_ns = now;
+    static const char none;
+    if (b->mpi->isend(&none, 0, 0, TAG_ALIVE, &b->alive_req) < 0)
+        b->alive_req = NULL;
+}
+
+/* Rank 0: a rank silent past the limit is declared dead, as a node that
+ * failed (unreachable()); once. */
+static void look_for_silence(rt__bridge *b)
+{
+    uint64_t now = rt__now_ns();
+    if (!b->silent_ns || now - b->looked_ns < ALIVE_EVERY_NS / 10)
+        return;
+    b->looked_ns = now;
+    for (int r = 1; r < b->size; r++) {
+        if (now - b->heard_ns[r] <= b->silent_ns)
+            continue;
+        pthread_mutex_lock(&b->mu);
+        int gone = b->left[r] != 0;
+        if (!gone)
+            b->left[r] = 2;
+        pthread_mutex_unlock(&b->mu);
+        if (gone)
+            continue;
+        char *why = rt__malloc(96); /* the message's text: freed with it */
+        if (!why)
+            rt__mpi_thread_end_job(b, 1);
+        snprintf(why, 96, "silent for %.0f s (RTASK_RANK_TIMEOUT): declared dead",
+                 (double)(now - b->heard_ns[r]) / 1e9);
+        rt__warn("rank %d has been %s", r, why);
+        unreachable(b, r, why, why);
+    }
+}
+
+static void keep_alive(rt__bridge *b)
+{
+    if (b->rank == 0)
+        look_for_silence(b);
+    else
+        say_alive(b);
 }
 
 /* Make the call a thread waits for, and tell it the outcome. */
@@ -377,6 +465,7 @@ void *rt__mpi_thread_main(void *arg)
         pthread_mutex_unlock(&b->mu);
         post_all(b, take);
         int busy = (take != NULL) | progress(b) | receive(b);
+        keep_alive(b);
         if (closing && !b->inflight && !take)
             break;
         /* A large send moves only while MPI is called: no backing off. */

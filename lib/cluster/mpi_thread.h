@@ -17,9 +17,12 @@
 #define TAG_MSG 1   /* one message, whose bytes follow as pieces */
 #define TAG_PIECE 2
 #define TAG_BATCH 3 /* messages without pieces, each a length and its bytes */
+#define TAG_ALIVE 4 /* no bytes: a serving rank is there (keep_alive()) */
 #define BATCH_MAX ((size_t)1 << 20) /* bytes a batch grows to before it goes */
 #define SPIN_POLLS 200      /* polls with a yield before backing off */
 #define BACKOFF_MAX_US 1000 /* the longest sleep between idle polls */
+#define ALIVE_EVERY_NS 1000000000ull /* a serving rank's sign of life */
+#define SILENT_DEFAULT_S 60          /* RTASK_RANK_TIMEOUT's default */
 
 /* A message queued for another rank, then in flight: its encoded part,
  * and the bytes that follow it, mapped from their memfd or in a buffer
@@ -63,6 +66,12 @@ struct rt__bridge {
     int closing;              /* [mu] */
     int finalize;             /* [mu] even if the application began MPI */
     int byes;                 /* [mu] */
+    unsigned char *left;      /* [mu] per rank: 1 said BYE, 2 declared silent */
+    uint64_t *heard_ns;       /* bridge thread only: when each rank was heard */
+    uint64_t silent_ns;       /* rank 0: silence that declares a rank dead; 0: never */
+    uint64_t looked_ns;       /* rank 0: when silences were last looked at */
+    uint64_t alive_ns;        /* a serving rank: when it last said it is there */
+    void *alive_req;          /* its send of that, while in flight */
     rt__loop *loop;           /* [mu] where arrivals are delivered */
     rt__bridge_cb cb;
     void *ctx;

@@ -19,6 +19,9 @@
  *            the job ends (mpirun aborts it) instead of hanging
  *   nodefails a task kills rank 1's fork server: rank 0's runtime stops
  *            with that reason, and every rank still ends with status 0
+ *   ranksilent a task stops rank 1 (SIGSTOP): rank 0 declares it dead after
+ *            RTASK_RANK_TIMEOUT, its wait ends naming it, and
+ *            rt_shutdown() ends the job within its minute
  */
 #include <check.h>
 #include <rtask.h>
@@ -126,20 +129,35 @@ static int dies_once(const void *arg, size_t len, rt_result *res)
     return rt_result_set(res, &attempt, sizeof attempt);
 }
 
-/* Kills the rank that runs it: its worker's parent is the fork server,
- * whose parent is the rank. */
-static int kill_rank(const void *arg, size_t len, rt_result *res)
+/* The process of the rank that runs the calling task: its worker's
+ * parent is the fork server, whose parent is the rank; 0 when unknown. */
+static int rank_pid(void)
 {
     char path[64];
-    int ppid = 0, rank = 0;
-    (void)arg, (void)len, (void)res;
+    int ppid = 0;
     snprintf(path, sizeof path, "/proc/%d/stat", (int)getppid());
     FILE *f = fopen(path, "r");
-    if (f && fscanf(f, "%*d %*s %*c %d", &ppid) == 1)
-        rank = ppid;
+    if (!f || fscanf(f, "%*d %*s %*c %d", &ppid) != 1)
+        ppid = 0;
     if (f)
         fclose(f);
-    return rank > 1 ? kill(rank, SIGKILL) : 1;
+    return ppid > 1 ? ppid : 0;
+}
+
+/* Kills the rank that runs it. */
+static int kill_rank(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg, (void)len, (void)res;
+    int rank = rank_pid();
+    return rank ? kill(rank, SIGKILL) : 1;
+}
+
+/* Stops the rank that runs it (SIGSTOP): it is there, and silent. */
+static int stop_rank(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg, (void)len, (void)res;
+    int rank = rank_pid();
+    return rank ? kill(rank, SIGSTOP) : 1;
 }
 
 /* Kills the fork server of the rank that runs it, and waits for the death
@@ -968,6 +986,20 @@ int main(int argc, char **argv)
             return 1;
         int rc = rt_get(r2, NULL, NULL, RT_FOREVER);
         printf("rankdies: rank 0 went on: %d (%s)\n", rc, rt_last_error());
+        return 1;
+    }
+    if (strcmp(which, "ranksilent") == 0) {
+        /* A task stops rank 1: rank 0 declares it dead after
+         * RTASK_RANK_TIMEOUT, and rt_shutdown() ends the job naming it. */
+        rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
+        rt_ref r;
+        if (rt_remote(stop_rank, &o, NULL, 0, &r) < 0)
+            return 1;
+        int rc = rt_get(r, NULL, NULL, RT_FOREVER);
+        printf("ranksilent: rank 0's wait ended: %d (%s)\n", rc, rt_last_error());
+        fflush(stdout);
+        rc = rt_shutdown();
+        printf("ranksilent: rt_shutdown returned %d\n", rc);
         return 1;
     }
     if (strcmp(which, "gpuhealth") == 0) {
