@@ -220,6 +220,29 @@ int chaos_sum(const rt_value *args, size_t n, rt_result *r)
     return rt_result_set(r, &sum, sizeof sum);
 }
 
+enum { LEAVES = 100 };
+
+/* A tree reduction of LEAVES leaves (t_double of 0..99), ten at a time,
+ * each task with opts o: its root, whose sum is LEAVES * (LEAVES - 1). */
+static rt_ref reduce_tree(const rt_opts *o)
+{
+    rt_ref level[LEAVES];
+    for (uint64_t i = 0; i < LEAVES; i++)
+        ck_ok(rt_remote(t_double, o, &i, sizeof i, &level[i]));
+    for (size_t n = LEAVES; n > 1; n /= 10)
+        for (size_t i = 0; i < n; i += 10) {
+            rt_arg args[10];
+            for (int k = 0; k < 10; k++)
+                args[k] = RT_ARG_REF(level[i + k]);
+            rt_ref parent;
+            ck_ok(rt_remote_args(chaos_sum, o, args, 10, &parent));
+            for (int k = 0; k < 10; k++)
+                ck_ok(rt_release(level[i + k]));
+            level[i / 10] = parent;
+        }
+    return level[0];
+}
+
 /* Tree reductions (100 leaves each, ten at a time) while workers are
  * killed and nothing is retried: each root ends with its sum or with
  * the error of its cause (a worker's death, passed along the graph as
@@ -228,7 +251,6 @@ START_TEST(a_graph_while_workers_are_killed)
 {
     int fds = count_fds();
     start(2);
-    enum { LEAVES = 100 };
     long trees = (long)scaled(300), sums = 0, caused = 0;
     rt_opts o = RT_OPTS_INIT;
     o.max_retries = 0;
@@ -240,21 +262,7 @@ START_TEST(a_graph_while_workers_are_killed)
     atomic_store(&killing, 1);
     pthread_create(&th, NULL, killer, &every);
     for (long t = 0; t < trees; t++) {
-        rt_ref level[LEAVES];
-        for (uint64_t i = 0; i < LEAVES; i++)
-            ck_ok(rt_remote(t_double, &o, &i, sizeof i, &level[i]));
-        for (size_t n = LEAVES; n > 1; n /= 10)
-            for (size_t i = 0; i < n; i += 10) {
-                rt_arg args[10];
-                for (int k = 0; k < 10; k++)
-                    args[k] = RT_ARG_REF(level[i + k]);
-                rt_ref parent;
-                ck_ok(rt_remote_args(chaos_sum, &o, args, 10, &parent));
-                for (int k = 0; k < 10; k++)
-                    ck_ok(rt_release(level[i + k]));
-                level[i / 10] = parent;
-            }
-        roots[t] = level[0];
+        roots[t] = reduce_tree(&o);
         atomic_fetch_add(&finished, 1);
     }
     for (long t = 0; t < trees; t++) {
@@ -404,30 +412,16 @@ START_TEST(hostile_tasks_change_no_other_result)
 {
     int fds = count_fds();
     start(3);
-    enum { LEAVES = 100 };
     long trees = (long)scaled(200);
     pthread_t th;
     atomic_store(&kills, 0);
     atomic_store(&hostile_on, 1);
     pthread_create(&th, NULL, send_hostile, NULL);
     for (long t = 0; t < trees; t++) {
-        rt_ref level[LEAVES], big;
+        rt_ref big;
         unsigned char byte = (unsigned char)t;
         ck_ok(rt_remote(chaos_fill, NULL, &byte, 1, &big));
-        for (uint64_t i = 0; i < LEAVES; i++)
-            ck_ok(rt_remote(t_double, NULL, &i, sizeof i, &level[i]));
-        for (size_t n = LEAVES; n > 1; n /= 10)
-            for (size_t i = 0; i < n; i += 10) {
-                rt_arg args[10];
-                for (int k = 0; k < 10; k++)
-                    args[k] = RT_ARG_REF(level[i + k]);
-                rt_ref parent;
-                ck_ok(rt_remote_args(chaos_sum, NULL, args, 10, &parent));
-                for (int k = 0; k < 10; k++)
-                    ck_ok(rt_release(level[i + k]));
-                level[i / 10] = parent;
-            }
-        ck_assert_uint_eq(get_u64(level[0], 60000), (uint64_t)LEAVES * (LEAVES - 1));
+        ck_assert_uint_eq(get_u64(reduce_tree(NULL), 60000), (uint64_t)LEAVES * (LEAVES - 1));
         unsigned char *b;
         size_t len;
         ck_ok(rt_get(big, (void **)&b, &len, 60000));

@@ -16,11 +16,7 @@
 /* One worker, reused, so that every task below shares its process. */
 static void start_one_reused_worker(void)
 {
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 1;
-    c.num_gpus = 0;
-    c.num_workers = 1;
-    ck_ok(rt_init_config(&c));
+    start_with(1, 0, 1);
 }
 
 /* Whether n bytes at p are all byte. */
@@ -141,11 +137,7 @@ int i_add1(const rt_value *args, size_t n, rt_result *r)
  * (a step may take longer, never a wrong input). */
 START_TEST(a_task_cannot_forge_another_workers_board_entries)
 {
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 3;
-    c.num_gpus = 0;
-    c.num_workers = 3;
-    ck_ok(rt_init_config(&c));
+    start_with(3, 0, 3);
     rt_opts hostile = RT_OPTS_INIT;
     hostile.max_calls = 1;  /* nothing else runs in its process */
     hostile.max_retries = 0;

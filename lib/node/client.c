@@ -178,12 +178,21 @@ static int hung_up(void)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP));
 }
 
+/* Whether bytes of a reply wait to be read. */
+static int has_reply(void)
+{
+    struct pollfd p = {.fd = conn.chan.fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 /* Send what is queued and wait for the REPLY; its rc is returned, with
  * its message as this thread's last error.  Release with done(). */
 static int finish(reply *out)
 {
     int fd;
-    if (rt__chan_flush(&conn.chan) < 0)
+    /* A connection refused (hung_up()) may be closed before the call is
+     * written; its reply says why all the same. */
+    if (rt__chan_flush(&conn.chan) < 0 && !has_reply())
         return lost();
     int got = rt__callmsg_take(&conn.chan, &out->h, &out->payload, &out->len, &fd);
     if (got <= 0)
