@@ -273,12 +273,12 @@ void rt__cluster_wait(rt__cluster *c)
  * end (MPI_Finalize waits for every rank) for as long as it is stopped
  * or hung; name it and end the job instead, within rt_shutdown()'s
  * minute. */
-static void end_job_if_held_up(rt__cluster *c)
+static void end_job_if_held_up(rt__cluster *c, const unsigned char *served)
 {
     for (int r = 1; c->rank == 0 && r < c->size; r++) {
         int left = rt__bridge_left(c->bridge, r);
-        if (left == 1)
-            continue;
+        if (!served[r] || left == 1)
+            continue; /* a rank that never served (another program) left already */
         fprintf(stderr, "rtask: rt_shutdown: rank %d %s; MPI cannot end while it is held "
                 "up: the job is ended (MPI_Abort)\n", r,
                 left == 2 ? "was declared dead for its silence (RTASK_RANK_TIMEOUT)"
@@ -292,15 +292,17 @@ void rt__cluster_end(rt__cluster *c)
     rt__bridge_detach(c->bridge);
     rt__tunnel_free(c->tunnel); /* rank 0's proxies end; workers' calls fail */
     int stopped = 0;
+    unsigned char served[RT__NODES_MAX] = {0};
     for (int r = 1; r < c->size; r++) {
         if (c->peer[r]) {
             rt__peer_free(c->peer[r]);
+            served[r] = 1;
             stopped += rt__bridge_left(c->bridge, r) != 2; /* a silent one is not waited for */
         }
     }
     if (stopped && rt__bridge_wait_byes(c->bridge, stopped, BYE_WAIT_MS) < stopped)
         rt__warn("rt_shutdown: not every rank stopped within %d s", BYE_WAIT_MS / 1000);
-    end_job_if_held_up(c);
+    end_job_if_held_up(c, served);
     if (c->serve) {
         rt__serve_free(c->serve);
         rt__rank_msg bye = {.type = RT__RANK_BYE, .fd = -1};

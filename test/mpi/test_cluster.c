@@ -129,19 +129,51 @@ static int dies_once(const void *arg, size_t len, rt_result *res)
     return rt_result_set(res, &attempt, sizeof attempt);
 }
 
-/* The process of the rank that runs the calling task: its worker's
- * parent is the fork server, whose parent is the rank; 0 when unknown. */
-static int rank_pid(void)
+/* Whether process pid's environment has entry (NAME=value). */
+static int has_env(int pid, const char *entry)
 {
-    char path[64];
-    int ppid = 0;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)getppid());
+    char path[64], env[65536];
+    snprintf(path, sizeof path, "/proc/%d/environ", pid);
     FILE *f = fopen(path, "r");
-    if (!f || fscanf(f, "%*d %*s %*c %d", &ppid) != 1)
-        ppid = 0;
+    size_t n = f ? fread(env, 1, sizeof env - 1, f) : 0;
     if (f)
         fclose(f);
-    return ppid > 1 ? ppid : 0;
+    env[n] = '\0';
+    for (size_t at = 0; at < n; at += strlen(env + at) + 1)
+        if (strcmp(env + at, entry) == 0)
+            return 1;
+    return 0;
+}
+
+/* The process of the rank that runs the calling task (the fork server
+ * was adopted by init, so not an ancestor): the one of this program, with
+ * this rank's MPI environment, outside the workers' process group; 0
+ * when none is found. */
+static int rank_pid(void)
+{
+    char self[512], exe[512], path[64], entry[64];
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (!rank || n <= 0)
+        return 0;
+    self[n] = '\0';
+    snprintf(entry, sizeof entry, "OMPI_COMM_WORLD_RANK=%s", rank);
+    DIR *proc = opendir("/proc");
+    struct dirent *d;
+    int found = 0;
+    while (proc && !found && (d = readdir(proc))) {
+        int pid = atoi(d->d_name);
+        snprintf(path, sizeof path, "/proc/%d/exe", pid);
+        ssize_t m = pid > 1 ? readlink(path, exe, sizeof exe - 1) : -1;
+        if (m <= 0 || getpgid(pid) == getpgid(0))
+            continue;
+        exe[m] = '\0';
+        if (strcmp(exe, self) == 0 && has_env(pid, entry))
+            found = pid;
+    }
+    if (proc)
+        closedir(proc);
+    return found;
 }
 
 /* Kills the rank that runs it. */
