@@ -101,7 +101,7 @@ static pid_t watcher_pid(void)
         snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
         FILE *maps = pid > 0 && pid != getpid() ? fopen(path, "r") : NULL;
         while (maps && !found && fgets(line, sizeof line, maps))
-            if (strstr(line, "build/test/libnvidia-ml.so.1"))
+            if (strstr(line, "/libnvidia-ml.so.1"))
                 found = pid;
         if (maps)
             fclose(maps);
