@@ -42,8 +42,9 @@ typedef struct rt__gpu_event {
 /* Start watching m's NVIDIA GPUs where NVML can be loaded: *fd gets the
  * read end of the records' pipe (non-blocking, close-on-exec).  0, or -1
  * when there is nothing to watch (no NVIDIA GPU) or no process could be
- * started.  The watcher ends by itself when NVML cannot start (end of
- * file before RT__GPU_WATCHING), when fd is closed, or when the
+ * started (whether it watches is told by its first record).  The
+ * watcher ends by itself when NVML cannot start or it could not be
+ * forked (end of file before RT__GPU_WATCHING), when fd is closed, or when the
  * application ends.  A watcher that begins reports the GPUs lost before
  * it did (what a watcher started again missed). */
 int rt__gpu_watch_start(const rt__machine *m, int *fd);

@@ -505,14 +505,19 @@ static int start_watching_gpus(rt__local *l)
     return 0;
 }
 
-/* The watcher ended.  Before it said it watches, NVML could not start:
- * there is nothing to watch.  After, it died (killed, crashed): say so and
- * start another, which reads again what NVML still knows (a GPU lost
- * meanwhile), unless watchers keep dying at once. */
+/* The watcher ended.  Before it said it watches, NVML could not start
+ * (or no watcher could be forked): there is nothing to watch, or, for one
+ * that replaced a dead one, nothing more.  After, it died (killed,
+ * crashed): start another, which reads again what NVML still knows (a
+ * GPU lost meanwhile), unless watchers keep dying at once. */
 static void watcher_ended(rt__local *l)
 {
-    pid_t pid = l->watcher;
+    pid_t pid = l->watcher, dead = l->replacing;
     stop_watching_gpus(l);
+    l->replacing = 0;
+    if (!pid && dead)
+        rt__warn("the GPUs' watcher (pid %d) ended, and no other could start: GPU health "
+                 "is no longer watched", (int)dead);
     if (!pid)
         return;
     int quick = rt__now_ns() - l->watcher_since_ns < WATCHER_QUICK_NS;
@@ -524,11 +529,10 @@ static void watcher_ended(rt__local *l)
         return;
     }
     if (start_watching_gpus(l) < 0)
-        rt__warn("the GPUs' watcher (pid %d) ended, and no other could be started: GPU "
-                 "health is no longer watched", (int)pid);
+        rt__warn("the GPUs' watcher (pid %d) ended, and no other could be started (%s): "
+                 "GPU health is no longer watched", (int)pid, strerror(errno));
     else
-        rt__warn("the GPUs' watcher (pid %d) ended; another watches the GPUs from now "
-                 "on", (int)pid);
+        l->replacing = pid; /* said once the new one watches */
 }
 
 /* What the watcher saw: each record to the listener, a usage with the
@@ -543,6 +547,10 @@ static void on_gpu_watch(rt__watch *watch, uint32_t events)
         for (long i = 0; i < n; i++) {
             if (e[i].kind == RT__GPU_WATCHING) {
                 l->watcher = (pid_t)e[i].pid;
+                if (l->replacing)
+                    rt__warn("the GPUs' watcher (pid %d) ended; watcher %d watches the GPUs "
+                             "from now on", (int)l->replacing, (int)l->watcher);
+                l->replacing = 0;
                 continue;
             }
             rt__worker *w = e[i].kind == RT__GPU_USAGE ? worker_of(l, (pid_t)e[i].pid) : NULL;
