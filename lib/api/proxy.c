@@ -406,7 +406,7 @@ static void refuse(int fd, pid_t peer)
     rt__chan_init(&chan, fd);
     if (rt__callmsg_put_reply(&chan, RT_ENOMEM, 0,
                               peer ? "a task's call: the task's worker has "
-                                     "64 threads calling rtask already (RT__TASK_THREADS_MAX); "
+                                     "64 threads calling rtask already; "
                                      "call from fewer threads at once"
                                    : "a task's call: the application serves 1024 "
                                      "threads of tasks already; call from fewer at once",

@@ -44,17 +44,6 @@ static size_t segment_bytes(void)
     return RT__BOARD_SEGMENT * sizeof(rt__board_entry);
 }
 
-static size_t sleepers_bytes(size_t nslots)
-{
-    return nslots * RT__BOARD_SEGMENT * sizeof(_Atomic uint32_t);
-}
-
-/* Where consumers of seq's entry say that they sleep. */
-static _Atomic uint32_t *sleepers_of(rt__board *b, uint64_t seq)
-{
-    return &b->sleepers[SLOT_OF(seq) * RT__BOARD_SEGMENT + INDEX_OF(seq)];
-}
-
 /* The read-only view comes from a descriptor opened read-only, so that
  * a worker cannot mprotect() its copy writable again. */
 static int open_read_only(int fd)
@@ -70,30 +59,26 @@ rt__board *rt__board_map(size_t nslots)
     rt__board *b = nslots <= (1u << SLOT_BITS) ? rt__malloc(sizeof *b) : NULL;
     int fd = b ? memfd_create("rtask-board", MFD_CLOEXEC) : -1;
     int ro_fd = fd >= 0 && ftruncate(fd, (off_t)bytes) == 0 ? open_read_only(fd) : -1;
-    void *rw = MAP_FAILED, *ro = MAP_FAILED, *sleepers = MAP_FAILED;
+    void *rw = MAP_FAILED, *ro = MAP_FAILED;
     if (ro_fd >= 0) {
         rw = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
         ro = mmap(NULL, bytes, PROT_READ, MAP_SHARED | MAP_NORESERVE, ro_fd, 0);
-        sleepers = mmap(NULL, sleepers_bytes(nslots), PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     }
     int saved = errno;
     if (fd >= 0)
         close(fd);
     if (ro_fd >= 0)
         close(ro_fd);
-    if (rw == MAP_FAILED || ro == MAP_FAILED || sleepers == MAP_FAILED) {
+    if (rw == MAP_FAILED || ro == MAP_FAILED) {
         if (rw != MAP_FAILED)
             munmap(rw, bytes);
         if (ro != MAP_FAILED)
             munmap(ro, bytes);
-        if (sleepers != MAP_FAILED)
-            munmap(sleepers, sleepers_bytes(nslots));
         rt__free(b);
         errno = saved;
         return NULL;
     }
-    *b = (rt__board){rw, ro, sleepers, nslots, ALL_SLOTS};
+    *b = (rt__board){rw, ro, nslots, ALL_SLOTS};
     return b;
 }
 
@@ -105,7 +90,6 @@ void rt__board_unmap(rt__board *b)
     if (b->rw)
         munmap(b->rw, b->own == ALL_SLOTS ? bytes : segment_bytes());
     munmap(b->ro, bytes);
-    munmap((void *)b->sleepers, sleepers_bytes(b->nslots));
     rt__free(b);
 }
 
@@ -151,14 +135,15 @@ static rt__board_entry *entry_of(rt__board *b, uint64_t seq)
 }
 
 /* The entry moved from `from` to `to` (nothing when it had moved on):
- * wake whoever sleeps on it. */
-static void move(rt__board *b, rt__board_entry *e, uint64_t from, uint64_t to)
+ * wake whoever sleeps on it.  Always: a consumer cannot say that it
+ * sleeps, for nothing of another worker's is writable (board.h), and a
+ * wake-up with none asleep costs one system call, once per result. */
+static void move(rt__board_entry *e, uint64_t from, uint64_t to)
 {
     if (!atomic_compare_exchange_strong(&e->word, &from, to))
         return;
     atomic_fetch_add(&e->ticket, 1);
-    if (atomic_load(sleepers_of(b, to >> 2)))
-        syscall(SYS_futex, &e->ticket, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    syscall(SYS_futex, &e->ticket, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 uint64_t rt__board_claim(rt__board_keeper *k, size_t slot)
@@ -174,10 +159,10 @@ uint64_t rt__board_claim(rt__board_keeper *k, size_t slot)
         return 0; /* the ring came round to one still in use */
     *claimed = 1;
     rt__board_entry *e = entry_of(k->board, seq);
+    /* A consumer of an older claim still asleep here sees the new word
+     * when its nap ends (NAP_NS), and bounces. */
     atomic_store(&e->word, WORD(seq, EMPTY));
     atomic_fetch_add(&e->ticket, 1);
-    if (atomic_exchange(sleepers_of(k->board, seq), 0)) /* a consumer of an older claim */
-        syscall(SYS_futex, &e->ticket, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
     return seq;
 }
 
@@ -185,7 +170,7 @@ void rt__board_give_back(rt__board_keeper *k, uint64_t seq)
 {
     if (!k->board || !seq)
         return;
-    move(k->board, entry_of(k->board, seq), WORD(seq, EMPTY), WORD(seq, GONE));
+    move(entry_of(k->board, seq), WORD(seq, EMPTY), WORD(seq, GONE));
     k->claimed[SLOT_OF(seq) * RT__BOARD_SEGMENT + INDEX_OF(seq)] = 0;
 }
 
@@ -202,15 +187,13 @@ void rt__board_post(rt__board *b, uint64_t seq, const void *data, size_t len, in
         if (len)
             memcpy(e->bytes, data, len);
     }
-    move(b, e, WORD(seq, EMPTY), WORD(seq, ok ? READY : GONE));
+    move(e, WORD(seq, EMPTY), WORD(seq, ok ? READY : GONE));
 }
 
-/* Sleep on e's ticket (seq's entry) while it is still t, for NAP_NS at
- * most. */
-static void nap(rt__board *b, const rt__board_entry *e, uint64_t seq, uint32_t t)
+/* Sleep on e's ticket while it is still t, for NAP_NS at most. */
+static void nap(const rt__board_entry *e, uint32_t t)
 {
     struct timespec nap = {0, NAP_NS};
-    atomic_store(sleepers_of(b, seq), 1);
     syscall(SYS_futex, &e->ticket, FUTEX_WAIT, t, &nap, NULL, 0);
 }
 
@@ -249,6 +232,6 @@ long rt__board_read(rt__board *b, uint64_t seq, void *out, const rt__board_wait 
             wait->before_sleep();
             continue; /* that took a while: look again */
         }
-        nap(b, e, seq, t);
+        nap(e, t);
     }
 }

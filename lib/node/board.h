@@ -52,14 +52,9 @@ _Static_assert(RT__BOARD_SEGMENT * sizeof(rt__board_entry) % 4096 == 0,
                "a segment is whole pages");
 
 /* The board's two views of the same memory: read-write (the runtime's
- * whole, a worker's own segment alone) and read-only (the whole).  Beside
- * them, one word per entry that every worker writes: a consumer that
- * sleeps on an entry says so there, so that its producer wakes it.  A
- * hint only: a task that scribbles on it costs a wake-up in vain, or a
- * consumer's nap (NAP_NS, board.c), never a wrong byte. */
+ * whole, a worker's own segment alone) and read-only (the whole). */
 typedef struct rt__board {
     rt__board_entry *rw, *ro;
-    _Atomic uint32_t *sleepers;
     size_t nslots;
     size_t own; /* a worker's slot; SIZE_MAX in the runtime */
 } rt__board;
