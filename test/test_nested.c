@@ -47,6 +47,7 @@ int n_put_from_thread(const void *arg, size_t len, rt_result *r);
 int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
+int n_chain(const void *arg, size_t len, rt_result *r);
 
 static uint64_t u64_of(const void *p)
 {
@@ -470,6 +471,42 @@ int n_yield_then_fail_once(const void *arg, size_t len, rt_result *r)
     return rt_result_set(r, "done", 4);
 }
 
+/* What a link of a chain says of the links below it. */
+typedef struct chain_says {
+    uint64_t sum;       /* of every link's k */
+    uint64_t processes; /* times a link ran in another process than its child */
+    int64_t pid;        /* where this link ran */
+} chain_says;
+
+/* Link k of a chain: it submits link k - 1 and waits for it. */
+int n_chain(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t k;
+    chain_says says = {0, 1, getpid()};
+    if (len != sizeof k)
+        return 1;
+    memcpy(&k, arg, sizeof k);
+    if (k > 0) {
+        uint64_t next = k - 1;
+        rt_ref ref;
+        void *data;
+        size_t n;
+        if (rt_remote(n_chain, NULL, &next, sizeof next, &ref) < 0 ||
+            rt_get(ref, &data, &n, RT_FOREVER) < 0)
+            return 2;
+        if (n != sizeof says) {
+            rt_free(data);
+            return 3;
+        }
+        memcpy(&says, data, sizeof says);
+        rt_free(data);
+        says.processes += says.pid != getpid();
+        says.pid = getpid();
+    }
+    says.sum += k;
+    return rt_result_set(r, &says, sizeof says);
+}
+
 /* ---- tests -------------------------------------------------------------------------- */
 
 START_TEST(a_task_submits_tasks_and_reads_them)
@@ -498,6 +535,49 @@ START_TEST(recursion_finishes_on_two_cpus)
     uint64_t n = scaled(15) >= 15 ? 15 : 10;
     uint64_t want = n == 15 ? 610 : 55;
     ck_assert_uint_eq(call_u64(t_fib, NULL, &n, sizeof n), want);
+    ck_assert_int_le(count_workers(), 2 * 64 + 2);
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(count_workers(), 0);
+}
+END_TEST
+
+/* What the head of chain, of depth links, says once it ended. */
+static chain_says chain_end(rt_ref chain, uint64_t depth)
+{
+    chain_says *says, out;
+    size_t n;
+    ck_ok(rt_get(chain, (void **)&says, &n, 200000));
+    ck_assert_uint_eq(n, sizeof *says);
+    out = *says;
+    rt_free(says);
+    ck_assert_uint_eq(out.sum, depth * (depth + 1) / 2);
+    return out;
+}
+
+/* On one CPU, a task that waits for its child runs it itself (as
+ * work-first runtimes do): a chain 10 000 deep runs in one process. */
+START_TEST(a_waiting_task_runs_its_child_itself)
+{
+    start_with(1, 0, 1);
+    uint64_t depth = scaled(10000);
+    rt_ref chain;
+    ck_ok(rt_remote(n_chain, NULL, &depth, sizeof depth, &chain));
+    ck_assert_uint_eq(chain_end(chain, depth).processes, 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A chain 10 000 deep of tasks that each wait for the next completes on
+ * 2 CPUs within the node's workers (it hung at 128 links, every worker
+ * waiting); an unrelated task of the application runs meanwhile. */
+START_TEST(a_chain_ten_thousand_deep_completes_on_two_cpus)
+{
+    start_runtime();
+    uint64_t depth = scaled(10000);
+    rt_ref chain;
+    ck_ok(rt_remote(n_chain, NULL, &depth, sizeof depth, &chain));
+    ck_assert_uint_eq(call_u64(t_fib, NULL, &(uint64_t){5}, sizeof(uint64_t)), 5);
+    ck_assert_uint_le(chain_end(chain, depth).processes, 2 * 64);
     ck_assert_int_le(count_workers(), 2 * 64 + 2);
     ck_ok(rt_shutdown());
     ck_assert_int_eq(count_workers(), 0);
@@ -1092,6 +1172,8 @@ Suite *nested_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_task_submits_tasks_and_reads_them);
     tcase_add_test(tc, recursion_finishes_on_two_cpus);
+    tcase_add_test(tc, a_waiting_task_runs_its_child_itself);
+    tcase_add_test(tc, a_chain_ten_thousand_deep_completes_on_two_cpus);
     tcase_add_test(tc, released_tasks_still_lend_while_they_wait);
     tcase_add_test(tc, tasks_behind_a_waiting_task_are_taken_back);
     tcase_add_test(tc, tasks_behind_a_task_past_the_waiting_limit_are_taken_back);

@@ -124,7 +124,7 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 
 static const rt__node_ops fake_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      NULL, NULL, NULL, NULL, NULL, NULL};
+                                      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- the scene ------------------------------------------------------------- */
 

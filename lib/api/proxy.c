@@ -56,8 +56,12 @@ typedef struct proxy {
     rt__chan chan;
     _Atomic int ended;  /* its thread is done: join it */
     pid_t peer;         /* the worker process that connected (or 0) */
-    uint64_t *made;     /* handles its tasks made and still hold */
+    uint64_t *made;     /* handles its tasks made and still hold (0: one
+                           consumed below base) */
     size_t nmade, cap;
+    size_t base;        /* made[base..] are the running task's */
+    size_t *bases;      /* those of the tasks it runs inside (RUN) */
+    size_t nbases, cap_bases;
     rt_arg *args;       /* room for a submission's arguments */
 } proxy;
 
@@ -82,13 +86,50 @@ static void made(proxy *p, uint64_t id)
     p->made[p->nmade++] = id;
 }
 
+/* A handle consumed: one of an outer task's (below base) leaves a 0,
+ * so that every task's range stays where it is. */
 static void unmade(proxy *p, uint64_t id)
 {
     for (size_t i = p->nmade; i-- > 0;)
         if (p->made[i] == id) {
-            p->made[i] = p->made[--p->nmade];
+            p->made[i] = i < p->base ? 0 : p->made[--p->nmade];
             return;
         }
+}
+
+/* Whether the running task made handle id. */
+static int made_here(const proxy *p, uint64_t id)
+{
+    for (size_t i = p->base; i < p->nmade; i++)
+        if (p->made[i] == id)
+            return 1;
+    return 0;
+}
+
+/* A task starts inside the running one's wait (RUN): its handles start
+ * a range of their own.  0, or -1 without memory. */
+static int inside_starts(proxy *p)
+{
+    if (p->nbases == p->cap_bases) {
+        size_t cap = p->cap_bases ? p->cap_bases * 2 : 16;
+        size_t *grown = rt__realloc(p->bases, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        p->bases = grown;
+        p->cap_bases = cap;
+    }
+    p->bases[p->nbases++] = p->base;
+    p->base = p->nmade;
+    return 0;
+}
+
+/* It ended (its END, if it made handles, came first): the waiting task
+ * runs again.  A worker that says so out of turn changes nothing of
+ * another connection's. */
+static void inside_ended(proxy *p)
+{
+    if (p->nbases)
+        p->base = p->bases[--p->nbases];
 }
 
 static int is_kept(uint64_t id, const uint64_t *kept, size_t n)
@@ -103,10 +144,10 @@ static int is_kept(uint64_t id, const uint64_t *kept, size_t n)
  * them).  A handle consumed elsewhere since is refused, harmlessly. */
 static void release_made(proxy *p, const uint64_t *kept, size_t nkept)
 {
-    for (size_t i = 0; i < p->nmade; i++)
-        if (!is_kept(p->made[i], kept, nkept))
+    for (size_t i = p->base; i < p->nmade; i++)
+        if (p->made[i] && !is_kept(p->made[i], kept, nkept))
             (void)rt_release((rt_ref){p->made[i]});
-    p->nmade = 0;
+    p->nmade = p->base;
 }
 
 /* ---- one call ----------------------------------------------------------------------- */
@@ -188,6 +229,28 @@ static void go_on(const proxy *p, uint64_t task, uint64_t run, int lent)
         ;
 }
 
+/* Run `run` of task waits, with no time limit, for ref, a task it made,
+ * on a thread that may run it: the runtime gives it to the task to run
+ * when it is queued, as work-first runtimes do (then RUN is queued, and
+ * 1 returned; -1 without memory), or lends the task's CPUs meanwhile
+ * (*lent, as lend() says) and 0 is returned. */
+static int give_or_lend(proxy *p, uint64_t task, uint64_t run, rt_ref ref, int *lent)
+{
+    rt__runtime *rt = rt__runtime_here();
+    rt_ref awaited;
+    struct rt__ask *a = waits_for(p, task, &ref, 1, 1, -1, &awaited)
+                     ? rt__call_offer(rt, task, (unsigned)run, ref, (uint64_t)p->peer) : NULL;
+    rt__given g;
+    *lent = a != NULL;
+    if (!a || !rt__call_given(rt, a, &g))
+        return 0;
+    *lent = 0;
+    rt__callmsg_run m = {g.id, g.fn, g.run, g.arg, g.len};
+    int rc = rt__callmsg_put_run(&p->chan, &m) == 0 && inside_starts(p) == 0 ? 1 : -1;
+    rt__call_unhold(rt, g.task);
+    return rc;
+}
+
 static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__callmsg_get g;
@@ -195,7 +258,16 @@ static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
         return -1;
     memcpy(&g, payload, sizeof g);
     rt_ref ref = {h->id};
-    int lent = lend(p, h->word, g.attempt, &ref, 1, 1, (long)g.timeout_ms);
+    int lent;
+    if (g.ran_inside)
+        inside_ended(p);
+    if (g.may_run && g.timeout_ms < 0 && p->peer && made_here(p, ref.id)) {
+        int given = give_or_lend(p, h->word, g.attempt, ref, &lent);
+        if (given)
+            return given > 0 ? 0 : -1; /* the RUN is the reply */
+    } else {
+        lent = lend(p, h->word, g.attempt, &ref, 1, 1, (long)g.timeout_ms);
+    }
     int rc, out;
     if (g.keep) {
         rt_view view;
@@ -334,6 +406,7 @@ static void *serve(void *arg)
         if (rc < 0 || rt__chan_flush(&p->chan) < 0)
             break;
     }
+    p->base = 0; /* every task of the connection ended */
     release_made(p, NULL, 0);
     atomic_store(&p->ended, 1);
     return NULL;
@@ -345,6 +418,7 @@ static void proxy_free(proxy *p)
 {
     rt__chan_close(&p->chan);
     rt__free(p->made);
+    rt__free(p->bases);
     rt__free(p->args);
     rt__free(p);
 }

@@ -250,7 +250,7 @@ static void op_forget(rt__node *n, uint64_t object, unsigned run)
 
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      op_lend, NULL, op_pull, op_forget, NULL, NULL};
+                                      op_lend, NULL, NULL, NULL, op_pull, op_forget, NULL, NULL};
 
 /* What a pull asked for: the bytes are the event's (the message's own,
  * or a copy of small ones). */

@@ -567,6 +567,48 @@ void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited
         rt__sched_push_front(&d->sched, awaited->cls, awaited);
 }
 
+/* Whether awaited can run in l's worker, inside the wait of the task
+ * that runs there: a task of l's class (what the lease holds is what it
+ * needs), with one argument of bytes, no time limit (which would kill
+ * the task it runs inside) and a call left of max_calls. */
+static int fits_inside(const rt__lease *l, const rt__task *awaited)
+{
+    return awaited && awaited->cls == l->cls && awaited->kind == RT__KIND_TASK &&
+           awaited->args_form != RT__ARGS_LIST && awaited->arg_fd < 0 &&
+           !awaited->timeout_ms && !awaited->cancelling && l->budget;
+}
+
+/* Give awaited, queued or sent behind l's running task, to l's worker to
+ * run inside that task's wait.  Whether it was. */
+static int give_inside(rt__dispatch *d, rt__lease *l, rt__task *awaited)
+{
+    rt__node *n = rt__dispatch_node_of(d, l);
+    if (!n->ops->take_back || !fits_inside(l, awaited))
+        return 0;
+    if (rt__sched_lease_of(l->cls, awaited) == l) { /* behind: back in line */
+        long back = n->ops->take_back(n, l->worker);
+        if (back > 0)
+            take_back(d, l, (size_t)back);
+    }
+    if (!rt__sched_withdraw(&d->sched, l->cls, awaited))
+        return 0; /* it runs elsewhere, is not filed yet, or was not taken back */
+    n->ops->given_inside(n, l->worker);
+    rt__sched_sent_inside(l, awaited);
+    return 1;
+}
+
+int rt__dispatch_lend_or_give(rt__dispatch *d, rt__task *t, rt__task *awaited, unsigned run,
+                              uint64_t lane)
+{
+    rt__lease *l = run == rt__task_attempt(t) && t->kind == RT__KIND_TASK && t->cls
+                       ? rt__sched_lease_of(t->cls, t) : NULL;
+    rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
+    if (l && !l->lent_by && n->ops->lane(n, l->worker) == lane && give_inside(d, l, awaited))
+        return 1;
+    rt__dispatch_lend(d, t, 1, awaited, run);
+    return 0;
+}
+
 /* ---- cancels --------------------------------------------------------------- */
 
 /* A task that waits (for objects, or behind an actor's earlier calls)

@@ -127,6 +127,15 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
  * died, and t runs again, with CPUs of its own. */
 void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited,
                        unsigned run);
+/* As rt__dispatch_lend() with lend 1, for a task whose caller may run
+ * awaited itself: when awaited is queued in t's own class and can run
+ * in t's worker (one argument of bytes, no time limit, max_calls not
+ * spent), it is given to t instead: t's worker runs it inside its wait
+ * (rt__sched_sent_inside()), nothing is lent, and 1 is returned for the
+ * runtime to tell the caller, who must be in that worker (lane: its
+ * node's lane()).  Else 0, and t lends as usual. */
+int rt__dispatch_lend_or_give(rt__dispatch *d, rt__task *t, rt__task *awaited, unsigned run,
+                              uint64_t lane);
 /* A placement group (checked, with its handle) is to be placed: now if
  * it fits (onto `placed`), else once it does (rt__dispatch_run()). */
 void rt__dispatch_add_group(rt__dispatch *d, struct rt__group *g);

@@ -20,7 +20,7 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_CANCEL] = "CANCEL", [RT__CALL_RELEASE] = "RELEASE",
         [RT__CALL_KILL] = "KILL",     [RT__CALL_END] = "END",
         [RT__CALL_YIELD] = "YIELD",
-        [RT__CALL_REPLY] = "REPLY",
+        [RT__CALL_REPLY] = "REPLY",   [RT__CALL_RUN] = "RUN",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -226,6 +226,17 @@ int rt__callmsg_put_reply(rt__chan *c, int rc, uint64_t value, const char *messa
     return out;
 }
 
+int rt__callmsg_put_run(rt__chan *c, const rt__callmsg_run *r)
+{
+    pack p = {0};
+    put_u64(&p, r->fn);
+    put_u64(&p, r->attempt);
+    put_blob(&p, r->arg ? r->arg : "", r->len);
+    int rc = p.failed ? -1 : rt__callmsg_put(c, RT__CALL_RUN, r->task, 0, p.data, p.len);
+    rt__free(p.data);
+    return rc;
+}
+
 /* ---- receiving ---------------------------------------------------------------------- */
 
 int rt__callmsg_take(rt__chan *c, rt__hdr *h, const char **payload, size_t *len, int *fd)
@@ -330,4 +341,15 @@ int rt__callmsg_read_reply(const rt__hdr *h, const char *payload, size_t len, in
     if (u.bad || u.left || !r->message || !r->data)
         return -1;
     return 0;
+}
+
+int rt__callmsg_read_run(const rt__hdr *h, const char *payload, size_t len,
+                         rt__callmsg_run *r)
+{
+    unpack u = {payload, len, 0};
+    *r = (rt__callmsg_run){.task = h->id};
+    r->fn = get_u64(&u);
+    r->attempt = get_u64(&u);
+    r->arg = get_blob(&u, &r->len);
+    return h->type != RT__CALL_RUN || u.bad || u.left || !r->arg || !r->fn || !r->task ? -1 : 0;
 }

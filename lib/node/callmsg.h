@@ -35,6 +35,9 @@ typedef enum rt__call_type {
     RT__CALL_YIELD,      /* payload = one result of the running task */
     RT__CALL_REPLY,      /* id = the return code; word = a ref or a count;
                             payload = message, then bytes */
+    RT__CALL_RUN,        /* to a GET that may run it: id = the task it waits
+                            for, to run here and then ask again; payload =
+                            a run (below) */
     RT__CALL_TYPES
 } rt__call_type;
 
@@ -69,6 +72,17 @@ typedef struct rt__callmsg_reply {
     int fd;
 } rt__callmsg_reply;
 
+/* A task that a waiting task's thread runs itself (RT__CALL_RUN): the
+ * task it waits for, queued in its own class, as work-first runtimes do
+ * (api/proxy.c).  Decoded, arg points into the payload. */
+typedef struct rt__callmsg_run {
+    uint64_t task;    /* its handle id, which its answer names */
+    uint64_t fn;      /* an rt_fn */
+    uint64_t attempt; /* its run (rt__task_attempt()) */
+    const void *arg;
+    size_t len;
+} rt__callmsg_run;
+
 /* The name of a call type, for errors ("GET"). */
 const char *rt__callmsg_name(uint32_t type);
 
@@ -78,6 +92,7 @@ const char *rt__callmsg_name(uint32_t type);
 int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
                     const void *payload, size_t len);
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s);
+int rt__callmsg_put_run(rt__chan *c, const rt__callmsg_run *r);
 /* A REPLY: message (NULL = none) and bytes; or, with fd >= 0, the
  * object's memfd of len bytes instead of bytes (the channel owns fd). */
 int rt__callmsg_put_reply(rt__chan *c, int rc, uint64_t value, const char *message,
@@ -96,6 +111,8 @@ int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission 
                                 rt_opts *opts, rt_arg *args);
 int rt__callmsg_read_reply(const rt__hdr *h, const char *payload, size_t len, int fd,
                            rt__callmsg_reply *r);
+int rt__callmsg_read_run(const rt__hdr *h, const char *payload, size_t len,
+                         rt__callmsg_run *r);
 
 /* The small fixed payloads of GET, WAIT and CANCEL. */
 typedef struct rt__callmsg_wait {
@@ -110,6 +127,11 @@ typedef struct rt__callmsg_get {
     int64_t timeout_ms;
     uint64_t keep;    /* 1: rt_get_view(), the handle is not consumed */
     uint64_t attempt; /* the asking task's run */
+    uint64_t may_run; /* 1: the task's own thread asks, with no time limit
+                         and stack to spare: it may be given the awaited
+                         task to run (RT__CALL_RUN) */
+    uint64_t ran_inside; /* 1: asked again after running what a RUN gave
+                            (its END, if any, came first) */
 } rt__callmsg_get;
 
 #endif

@@ -30,8 +30,10 @@ static _Thread_local struct {
     rt__chan chan;
     int open;
     int refused; /* the application closed it after its reply */
-    uint64_t *made;
+    uint64_t *made; /* 0: one consumed below base */
     size_t nmade, cap;
+    size_t base; /* made[base..] are the running task's (a task run inside
+                    another's wait starts a range of its own) */
 } conn;
 
 /* A thread that ends closes its connection (its proxy then releases what
@@ -185,9 +187,12 @@ static int has_reply(void)
     return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
+#define GIVEN_RUN 1 /* finish(): not a reply, but a task to run (*run) */
+
 /* Send what is queued and wait for the REPLY; its rc is returned, with
- * its message as this thread's last error.  Release with done(). */
-static int finish(reply *out)
+ * its message as this thread's last error.  Release with done().  With
+ * run, a RUN may come instead: GIVEN_RUN, and *run. */
+static int finish_or_run(reply *out, rt__callmsg_run *run)
 {
     int fd;
     /* A connection refused (hung_up()) may be closed before the call is
@@ -197,6 +202,9 @@ static int finish(reply *out)
     int got = rt__callmsg_take(&conn.chan, &out->h, &out->payload, &out->len, &fd);
     if (got <= 0)
         return lost();
+    out->r = (rt__callmsg_reply){.fd = fd};
+    if (run && fd < 0 && rt__callmsg_read_run(&out->h, out->payload, out->len, run) == 0)
+        return GIVEN_RUN;
     if (rt__callmsg_read_reply(&out->h, out->payload, out->len, fd, &out->r) < 0) {
         if (fd >= 0)
             close(fd);
@@ -208,6 +216,11 @@ static int finish(reply *out)
     if (out->r.rc < 0)
         return rt__error(out->r.rc, "%s", out->r.message);
     return 0;
+}
+
+static int finish(reply *out)
+{
+    return finish_or_run(out, NULL);
 }
 
 static void done(reply *r)
@@ -266,28 +279,30 @@ static void made(uint64_t id)
     conn.made[conn.nmade++] = id;
 }
 
+/* As the proxy does: one of an outer task's leaves a 0 (api/proxy.c). */
 static void unmade(uint64_t id)
 {
     for (size_t i = conn.nmade; i-- > 0;)
         if (conn.made[i] == id) {
-            conn.made[i] = conn.made[--conn.nmade];
+            conn.made[i] = i < conn.base ? 0 : conn.made[--conn.nmade];
             return;
         }
 }
 
 void rt__client_task_end(const void *result, size_t len)
 {
-    if (!conn.open || conn.nmade == 0)
+    if (!conn.open || conn.nmade == conn.base)
         return;
+    uint64_t *mine = conn.made + conn.base;
     size_t kept = 0;
-    for (size_t i = 0; i < conn.nmade; i++)
-        if (result && memmem(result, len, &conn.made[i], sizeof conn.made[i]))
-            conn.made[kept++] = conn.made[i];
+    for (size_t i = 0; i < conn.nmade - conn.base; i++)
+        if (mine[i] && result && memmem(result, len, &mine[i], sizeof mine[i]))
+            mine[kept++] = mine[i];
     /* The proxy releases the others before the task's result goes out,
      * so its caller never sees them alive. */
     reply r;
-    conn.nmade = 0;
-    if (rt__callmsg_put(&conn.chan, RT__CALL_END, 0, 0, conn.made, kept * 8) < 0)
+    conn.nmade = conn.base;
+    if (rt__callmsg_put(&conn.chan, RT__CALL_END, 0, 0, mine, kept * 8) < 0)
         (void)lost();
     else if (finish(&r) != RT_ESHUTDOWN || conn.open)
         done(&r);
@@ -324,6 +339,55 @@ int rt__client_put(const void *data, size_t len, rt_ref *ref)
     return rc;
 }
 
+/* Stack a task run inside a wait leaves to the tasks it runs in turn:
+ * past that, a wait lends its CPUs instead, and the task it waits for
+ * runs in another worker (which may run the next ones inside its wait). */
+#define INSIDE_STACK_MIN ((size_t)512 * 1024)
+
+/* The lowest address of the calling thread's stack, or NULL unknown. */
+static _Thread_local char *stack_low;
+
+static size_t stack_left(void)
+{
+    char here;
+    if (!stack_low) {
+        pthread_attr_t attr;
+        void *addr = NULL;
+        size_t size = 0;
+        if (pthread_getattr_np(pthread_self(), &attr) != 0)
+            return 0;
+        (void)pthread_attr_getstack(&attr, &addr, &size);
+        pthread_attr_destroy(&attr);
+        stack_low = addr;
+    }
+    return stack_low && &here > stack_low ? (size_t)(&here - stack_low) : 0;
+}
+
+/* Whether a GET may be given the task it waits for to run: the task's
+ * own thread waits, with no time limit, and has stack to spare. */
+static uint64_t may_run(long timeout_ms)
+{
+    return timeout_ms < 0 && asker() && stack_left() > INSIDE_STACK_MIN;
+}
+
+/* Run what a RUN gave, inside the wait: its argument copied first (the
+ * channel's buffer serves its calls), its handles a range of their own.
+ * Its answer goes by the worker's socket, as any task's. */
+static void run_given(reply *r, rt__callmsg_run *run)
+{
+    void *arg = rt__malloc(run->len ? run->len : 1);
+    if (arg)
+        memcpy(arg, run->arg, run->len);
+    run->arg = arg; /* NULL: the worker answers that it had no memory */
+    done(r);
+    size_t base = conn.base;
+    conn.base = conn.nmade;
+    rt__worker_run_inside(run);
+    conn.nmade = conn.base; /* its END took them */
+    conn.base = base;
+    rt__free(arg);
+}
+
 /* The bytes of a reply as a buffer of the caller's: the object's memfd
  * mapped privately (no copy until written), or a copy. */
 static void *adopt(reply *r)
@@ -347,11 +411,18 @@ int rt__client_get(rt_ref ref, void **data, size_t *len, long timeout_ms, int ke
     int rc = open_or_fail();
     if (rc < 0)
         return rc;
-    rt__callmsg_get g = {timeout_ms, (uint64_t)keep, asker_run()};
-    if (rt__callmsg_put(&conn.chan, RT__CALL_GET, ref.id, asker(), &g, sizeof g) < 0)
-        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    rt__callmsg_get g = {timeout_ms, (uint64_t)keep, asker_run(), may_run(timeout_ms), 0};
     reply r;
-    if ((rc = finish(&r)) == RT_ESHUTDOWN && !conn.open)
+    rt__callmsg_run run;
+    for (;;) {
+        if (rt__callmsg_put(&conn.chan, RT__CALL_GET, ref.id, asker(), &g, sizeof g) < 0)
+            return rt__error(RT_ENOMEM, "a task's call: out of memory");
+        if ((rc = finish_or_run(&r, g.may_run ? &run : NULL)) != GIVEN_RUN)
+            break;
+        run_given(&r, &run);
+        g.ran_inside = 1;
+    }
+    if (rc == RT_ESHUTDOWN && !conn.open)
         return rc;
     /* As in the application: a result comes with RT_ETASK too, and any
      * answer but these consumed the handle. */

@@ -281,11 +281,11 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
 static size_t take_back(rt__local *l, rt__worker *w)
 {
     _Atomic uint64_t *starts = &l->slots[w->slot].starts;
-    uint64_t now = atomic_load(starts), ahead, skip;
+    uint64_t now = atomic_load(starts), ahead, skip, sent = w->calls - w->inside;
     do {
         uint64_t last = now >> RT__SKIP_BITS;
         skip = now & RT__SKIP_MAX;
-        ahead = w->calls > last ? w->calls - last : 0;
+        ahead = sent > last ? sent - last : 0;
         if (ahead > RT__SKIP_MAX || ahead <= skip)
             return 0; /* nothing new behind it (or more than a fence holds) */
     } while (!atomic_compare_exchange_weak(starts, &now, now - skip + ahead));
@@ -308,6 +308,18 @@ static long op_lend(rt__node *n, rt__worker *w, int lend)
     l->lent += lend ? 1 : (size_t)-1;
     l->task_workers += lend ? (size_t)-1 : 1;
     return lend ? (long)take_back(l, w) : 0;
+}
+
+static long op_take_back(rt__node *n, rt__worker *w)
+{
+    return w->actor || w->gone ? -1 : (long)take_back((rt__local *)n, w);
+}
+
+static void op_given_inside(rt__node *n, rt__worker *w)
+{
+    (void)n;
+    w->calls++;
+    w->inside++;
 }
 
 static void op_ask_stop(rt__node *n, rt__worker *w, uint64_t task)
@@ -428,6 +440,8 @@ static const rt__node_ops local_ops = {
     .flush = op_flush,
     .await = op_await,
     .lend = op_lend,
+    .take_back = op_take_back,
+    .given_inside = op_given_inside,
     .ask_stop = op_ask_stop,
     .board_claim = op_board_claim,
     .board_give_back = op_board_give_back,

@@ -137,6 +137,14 @@ typedef struct rt__node_ops {
      * once or later (took_back()); -1 when it cannot lend (an actor) or
      * there is nothing to undo.  NULL: the node never lends. */
     long (*lend)(rt__node *n, rt__worker *w, int lend);
+    /* The tasks sent to w after its running one are taken back, as
+     * lend() does, w lending nothing: how many now; -1 when w cannot (an
+     * actor, or gone).  Then w's running task may run one it waits for
+     * inside that wait, given to it through its call (api/proxy.c), not
+     * its socket: w counts it sent and started (given_inside()).  NULL:
+     * the node cannot. */
+    long (*take_back)(rt__node *n, rt__worker *w);
+    void (*given_inside)(rt__node *n, rt__worker *w);
     /* rt_cancel() asks w's task `task` to stop (rt_cancelled()); NULL:
      * the node cannot tell it. */
     void (*ask_stop)(rt__node *n, rt__worker *w, uint64_t task);

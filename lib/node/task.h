@@ -143,6 +143,9 @@ typedef struct rt__task {
                                     it takes ended, from the board */
     unsigned char bounced : 1;   /* runtime thread: sent early, it was not
                                     run; it is never sent early again */
+    unsigned char inside : 1;    /* runtime thread: it runs inside the wait
+                                    of a task that waits for it, in that
+                                    task's worker (rt__sched_sent_inside()) */
     unsigned char : 0;
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */

@@ -2,6 +2,7 @@
 #include "worker.h"
 
 #include "board.h"
+#include "callmsg.h"
 #include "client.h"
 #include "output.h"
 #include "procstate.h"
@@ -340,26 +341,29 @@ static void start_flusher(void)
  * the other workers CPU: none for a task that is alone in its batch). */
 static void lend_channel(void)
 {
-    if (!flush.started)
-        return;
     int waiting = rt__chan_unsent(&self.chan) > 0; /* still ours to look at */
     atomic_store(&flush.chan, CHAN_LENT);
-    if (waiting && !atomic_exchange(&flush.busy, 1))
+    if (flush.started && waiting && !atomic_exchange(&flush.busy, 1))
         futex(&flush.busy, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* Move the lent channel to `to`, once a send under way is over. */
+static void take_lent_channel(uint32_t to)
+{
+    uint32_t state = CHAN_LENT;
+    while (!atomic_compare_exchange_strong(&flush.chan, &state, to)) {
+        if (state != CHAN_SENDING)
+            break; /* not lent: the main thread's already */
+        futex(&flush.chan, FUTEX_WAIT_PRIVATE, CHAN_SENDING, NULL);
+        state = CHAN_LENT;
+    }
 }
 
 /* A task ended: the channel is the main thread's again, once a send the
  * flusher began is over. */
 static void reclaim_channel(void)
 {
-    uint32_t state = CHAN_LENT;
-    while (flush.started &&
-           !atomic_compare_exchange_strong(&flush.chan, &state, CHAN_MAIN)) {
-        if (state != CHAN_SENDING)
-            break; /* not lent: the main thread's already */
-        futex(&flush.chan, FUTEX_WAIT_PRIVATE, CHAN_SENDING, NULL);
-        state = CHAN_LENT;
-    }
+    take_lent_channel(CHAN_MAIN);
 }
 
 /* A task ended: wake the flusher if it sleeps until then. */
@@ -545,6 +549,44 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
         rt__shm_unmap((void *)arg, m->len);
     drop_args();
     send_result(&answer, &r, post_seq);
+}
+
+/* ---- a task run inside a waiting one ------------------------------------------- */
+
+void rt__worker_run_inside(const rt__callmsg_run *in)
+{
+    rt__running outer = running_here;
+    uint64_t outer_since = atomic_load(&self.slot->since_ns);
+    rt__task_msg m = {.type = RT__MSG_TASK, .id = in->task, .fn = in->fn, .arg = in->arg,
+                      .len = in->len, .arg_fd = -1};
+    rt_result r = {.fd = -1};
+    rt__result_msg answer = {.id = in->task};
+    uint64_t start = rt__now_ns();
+    atomic_store(&self.slot->since_ns, start);
+    atomic_store(&self.slot->running, in->task);
+    running_here = (rt__running){.task = in->task, .attempt = (unsigned)in->attempt,
+                                 .lends = 1};
+    if (in->arg)
+        answer.status = invoke(&m, in->arg, NULL, 0, &r);
+    else
+        answer.sys_errno = ENOMEM; /* its argument could not be copied */
+    answer.run_us = (rt__now_ns() - start) / 1000;
+    rt__client_task_end(r.data, r.len);
+    running_here = outer;
+    atomic_store(&self.slot->running, outer.task);
+    atomic_store(&self.slot->since_ns, outer_since);
+    fflush(stdout);
+    fflush(stderr);
+    /* The channel is lent while the outer task runs: taken as the
+     * flusher takes it, and the answer sent now, since the task that
+     * waits for it asks for it next. */
+    take_lent_channel(CHAN_SENDING);
+    send_result(&answer, &r, 0);
+    int rc = flush_channel();
+    atomic_store(&flush.chan, CHAN_LENT);
+    futex(&flush.chan, FUTEX_WAKE_PRIVATE, 1, NULL);
+    if (rc < 0)
+        leave_lost();
 }
 
 static void flush_or_leave(void)

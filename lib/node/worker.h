@@ -69,6 +69,11 @@ typedef struct rt__running {
 } rt__running;
 
 const rt__running *rt__worker_running(void);
+/* The calling thread's task waits for the task `in`, which the runtime
+ * gave it to run itself (callmsg.h): run it here, as the worker would,
+ * and send its answer. */
+struct rt__callmsg_run;
+void rt__worker_run_inside(const struct rt__callmsg_run *in);
 /* Whether rt_cancel() asked the calling thread's task to stop. */
 int rt__worker_cancelled(void);
 

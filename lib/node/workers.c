@@ -367,7 +367,7 @@ static size_t started_in_flight(const rt__local *l, const rt__worker *w, uint64_
         return inflight && l->running == 0 ? 1 : 0;
     uint64_t skip = starts & RT__SKIP_MAX;
     uint64_t passed = w->taken_back > skip ? w->taken_back - skip : 0;
-    uint64_t started = (starts >> RT__SKIP_BITS) - passed;
+    uint64_t started = (starts >> RT__SKIP_BITS) - passed + w->inside;
     uint64_t n = started > w->answered ? started - w->answered : 0;
     return n < inflight ? (size_t)n : inflight;
 }

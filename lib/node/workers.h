@@ -46,6 +46,9 @@ struct rt__worker {
     size_t calls;              /* tasks sent to it in its life */
     size_t answered;           /* answers it gave */
     size_t taken_back;         /* tasks sent that it will never run */
+    size_t inside;             /* of calls, those given to a waiting task
+                                  to run inside its wait (node.h): they
+                                  came by no socket, and started at once */
     size_t max_calls;          /* its lease's tasks at most; 0: unlimited */
     uint64_t last_task;        /* the task it was told is its last, or 0 */
     size_t last_large;         /* its last answer's bytes when in a memfd

@@ -278,11 +278,12 @@ long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_rea
 /* [L] held, and let go here: queue a (rt__malloc()ed) asking `how` of
  * t, or free it when t is NULL; then wake the runtime if it must. */
 static void ask_unlock(rt__runtime *rt, rt__ask *a, rt__task *t, int how, rt__task *awaited,
-                       unsigned run)
+                       unsigned run, uint64_t lane)
 {
     int wake = 0;
     if (t) {
-        *a = (rt__ask){.task = t, .how = how, .awaited = awaited, .run = run};
+        *a = (rt__ask){.task = t, .how = how, .awaited = awaited, .run = run, .lane = lane,
+                       .may_run = lane != 0, .refs = lane ? 2 : 1};
         wake = rt__submit_ask(rt, a);
         a = NULL; /* the runtime's now */
     }
@@ -306,7 +307,7 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
         rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
                                   "ends with its actor (rt_actor_kill())");
     int asked = rc == 0 && t->state != RT__TASK_DONE;
-    ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL, 0);
+    ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL, 0, 0);
     return rc;
 }
 
@@ -335,18 +336,48 @@ int rt__call_went_on(rt__runtime *rt, uint64_t task, unsigned run, long timeout_
     return went;
 }
 
-int rt__call_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend, rt_ref awaited)
+/* rt__call_lend(), and with a lane, rt__call_offer(): the ask when it
+ * was made, which the caller holds then. */
+static rt__ask *ask_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend,
+                         rt_ref awaited, uint64_t lane)
 {
     rt__ask *a = rt__malloc(sizeof *a); /* outside the lock */
     if (!a)
-        return 0; /* the task keeps its CPUs while it waits */
+        return NULL; /* the task keeps its CPUs while it waits */
     pthread_mutex_lock(&rt->lock);
     rt__task *t = rt->state == RT__RUNNING ? rt__objects_running(rt, task) : NULL;
     int asked = t && t->state != RT__TASK_DONE && t->kind == RT__KIND_TASK;
     rt__task *w = asked && lend ? rt__table_find(&rt->tasks, awaited.id) : NULL;
     ask_unlock(rt, a, asked ? t : NULL, lend ? RT__ASK_LEND : RT__ASK_GO_ON,
-               w && w->state != RT__TASK_DONE ? w : NULL, run);
-    return asked;
+               w && w->state != RT__TASK_DONE ? w : NULL, run, lane);
+    return asked ? a : NULL; /* a pointer to compare only, without a lane */
+}
+
+int rt__call_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend, rt_ref awaited)
+{
+    return ask_lend(rt, task, run, lend, awaited, 0) != NULL;
+}
+
+rt__ask *rt__call_offer(rt__runtime *rt, uint64_t task, unsigned run, rt_ref awaited,
+                        uint64_t lane)
+{
+    return lane ? ask_lend(rt, task, run, 1, awaited, lane) : NULL;
+}
+
+int rt__call_given(rt__runtime *rt, rt__ask *a, rt__given *out)
+{
+    pthread_mutex_lock(&rt->lock);
+    while (!a->answered)
+        pthread_cond_wait(&rt->answered, &rt->lock);
+    rt__task *g = a->given;
+    if (g)
+        *out = (rt__given){g, (uint64_t)(uintptr_t)g->fn, g->id, a->given_run,
+                           rt__task_arg(g), g->arg_len};
+    int last = --a->refs == 0;
+    pthread_mutex_unlock(&rt->lock);
+    if (last)
+        rt__free(a);
+    return g != NULL;
 }
 
 int rt__call_release(rt__runtime *rt, rt_ref ref)

@@ -92,6 +92,27 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force);
  * says when it has.  run is the asking run of the task (a worker's
  * rt__task_attempt()): a run that is over asks nothing. */
 int rt__call_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend, rt_ref awaited);
+/* As rt__call_lend() with lend 1, from a caller that may run awaited
+ * itself (work-first): the runtime may give it awaited to run instead
+ * of lending (rt__dispatch_lend_or_give()), if the task runs in the
+ * worker that lane names (its pid: the caller's).  The ask, which the caller
+ * passes to rt__call_given(), or NULL when nothing was asked. */
+struct rt__ask *rt__call_offer(rt__runtime *rt, uint64_t task, unsigned run, rt_ref awaited,
+                              uint64_t lane);
+/* What the caller of rt__call_offer() is given to run: the task, held
+ * (rt__call_unhold() when its argument was copied), its function, its
+ * handle's id, its run, and its argument's bytes. */
+typedef struct rt__given {
+    rt__task *task;
+    uint64_t fn, id;
+    unsigned run;
+    const void *arg;
+    size_t len;
+} rt__given;
+/* Wait until the runtime answered ask a (rt__call_offer()), which is
+ * spent then: 1 when it gave a task to run (*out), 0 when the caller
+ * lent its CPUs instead, or the runtime stops. */
+int rt__call_given(rt__runtime *rt, struct rt__ask *a, rt__given *out);
 /* Wait up to timeout_ms for run `run` of the task to have its CPUs back
  * (or the task to be gone): 1 when it has, 0 when not yet. */
 int rt__call_went_on(rt__runtime *rt, uint64_t task, unsigned run, long timeout_ms);

@@ -142,6 +142,33 @@ int rt__submit_ask(rt__runtime *rt, rt__ask *c)
     return need_wake(rt);
 }
 
+int rt__ask_answered_locked(rt__runtime *rt, rt__ask *c, rt__task *given)
+{
+    if (!c->may_run)
+        return 1;
+    if (given) {
+        given->holds++; /* its argument is read for the caller */
+        c->given = given;
+        c->given_run = rt__task_attempt(given);
+    }
+    c->answered = 1;
+    pthread_cond_broadcast(&rt->answered); /* its caller waits */
+    return --c->refs == 0;
+}
+
+/* The runtime is done with c (having given `given` to its caller). */
+static void ask_done(rt__runtime *rt, rt__ask *c, rt__task *given)
+{
+    int last = 1;
+    if (c->may_run) {
+        pthread_mutex_lock(&rt->lock);
+        last = rt__ask_answered_locked(rt, c, given);
+        pthread_mutex_unlock(&rt->lock);
+    }
+    if (last)
+        rt__free(c);
+}
+
 /* ---- the exchange, under the lock --------------------------------------- */
 
 /* [L] Publish finished tasks: rt_get() may take them from now on.  Whether
@@ -287,15 +314,18 @@ static rt__state exchange_and_act(rt__runtime *rt)
     rt__dispatch_absorb(d, &x.incoming);
     for (rt__ask *c = x.asks, *next; c; c = next) {
         next = c->next;
-        if (c->how >= RT__ASK_LEND)
+        int given = 0;
+        if (c->may_run)
+            given = rt__dispatch_lend_or_give(d, c->task, c->awaited, c->run, c->lane);
+        else if (c->how >= RT__ASK_LEND)
             rt__dispatch_lend(d, c->task, c->how == RT__ASK_LEND, c->awaited, c->run);
         else
             rt__dispatch_cancel(d, c->task);
-        rt__free(c);
+        ask_done(rt, c, given ? c->awaited : NULL);
     }
     for (rt__ask *c = x.dropped, *next; c; c = next) {
         next = c->next;
-        rt__free(c);
+        ask_done(rt, c, NULL);
     }
     for (rt__actor *a = x.kills, *next; a; a = next) {
         next = a->next_kill;

@@ -38,6 +38,7 @@ static void make_blank(rt__runtime *rt)
     pthread_mutex_init(&rt->lock, NULL);
     pthread_mutex_init(&rt->wake_lock, NULL);
     rt__cond_init_monotonic(&rt->changed);
+    pthread_cond_init(&rt->answered, NULL);
     pthread_cond_init(&rt->round_free, NULL);
     pthread_cond_init(&rt->settled, NULL);
     pthread_cond_init(&rt->wakers_gone, NULL);
@@ -411,7 +412,8 @@ static void finish_shutdown(rt__runtime *rt)
     rt->kills = NULL;
     for (rt__ask *c = rt->asks, *next; c; c = next) {
         next = c->next; /* the tasks fail with the others */
-        rt__free(c);
+        if (rt__ask_answered_locked(rt, c, NULL))
+            rt__free(c);
     }
     rt->asks = NULL;
     pthread_mutex_unlock(&rt->lock);

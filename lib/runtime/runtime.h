@@ -69,6 +69,10 @@ typedef struct rt__runtime {
     pthread_mutex_t lock;
     pthread_mutex_t wake_lock;
     pthread_cond_t changed;      /* [L] tasks finished, or the state changed */
+    pthread_cond_t answered;     /* [L] an ask whose caller waits for its
+                                    answer was answered (rt__call_given()):
+                                    every ask is, at the latest when the
+                                    runtime stops */
     int round_held;              /* [L] a thread does the runtime's work */
     int round_waiting;           /* [L] threads waiting for the round */
     pthread_cond_t round_free;   /* [L] the round was given back */
@@ -195,6 +199,16 @@ typedef struct rt__ask {
     int how;          /* RT__CANCEL_*, or RT__ASK_LEND, RT__ASK_GO_ON */
     rt__task *awaited; /* RT__ASK_LEND: a task it waits for, or NULL */
     unsigned run;      /* lends: the run of the task that asks */
+    /* A lend whose caller may run awaited itself (rt__call_offer()) is
+     * the caller's too, until the runtime has answered it: */
+    unsigned char may_run;  /* the caller runs in the worker of pid lane */
+    uint64_t lane;
+    unsigned char refs;     /* [L] may_run: the caller and the runtime, 2
+                               until either is done with it; the last frees */
+    unsigned char answered; /* [L] may_run: the runtime acted on it */
+    unsigned given_run;     /* [L] with given: its run */
+    rt__task *given;        /* [L] answered: awaited, held, when the caller
+                               is to run it (rt__dispatch_lend_or_give()) */
 } rt__ask;
 
 enum { RT__ASK_LEND = 16, RT__ASK_GO_ON };
@@ -202,6 +216,9 @@ enum { RT__ASK_LEND = 16, RT__ASK_GO_ON };
 /* [L] Ask the runtime to carry out c (rt__malloc()ed; the runtime frees
  * it); returns how to wake it, as rt__submit(). */
 int rt__submit_ask(rt__runtime *rt, rt__ask *c);
+/* [L] The runtime is done with c, having given its caller `given` to run
+ * (or NULL): 1 when c is to be freed now (nobody else holds it). */
+int rt__ask_answered_locked(rt__runtime *rt, rt__ask *c, rt__task *given);
 /* End a submission made under the lock: unlock, then free t when rc
  * says it failed, or act on rc's wake-up (rt__submitted()).  Returns rc
  * when negative, else 0. */

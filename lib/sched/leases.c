@@ -102,13 +102,13 @@ static int stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
 
 int rt__sched_takes_turns(const rt__lease *l, uint64_t busy_us)
 {
-    return !l->lent_by && (double)busy_us <= stall_limit_us(l->cls);
+    return !l->lent_by && !l->inside && (double)busy_us <= stall_limit_us(l->cls);
 }
 
 size_t rt__sched_room(const rt__lease *l)
 {
     size_t window = window_of(l->cls);
-    if (l->lent_by || !l->budget || l->inflight.count >= window)
+    if (l->lent_by || l->inside || !l->budget || l->inflight.count >= window)
         return 0;
     return window - l->inflight.count < l->budget ? window - l->inflight.count : l->budget;
 }
@@ -120,7 +120,7 @@ size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
     size_t at_once = c->concurrency > l->inflight.count ? c->concurrency - l->inflight.count : 0;
     if (at_once > c->pending.count)
         at_once = c->pending.count;
-    if (l->lent_by || stalled(l, busy_us, now_ns))
+    if (l->lent_by || l->inside || stalled(l, busy_us, now_ns))
         return at_once;
     size_t fair = (c->pending.count + c->inflight + c->leases - 1) / c->leases;
     size_t window = window_of(c);
@@ -143,11 +143,24 @@ void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns)
         l->budget--;
 }
 
+void rt__sched_sent_inside(rt__lease *l, rt__task *t)
+{
+    rt__tasks_push_front(&l->inflight, t);
+    l->cls->inflight++;
+    l->inside++;
+    t->inside = 1;
+    if (l->budget != SIZE_MAX)
+        l->budget--;
+}
+
 rt__task *rt__sched_recall(rt__lease *l)
 {
     rt__task *t = rt__tasks_pop(&l->inflight);
-    if (t)
-        l->cls->inflight--;
+    if (!t)
+        return NULL;
+    l->cls->inflight--;
+    l->inside -= t->inside;
+    t->inside = 0;
     return t;
 }
 

@@ -72,6 +72,9 @@ struct rt__lease {
     uint64_t quiet_since_ns;            /* its last answer, or when it got work */
     const rt__task *lent_by;            /* its task that waits for others,
                                            its CPUs lent to the node; or NULL */
+    size_t inside;                      /* tasks its worker runs inside the
+                                           waits of its running ones (first
+                                           in flight): it gets no task then */
     const char *gpu_sick;               /* why its worker was killed: a GPU
                                            it holds became unhealthy; or NULL */
     uint64_t gpu_peak;                  /* the most GPU memory its worker was
@@ -249,6 +252,10 @@ int rt__sched_takes_turns(const rt__lease *l, uint64_t busy_us);
 size_t rt__sched_room(const rt__lease *l);
 /* l's worker was sent t at now_ns: t joins its tasks in flight. */
 void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
+/* l's running task waits for t, which its worker now runs inside that
+ * wait (a task of l's class, withdrawn from its queue): t goes first in
+ * flight, answered before the tasks it runs inside. */
+void rt__sched_sent_inside(rt__lease *l, rt__task *t);
 /* The task in flight on l that an answer names, id: the oldest, or, for
  * an actor that runs several methods at once, any (moved first); NULL
  * when it is not in flight there. */
