@@ -48,6 +48,7 @@ int n_actor_add(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
 int n_chain(const void *arg, size_t len, rt_result *r);
+int n_family(const void *arg, size_t len, rt_result *r);
 
 static uint64_t u64_of(const void *p)
 {
@@ -507,6 +508,73 @@ int n_chain(const void *arg, size_t len, rt_result *r)
     return rt_result_set(r, &says, sizeof says);
 }
 
+/* What a parent of n_family saw (its argument "p"). */
+typedef struct family_says {
+    int64_t parent_pid, child_pid;
+    uint64_t first;   /* the result of a child submitted first, waited for last */
+    int64_t failed;   /* what rt_get() gave for a child that failed */
+} family_says;
+
+/* "p": a parent, which waits for children it submitted; "c": a child
+ * that submits a grandchild ("g") and leaves it; "f": a child that
+ * fails; "a": a child that answers 7; "k" then a path: a child that
+ * kills its worker unless the path exists (it makes it first). */
+int n_family(const void *arg, size_t len, rt_result *r)
+{
+    const char *a = arg;
+    rt_ref first, child, failing, grandchild;
+    if (len < 1)
+        return 1;
+    switch (a[0]) {
+    case 'a': {
+        uint64_t seven = 7;
+        return rt_result_set(r, &seven, sizeof seven);
+    }
+    case 'f':
+        return 5;
+    case 'g':
+        return 0;
+    case 'c': {
+        int64_t pid = getpid();
+        if (rt_remote(n_family, NULL, "g", 1, &grandchild) < 0)
+            return 2;
+        return rt_result_set(r, &pid, sizeof pid);
+    }
+    case 'k': {
+        char path[256];
+        snprintf(path, sizeof path, "%.*s", (int)(len - 1), a + 1);
+        if (access(path, F_OK) != 0) {
+            close(open(path, O_CREAT | O_WRONLY, 0600));
+            raise(SIGKILL);
+        }
+        return 0;
+    }
+    }
+    family_says says = {.parent_pid = getpid()};
+    void *data;
+    size_t n;
+    if (rt_remote(n_family, NULL, "a", 1, &first) < 0 ||
+        rt_remote(n_family, NULL, "c", 1, &child) < 0 ||
+        rt_remote(n_family, NULL, "f", 1, &failing) < 0)
+        return 2;
+    if (rt_get(child, &data, &n, RT_FOREVER) < 0 || n != sizeof says.child_pid)
+        return 3;
+    memcpy(&says.child_pid, data, n);
+    rt_free(data);
+    says.failed = rt_get(failing, NULL, NULL, RT_FOREVER);
+    if (rt_get(first, &data, &n, RT_FOREVER) < 0 || n != sizeof says.first)
+        return 4; /* the grandchild's release at its parent's end left it */
+    memcpy(&says.first, data, n);
+    rt_free(data);
+    if (len > 1) { /* then a child that kills the worker it runs in, once */
+        rt_ref killer;
+        if (rt_remote(n_family, NULL, a + 1, len - 1, &killer) < 0 ||
+            rt_get(killer, NULL, NULL, RT_FOREVER) < 0)
+            return 6;
+    }
+    return rt_result_set(r, &says, sizeof says);
+}
+
 /* ---- tests -------------------------------------------------------------------------- */
 
 START_TEST(a_task_submits_tasks_and_reads_them)
@@ -563,6 +631,48 @@ START_TEST(a_waiting_task_runs_its_child_itself)
     rt_ref chain;
     ck_ok(rt_remote(n_chain, NULL, &depth, sizeof depth, &chain));
     ck_assert_uint_eq(chain_end(chain, depth).processes, 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A child run inside its parent's wait is a task of its own: its failure
+ * is its own, and the handles it made and left are released at its end,
+ * not its parent's (nor are the parent's released then). */
+START_TEST(a_child_run_inside_its_parent_is_a_task_of_its_own)
+{
+    start_with(1, 0, 1);
+    family_says *says;
+    size_t n;
+    rt_ref ref;
+    ck_ok(rt_remote(n_family, NULL, "p", 1, &ref));
+    ck_ok(rt_get(ref, (void **)&says, &n, 60000));
+    ck_assert_uint_eq(n, sizeof *says);
+    ck_assert_int_eq(says->child_pid, says->parent_pid); /* it ran inside */
+    ck_assert_int_eq(says->failed, RT_ETASK);
+    ck_assert_uint_eq(says->first, 7);
+    rt_free(says);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A child that kills the worker it runs in, inside its parent's wait,
+ * takes its parent's run with it: both are retried, and the parent's
+ * caller gets its result. */
+START_TEST(a_crash_inside_a_wait_retries_both)
+{
+    start_with(1, 0, 1);
+    char arg[300] = "pk";
+    temp_path(arg + 2, sizeof arg - 2, "inside-kill");
+    unlink(arg + 2);
+    rt_ref ref;
+    family_says *says;
+    size_t n;
+    ck_ok(rt_remote(n_family, NULL, arg, strlen(arg), &ref));
+    ck_ok(rt_get(ref, (void **)&says, &n, 60000));
+    ck_assert_uint_eq(n, sizeof *says);
+    ck_assert_int_eq(access(arg + 2, F_OK), 0); /* it did kill once */
+    rt_free(says);
+    unlink(arg + 2);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -1173,6 +1283,8 @@ Suite *nested_suite(void)
     tcase_add_test(tc, a_task_submits_tasks_and_reads_them);
     tcase_add_test(tc, recursion_finishes_on_two_cpus);
     tcase_add_test(tc, a_waiting_task_runs_its_child_itself);
+    tcase_add_test(tc, a_child_run_inside_its_parent_is_a_task_of_its_own);
+    tcase_add_test(tc, a_crash_inside_a_wait_retries_both);
     tcase_add_test(tc, a_chain_ten_thousand_deep_completes_on_two_cpus);
     tcase_add_test(tc, released_tasks_still_lend_while_they_wait);
     tcase_add_test(tc, tasks_behind_a_waiting_task_are_taken_back);
