@@ -578,20 +578,25 @@ static int fits_inside(const rt__lease *l, const rt__task *awaited)
            !awaited->timeout_ms && !awaited->cancelling && l->budget;
 }
 
-/* Give awaited, queued or sent behind l's running task, to l's worker to
- * run inside that task's wait.  Whether it was. */
+/* Give awaited, queued or sent to a worker that has not started it (l's,
+ * behind its running task, or another's, often one still starting), to
+ * l's worker to run inside that task's wait.  Whether it was. */
 static int give_inside(rt__dispatch *d, rt__lease *l, rt__task *awaited)
 {
     rt__node *n = rt__dispatch_node_of(d, l);
     if (!n->ops->take_back || !fits_inside(l, awaited))
         return 0;
-    if (rt__sched_lease_of(l->cls, awaited) == l) { /* behind: back in line */
-        long back = n->ops->take_back(n, l->worker);
+    rt__lease *at = rt__sched_lease_of(l->cls, awaited);
+    rt__node *m = at ? rt__dispatch_node_of(d, at) : NULL;
+    if (at && m->ops->take_back) { /* back in line, unless it started */
+        long back = m->ops->take_back(m, at->worker);
         if (back > 0)
-            take_back(d, l, (size_t)back);
+            take_back(d, at, (size_t)back);
+        if (at != l && rt__sched_lease_idle(at))
+            end_lease(d, at);
     }
     if (!rt__sched_withdraw(&d->sched, l->cls, awaited))
-        return 0; /* it runs elsewhere, is not filed yet, or was not taken back */
+        return 0; /* it runs, or is not filed yet */
     n->ops->given_inside(n, l->worker);
     rt__sched_sent_inside(l, awaited);
     return 1;
