@@ -51,7 +51,7 @@ typedef struct graph_peers {
 void bench_objects(double rt_rate, double rt_sync, const graph_peers *peers);
 
 /* nested.c: section 13, beside sections 1 and 2 and the pipe's round trip. */
-void bench_nested(double rt_rate, double rt_sync, double raw_rt);
+void bench_nested(double rt_rate, double rt_sync, double raw_rt, double raw_poll);
 
 /* health.c: section 14. */
 void bench_health(void);

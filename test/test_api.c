@@ -319,6 +319,39 @@ START_TEST(timeout_keeps_the_handle)
 }
 END_TEST
 
+/* A wait for many handles hears of each end, whether it looks at what
+ * ended since it last looked, or (when more tasks ended meanwhile than
+ * the runtime remembers) at every handle again. */
+START_TEST(a_wait_for_many_handles_hears_each_end)
+{
+    start_runtime();
+    enum { N = 200, OTHERS = 5000 };
+    rt_ref refs[N];
+    size_t index[N], n_ready;
+    for (int i = 0; i < N; i++) {
+        uint64_t ms = i % 3 ? 0 : 20;
+        ck_ok(rt_remote(t_sleep_ms, NULL, &ms, sizeof ms, &refs[i]));
+    }
+    ck_ok(rt_wait_indices(refs, N, N / 2, 60000, index, &n_ready));
+    ck_assert_uint_ge(n_ready, N / 2);
+    for (size_t k = 0; k < n_ready; k++) { /* each said ready is */
+        size_t one;
+        ck_ok(rt_wait(&refs[index[k]], 1, 1, 0, &one));
+        ck_assert_uint_eq(one, 1);
+    }
+    for (int i = 0; i < OTHERS; i++) { /* more ends than the log keeps */
+        rt_ref other;
+        ck_ok(rt_remote(t_echo, NULL, "x", 1, &other));
+        ck_ok(rt_release(other));
+    }
+    ck_ok(rt_wait_indices(refs, N, N, 60000, index, &n_ready));
+    ck_assert_uint_eq(n_ready, N);
+    for (size_t k = 0; k < N; k++)
+        ck_assert_uint_eq(index[k], k);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(calls_after_shutdown_fail)
 {
     start_runtime();
@@ -448,6 +481,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, sizes_that_wrap_are_refused);
     tcase_add_test(tc, bad_handles_are_refused);
     tcase_add_test(tc, timeout_keeps_the_handle);
+    tcase_add_test(tc, a_wait_for_many_handles_hears_each_end);
     tcase_add_test(tc, calls_after_shutdown_fail);
     tcase_add_test(tc, failing_task_reports_its_status_and_bytes);
     tcase_add_test(tc, messages_name_the_call);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -118,7 +119,31 @@ double tb_kernel(long iters, double seed)
     return sum;
 }
 
-double tb_iteration_seconds(void)
+int tb_run_task(const tb_task *t, const tb_out *const *in, int n, tb_out *out)
+{
+    long deps[TB_WIDTH_MAX];
+    int want = tb_deps((tb_shape)t->shape, t->width, t->step, t->point, deps);
+    double seed = 0;
+    if (n != want) {
+        fprintf(stderr, "taskbench: step %ld point %ld got %d inputs, not %d\n", t->step,
+                t->point, n, want);
+        return -1;
+    }
+    for (int j = 0; j < n; j++) {
+        if (in[j]->step != t->step - 1 || in[j]->point != deps[j]) {
+            fprintf(stderr, "taskbench: step %ld point %ld: input %d came from step %ld "
+                    "point %ld, not step %ld point %ld\n", t->step, t->point, j, in[j]->step,
+                    in[j]->point, t->step - 1, deps[j]);
+            return -1;
+        }
+        seed += in[j]->value * 1e-9;
+    }
+    *out = (tb_out){t->step, t->point, tb_kernel(t->iters, seed)};
+    return 0;
+}
+
+/* The best of a few runs of the kernel: seconds per iteration. */
+static double measure_iteration(void)
 {
     volatile double sink = 0;
     double best = 1e9;
@@ -133,28 +158,96 @@ double tb_iteration_seconds(void)
     return best;
 }
 
+double tb_iteration_seconds(void)
+{
+    const char *given = getenv("TB_SECONDS_PER_ITER");
+    double v = given ? strtod(given, NULL) : 0;
+    return v > 0 ? v : measure_iteration();
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int tb_main(int argc, char **argv, long *steps, long *width)
+{
+    if (argc > 1 && strcmp(argv[1], "peak") == 0) {
+        double runs[7];
+        for (int i = 0; i < 7; i++)
+            runs[i] = measure_iteration();
+        qsort(runs, 7, sizeof *runs, by_value);
+        printf("%.6e\n", runs[3]); /* the median of seven bests */
+        return 1;
+    }
+    *steps = argc > 1 ? atol(argv[1]) : 1000;
+    *width = argc > 2 ? atol(argv[2]) : 4;
+    if (*steps < 1 || *width < 1 || *width > TB_WIDTH_MAX) {
+        fprintf(stderr, "taskbench: steps >= 1, 1 <= width <= %d\n", TB_WIDTH_MAX);
+        exit(2);
+    }
+    return 0;
+}
+
+/* One point of a sweep, run TB_REPS times: the median run's efficiency
+ * and granularity, and the runs' lowest and highest efficiency. */
+typedef struct point {
+    double efficiency, granularity, lowest, highest;
+} point;
+
+/* A run of long tasks needs fewer steps to be measured: about RUN_SECONDS
+ * of work, at least MIN_STEPS steps, at most the steps asked for. */
+#define RUN_SECONDS 0.3
+#define MIN_STEPS 20
+
+static long steps_for(long width, long steps, long iters, double per_iter, int cores)
+{
+    double fit = RUN_SECONDS * cores / ((double)width * (double)iters * per_iter);
+    return fit >= (double)steps ? steps : fit < MIN_STEPS ? MIN_STEPS : (long)fit;
+}
+
+static point measure_point(tb_runner run, tb_shape s, int cores, long width, long steps,
+                           long iters, double per_iter)
+{
+    double took[TB_REPS];
+    steps = steps_for(width, steps, iters, per_iter, cores);
+    for (int r = 0; r < TB_REPS; r++)
+        took[r] = run(s, width, steps, iters);
+    qsort(took, TB_REPS, sizeof *took, by_value);
+    double work = (double)tb_tasks(s, width, steps) * (double)iters * per_iter / cores;
+    return (point){work / took[TB_REPS / 2], took[TB_REPS / 2] * cores / (double)tb_tasks(s, width, steps),
+                   work / took[TB_REPS - 1], work / took[0]};
+}
+
 void tb_sweep(const char *system, tb_runner run, int cores, long width, long steps,
               long most, double per_iter)
 {
     printf("PEAK|%s|%.4g GFLOP/s per core\n", system, TB_FLOPS_PER_ITER / per_iter / 1e9);
     for (int s = 0; s < TB_SHAPES; s++) {
         double metg = -1;
-        long tasks = tb_tasks((tb_shape)s, width, steps);
-        /* Steps of the square root of 2: METG falls between two of them. */
+        point above = {0, 0, 0, 0};
+        /* Steps of the square root of 2, from coarse to fine: METG lies
+         * where efficiency first falls below 50 %, between two of them. */
         for (double step = (double)most; step >= 1; step /= 1.41421356) {
             long iters = lround(step);
-            double took = run((tb_shape)s, width, steps, iters);
-            double efficiency = (double)tasks * (double)iters * per_iter / (cores * took);
-            double granularity = took * cores / (double)tasks;
-            printf("TB|%s|%s|%ld|%.3f|%.3f\n", system, tb_name((tb_shape)s), iters, efficiency,
-                   granularity * 1e6);
+            point p = measure_point(run, (tb_shape)s, cores, width, steps, iters, per_iter);
+            printf("TB|%s|%s|%ld|%ld|%.3f|%.3f|%.3f|%.3f|%.3f\n", system, tb_name((tb_shape)s),
+                   width, iters, p.efficiency, p.granularity * 1e6, p.lowest, p.highest,
+                   (double)iters * per_iter * 1e6);
             fflush(stdout);
-            if (efficiency >= 0.5)
-                metg = granularity * 1e6;
-            else if (efficiency < 0.25)
-                break; /* far past it: smaller ones only take longer to say so */
+            if (p.efficiency >= 0.5) {
+                above = p;
+                metg = p.granularity * 1e6;
+                continue;
+            }
+            if (metg >= 0) /* interpolated to 50 % */
+                metg = 1e6 * (above.granularity + (0.5 - above.efficiency) *
+                              (p.granularity - above.granularity) /
+                              (p.efficiency - above.efficiency));
+            break;
         }
-        printf("METG|%s|%s|%.3f\n", system, tb_name((tb_shape)s), metg);
+        printf("METG|%s|%s|%ld|%.3f\n", system, tb_name((tb_shape)s), width, metg);
         fflush(stdout);
     }
 }

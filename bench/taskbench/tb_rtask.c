@@ -1,5 +1,6 @@
-/* tb_rtask.c - Task Bench on rtask: every task in a worker process of its
- * own, its inputs the outputs of the tasks before it (objects, by ref). */
+/* tb_rtask.c - Task Bench on rtask: tasks in 2 reused worker processes,
+ * each task's inputs the outputs of the tasks before it (objects, by
+ * ref), checked as Task Bench checks them. */
 #include "tb.h"
 
 #include <rtask.h>
@@ -7,19 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A task: the kernel, seeded with what its inputs say; its output is the
- * kernel's result.  The last argument is its iterations. */
-static int tb_task(const rt_value *args, size_t n, rt_result *r)
+/* A task: its inputs, then what it is (tb_task); its output a tb_out. */
+static int tb_task_fn(const rt_value *args, size_t n, rt_result *r)
 {
-    long iters;
-    double seed = 0;
-    memcpy(&iters, args[n - 1].data, sizeof iters);
+    tb_task t;
+    tb_out in[TB_WIDTH_MAX], out;
+    const tb_out *inputs[TB_WIDTH_MAX];
+    if (n < 1 || n > TB_WIDTH_MAX + 1 || args[n - 1].len != sizeof t)
+        return 1;
+    memcpy(&t, args[n - 1].data, sizeof t);
     for (size_t j = 0; j + 1 < n; j++) {
-        double in;
-        memcpy(&in, args[j].data, sizeof in);
-        seed += in * 1e-9;
+        if (args[j].len != sizeof in[j])
+            return 2;
+        memcpy(&in[j], args[j].data, sizeof in[j]);
+        inputs[j] = &in[j];
     }
-    double out = tb_kernel(iters, seed);
+    if (tb_run_task(&t, inputs, (int)n - 1, &out) < 0)
+        return 3;
     return rt_result_set(r, &out, sizeof out);
 }
 
@@ -31,39 +36,49 @@ static void check(int rc, const char *what)
     }
 }
 
+/* Every task's handle is kept until the end, where each is waited for:
+ * the clock stops when every task has ended, not only the last step's
+ * (in a trivial graph they run in any order). */
 static double run(tb_shape s, long width, long steps, long iters)
 {
-    rt_ref step[2][TB_WIDTH_MAX];
+    rt_ref *refs = malloc((size_t)(width * steps) * sizeof *refs);
     rt_arg args[TB_WIDTH_MAX + 1];
     long deps[TB_WIDTH_MAX];
+    if (!refs)
+        exit(1);
     double start = tb_now();
     for (long t = 0; t < steps; t++) {
-        rt_ref *now = step[t % 2], *before = step[(t + 1) % 2];
+        rt_ref *now = refs + t * width, *before = now - width;
         for (long i = 0; i < tb_width(s, width, t); i++) {
+            tb_task task = {s, width, t, i, iters};
             int n = tb_deps(s, width, t, i, deps);
             for (int j = 0; j < n; j++)
                 args[j] = RT_ARG_REF(before[deps[j]]);
-            args[n] = RT_ARG_BYTES(&iters, sizeof iters);
-            check(rt_remote_args(tb_task, NULL, args, (size_t)n + 1, &now[i]), "rt_remote_args");
+            args[n] = RT_ARG_BYTES(&task, sizeof task);
+            check(rt_remote_args(tb_task_fn, NULL, args, (size_t)n + 1, &now[i]),
+                  "rt_remote_args");
         }
-        for (long i = 0; t > 0 && i < tb_width(s, width, t - 1); i++)
-            (void)rt_release(before[i]); /* the tasks that take them hold them */
     }
-    for (long i = 0; i < tb_width(s, width, steps - 1); i++)
-        check(rt_get(step[(steps - 1) % 2][i], NULL, NULL, RT_FOREVER), "rt_get");
-    return tb_now() - start;
+    for (long t = 0; t < steps; t++)
+        for (long i = 0; i < tb_width(s, width, t); i++)
+            check(rt_get(refs[t * width + i], NULL, NULL, RT_FOREVER), "a task");
+    double took = tb_now() - start;
+    free(refs);
+    return took;
 }
 
 int main(int argc, char **argv)
 {
-    long steps = argc > 1 ? atol(argv[1]) : 1000;
+    long steps, width;
+    if (tb_main(argc, argv, &steps, &width))
+        return 0;
     double per_iter = tb_iteration_seconds();
     rt_config c = RT_CONFIG_INIT;
     c.num_cpus = 2;
     c.num_workers = 2;
     check(rt_init_config(&c), "rt_init");
-    run(TB_TRIVIAL, 2, 100, 1); /* workers started */
-    tb_sweep("rtask", run, 2, 2, steps, 1L << 18, per_iter);
+    run(TB_TRIVIAL, width, 100, 1); /* workers started */
+    tb_sweep("rtask", run, 2, width, steps, 1L << 18, per_iter);
     check(rt_shutdown(), "rt_shutdown");
     return 0;
 }

@@ -9,19 +9,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static double cell[2][TB_WIDTH_MAX];
+static tb_out cell[2][TB_WIDTH_MAX];
 static starpu_data_handle_t handle[2][TB_WIDTH_MAX];
 
-/* Inputs first, the output last; the iterations in cl_arg. */
+/* Inputs first, the output last; what the task is (tb_task) in cl_arg.
+ * A wrong input fails the run. */
 static void task(void *buffers[], void *arg)
 {
     int n = STARPU_TASK_GET_NBUFFERS(starpu_task_get_current());
-    long iters;
-    starpu_codelet_unpack_args(arg, &iters);
-    double seed = 0;
+    tb_task t;
+    const tb_out *inputs[TB_WIDTH_MAX];
+    starpu_codelet_unpack_args(arg, &t);
     for (int j = 0; j < n - 1; j++)
-        seed += *(double *)STARPU_VARIABLE_GET_PTR(buffers[j]) * 1e-9;
-    *(double *)STARPU_VARIABLE_GET_PTR(buffers[n - 1]) = tb_kernel(iters, seed);
+        inputs[j] = (const tb_out *)STARPU_VARIABLE_GET_PTR(buffers[j]);
+    if (tb_run_task(&t, inputs, n - 1, (tb_out *)STARPU_VARIABLE_GET_PTR(buffers[n - 1])) < 0)
+        exit(1);
 }
 
 static struct starpu_codelet codelet = {
@@ -38,8 +40,9 @@ static double run(tb_shape s, long width, long steps, long iters)
             for (int j = 0; j < n; j++)
                 d[j] = (struct starpu_data_descr){handle[(t + 1) % 2][deps[j]], STARPU_R};
             d[n] = (struct starpu_data_descr){handle[t % 2][i], STARPU_W};
+            tb_task tk = {s, width, t, i, iters};
             if (starpu_task_insert(&codelet, STARPU_DATA_MODE_ARRAY, d, n + 1, STARPU_VALUE,
-                                   &iters, sizeof iters, 0) != 0)
+                                   &tk, sizeof tk, 0) != 0)
                 exit(1);
         }
     }
@@ -49,7 +52,9 @@ static double run(tb_shape s, long width, long steps, long iters)
 
 int main(int argc, char **argv)
 {
-    long steps = argc > 1 ? atol(argv[1]) : 1000;
+    long steps, width;
+    if (tb_main(argc, argv, &steps, &width))
+        return 0;
     double per_iter = tb_iteration_seconds();
     peer_starpu_env();
     if (starpu_init(NULL) != 0)
@@ -58,7 +63,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < TB_WIDTH_MAX; i++)
             starpu_variable_data_register(&handle[p][i], STARPU_MAIN_RAM,
                                           (uintptr_t)&cell[p][i], sizeof cell[p][i]);
-    tb_sweep("StarPU", run, 2, 2, steps, 1L << 18, per_iter);
+    tb_sweep("StarPU", run, 2, width, steps, 1L << 18, per_iter);
     for (int p = 0; p < 2; p++)
         for (int i = 0; i < TB_WIDTH_MAX; i++)
             starpu_data_unregister(handle[p][i]);

@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -255,23 +256,74 @@ static long mark_ready(rt__runtime *rt, const rt_ref *refs, size_t n, unsigned c
     return count;
 }
 
+/* A wait for many handles finds them by id: (id, index) pairs, sorted. */
+typedef struct wanted {
+    uint64_t id;
+    size_t index;
+} wanted;
+
+#define FEW_HANDLES 16 /* a wait for fewer looks at each one each time */
+
+static int by_wanted_id(const void *a, const void *b)
+{
+    uint64_t x = ((const wanted *)a)->id, y = ((const wanted *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* refs as wanted pairs, or NULL (few of them, or no memory): then every
+ * wake-up looks at each handle. */
+static wanted *index_refs(const rt_ref *refs, size_t n)
+{
+    wanted *w = n > FEW_HANDLES ? rt__malloc(n * sizeof *w) : NULL;
+    for (size_t i = 0; w && i < n; i++)
+        w[i] = (wanted){refs[i].id, i};
+    if (w)
+        qsort(w, n, sizeof *w, by_wanted_id);
+    return w;
+}
+
+/* [L] Mark the handles of w that ended since *seen (in the runtime's log
+ * of ended tasks): the cost of what ended, not of the handles waited
+ * for; or all of them looked at (mark_ready()) when the log has moved on
+ * past what it keeps.  The new count, from count. */
+static long mark_ended(rt__runtime *rt, const rt_ref *refs, size_t n, const wanted *w,
+                       unsigned char *ready, long count, uint64_t *seen)
+{
+    if (!w || rt->nended - *seen > RT__ENDED_LOG) {
+        *seen = rt->nended;
+        return mark_ready(rt, refs, n, ready);
+    }
+    for (; *seen < rt->nended; ++*seen) {
+        wanted key = {rt->ended[*seen % RT__ENDED_LOG], 0};
+        const wanted *hit = bsearch(&key, w, n, sizeof *w, by_wanted_id);
+        if (hit && !ready[hit->index]) {
+            ready[hit->index] = 1;
+            count++;
+        }
+    }
+    return count;
+}
+
 long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_ready,
                    long timeout_ms, unsigned char *ready)
 {
     struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
+    wanted *w = index_refs(refs, n); /* outside the lock */
     pthread_mutex_lock(&rt->lock);
-    long count;
-    for (;;) {
-        if ((count = rt__check_running(rt, "rt_wait")) < 0)
-            break;
-        if ((count = mark_ready(rt, refs, n, ready)) < 0 || (size_t)count >= num_ready)
-            break;
+    uint64_t seen = rt->nended;
+    long count = rt__check_running(rt, "rt_wait");
+    if (count == 0)
+        count = mark_ready(rt, refs, n, ready);
+    while (count >= 0 && (size_t)count < num_ready) {
         if (rt__wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT) {
             count = mark_ready(rt, refs, n, ready);
             break;
         }
+        int rc = rt__check_running(rt, "rt_wait");
+        count = rc < 0 ? rc : mark_ended(rt, refs, n, w, ready, count, &seen);
     }
     pthread_mutex_unlock(&rt->lock);
+    rt__free(w);
     return count;
 }
 

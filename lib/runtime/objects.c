@@ -130,6 +130,7 @@ void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
     if (t->orphan)
         forget_running(rt, t);
     t->state = RT__TASK_DONE;
+    rt->ended[rt->nended++ % RT__ENDED_LOG] = t->id;
     rt->store_used += bytes_here(t);
     rt__arg *list = rt__task_args(t);
     for (uint32_t i = 0; i < t->nargs; i++) {

@@ -58,6 +58,8 @@
 
 #include <pthread.h>
 
+#define RT__ENDED_LOG 4096
+
 typedef enum rt__state {
     RT__STOPPED,
     RT__STARTING, /* rt_init() is at work */
@@ -97,6 +99,12 @@ typedef struct rt__runtime {
     rt__table groups;            /* [L] placement groups not removed
                                     (sched/groups.h) */
     size_t store_used;           /* [L] bytes of the objects held */
+    /* [L] The handles of the last RT__ENDED_LOG tasks published, the
+     * n-th at ended[n % RT__ENDED_LOG], and how many ever were: a wait
+     * for many handles reads what ended since it last looked, rather
+     * than every handle (rt__call_wait()). */
+    uint64_t ended[RT__ENDED_LOG];
+    uint64_t nended;
     size_t store_size;           /* fixed by rt_init(): object_store_bytes */
     int room_waiters;            /* [L] threads waiting for room in it */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
