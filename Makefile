@@ -452,10 +452,7 @@ uninstall:
 check-install:
 	@rm -rf build/prefix && mkdir -p build/prefix
 	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/build/prefix > /dev/null
-	PKG_CONFIG_PATH=build/prefix/lib/pkgconfig; export PKG_CONFIG_PATH; \
-	    $(CC) -rdynamic examples/hello.c -o build/prefix/hello \
-	    $$(pkg-config --cflags --libs rtask) && \
-	    LD_LIBRARY_PATH=build/prefix/lib build/prefix/hello > /dev/null
+	PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig mk/readme-tour installed
 	@for p in $(INSTALLED_MAN); do \
 	    name=$$(basename $$p); name=$${name%.*}; section=$${p%%/*}; \
 	    out=$$(MANPAGER=cat man -M build/prefix/share/man $${section#man} $$name 2>&1 \
@@ -463,7 +460,6 @@ check-install:
 	    [ -z "$$out" ] || { echo "installed $$p: $$out"; exit 1; }; \
 	done
 	$(MAKE) --no-print-directory uninstall PREFIX=$(CURDIR)/build/prefix > /dev/null
-	rm -f build/prefix/hello
 	@test -z "$$(find build/prefix -type f -o -type l)" || \
 	    { echo "uninstall left:"; find build/prefix -type f -o -type l; exit 1; }
 	@echo "install: pkg-config build ran, every page opens with man; uninstall left nothing"

@@ -45,6 +45,7 @@ int train(const rt_value *args, size_t nargs, rt_result *result)
 
 int main(void)
 {
+    check(rt_init(0), "rt_init"); /* first, before the data is made */
     float *xy = malloc(2 * POINTS * sizeof *xy);
     uint32_t seed = 1;
     for (size_t i = 0; i < POINTS; i++) {
@@ -53,7 +54,6 @@ int main(void)
         xy[2 * i] = (float)i / POINTS;
         xy[2 * i + 1] = 2.5f * xy[2 * i] + 1 + 0.1f * noise;
     }
-    check(rt_init(0), "rt_init");
     rt_ref data, trials[TRIALS];
     check(rt_put(xy, 2 * POINTS * sizeof *xy, &data), "rt_put");
     free(xy); /* the store has its copy */

@@ -82,6 +82,12 @@ int sort_task(const rt_value *args, size_t nargs, rt_result *result)
 
 int main(int argc, char **argv)
 {
+    /* rt_init() first, before the data is made: the fork server is a
+     * copy of this process as it is then (rt_init(3)). */
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_gpus = 0;
+    check(rt_init_config(&c), "rt_init");
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
     int *data = malloc(n * sizeof *data);
     if (!data)
@@ -91,10 +97,6 @@ int main(int argc, char **argv)
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         data[i] = (int)(x % 1000000000);
     }
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 2;
-    c.num_gpus = 0;
-    check(rt_init_config(&c), "rt_init");
     rt_ref array, sorted;
     check(rt_put(data, n * sizeof *data, &array), "rt_put");
     rt_arg arg = RT_ARG_REF(array);

@@ -526,8 +526,9 @@ RT_NODISCARD RT_EXPORT int rt_pg_create(const rt_bundle *bundles, size_t n, int 
  * RT_EBADREF (unknown or removed). */
 RT_NODISCARD RT_EXPORT int rt_pg_wait(rt_pg pg, long timeout_ms);
 /* Remove a group: its tasks fail with RT_ECANCELLED (those that run are
- * killed), its actors are killed (RT_EACTORDIED), and what it reserved
- * goes back to the nodes.  0 or RT_EBADREF. */
+ * killed), its actors are killed as rt_actor_kill() kills them (calls
+ * sent finish, later ones fail with RT_EACTORDIED), and what it reserved
+ * goes back to the nodes as they end.  0 or RT_EBADREF. */
 RT_EXPORT int rt_pg_remove(rt_pg pg);
 
 /* Inside a task or an actor: the ids of the GPUs it holds, as strings,

@@ -233,16 +233,21 @@ START_TEST(bad_groups_and_requests_are_refused)
     rt_bundle one = {.num_cpus = 1}, empty = {0}, gpus = {.num_gpus = 2},
               frac = {.num_gpus = 1.5}, labels = {.num_cpus = 1, .label_selector = "zone=x"};
     rt_bundle two[2] = {{.num_cpus = 1}, {.num_cpus = 1}};
+    rt_bundle four[4] = {{.num_cpus = 1}, {.num_cpus = 1}, {.num_cpus = 1}, {.num_cpus = 1}};
     rt_pg pg;
     ck_fails(rt_pg_create(&one, 0, RT_PG_PACK, &pg), RT_EINVAL, "1 to 256 bundles");
     ck_fails(rt_pg_create(&one, 1, 7, &pg), RT_EINVAL, "strategy 7");
     ck_fails(rt_pg_create(NULL, 1, RT_PG_PACK, &pg), RT_EINVAL, "bundles is NULL");
     ck_fails(rt_pg_create(&empty, 1, RT_PG_PACK, &pg), RT_EINVAL, "bundle 0: it holds nothing");
     ck_fails(rt_pg_create(&frac, 1, RT_PG_PACK, &pg), RT_EINVAL, "whole numbers");
-    ck_fails(rt_pg_create(&gpus, 1, RT_PG_PACK, &pg), RT_EINFEASIBLE, "could ever hold");
+    ck_fails(rt_pg_create(&gpus, 1, RT_PG_PACK, &pg), RT_EINFEASIBLE,
+             "bundle 0: a request for 2 GPU can never be met: no node has more than 1");
+    ck_fails(rt_pg_create(four, 4, RT_PG_STRICT_PACK, &pg), RT_EINFEASIBLE,
+             "the 4 bundles all on one node: a request for 4 CPU can never be met: no node "
+             "has more than 2");
     ck_fails(rt_pg_create(&labels, 1, RT_PG_PACK, &pg), RT_EINFEASIBLE, "picks no node");
     ck_fails(rt_pg_create(two, 2, RT_PG_STRICT_SPREAD, &pg), RT_EINFEASIBLE,
-             "each on a node of its own");
+             "the 2 bundles each on a node of its own, and the runtime has 1 node");
     ck_ok(rt_pg_create(&one, 1, RT_PG_PACK, &pg));
     rt_opts o = in_group(pg, 1);
     rt_ref ref;

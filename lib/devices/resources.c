@@ -196,24 +196,32 @@ void rt__res_give(rt__res *free, const rt__res *req)
         free->custom[i] += req->custom[i];
 }
 
-static int too_much(const char *name, rt__amount want, rt__amount have)
+static int too_much(const char *name, rt__amount want, rt__amount have, int node)
 {
     return rt__error(RT_EINFEASIBLE,
-                     "a request for %g %s can never be met: the runtime "
-                     "has %g in all",
+                     node ? "a request for %g %s can never be met: no node has more "
+                            "than %g"
+                          : "a request for %g %s can never be met: the runtime "
+                            "has %g in all",
                      (double)want / RT__UNIT, name, (double)have / RT__UNIT);
+}
+
+int rt__res_feasible_on(const rt__res *total, const rt__res *req, const rt__names *names,
+                        int node)
+{
+    if (req->cpu > total->cpu)
+        return too_much("CPU", req->cpu, total->cpu, node);
+    if (req->gpu > total->gpu)
+        return too_much("GPU", req->gpu, total->gpu, node);
+    for (int i = 0; i < names->count; i++)
+        if (req->custom[i] > total->custom[i])
+            return too_much(names->name[i], req->custom[i], total->custom[i], node);
+    return 0;
 }
 
 int rt__res_feasible(const rt__res *total, const rt__res *req, const rt__names *names)
 {
-    if (req->cpu > total->cpu)
-        return too_much("CPU", req->cpu, total->cpu);
-    if (req->gpu > total->gpu)
-        return too_much("GPU", req->gpu, total->gpu);
-    for (int i = 0; i < names->count; i++)
-        if (req->custom[i] > total->custom[i])
-            return too_much(names->name[i], req->custom[i], total->custom[i]);
-    return 0;
+    return rt__res_feasible_on(total, req, names, 0);
 }
 
 int rt__res_equal(const rt__res *a, const rt__res *b)

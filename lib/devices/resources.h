@@ -91,6 +91,9 @@ void rt__res_give(rt__res *free, const rt__res *req);
  * message naming the resource. */
 int rt__res_feasible(const rt__res *total, const rt__res *req,
                      const rt__names *names);
+/* The same against what one node has (node 1: the message says so). */
+int rt__res_feasible_on(const rt__res *total, const rt__res *req, const rt__names *names,
+                        int node);
 int rt__res_equal(const rt__res *a, const rt__res *b);
 
 #endif

@@ -6,6 +6,7 @@
 #include "base/error.h"
 
 #include <rtask.h>
+#include <stdio.h>
 #include <string.h>
 
 rt__group *rt__group_new(size_t n)
@@ -144,6 +145,45 @@ static int run_trial(const rt__sched *s, const rt__group *g, int whole, rt__gran
     return rc;
 }
 
+/* Why g can never be placed, naming what is short where one resource
+ * is: what a bundle (or, STRICT_PACK, the bundles together) asks more of
+ * than the largest node has, or the nodes STRICT_SPREAD lacks. */
+static int never_placed(const rt__sched *s, const rt__group *g)
+{
+    rt__res most = {0}, all = {0};
+    char why[256];
+    for (int i = 0; i < s->nnodes; i++) {
+        const rt__res *t = &s->node[i]->total;
+        most.cpu = t->cpu > most.cpu ? t->cpu : most.cpu;
+        most.gpu = t->gpu > most.gpu ? t->gpu : most.gpu;
+        for (int k = 0; k < RT__CUSTOM_MAX; k++)
+            most.custom[k] = t->custom[k] > most.custom[k] ? t->custom[k] : most.custom[k];
+    }
+    if (g->strategy == RT_PG_STRICT_SPREAD && g->nbundles > (size_t)s->nnodes)
+        return rt__error(RT_EINFEASIBLE, "rt_pg_create: STRICT_SPREAD puts the %zu bundles "
+                         "each on a node of its own, and the runtime has %d node%s",
+                         g->nbundles, s->nnodes, s->nnodes == 1 ? "" : "s");
+    for (size_t k = 0; k < g->nbundles; k++) {
+        rt__res_give(&all, &g->bundle[k].res);
+        if (rt__res_feasible_on(&most, &g->bundle[k].res, &s->names, 1) < 0) {
+            snprintf(why, sizeof why, "%s", rt_last_error());
+            return rt__error(RT_EINFEASIBLE, "rt_pg_create: bundle %zu: %s", k, why);
+        }
+    }
+    if (g->strategy == RT_PG_STRICT_PACK &&
+        rt__res_feasible_on(&most, &all, &s->names, 1) < 0) {
+        snprintf(why, sizeof why, "%s", rt_last_error());
+        return rt__error(RT_EINFEASIBLE, "rt_pg_create: the %zu bundles all on one node: %s",
+                         g->nbundles, why);
+    }
+    return rt__error(RT_EINFEASIBLE, "rt_pg_create: no placement of the %zu bundles "
+                         "could ever hold them%s (the nodes' totals, rtask-info, and each "
+                         "bundle's label_selector)", g->nbundles,
+                         g->strategy == RT_PG_STRICT_PACK     ? " all on one node"
+                         : g->strategy == RT_PG_STRICT_SPREAD ? " each on a node of its own"
+                                                              : "");
+}
+
 int rt__sched_group_check(const rt__sched *s, const rt__group *g)
 {
     rt__grant *where = rt__calloc(g->nbundles, sizeof *where);
@@ -151,14 +191,7 @@ int rt__sched_group_check(const rt__sched *s, const rt__group *g)
     rt__free(where);
     if (rc < 0)
         return rt__error(RT_ENOMEM, "rt_pg_create: no memory to try a placement");
-    if (rc == 0)
-        return rt__error(RT_EINFEASIBLE, "rt_pg_create: no placement of the %zu bundles "
-                         "could ever hold them%s (the nodes' totals, rtask-info, and each "
-                         "bundle's label_selector)", g->nbundles,
-                         g->strategy == RT_PG_STRICT_PACK     ? " all on one node"
-                         : g->strategy == RT_PG_STRICT_SPREAD ? " each on a node of its own"
-                                                              : "");
-    return 0;
+    return rc == 0 ? never_placed(s, g) : 0;
 }
 
 /* The trial placed g: carve its bundles out of their nodes. */
