@@ -111,7 +111,7 @@ START_TEST(broken_entries)
     ck_assert_str_eq(detected(FAKE "broken", NULL, 0),
                      "NVIDIA GPU 0: 0000:03:00.0 10de:1db4 \"GV100GL [Tesla V100 PCIe 16GB]\" "
                      "type V100 numa - cpus -\n");
-    ck_assert_str_eq(detected(FAKE "does-not-exist", NULL, 0), "");
+    ck_assert_str_eq(detected(FAKE "does-not-exist", NULL, 0), ""); /* and refused */
 }
 END_TEST
 
@@ -433,12 +433,8 @@ START_TEST(cuda_visible_devices_ends_at_an_invalid_entry)
 END_TEST
 
 /* Zero GPUs is never silent when the user asked for some: a sysfs root
- * that is not there, and GPUs listed by UUID on a machine with none. */
-static void init_nonexistent(void)
-{
-    init_on("/nonexistent", RT_DETECT, RT_DEFAULT, NULL);
-}
-
+ * that is not there (or a file) is refused, and GPUs listed by UUID on a
+ * machine with none are warned about. */
 static void init_none(void)
 {
     init_on(FAKE "none", RT_DETECT, RT_DEFAULT, NULL);
@@ -446,11 +442,15 @@ static void init_none(void)
 
 START_TEST(zero_gpus_found_is_said)
 {
-    const char *out = capture_output(init_nonexistent);
-    ck_assert_msg(strstr(out, "the sysfs root /nonexistent is not a directory") != NULL,
-                  "warning: %s", out);
-    ck_offers(0);
-    ck_ok(rt_shutdown());
+    rt_config c = RT_CONFIG_INIT;
+    c.sysfs_root = "/nonexistent";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "the sysfs root /nonexistent");
+    c.sysfs_root = FAKE "pci.ids"; /* a file */
+    ck_fails(rt_init_config(&c), RT_EINVAL, "is not a directory");
+    setenv("RTASK_SYSFS_ROOT", "/nonexistent", 1);
+    ck_fails(rt_init(0), RT_EINVAL, "RTASK_SYSFS_ROOT");
+    unsetenv("RTASK_SYSFS_ROOT");
+    const char *out;
     setenv("CUDA_VISIBLE_DEVICES", "GPU-a,GPU-b", 1);
     out = capture_output(init_none);
     unsetenv("CUDA_VISIBLE_DEVICES");

@@ -215,6 +215,8 @@ START_TEST(rtask_timeline_refuses_what_is_not_a_timeline)
     snprintf(odd, sizeof odd, "%s]}\n", cut); /* the same, whole: drawn */
     write_file(path, odd, strlen(odd));
     ck_assert_int_eq(draw("", path, out, sizeof out), 0);
+    ck_assert_int_eq(draw("--view gpus", path, out, sizeof out), 1); /* no GPU in it */
+    ck_assert_msg(strstr(out, "nothing to show") != NULL, "%s", out);
     ck_assert_int_eq(draw("", "/tmp", out, sizeof out), 1);
     ck_assert_msg(strstr(out, "Is a directory") != NULL, "%s", out);
     ck_assert_int_eq(draw("--view nonsense", path, out, sizeof out), 2);

@@ -193,25 +193,6 @@ static void print_text(const rt__offer *node, int rank)
     printf("Labels:\n  %s\n", labels);
 }
 
-/* Another machine's tree has its own CPUs: its online list, when it has
- * one, replaces this machine's count; else the output says whose it is. */
-static void tree_cpus(const char *root, rt__offer *node)
-{
-    char path[512], list[4096] = "";
-    snprintf(path, sizeof path, "%s/sys/devices/system/cpu/online", root);
-    FILE *f = fopen(path, "r");
-    cpu_set_t set;
-    int read = f && fgets(list, sizeof list, f);
-    list[strcspn(list, "\n")] = '\0';
-    if (read && rt__cpulist_parse(list, &set) == 0)
-        node->total.cpu = (rt__amount)CPU_COUNT(&set) * RT__UNIT;
-    else
-        fprintf(stderr, "rtask-info: %s has no CPU list: CPU is this machine's count\n",
-                path);
-    if (f)
-        fclose(f);
-}
-
 typedef struct listing {
     int json;
     int count;
@@ -278,8 +259,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "rtask-info: %s\n", rt_last_error());
         return 1;
     }
-    if (c.sysfs_root)
-        tree_cpus(c.sysfs_root, &node);
     int cluster = rt__cluster_wanted(&c);
     if (cluster < 0) {
         fprintf(stderr, "rtask-info: %s\n", rt_last_error());

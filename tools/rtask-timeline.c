@@ -500,6 +500,12 @@ int main(int argc, char **argv)
         free(c.ev);
         return 1;
     }
+    if (!workers && collect_devices(&c) == 0) {
+        fprintf(stderr, "rtask-timeline: %s: no run held a GPU or an accelerator: nothing "
+                "to show in --view gpus (--view workers shows every run)\n", path);
+        free(c.ev);
+        return 1;
+    }
     draw(&c, devices, workers);
     free(c.ev);
     return 0;

@@ -541,14 +541,16 @@ static int by_kind_then_bus(const void *a, const void *b)
     return lx != ly ? (lx > ly) - (lx < ly) : strcmp(x->bus_id, y->bus_id);
 }
 
-/* A root given in place of "/" that is not a directory yields no device:
- * say so, since zero GPUs would otherwise look like a machine without. */
-static void check_root(const char *root)
+/* A root given in place of "/" that is not a directory is a mistake (a
+ * typed path): refused, since zero GPUs would otherwise look like a
+ * machine without. */
+static int check_root(const char *root)
 {
     struct stat st;
     if (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))
-        rt__warn("the sysfs root %s is not a directory: no device can be detected "
-                 "there", root);
+        return rt__error(RT_EINVAL, "rt_init: the sysfs root %s (rt_config.sysfs_root or "
+                         "RTASK_SYSFS_ROOT) is not a directory", root);
+    return 0;
 }
 
 int rt__detect(const rt__detect_opts *opts, rt__machine *m)
@@ -556,13 +558,13 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
     const char *root = opts && opts->root ? opts->root : getenv("RTASK_SYSFS_ROOT");
     const char *xml = opts && opts->hwloc_xml ? opts->hwloc_xml : getenv("RTASK_HWLOC_XML");
     const char *db = opts && opts->pci_ids ? opts->pci_ids : getenv("RTASK_PCI_IDS");
+    memset(m, 0, sizeof *m);
     if (!root || !*root)
         root = "/";
-    else if (strcmp(root, "/") != 0)
-        check_root(root);
+    else if (strcmp(root, "/") != 0 && check_root(root) < 0)
+        return RT_EINVAL;
     if (!db)
         db = PCI_IDS_DEFAULT;
-    memset(m, 0, sizeof *m);
     snprintf(m->source, sizeof m->source, "sysfs");
     if (xml && *xml) {
         /* Another machine's topology: its devices alone, or an error. */
