@@ -79,6 +79,39 @@ START_TEST(timeline_records_what_ended)
 }
 END_TEST
 
+/* Fails on its first two runs, then succeeds. */
+int tl_fail_twice(const void *arg, size_t len, rt_result *r);
+int tl_fail_twice(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len, (void)r;
+    rt_context ctx;
+    return rt_get_context(&ctx) < 0 ? 100 : ctx.attempt < 2 ? 7 : 0;
+}
+
+/* Each run is recorded with its own outcome and attempt: a function that
+ * failed twice (retry_exceptions) is two failed runs, then a success. */
+START_TEST(timeline_records_each_run_as_it_ended)
+{
+    start_recording(2, 0);
+    rt_opts o = RT_OPTS_INIT;
+    o.retry_exceptions = 1;
+    o.max_retries = 2;
+    rt_ref ref;
+    ck_ok(rt_remote(tl_fail_twice, &o, NULL, 0, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    char path[128];
+    temp_path(path, sizeof path, "retried");
+    ck_ok(rt_timeline(path));
+    const char *text = slurp(path);
+    ck_assert_int_eq(count(text, "\"ph\":\"X\""), 3);
+    ck_assert_int_eq(count(text, "\"status\":\"task returned an error\",\"retries\":0"), 1);
+    ck_assert_int_eq(count(text, "\"status\":\"task returned an error\",\"retries\":1"), 1);
+    ck_assert_int_eq(count(text, "\"status\":\"success\",\"retries\":2"), 1);
+    unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* Lines of a file that hold what, counted a line at a time (the file may
  * be larger than slurp() reads). */
 static int count_lines(const char *path, const char *what)
@@ -339,6 +372,7 @@ Suite *timeline_suite(void)
     TCase *tc = tcase_create("timeline");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, timeline_records_what_ended);
+    tcase_add_test(tc, timeline_records_each_run_as_it_ended);
     tcase_add_test(tc, timeline_keeps_every_record_and_its_name);
     tcase_add_test(tc, timeline_off_and_at_shutdown);
     tcase_add_test(tc, timeline_written_at_exit);

@@ -655,32 +655,34 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
 
 /* ---- what nodes report ---------------------------------------------------- */
 
-static void take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__answer *r)
+/* A task's answer: its result kept, or it fails, or (retry_exceptions)
+ * it is filed again.  What this run came to: RT_OK or an error code. */
+static int take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__answer *r)
 {
     if (r->sys_errno) {
         rt__answer_drop(r);
         rt__task_fail(t, RT_ESYS, "the worker could not run the task: %s",
                       strerror(r->sys_errno));
         rt__dispatch_finish(d, t, RT_ESYS);
-        return;
+        return RT_ESYS;
     }
     if (r->refused) {
         rt__task_fail(t, RT_ESYS, "the task's %zu-byte result in shared memory was "
                       "shrunk or left unsealed: refused", r->len);
         rt__dispatch_finish(d, t, RT_ESYS);
-        return;
+        return RT_ESYS;
     }
     if (!r->result && r->len && !r->held) {
         rt__task_fail(t, RT_ENOMEM, "no memory for the task's %zu-byte result", r->len);
         rt__dispatch_finish(d, t, RT_ENOMEM);
-        return;
+        return RT_ENOMEM;
     }
     if (r->status && t->retry_exceptions && t->retries_left > 0) {
         rt__remote_drop(d, l, t, r); /* as Ray: the failed run's result is not kept */
         t->retries_left--;
         t->runs_failed++;
         rt__dispatch_file(d, t);
-        return;
+        return RT_ETASK; /* this run's outcome, though the task goes on */
     }
     t->task_status = r->status;
     t->result = r->result;
@@ -691,21 +693,22 @@ static void take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__an
     if (t->task_status)
         rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
     rt__dispatch_finish(d, t, t->task_status ? RT_ETASK : RT_OK);
+    return t->task_status ? RT_ETASK : RT_OK;
 }
 
 /* Record how t's run on l ended, when a timeline is kept: after ran_us,
  * or lost with its worker (a death, marked where it happened).  Its end
  * is when the round read its answer. */
 static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint64_t ran_us,
-                   int lost)
+                   int status, unsigned attempt)
 {
     uint64_t now = timeline_now(d);
     rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
                   .gpu_peak = l->gpu_peak,
                   .lane = rt__dispatch_node_of(d, l)->ops->lane(rt__dispatch_node_of(d, l), l->worker),
                   .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
-                  .ended_ns = now, .status = lost ? RT_EWORKERDIED : t->status,
-                  .retries = (int)t->runs_lost, .call = t->kind == RT__KIND_CALL,
+                  .ended_ns = now, .status = status,
+                  .retries = (int)attempt, .call = t->kind == RT__KIND_CALL,
                   .gpu_share = (float)l->grant.gpu.each / RT__UNIT,
                   .accel_share = (float)l->grant.accel.each / RT__UNIT};
     rt__devices dev = {0};
@@ -781,22 +784,26 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
     rt__timeouts_remove(&d->timeouts, t);
     if (l->lent_by == t) /* it ended before the runtime heard that it goes on */
         lend_lease(d, l, NULL);
+    unsigned attempt = rt__task_attempt(t); /* this run's, before a retry counts */
+    int outcome = RT_OK;
     if (t->kind == RT__KIND_CREATE) {
         rt__actors_constructed(d, t, r);
     } else if (t->cancelling) {
         rt__remote_drop(d, l, t, r);
         fail_cancelled(d, t, 1);
+        outcome = t->status;
     } else if (t->early && t->status != RT_OK) {
         /* An object it took from the board failed before its answer
          * came (a cancel dropped its producer's result): as if it never
          * ran, as a task filed late would not have. */
         rt__remote_drop(d, l, t, r);
         rt__dispatch_finish(d, t, t->status);
+        outcome = t->status;
     } else {
-        take_result(d, l, t, r);
+        outcome = take_result(d, l, t, r);
     }
     if (d->timeline && t->kind != RT__KIND_CREATE)
-        record(d, l, t, r->run_us, 0);
+        record(d, l, t, r->run_us, outcome, attempt);
     l->gpu_peak = 0; /* the next task's own */
     l->gpu_over = 0;
     if (rt__sched_lease_idle(l))
@@ -845,7 +852,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
         rt__timeouts_remove(&d->timeouts, t);
         give_back(d, l, t);
         if (started && d->timeline)
-            record(d, l, t, 0, 1);
+            record(d, l, t, 0, RT_EWORKERDIED, rt__task_attempt(t));
         if (t->early && t->status != RT_OK) {
             rt__dispatch_finish(d, t, t->status); /* failed along the graph */
         } else if (t->cancelling) {
