@@ -182,6 +182,10 @@ START_TEST(gpus_nvml_cannot_use_are_not_offered)
     ck_assert_int_eq(nvidia_gpus(), 7);
     ck_assert_msg(strstr(out, "at 0000:ab:00.0 is not offered: its device file "
                               FAKE "h100x8/dev/nvidia205 is missing"), "%s", out);
+    out = detect_with("nodev=all"); /* none: none offered, as the warnings say */
+    ck_assert_int_eq(nvidia_gpus(), 0);
+    ck_assert_msg(strstr(out, "at 0000:18:00.0 is not offered: its device file "
+                              FAKE "h100x8/dev/nvidia200 is missing"), "%s", out);
     out = detect_with("empty-mig");
     ck_assert_int_eq(nvidia_gpus(), 7);
     ck_assert_msg(strstr(out, "at 0000:2a:00.0 is not offered: it is in MIG mode with no "

@@ -595,7 +595,7 @@ int rt__detect(const rt__detect_opts *opts, rt__machine *m)
     /* NVML describes this machine: not a fake tree's, nor a file's. */
     const char *nvml = getenv("RTASK_NVML_LIBRARY");
     if ((((!xml || !*xml) && strcmp(root, "/") == 0) || (nvml && *nvml)) &&
-        rt__nvml_complete(m, root) > 0)
+        rt__nvml_complete(m, root) >= 0)
         strcat(m->source, "+NVML");
     qsort(m->dev, (size_t)m->count, sizeof *m->dev, by_kind_then_bus);
     return 0;

@@ -140,7 +140,7 @@ static int complete_gpu(const nvml_api *api, const char *root, rt__device *d, ve
         !device_file(root, minor, path, sizeof path)) {
         snprintf(v->why, sizeof v->why, "its device file %.100s is missing", path);
         v->drop = v->why;
-        return 0;
+        return 1; /* NVML knows it: its word stands, though none is left */
     }
     char name[sizeof d->model], uuid[sizeof d->uuid];
     if (!broken(api, d, rc = api->name(h, name, sizeof name)) && rc == NVML_SUCCESS &&
@@ -191,10 +191,10 @@ static int complete_here(rt__machine *m, const char *root)
     path = path && *path ? path : "libnvidia-ml.so.1";
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl)
-        return 0; /* no NVIDIA driver: nothing to say */
+        return -1; /* no NVIDIA driver: nothing to say */
     nvml_api api;
     const char *missing = NULL;
-    int done = 0, rc;
+    int done = -1, rc;
     unsigned n;
     if (load(dl, &api, &missing) < 0) {
         rt__warn("NVML (%s) lacks %s: GPUs are offered as detection found them, without "
@@ -392,11 +392,13 @@ int rt__nvml_complete(rt__machine *m, const char *root)
               write(p[1], m, sizeof *m) == (ssize_t)sizeof *m ? 0 : 1);
     }
     close(p[1]);
-    int32_t done = 0;
+    int32_t done = -1;
     rt__machine *answer = rt__malloc(sizeof *answer); /* too large for a stack */
     if (pid > 0 && answer && read_all(p[0], &done, sizeof done) == 0 &&
-        read_all(p[0], answer, sizeof *answer) == 0 && done > 0)
-        *m = *answer;
+        read_all(p[0], answer, sizeof *answer) == 0 && done >= 0)
+        *m = *answer; /* NVML answered: its word stands, as its warnings say */
+    else
+        done = -1;
     rt__free(answer);
     close(p[0]);
     while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)

@@ -15,8 +15,9 @@
  * instance leave m; one whose queries say it is lost (or may not be
  * asked) stays, unhealthy; each with a warning, as is NVML failing.  The
  * library is $RTASK_NVML_LIBRARY, else libnvidia-ml.so.1.  Returns how
- * many GPUs NVML knew; 0 when NVML is not there or fails (detection then
- * stands as it was). */
+ * many GPUs NVML knew (when it knew none, or none that can be used, none
+ * is offered, as the warnings say); -1 when NVML is not there or fails
+ * (detection then stands as it was). */
 int rt__nvml_complete(rt__machine *m, const char *root);
 /* The watcher process's life (watch.h): watch m's NVIDIA GPUs and write
  * what happens to them on out as rt__gpu_event records, until out's

@@ -9,7 +9,7 @@
  *   empty-mig       the second GPU is in MIG mode with no instance
  *   init-fails      nvmlInit_v2 fails: the driver and library differ
  *   lost=K          GPU K's queries answer GPU_IS_LOST
- *   nodev=K         GPU K's minor number has no /dev/nvidiaN
+ *   nodev=K         GPU K's minor number has no /dev/nvidiaN (K = all: no GPU's has)
  *   events=PATH     events come from the lines appended to PATH, read as
  *                   they come: "xid K CODE", "ecc K" (double bit), "ecc1 K"
  *                   (single bit), "lost K"
@@ -91,7 +91,7 @@ static void configure(void)
         else if (strncmp(w, "lost=", 5) == 0)
             fake.lost = atoi(w + 5);
         else if (strncmp(w, "nodev=", 6) == 0)
-            fake.nodev = atoi(w + 6);
+            fake.nodev = strcmp(w + 6, "all") == 0 ? -2 : atoi(w + 6);
         else if (strncmp(w, "events=", 7) == 0)
             snprintf(fake.events, sizeof fake.events, "%s", w + 7);
         else if (strncmp(w, "procs=", 6) == 0)
@@ -225,7 +225,7 @@ int nvmlDeviceGetMinorNumber(nvml_device d, unsigned *minor)
     int i = index_of(d);
     if (i < 0 || broken(i))
         return i < 0 ? NVML_ERROR_INVALID_ARGUMENT : broken(i);
-    *minor = i == fake.nodev ? 200 + (unsigned)i : (unsigned)i;
+    *minor = i == fake.nodev || fake.nodev == -2 ? 200 + (unsigned)i : (unsigned)i;
     return 0;
 }
 
