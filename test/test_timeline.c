@@ -275,6 +275,14 @@ START_TEST(rtask_timeline_shows_gpus_shared)
     ck_ok(rt_timeline(path));
     ck_ok(rt_shutdown());
     static char svg[65536];
+    /* The whole span from rt_init(), then from the first run (the
+     * default), then a span that holds no run. */
+    ck_assert_int_eq(draw("--view gpus --from 0", path, svg, sizeof svg), 0);
+    ck_assert_msg(strstr(svg, ">0<") && strstr(svg, ">100 ms<"), "no round ticks: %s", svg);
+    ck_assert_msg(strstr(svg, "after rt_init()") == NULL, "%s", svg);
+    ck_assert_int_eq(draw("--view gpus --from 100", path, svg, sizeof svg), 1);
+    ck_assert_msg(strstr(svg, "nothing to show") != NULL, "%s", svg);
+    ck_assert_int_eq(draw("--view gpus --from 1 --to 0.5", path, svg, sizeof svg), 2);
     ck_assert_int_eq(draw("--view gpus", path, svg, sizeof svg), 0);
     unlink(path);
     ck_assert_int_eq(count(svg, ">node 0, GPU 0<"), 1);
@@ -282,14 +290,15 @@ START_TEST(rtask_timeline_shows_gpus_shared)
     /* A quarter of the 44-pixel lane each, at four heights. */
     ck_assert_int_eq(count(svg, "height=\"10.0\""), 4);
     ck_assert_int_eq(count(svg, "worker"), 0);
-    ck_assert_msg(strstr(svg, ">0<") && strstr(svg, ">100 ms<"), "no round ticks: %s", svg);
+    ck_assert_msg(strstr(svg, ">100 ms<"), "no round ticks: %s", svg);
     ck_assert_msg(strstr(svg, "e+") == NULL, "a number a person cannot read: %s", svg);
     const char *title = strstr(svg, "rtask timeline: 4 runs over ");
     ck_assert_msg(title != NULL, "%s", svg);
     double len;
     char unit[4];
-    ck_assert_int_eq(sscanf(title, "rtask timeline: 4 runs over %lf %3[a-z]<", &len, unit), 2);
+    ck_assert_int_eq(sscanf(title, "rtask timeline: 4 runs over %lf %3[a-z]", &len, unit), 2);
     ck_assert_str_eq(unit, "ms");
+    ck_assert_msg(strstr(title, "after rt_init()<"), "the title says where it starts: %s", svg);
 }
 END_TEST
 

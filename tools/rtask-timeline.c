@@ -5,7 +5,7 @@
  * sees how fractional tasks packed; then one row per worker process,
  * grouped by node.  Bars are coloured by function.
  *
- *   rtask-timeline [--view gpus|workers|both] trace.json > trace.svg
+ *   rtask-timeline [--view gpus|workers|both] [--from S] [--to S] trace.json > trace.svg
  *
  * It reads the file rtask writes (one event per line) and refuses any
  * other: a trace from elsewhere, a truncated file, a directory.
@@ -47,6 +47,8 @@ typedef struct chart {
     int nrows;
     char names[MAX_NAMES][64]; /* functions, in order of first appearance */
     int nnames;
+    double start;              /* where the picture starts (us after rt_init);
+                                  events are kept from there, shifted to 0 */
     double end, scale, y;      /* the last end (us), px per us, next row's top */
 } chart;
 
@@ -240,18 +242,19 @@ static double tick_step(double span)
     return step * power;
 }
 
+/* Ticks at round times since rt_init, over the span shown. */
 static void draw_axis(const chart *c, double bottom)
 {
     double step = tick_step(c->end);
     double unit = step >= 1e6 ? 1e6 : step >= 1e3 ? 1e3 : 1;
     const char *name = unit == 1e6 ? "s" : unit == 1e3 ? "ms" : "us";
-    for (double t = 0; t <= c->end; t += step) {
-        double x = LABEL + t * c->scale;
+    for (double at = ceil(c->start / step) * step; at <= c->start + c->end; at += step) {
+        double x = LABEL + (at - c->start) * c->scale;
         char label[32];
-        snprintf(label, sizeof label, "%g %s", t / unit, name);
+        snprintf(label, sizeof label, "%g %s", at / unit, name);
         printf("<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#ddd\"/>"
                "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
-               x, AXIS - 8, x, bottom, x, AXIS - 12, t == 0 ? "0" : label);
+               x, AXIS - 8, x, bottom, x, AXIS - 12, at == 0 ? "0" : label);
     }
 }
 
@@ -264,8 +267,10 @@ static void draw_heading(chart *c, const char *text)
 /* One bar: its tooltip names the run, its length, devices and status. */
 static void draw_bar(chart *c, const event *e, double y, double height, double share)
 {
-    double x = LABEL + e->ts * c->scale, w = e->dur * c->scale < 1 ? 1 : e->dur * c->scale;
     int failed = strcmp(e->status, "success") != 0;
+    /* A run that failed at once (a worker lost) is a mark, not a sliver. */
+    double least = failed ? 4 : 1, x = LABEL + e->ts * c->scale;
+    double w = e->dur * c->scale < least ? least : e->dur * c->scale;
     char len[32];
     duration(e->dur, len, sizeof len);
     printf("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"%s><title>",
@@ -439,7 +444,7 @@ static int count_workers(chart *c)
  * its height and the axis' grid lies under the bars. */
 static void draw(chart *c, int devices, int workers)
 {
-    c->end = 1;
+    c->end = fmax(c->end, 1);
     for (size_t i = 0; i < c->n; i++) {
         c->end = fmax(c->end, c->ev[i].ts + c->ev[i].dur);
         colour_of(c, c->ev[i].name); /* the legend's size, for the height */
@@ -453,8 +458,13 @@ static void draw(chart *c, int devices, int workers)
     printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "
            "font-family=\"sans-serif\" font-size=\"11\">\n"
            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-           "<text x=\"10\" y=\"16\" font-size=\"13\">rtask timeline: %zu run%s over %s"
-           "</text>\n", WIDTH, height, c->n, c->n == 1 ? "" : "s", span);
+           "<text x=\"10\" y=\"16\" font-size=\"13\">rtask timeline: %zu run%s over %s",
+           WIDTH, height, c->n, c->n == 1 ? "" : "s", span);
+    if (c->start > 0) {
+        duration(c->start, span, sizeof span);
+        printf(", from %s after rt_init()", span);
+    }
+    printf("</text>\n");
     draw_axis(c, AXIS + rows);
     c->y = AXIS;
     if (ndev)
@@ -465,12 +475,51 @@ static void draw(chart *c, int devices, int workers)
     printf("</svg>\n");
 }
 
+/* Keep the runs within [from, to] (us; to < 0: to the last end), from
+ * the first run's start when from < 0, shifted to start at 0.  How many. */
+static size_t keep_span(chart *c, double from, double to)
+{
+    double first = INFINITY;
+    for (size_t i = 0; i < c->n; i++)
+        first = fmin(first, c->ev[i].ts);
+    c->start = from >= 0 ? from : c->n ? first : 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        event e = c->ev[i];
+        double stop = to >= 0 && e.ts + e.dur > to ? to : e.ts + e.dur;
+        if (e.ts + e.dur < c->start || (to >= 0 && e.ts > to))
+            continue;
+        e.ts = fmax(e.ts, c->start);
+        e.dur = fmax(stop - e.ts, 0);
+        e.ts -= c->start;
+        c->ev[kept++] = e;
+    }
+    c->n = kept;
+    c->end = to >= 0 ? to - c->start : 0;
+    return kept;
+}
+
+/* A time in seconds after rt_init(), as --from and --to take it: us, or
+ * -1 when it is not one. */
+static double seconds(const char *text)
+{
+    char *end;
+    double s = strtod(text, &end);
+    return *text && !*end && isfinite(s) && s >= 0 ? s * 1e6 : -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *view = "both", *path = NULL;
+    double from = -1, to = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--view") == 0 && i + 1 < argc)
             view = argv[++i];
+        else if ((strcmp(argv[i], "--from") == 0 || strcmp(argv[i], "--to") == 0) &&
+                 i + 1 < argc && seconds(argv[i + 1]) >= 0) {
+            double *at = argv[i][2] == 'f' ? &from : &to;
+            *at = seconds(argv[++i]);
+        }
         else if (strcmp(argv[i], "--help") == 0)
             path = "--help";
         else if (!path && argv[i][0] != '-')
@@ -480,10 +529,12 @@ int main(int argc, char **argv)
     }
     int devices = strcmp(view, "gpus") == 0 || strcmp(view, "both") == 0;
     int workers = strcmp(view, "workers") == 0 || strcmp(view, "both") == 0;
-    if (!path || strcmp(path, "--help") == 0 || (!devices && !workers)) {
+    if (!path || strcmp(path, "--help") == 0 || (!devices && !workers) ||
+        (to >= 0 && from >= 0 && to <= from)) {
         int help = path && strcmp(path, "--help") == 0;
         fprintf(help ? stdout : stderr,
-                "usage: rtask-timeline [--view gpus|workers|both] trace.json > trace.svg\n");
+                "usage: rtask-timeline [--view gpus|workers|both] [--from S] [--to S] "
+                "trace.json > trace.svg\n");
         return help ? 0 : 2;
     }
     FILE *f = fopen(path, "r");
@@ -497,6 +548,11 @@ int main(int argc, char **argv)
     fclose(f);
     if (rc < 0) {
         fprintf(stderr, "rtask-timeline: %s: %s\n", path, why);
+        free(c.ev);
+        return 1;
+    }
+    if (keep_span(&c, from, to) == 0 && (from >= 0 || to >= 0)) {
+        fprintf(stderr, "rtask-timeline: %s: no run in that span: nothing to show\n", path);
         free(c.ev);
         return 1;
     }

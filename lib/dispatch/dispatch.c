@@ -756,6 +756,25 @@ static void not_run(rt__dispatch *d, rt__task *t)
         rt__dispatch_file(d, t);
 }
 
+/* l has nothing left to do: tasks sent behind a task of its class that
+ * runs far longer than usual, in another worker, are taken back for it
+ * to run (they would wait there while this worker idles). */
+static void steal_for(rt__dispatch *d, const rt__lease *l)
+{
+    uint64_t now = rt__now_ns();
+    for (rt__lease *o = rt__sched_first_lease(l->cls); o; o = rt__sched_next_lease(l->cls, o)) {
+        rt__node *n = rt__dispatch_node_of(d, o);
+        if (o == l || o->inflight.count < 2 || o->lent_by || o->inside || !n->ops->take_back ||
+            !rt__sched_stalled(o, n->ops->busy_us(n, o->worker, now), now))
+            continue;
+        long back = n->ops->take_back(n, o->worker);
+        if (back > 0) {
+            take_back(d, o, (size_t)back);
+            return;
+        }
+    }
+}
+
 static void on_answered(void *ctx, void *owner, rt__answer *r)
 {
     rt__dispatch *d = ctx;
@@ -806,6 +825,8 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
         record(d, l, t, r->run_us, outcome, attempt);
     l->gpu_peak = 0; /* the next task's own */
     l->gpu_over = 0;
+    if (rt__sched_lease_idle(l))
+        steal_for(d, l);
     if (rt__sched_lease_idle(l))
         end_lease(d, l);
 }

@@ -249,6 +249,10 @@ size_t rt__sched_share(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
  * runs far longer than its class's or waits for others.  What l's window
  * (and max_calls) has room for. */
 int rt__sched_takes_turns(const rt__lease *l, uint64_t busy_us);
+/* Whether l is stalled: it has work in flight and its task has run far
+ * longer than its class's usually do, or it has been quiet that long (it
+ * may not have started its task yet).  busy_us as for share. */
+int rt__sched_stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
 size_t rt__sched_room(const rt__lease *l);
 /* l's worker was sent t at now_ns: t joins its tasks in flight. */
 void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
