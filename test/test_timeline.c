@@ -34,6 +34,14 @@ static int count(const char *text, const char *what)
     return n;
 }
 
+/* The timeline written now to a new file at path (room for 128): its text. */
+static const char *write_timeline(char *path, const char *what)
+{
+    temp_path(path, 128, what);
+    ck_ok(rt_timeline(path));
+    return slurp(path);
+}
+
 /* A runtime that records, with as many workers as CPUs. */
 static void start_recording(double cpus, double gpus)
 {
@@ -58,9 +66,7 @@ START_TEST(timeline_records_what_ended)
     ck_ok(rt_remote(t_fail, NULL, NULL, 0, &ref));
     ck_fails(rt_get(ref, NULL, NULL, 60000), RT_ETASK, "returned");
     char path[128], svg[160], cmd[512];
-    temp_path(path, sizeof path, "timeline");
-    ck_ok(rt_timeline(path));
-    const char *text = slurp(path);
+    const char *text = write_timeline(path, "timeline");
     ck_assert_int_eq(count(text, "\"ph\":\"X\""), 3);
     ck_assert_int_eq(count(text, "\"name\":\"t_double\""), 1);
     ck_assert_int_eq(count(text, "\"name\":\"my \\\"step\\\"\""), 1);
@@ -100,9 +106,7 @@ START_TEST(timeline_records_each_run_as_it_ended)
     ck_ok(rt_remote(tl_fail_twice, &o, NULL, 0, &ref));
     ck_ok(rt_get(ref, NULL, NULL, 60000));
     char path[128];
-    temp_path(path, sizeof path, "retried");
-    ck_ok(rt_timeline(path));
-    const char *text = slurp(path);
+    const char *text = write_timeline(path, "retried");
     ck_assert_int_eq(count(text, "\"ph\":\"X\""), 3);
     ck_assert_int_eq(count(text, "\"status\":\"task returned an error\",\"retries\":0"), 1);
     ck_assert_int_eq(count(text, "\"status\":\"task returned an error\",\"retries\":1"), 1);
