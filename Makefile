@@ -430,7 +430,16 @@ $(B)/rtask.pc: rtask.pc.in FORCE
 	    -e 's|@REQUIRES@|$(if $(HWLOC_LIBS),Requires.private: hwloc)|' $< > $@.new && \
 	    $(UPDATE)
 
-install: all $(B)/rtask.pc
+# find_package(rtask) for CMake projects: the imported target rtask::rtask.
+$(B)/cmake/%.cmake: %.cmake.in FORCE
+	@mkdir -p $(@D)
+	@sed -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@MAJOR@|$(firstword $(subst ., ,$(VERSION)))|' \
+	    $< > $@.new && $(UPDATE)
+
+CMAKE_FILES = $(B)/cmake/rtaskConfig.cmake $(B)/cmake/rtaskConfigVersion.cmake
+
+install: all $(B)/rtask.pc $(CMAKE_FILES)
 	install -d $(DESTDIR)$(INCLUDEDIR) $(L)/pkgconfig $(DESTDIR)$(BINDIR) \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 include/rtask.h $(DESTDIR)$(INCLUDEDIR)/
@@ -439,6 +448,7 @@ install: all $(B)/rtask.pc
 	ln -sf librtask.so.$(VERSION) $(L)/$(SONAME)
 	ln -sf $(SONAME) $(L)/librtask.so
 	install -m 644 $(B)/rtask.pc $(L)/pkgconfig/
+	install -d $(L)/cmake/rtask && install -m 644 $(CMAKE_FILES) $(L)/cmake/rtask/
 	install -m 755 $(INFO_BIN) $(TIMELINE_BIN) $(DESTDIR)$(BINDIR)/
 	$(if $(MPI_MODULE),install -d $(L)/rtask && install -m 755 $(MPI_MODULE) $(L)/rtask/)
 	for p in $(INSTALLED_MAN); do install -m 644 man/$$p $(DESTDIR)$(MANDIR)/$$p; done
@@ -446,16 +456,20 @@ install: all $(B)/rtask.pc
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/rtask.h $(L)/librtask.a $(L)/librtask.so* \
 	    $(L)/pkgconfig/rtask.pc $(DESTDIR)$(BINDIR)/rtask-info \
-	    $(DESTDIR)$(BINDIR)/rtask-timeline $(L)/rtask/rtask-mpi.so
-	rmdir $(L)/rtask 2>/dev/null || true
+	    $(DESTDIR)$(BINDIR)/rtask-timeline $(L)/rtask/rtask-mpi.so \
+	    $(L)/cmake/rtask/rtaskConfig.cmake $(L)/cmake/rtask/rtaskConfigVersion.cmake
+	rmdir $(L)/rtask $(L)/cmake/rtask 2>/dev/null || true
 	for p in $(INSTALLED_MAN); do rm -f $(DESTDIR)$(MANDIR)/$$p; done
 
-# Install into a temporary prefix, build an example with pkg-config alone,
-# run it, uninstall, and check that nothing is left.
+# Install into a temporary prefix, build an example with pkg-config alone
+# and another with CMake's find_package(rtask) alone,
+# run both, uninstall, and check that nothing is left.
 check-install:
 	@rm -rf build/prefix && mkdir -p build/prefix
 	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/build/prefix > /dev/null
 	PKG_CONFIG_PATH=$(CURDIR)/build/prefix/lib/pkgconfig mk/readme-tour installed
+	@mk/need-packages cmake
+	mk/cmake-try $(CURDIR)/build/prefix
 	@for p in $(INSTALLED_MAN); do \
 	    name=$$(basename $$p); name=$${name%.*}; section=$${p%%/*}; \
 	    out=$$(MANPAGER=cat man -M build/prefix/share/man $${section#man} $$name 2>&1 \

@@ -318,8 +318,16 @@ static int count_add(void *state, const void *arg, size_t len, rt_result *r)
     return rt_result_set(r, n, sizeof *n);
 }
 
+/* count_add, after 300 ms. */
+static int count_slow_add(void *state, const void *arg, size_t len, rt_result *r)
+{
+    usleep(300 * 1000);
+    return count_add(state, arg, len, r);
+}
+
 /* Removing a group ends its work: a running task is killed, a queued one
- * fails, its actor dies; each says why. */
+ * fails, its actor dies as rt_actor_kill() kills it (a call sent
+ * finishes, with its result; a later one fails); each says why. */
 START_TEST(removing_a_group_ends_its_tasks_and_actors)
 {
     start_with(2, 0, 1);
@@ -338,8 +346,11 @@ START_TEST(removing_a_group_ends_its_tasks_and_actors)
     ck_ok(rt_actor_create(&counter, &ao, NULL, 0, &a));
     ck_ok(rt_actor_call(a, count_add, NULL, 0, &call));
     ck_assert_uint_eq(get_u64(call, 10000), 1);
-    usleep(200 * 1000); /* the long task runs */
+    rt_ref slow;
+    ck_ok(rt_actor_call(a, count_slow_add, NULL, 0, &slow));
+    usleep(200 * 1000); /* the long task runs, and the slow call */
     ck_ok(rt_pg_remove(pg));
+    ck_assert_uint_eq(get_u64(slow, 10000), 2);
     ck_fails(rt_get(running, NULL, NULL, 10000), RT_ECANCELLED, "placement group was removed");
     ck_fails(rt_get(queued, NULL, NULL, 10000), RT_ECANCELLED, "placement group was removed");
     int rc = rt_actor_call(a, count_add, NULL, 0, &call);

@@ -41,17 +41,11 @@ struct rt_result {
 
 /* Results wait in the channel while the batch of tasks that came with
  * them runs, and go out when the batch ends, so that a burst of no-op tasks
- * costs one send; the journal keeps them meanwhile (journal.h).  They do
- * not wait longer than about FLUSH_AFTER_NS: before a task starts, what
- * has waited that long goes (or all that waits, after a task that ran
- * that long: the next is likely as long).  A task that runs long must not
- * hold back the results of the tasks before it either: a helper thread,
- * the flusher, looks every FLUSH_TICK_NS and sends them then (see
- * flusher()).  Its tick is ten times the wait: each of its wake-ups is
- * taken from the tasks' CPU (a 100 us tick cost 80 us tasks a quarter of
- * their speed on 2 CPUs). */
+ * costs one send; the journal keeps them meanwhile (journal.h).  A task
+ * that runs longer than FLUSH_AFTER_NS must not hold back the results of
+ * the tasks before it: a helper thread, the flusher, sends them then (see
+ * flusher()). */
 #define FLUSH_AFTER_NS 100000
-#define FLUSH_TICK_NS 1000000
 
 /* The mappings of its results a worker keeps, for the memfds the runtime
  * sends back as spares (shm.h): a bound on the memory they may hold
@@ -73,8 +67,6 @@ static struct {
     uint64_t post_seq;   /* from a POST: the next task posts its result */
     int last_due;        /* from a LAST: the next task is the last */
     int leaving;         /* it ran its last task: it exits once answered */
-    uint64_t last_ran_ns; /* how long the last task ran */
-    uint64_t unsent_since_ns; /* when the oldest result in the channel came */
 } self;
 
 /* The flusher thread.  It is started with the first batch of more than
@@ -279,8 +271,6 @@ static void send_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
         m->data = NULL;
         rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
     }
-    if (!rt__chan_unsent(&self.chan))
-        self.unsent_since_ns = rt__now_ns();
     int queued = rt__proto_send_result(&self.chan, m) == 0, sent = 1;
     if (queued) {
         self.results++;
@@ -302,12 +292,12 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val,
 }
 
 /* While results of a batch wait, look at the running task every
- * FLUSH_TICK_NS: once it has run FLUSH_AFTER_NS, send them, then sleep
- * until the next task, so that a long task costs the flusher one wake-up. */
+ * FLUSH_AFTER_NS: once it has run that long, send them, then sleep until
+ * the next task, so that a long task costs the flusher one wake-up. */
 static void *flusher(void *unused)
 {
     (void)unused;
-    const struct timespec tick = {0, FLUSH_TICK_NS};
+    const struct timespec tick = {0, FLUSH_AFTER_NS};
     for (;;) {
         if (!atomic_load(&flush.busy)) {
             futex(&flush.busy, FUTEX_WAIT_PRIVATE, 0, NULL);
@@ -531,12 +521,6 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
         return;
     }
     announce(m->fn);
-    /* What waited long enough, or waits after a task that ran long (the
-     * next is likely as long), goes now, not at the flusher's tick. */
-    if (rt__chan_unsent(&self.chan) &&
-        (self.last_ran_ns >= FLUSH_AFTER_NS ||
-         rt__now_ns() - self.unsent_since_ns >= FLUSH_AFTER_NS))
-        flush_or_leave();
     if (is_task(m)) {
         rt__taskenv_before_task(last);
         rt__procstate_before_task();
@@ -549,7 +533,6 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
     uint64_t start = rt__now_ns();
     answer.status = invoke(m, arg, args.list, args.n, &r);
     uint64_t ran_ns = rt__now_ns() - start;
-    self.last_ran_ns = ran_ns;
     rt__client_task_end(r.data, r.len);
     running_here = (rt__running){0};
     atomic_store(&self.slot->running, 0);
