@@ -580,8 +580,10 @@ static int fits_inside(const rt__lease *l, const rt__task *awaited)
 
 /* Give awaited, queued or sent to a worker that has not started it (l's,
  * behind its running task, or another's, often one still starting), to
- * l's worker to run inside that task's wait.  Whether it was. */
-static int give_inside(rt__dispatch *d, rt__lease *l, rt__task *awaited)
+ * l's worker to run inside the wait of its task `waiting`.  Whether it
+ * was. */
+static int give_inside(rt__dispatch *d, rt__lease *l, const rt__task *waiting,
+                       rt__task *awaited)
 {
     rt__node *n = rt__dispatch_node_of(d, l);
     if (!n->ops->take_back || !fits_inside(l, awaited))
@@ -598,7 +600,7 @@ static int give_inside(rt__dispatch *d, rt__lease *l, rt__task *awaited)
     if (!rt__sched_withdraw(&d->sched, l->cls, awaited))
         return 0; /* it runs, or is not filed yet */
     n->ops->given_inside(n, l->worker);
-    rt__sched_sent_inside(l, awaited);
+    rt__sched_sent_inside(l, awaited, waiting);
     return 1;
 }
 
@@ -608,7 +610,7 @@ int rt__dispatch_lend_or_give(rt__dispatch *d, rt__task *t, rt__task *awaited, u
     rt__lease *l = run == rt__task_attempt(t) && t->kind == RT__KIND_TASK && t->cls
                        ? rt__sched_lease_of(t->cls, t) : NULL;
     rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
-    if (l && !l->lent_by && n->ops->lane(n, l->worker) == lane && give_inside(d, l, awaited))
+    if (l && !l->lent_by && n->ops->lane(n, l->worker) == lane && give_inside(d, l, t, awaited))
         return 1;
     rt__dispatch_lend(d, t, 1, awaited, run);
     return 0;

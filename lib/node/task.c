@@ -32,6 +32,18 @@ void rt__tasks_push_front(rt__tasks *q, rt__task *t)
     q->count++;
 }
 
+void rt__tasks_insert_before(rt__tasks *q, rt__task *t, const rt__task *before)
+{
+    rt__task **at = &q->head;
+    while (*at && *at != before)
+        at = &(*at)->next;
+    t->next = *at;
+    *at = t;
+    if (!t->next)
+        q->tail = t;
+    q->count++;
+}
+
 rt__task *rt__tasks_pop(rt__tasks *q)
 {
     rt__task *t = q->head;

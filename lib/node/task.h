@@ -180,6 +180,8 @@ typedef struct rt__tasks {
 
 void rt__tasks_push(rt__tasks *q, rt__task *t);
 void rt__tasks_push_front(rt__tasks *q, rt__task *t);
+/* Put t right before `before` in q (at the end when q lacks it). */
+void rt__tasks_insert_before(rt__tasks *q, rt__task *t, const rt__task *before);
 /* The first record, taken off the queue; NULL when empty. */
 rt__task *rt__tasks_pop(rt__tasks *q);
 /* Move every record of from to the end of q. */

@@ -147,9 +147,9 @@ void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns)
         l->budget--;
 }
 
-void rt__sched_sent_inside(rt__lease *l, rt__task *t)
+void rt__sched_sent_inside(rt__lease *l, rt__task *t, const rt__task *waiting)
 {
-    rt__tasks_push_front(&l->inflight, t);
+    rt__tasks_insert_before(&l->inflight, t, waiting);
     l->cls->inflight++;
     l->inside++;
     t->inside = 1;

@@ -256,10 +256,11 @@ int rt__sched_stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
 size_t rt__sched_room(const rt__lease *l);
 /* l's worker was sent t at now_ns: t joins its tasks in flight. */
 void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
-/* l's running task waits for t, which its worker now runs inside that
- * wait (a task of l's class, withdrawn from its queue): t goes first in
- * flight, answered before the tasks it runs inside. */
-void rt__sched_sent_inside(rt__lease *l, rt__task *t);
+/* l's running task `waiting` waits for t, which its worker now runs
+ * inside that wait (a task of l's class, withdrawn from its queue): t
+ * goes in flight right before `waiting`, answered before it and after the
+ * tasks before it (whose answers may still be on their way). */
+void rt__sched_sent_inside(rt__lease *l, rt__task *t, const rt__task *waiting);
 /* The task in flight on l that an answer names, id: the oldest, or, for
  * an actor that runs several methods at once, any (moved first); NULL
  * when it is not in flight there. */
