@@ -73,8 +73,9 @@ struct rt__lease {
     const rt__task *lent_by;            /* its task that waits for others,
                                            its CPUs lent to the node; or NULL */
     size_t inside;                      /* tasks its worker runs inside the
-                                           waits of its running ones (first
-                                           in flight): it gets no task then */
+                                           waits of its running ones (in
+                                           flight before the task that
+                                           waits): it gets no task then */
     const char *gpu_sick;               /* why its worker was killed: a GPU
                                            it holds became unhealthy; or NULL */
     uint64_t gpu_peak;                  /* the most GPU memory its worker was
