@@ -306,6 +306,55 @@ START_TEST(rtask_timeline_shows_gpus_shared)
 }
 END_TEST
 
+int tl_step(void *state, const void *arg, size_t len, rt_result *r);
+int tl_step(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state, (void)arg, (void)len, (void)r;
+    return 0;
+}
+
+/* An actor's runs carry its name and handle, and rtask-timeline names
+ * its worker's row by it ("Trainer 0", "Trainer 1", in the order they
+ * were made); a long name is written whole where there is room for it. */
+START_TEST(rtask_timeline_names_actors_rows)
+{
+    start_recording(2, 0);
+    static const rt_actor_class trainer = {"Trainer", NULL, NULL};
+    rt_actor a[2];
+    for (int i = 0; i < 2; i++) {
+        rt_ref call;
+        ck_ok(rt_actor_create(&trainer, NULL, NULL, 0, &a[i]));
+        ck_ok(rt_actor_call(a[i], tl_step, NULL, 0, &call));
+        ck_ok(rt_get(call, NULL, NULL, 60000));
+    }
+    rt_opts long_name = RT_OPTS_INIT;
+    long_name.name = "load_and_normalise_the_shards";
+    uint64_t ms = 200;
+    rt_ref slow;
+    ck_ok(rt_remote(t_sleep_ms, &long_name, &ms, sizeof ms, &slow));
+    ck_ok(rt_get(slow, NULL, NULL, 60000));
+    for (int i = 0; i < 2; i++)
+        ck_ok(rt_actor_kill(a[i]));
+    char path[128], pattern[96];
+    const char *text = write_timeline(path, "actors");
+    ck_assert_int_eq(count(text, "\"name\":\"tl_step\",\"cat\":\"actor call\""), 2);
+    for (int i = 0; i < 2; i++) {
+        snprintf(pattern, sizeof pattern, "\"actor\":\"Trainer\",\"actor_id\":%" PRIu64 "}",
+                 a[i].id);
+        ck_assert_msg(count(text, pattern) >= 1, "%s not in %s", pattern, text);
+    }
+    ck_ok(rt_shutdown());
+    static char svg[65536];
+    ck_assert_int_eq(draw("--view workers --from 0", path, svg, sizeof svg), 0);
+    unlink(path);
+    ck_assert_int_eq(count(svg, ">node 0, Trainer 0<"), 1);
+    ck_assert_int_eq(count(svg, ">node 0, Trainer 1<"), 1);
+    ck_assert_int_eq(count(svg, ">node 0, worker "), 1);
+    /* In its bar (200 ms of the chart's) and in the legend, whole. */
+    ck_assert_int_eq(count(svg, ">load_and_normalise_the_shards<"), 2);
+}
+END_TEST
+
 /* The timeline keeps an entry in fewer bytes than it is told (times
  * before the end in microseconds, the rest in an extra where a task has
  * it): what it writes is what it was told, for a short CPU task and for
@@ -391,6 +440,7 @@ Suite *timeline_suite(void)
     tcase_add_test(tc, timeline_written_at_exit);
     tcase_add_test(tc, rtask_timeline_refuses_what_is_not_a_timeline);
     tcase_add_test(tc, rtask_timeline_shows_gpus_shared);
+    tcase_add_test(tc, rtask_timeline_names_actors_rows);
     tcase_add_test(tc, timeline_entries_write_what_they_were_told);
     tcase_add_test(tc, timeline_chunks_made_ahead_keep_every_entry);
     suite_add_tcase(s, tc);

@@ -26,9 +26,13 @@
 #define FOOTER "]}"
 #define MAX_ROWS 4096
 #define MAX_NAMES 64
+#define TEXT_CHAR 6.5 /* about the width of a character of 11 px, in px */
+#define BAR_CHAR 6.0  /* and of 10 px */
 
 typedef struct event {
     char name[64], gpus[64], accel[64], status[48];
+    char actor[64];          /* an actor's run: the actor's name; "" else */
+    double actor_id;         /* and its handle */
     double ts, dur, gpu_share, accel_share;
     int node;
     unsigned long long lane;
@@ -38,6 +42,7 @@ typedef struct row {
     int node;
     unsigned long long lane; /* a worker's pid */
     char device[72];         /* or a device: "GPU 1", "accelerator 0" */
+    const event *actor;      /* a worker's: a run of the actor it held, or NULL */
 } row;
 
 typedef struct chart {
@@ -92,6 +97,9 @@ static int parse_run(const char *line, event *e)
         e->dur < 0 || pid < 0 || tid < 0)
         return -1;
     text_of(line, "gpus", e->gpus, sizeof e->gpus);
+    if (text_of(line, "actor", e->actor, sizeof e->actor) == 0 &&
+        number_of(line, "actor_id", &e->actor_id) < 0)
+        return -1;
     text_of(line, "accel", e->accel, sizeof e->accel);
     /* Files written before shares were recorded: a whole device. */
     if (number_of(line, "gpu_share", &e->gpu_share) < 0)
@@ -183,6 +191,21 @@ static void xml(const char *s)
         }
 }
 
+/* s as XML, in px at most, at about char_px a character: whole where it
+ * fits, else cut with an ellipsis. */
+static void xml_fitted(const char *s, double px, double char_px)
+{
+    size_t room = px > char_px ? (size_t)(px / char_px) : 1, len = strlen(s);
+    if (len <= room) {
+        xml(s);
+        return;
+    }
+    char cut[128];
+    snprintf(cut, sizeof cut, "%.*s", (int)(room > 1 ? room - 1 : 1), s);
+    xml(cut);
+    fputs("\u2026", stdout);
+}
+
 /* A length of time in microseconds, as a person writes it: "850 us",
  * "12.5 ms", "1.23 s". */
 static void duration(double us, char *out, size_t size)
@@ -218,6 +241,7 @@ static int row_of(chart *c, int node, unsigned long long lane, const char *devic
     row *r = &c->rows[c->nrows];
     r->node = node;
     r->lane = lane;
+    r->actor = NULL;
     snprintf(r->device, sizeof r->device, "%s", device ? device : "");
     return c->nrows++;
 }
@@ -291,7 +315,7 @@ static void draw_bar(chart *c, const event *e, double y, double height, double s
                y + height / 2 + 4);
         if (share > 0 && share < 1)
             printf("%g ", share);
-        xml(e->name);
+        xml_fitted(e->name, w - 6, BAR_CHAR);
         printf("</text>\n");
     }
 }
@@ -403,16 +427,50 @@ static void draw_devices(chart *c)
     }
 }
 
+/* Which of the actors named as a's it is, counted from 0 in the order
+ * they were made (their handles'): "Trainer 0", "Trainer 1". */
+static int actor_number(const chart *c, const event *a)
+{
+    int n = 0;
+    for (int r = 0; r < c->nrows; r++) {
+        const event *b = c->rows[r].actor;
+        if (!b || b->actor_id >= a->actor_id || strcmp(b->actor, a->actor) != 0)
+            continue;
+        int counted = 0; /* an actor restarted has had several workers */
+        for (int q = 0; q < r && !counted; q++)
+            counted = c->rows[q].actor && c->rows[q].actor->actor_id == b->actor_id;
+        n += !counted;
+    }
+    return n;
+}
+
+/* A worker's row is named by the actor it held, else by its pid. */
+static void draw_worker_label(const chart *c, int r)
+{
+    const row *w = &c->rows[r];
+    char label[128];
+    if (w->actor)
+        snprintf(label, sizeof label, "node %d, %s %d", w->node, w->actor->actor,
+                 actor_number(c, w->actor));
+    else
+        snprintf(label, sizeof label, "node %d, worker %llu", w->node, w->lane);
+    printf("<text x=\"10\" y=\"%g\">", c->y + ROW * r + 15);
+    xml_fitted(label, LABEL - 16, TEXT_CHAR);
+    printf("</text>\n");
+}
+
 static void draw_workers(chart *c)
 {
     c->nrows = 0;
     for (size_t i = 0; i < c->n; i++)
         row_of(c, c->ev[i].node, c->ev[i].lane, NULL);
     qsort(c->rows, (size_t)c->nrows, sizeof *c->rows, by_node_then_lane);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->ev[i].actor[0])
+            c->rows[row_of(c, c->ev[i].node, c->ev[i].lane, NULL)].actor = &c->ev[i];
     draw_heading(c, "Worker processes");
     for (int r = 0; r < c->nrows; r++)
-        printf("<text x=\"10\" y=\"%g\">node %d, worker %llu</text>\n", c->y + ROW * r + 15,
-               c->rows[r].node, c->rows[r].lane);
+        draw_worker_label(c, r);
     for (size_t i = 0; i < c->n; i++) {
         const event *e = &c->ev[i];
         int r = row_of(c, e->node, e->lane, NULL);
@@ -421,13 +479,26 @@ static void draw_workers(chart *c)
     c->y += ROW * c->nrows + 4;
 }
 
+/* The legend's columns: as many as its longest name leaves room for,
+ * six at most. */
+static int legend_columns(const chart *c)
+{
+    size_t longest = 0;
+    for (int i = 0; i < c->nnames; i++)
+        longest = strlen(c->names[i]) > longest ? strlen(c->names[i]) : longest;
+    int n = (int)((WIDTH - 20) / (24 + TEXT_CHAR * (double)longest));
+    return n < 1 ? 1 : n > 6 ? 6 : n;
+}
+
 static void draw_legend(const chart *c)
 {
+    int columns = legend_columns(c);
+    double width = (WIDTH - 20) / columns;
     for (int i = 0; i < c->nnames; i++) {
-        double x = 10 + 150.0 * (i % 6), y = c->y + 10 + 18.0 * (i / 6);
+        double x = 10 + width * (i % columns), y = c->y + 10 + 18.0 * (i / columns);
         printf("<rect x=\"%g\" y=\"%g\" width=\"10\" height=\"10\" fill=\"%s\"/>"
                "<text x=\"%g\" y=\"%g\">", x, y, palette[i % 8], x + 14, y + 9);
-        xml(c->names[i]);
+        xml_fitted(c->names[i], width - 24, TEXT_CHAR);
         printf("</text>\n");
     }
 }
@@ -452,7 +523,8 @@ static void draw(chart *c, int devices, int workers)
     c->scale = (WIDTH - LABEL - 30) / c->end;
     int ndev = devices ? collect_devices(c) : 0, nwork = workers ? count_workers(c) : 0;
     double rows = (ndev ? 20 + ndev * (LANE + 4) : 0) + (workers ? 20 + ROW * nwork + 4 : 0);
-    double height = AXIS + rows + 20 + 18.0 * ((c->nnames + 5) / 6 + 1);
+    int columns = legend_columns(c);
+    double height = AXIS + rows + 20 + 18.0 * ((c->nnames + columns - 1) / columns + 1);
     char span[32];
     duration(c->end, span, sizeof span);
     printf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" "

@@ -67,6 +67,9 @@ typedef struct rt__actor {
     int ctor_status;             /* what a failed constructor returned, or
                                     the errno of a process that could not start */
     int buried;                  /* on the dispatcher's list to publish */
+    uint32_t timeline_texts;     /* its name and handle in the timeline
+                                    (rt__timeline_actor); 0 until a run of
+                                    its is recorded */
     char gpu_failed[96];         /* why its process was killed: its GPU
                                     became unhealthy; "" = not so */
     char *epitaph;               /* the error text its calls get, once dead */

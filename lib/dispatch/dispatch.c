@@ -698,6 +698,16 @@ static int take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__ans
     return t->task_status ? RT_ETASK : RT_OK;
 }
 
+/* The texts that name t's actor in the timeline, kept once per actor;
+ * 0 for a task (a call's name is its method's). */
+static uint32_t actor_texts(rt__dispatch *d, const rt__task *t)
+{
+    rt__actor *a = t->actor;
+    if (a && !a->timeline_texts)
+        a->timeline_texts = rt__timeline_actor(d->timeline, a->name, a->handle);
+    return a ? a->timeline_texts : 0;
+}
+
 /* Record how t's run on l ended, when a timeline is kept: after ran_us,
  * or lost with its worker (a death, marked where it happened).  Its end
  * is when the round read its answer. */
@@ -711,6 +721,7 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
                   .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
                   .ended_ns = now, .status = status,
                   .retries = (int)attempt, .call = t->kind == RT__KIND_CALL,
+                  .actor = actor_texts(d, t),
                   .gpu_share = (float)l->grant.gpu.each / RT__UNIT,
                   .accel_share = (float)l->grant.accel.each / RT__UNIT};
     rt__devices dev = {0};

@@ -25,7 +25,7 @@ struct rt__entry {
     uint32_t waited_us;  /* from its queueing to its start */
     uint32_t ran_us;     /* from its start to its end */
     uint32_t lane;
-    uint32_t name;
+    uint32_t name;       /* or, with ENTRY_ACTOR, the actor's texts */
     uint32_t extra;      /* 1 + its extra's index; 0: none */
     int16_t node;
     int8_t status;
@@ -39,7 +39,7 @@ struct rt__entry_extra {
     int32_t retries;
 };
 
-enum { ENTRY_CALL = 1, ENTRY_MARK = 2 };
+enum { ENTRY_CALL = 1, ENTRY_MARK = 2, ENTRY_ACTOR = 4 };
 
 #define CHUNK_ENTRIES 16384 /* 768 KiB */
 #define CHUNK_BYTES (CHUNK_ENTRIES * sizeof(rt__entry))
@@ -140,13 +140,22 @@ static int64_t keep_extra(rt__timeline *tl, const rt__span *s, uint32_t devices,
     return (int64_t)++tl->nextra;
 }
 
+uint32_t rt__timeline_actor(rt__timeline *tl, const char *name, uint64_t handle)
+{
+    char number[24];
+    snprintf(number, sizeof number, "%llu", (unsigned long long)handle);
+    const char *texts[2] = {name, number};
+    int64_t at = keep_text(tl, texts, 2);
+    return at > 0 ? (uint32_t)at : 0;
+}
+
 int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, const char *gpus,
                      const char *accel)
 {
     size_t k = tl->n / CHUNK_ENTRIES, at = tl->n % CHUNK_ENTRIES;
     rt__entry *chunk = k < tl->nchunks ? tl->chunk[k] : new_chunk(tl); /* one a span lost made */
     const char *devices[2] = {gpus, accel};
-    int64_t name_at = name && *name ? keep_text(tl, &name, 1) : 0;
+    int64_t name_at = s->actor ? s->actor : name && *name ? keep_text(tl, &name, 1) : 0;
     int64_t devices_at = gpus || accel ? keep_text(tl, devices, 2) : 0;
     if (!chunk || name_at < 0 || devices_at < 0)
         return -1;
@@ -159,7 +168,8 @@ int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, cons
     chunk[at] = (rt__entry){s->id, s->fn, s->ended_ns, waited, ran, (uint32_t)s->lane,
                             (uint32_t)name_at, (uint32_t)extra, (int16_t)s->node,
                             (int8_t)s->status,
-                            (uint8_t)((s->call ? ENTRY_CALL : 0) | (s->mark ? ENTRY_MARK : 0))};
+                            (uint8_t)((s->call ? ENTRY_CALL : 0) | (s->mark ? ENTRY_MARK : 0) |
+                                      (s->actor ? ENTRY_ACTOR : 0))};
     tl->n++;
     return 0;
 }
@@ -183,8 +193,9 @@ static rt__span span_at(const rt__timeline *tl, size_t i)
     uint64_t started = e->ended_ns - (uint64_t)e->ran_us * 1000;
     rt__span s = {.id = e->id, .fn = e->fn, .lane = e->lane, .ended_ns = e->ended_ns,
                   .started_ns = started, .queued_ns = started - (uint64_t)e->waited_us * 1000,
-                  .name = e->name, .node = e->node, .status = e->status,
+                  .node = e->node, .status = e->status,
                   .call = (e->flags & ENTRY_CALL) != 0, .mark = (e->flags & ENTRY_MARK) != 0};
+    *(e->flags & ENTRY_ACTOR ? &s.actor : &s.name) = e->name;
     if (e->extra) {
         const rt__entry_extra *x = &tl->extra[e->extra - 1];
         s.queued_ns = x->queued_ns;
@@ -267,6 +278,12 @@ static void write_span(FILE *f, const rt__timeline *tl, const rt__span *s)
             us_since(tl->origin_ns, s->queued_ns));
     json_text(f, rt_strerror(s->status));
     fprintf(f, "\",\"retries\":%d", s->retries);
+    if (s->actor) {
+        const char *actor = text_at(tl, s->actor);
+        fprintf(f, ",\"actor\":\"");
+        json_text(f, actor);
+        fprintf(f, "\",\"actor_id\":%s", actor + strlen(actor) + 1);
+    }
     if (s->gpu_peak)
         fprintf(f, ",\"gpu_mem_peak\":%llu", (unsigned long long)s->gpu_peak);
     fprintf(f, "}}");

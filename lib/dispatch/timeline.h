@@ -28,6 +28,9 @@ typedef struct rt__span {
     uint64_t gpu_peak;       /* the most GPU memory its process was seen to
                                 hold, in bytes; 0: none seen */
     uint32_t name;           /* rt_opts.name; a mark's event */
+    uint32_t actor;          /* an actor's call: the actor's texts
+                                (rt__timeline_actor); the call has no name
+                                of its own then */
     uint32_t devices;        /* the GPU ids it held ("0,1"), then the ids of
                                 its accelerator family's instances; a mark's
                                 GPU bus id */
@@ -63,6 +66,10 @@ typedef struct rt__timeline {
  * together): 0, or -1 when out of memory (the span is lost). */
 int rt__timeline_add(rt__timeline *tl, const rt__span *s, const char *name, const char *gpus,
                      const char *accel);
+/* Keep an actor's texts, its name then its handle in decimal, for its
+ * runs' spans to share: their offset, or 0 when out of memory (its runs
+ * are then written without their actor). */
+uint32_t rt__timeline_actor(rt__timeline *tl, const char *name, uint64_t handle);
 /* While nothing else is to be done: make a step of the next chunk's
  * pages present (the kernel zeroes fresh pages, which is most of what a
  * record costs when its own add does it), once entries are kept. */
