@@ -307,9 +307,11 @@ check-valgrind: deps-test
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    --suppressions=test/valgrind.supp build/test/rtask-tests
 
-# lib/'s folders are layers: each includes only the folders below it.
+# lib/'s folders are layers: each includes, and takes symbols from, only
+# the folders below it.
 check-layers:
-	@mk/check-layers
+	$(MAKE) B=build $(CHECKING) build/librtask.a
+	@mk/check-layers build
 
 # ---- fuzzing ----------------------------------------------------------------
 

@@ -1,6 +1,8 @@
-/* context.c - rt_get_context(): where the calling code runs. */
+/* context.c - what a task asks of where it runs: rt_get_context(), its
+ * devices' ids, the result it makes. */
 #include "base/error.h"
 #include "base/process.h"
+#include "node/taskenv.h"
 #include "node/worker.h"
 
 #include <stdlib.h>
@@ -44,4 +46,32 @@ RT_EXPORT int rt_get_context(rt_context *ctx)
 RT_EXPORT int rt_cancelled(void)
 {
     return rt__process_forked() && rt__worker_cancelled();
+}
+
+RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)
+{
+    return rt__taskenv_ids("rt_get_gpu_ids", "GPU", ids, n);
+}
+
+RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,
+                                     size_t *n)
+{
+    return rt__taskenv_ids("rt_get_accelerator_ids", resource, ids, n);
+}
+
+RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len)
+{
+    return rt__result_alloc(result, len);
+}
+
+RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
+{
+    if (!result || (!data && len))
+        return rt__error(RT_EINVAL, "rt_result_set: NULL result or data");
+    void *dst = rt__result_alloc(result, len);
+    if (!dst)
+        return rt__error(RT_ENOMEM, "rt_result_set: no memory for %zu bytes", len);
+    if (len)
+        memcpy(dst, data, len);
+    return 0;
 }

@@ -1,5 +1,6 @@
-/* init.c - rt_init(), rt_shutdown() and what goes with them; the runtime's
- * life itself is runtime/runtime.c's. */
+/* init.c - rt_init(), rt_shutdown() and what goes with them (rt_version,
+ * rt_opts_init, errors' texts); the runtime's life itself is
+ * runtime/runtime.c's. */
 #include "base/error.h"
 #include "base/process.h"
 #include "runtime/calls.h"
@@ -42,4 +43,20 @@ RT_EXPORT int rt_shutdown(void)
         return rt__error(RT_EINWORKER, "rt_shutdown: the application's runtime is the "
                          "application's to stop");
     return rt__runtime_stop(rt__runtime_here());
+}
+
+RT_EXPORT void rt_opts_init(rt_opts *opts)
+{
+    rt_opts init = RT_OPTS_INIT;
+    *opts = init;
+}
+
+RT_EXPORT const char *rt_strerror(int code)
+{
+    return rt__strerror(code);
+}
+
+RT_EXPORT const char *rt_last_error(void)
+{
+    return rt__last_error();
 }

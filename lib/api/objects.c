@@ -1,7 +1,8 @@
-/* objects.c - rt_put(), rt_get_view() and rt_view_release(). */
+/* objects.c - rt_put(), rt_get_view(), rt_view_release() and rt_free(). */
 #include "base/error.h"
 #include "base/alloc.h"
 #include "base/process.h"
+#include "base/shm.h"
 #include "node/client.h"
 #include "runtime/calls.h"
 
@@ -69,9 +70,14 @@ RT_EXPORT int rt_view_release(rt_view *view)
     if (!rt__process_forked())
         rc = rt__call_view_release(rt__runtime_here(), view->id_);
     else if (view->id_ == CLIENT_VIEW)
-        rt_free((void *)view->data);
+        rt__buf_free((void *)view->data);
     else
         rc = rt__error(RT_EBADREF, "rt_view_release: not a view, or released already");
     memset(view, 0, sizeof *view);
     return rc;
+}
+
+RT_EXPORT void rt_free(void *data)
+{
+    rt__buf_free(data);
 }

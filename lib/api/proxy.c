@@ -285,7 +285,7 @@ static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     if (rc != RT_ETIMEDOUT && rc != RT_EBADREF)
         unmade(p, ref.id);
     out = reply_bytes(p, rc, data, n);
-    rt_free(data);
+    rt__buf_free(data);
     return out;
 }
 

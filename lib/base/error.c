@@ -1,4 +1,4 @@
-/* error.c - rt_strerror() and the thread-local detailed message. */
+/* error.c - error codes' names and the thread-local detailed message. */
 #include "error.h"
 
 #include <errno.h>
@@ -8,7 +8,7 @@
 
 static _Thread_local char last_error[256];
 
-RT_EXPORT const char *rt_strerror(int code)
+const char *rt__strerror(int code)
 {
     switch (code) {
     case RT_OK: return "success";
@@ -32,7 +32,7 @@ RT_EXPORT const char *rt_strerror(int code)
     }
 }
 
-RT_EXPORT const char *rt_last_error(void)
+const char *rt__last_error(void)
 {
     return last_error;
 }

@@ -11,6 +11,10 @@
 int rt__error(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* What rt_strerror(3) and rt_last_error(3) return. */
+const char *rt__strerror(int code);
+const char *rt__last_error(void);
+
 /* The longest length any call takes: sizes computed from a longer one
  * (a header added, pages rounded up, n + 1) could wrap. */
 #define RT__LEN_MAX (SIZE_MAX / 4)

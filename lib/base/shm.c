@@ -1,4 +1,4 @@
-/* shm.c - heap and memfd buffers that rt_free() releases, and the pool of
+/* shm.c - heap and memfd buffers that rt__buf_free() releases, and the pool of
  * memfds kept for reuse. */
 #include "shm.h"
 
@@ -342,7 +342,7 @@ void rt__shm_unmap(void *data, size_t len)
     munmap((char *)data - RT__BUF_HDR, RT__BUF_HDR + len);
 }
 
-RT_EXPORT void rt_free(void *data)
+void rt__buf_free(void *data)
 {
     if (!data)
         return;

@@ -3,7 +3,7 @@
  * and the pool of shared memory kept for reuse.
  *
  * Every buffer rtask hands out starts RT__BUF_HDR bytes after a small
- * header that says how to free it, so that rt_free() works on both kinds.
+ * header that says how to free it, so that rt__buf_free() works on both kinds.
  * Payloads of RT__SHM_MIN bytes or more travel as a memfd: the producer
  * writes them in place and the consumer maps the same pages, so a 256 MiB
  * result is never copied through a socket.  The producer's mapping ends
@@ -16,10 +16,10 @@
  * (up to the bytes rt__shm_pool_open() allows) instead of being closed,
  * and rt__shm_create() takes one from there, mapped with its pages
  * already in place (MAP_POPULATE), when one is large enough.  A memfd
- * goes to the pool only when no process maps it or holds it (rt_free()
+ * goes to the pool only when no process maps it or holds it (rt__buf_free()
  * of a buffer never given to a task): reuse never writes what somebody
  * reads.  The pool is
- * the process's, behind its own lock: rt_free() may run on any thread,
+ * the process's, behind its own lock: rt__buf_free() may run on any thread,
  * after rt_shutdown() too (then the memfd is closed).
  */
 #ifndef RT_SHM_H
@@ -32,6 +32,9 @@
 
 /* A heap buffer of len bytes (len may be 0); NULL when out of memory. */
 void *rt__buf_alloc(size_t len);
+/* Free what rt__buf_alloc or rt__shm_create made (rt_free(3)); NULL and
+ * foreign pointers are left alone. */
+void rt__buf_free(void *data);
 /* A memfd for len bytes, from the pool or new, mapped read-write; returns
  * the fd (or -1 with errno) and the data pointer in *data. */
 int rt__shm_create(size_t len, void **data);
@@ -42,7 +45,7 @@ int rt__shm_seal(int fd);
 /* The consumer: map a memfd that should hold len bytes.  It must be sealed
  * against shrinking and big enough, or a shrink later could kill the
  * reader with SIGBUS: NULL with errno EPROTO then.  A writable (private)
- * mapping is a buffer that owns fd from then on: rt_free() releases both
+ * mapping is a buffer that owns fd from then on: rt__buf_free() releases both
  * (the memfd to the pool); the caller closes fd when it fails. */
 void *rt__shm_open(int fd, size_t len, int writable);
 /* The memfd a buffer of rt__shm_open() owns, or -1 (a heap buffer). */

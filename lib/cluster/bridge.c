@@ -74,7 +74,7 @@ static void bridge_free(rt__bridge *b)
 {
     for (incoming *in = b->arrived, *next; in; in = next) {
         next = in->next;
-        rt_free(in->m.owned);
+        rt__buf_free(in->m.owned);
         rt__free(in->buf);
         rt__free(in);
     }
@@ -185,7 +185,7 @@ int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
         rt__free(o);
         if (m->fd >= 0)
             close(m->fd);
-        rt_free(m->owned);
+        rt__buf_free(m->owned);
         return -1;
     }
     o->fd = m->fd;

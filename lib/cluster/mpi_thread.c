@@ -22,7 +22,7 @@
 void rt__outgoing_free(outgoing *o)
 {
     if (o->owned)
-        rt_free(o->owned);
+        rt__buf_free(o->owned);
     else if (o->map)
         rt__shm_unmap(o->map, o->bulk_len);
     if (o->fd >= 0)
@@ -215,7 +215,7 @@ static void *receive_pieces(rt__bridge *b, int from, size_t len, uint32_t type)
         madvise((void *)first, ((uintptr_t)data + len - first) & ~(page - 1),
                 MADV_POPULATE_WRITE);
     if (receive_into(b, from, data, len) < 0) {
-        rt_free(data);
+        rt__buf_free(data);
         return NULL;
     }
     return data;

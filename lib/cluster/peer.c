@@ -112,7 +112,7 @@ static void unmap_args(const rt__task *t, const rt__arg_msg *args)
  * every argument inline (objects' bytes copied) but for objects that
  * other ranks hold: those are named after the table, and the rank pulls
  * them from their holder, never through here.  The table in an
- * rt_free()-able buffer, or NULL without memory. */
+ * rt__buf_free()-able buffer, or NULL without memory. */
 static char *flatten(const rt__task *t, size_t *len, size_t *remote)
 {
     rt__arg_msg *args = rt__calloc(t->nargs + 1, sizeof *args);
@@ -157,7 +157,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
     m.len = len;
     if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
         (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0)) {
-        rt_free(table);
+        rt__buf_free(table);
         return -1;
     }
     if (table && m.len >= RT__SHM_MIN)
@@ -166,7 +166,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
         return -1;
     int rc = rt__bridge_send(p->bridge, p->rank, &m);
     if (!m.owned)
-        rt_free(table);
+        rt__buf_free(table);
     if (rc < 0)
         return -1;
     if (x->inflight++ == 0)
@@ -304,7 +304,7 @@ void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
         x->inflight -= n;
         p->node.ev.took_back(p->node.ev.ctx, x->owner, n);
     } else {
-        rt_free(m->owned); /* for a lease released meanwhile */
+        rt__buf_free(m->owned); /* for a lease released meanwhile */
     }
 }
 

@@ -245,7 +245,7 @@ void *rt__rank_object_take(const rt__rank_msg *m, uint64_t *object, unsigned *ru
     rt__rank_object_read(m, object, run, found);
     void *bytes = *found ? m->owned : NULL;
     if (!*found)
-        rt_free(m->owned);
+        rt__buf_free(m->owned);
     else if (!bytes && (bytes = rt__buf_alloc(m->len)) && m->len)
         memcpy(bytes, m->bytes, m->len);
     *found = bytes != NULL;

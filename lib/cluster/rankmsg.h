@@ -73,7 +73,7 @@ typedef struct rt__rank_msg {
     const void *bytes;       /* the bytes (inline, or in owned); NULL with fd */
     size_t len;
     int fd;                  /* sending: a memfd holding len bytes, or -1 */
-    void *owned;             /* sending: an rt_free()-able buffer of the len
+    void *owned;             /* sending: an rt__buf_free()-able buffer of the len
                                 bytes, which follow as pieces and are freed
                                 once sent; received: the buffer of the bytes
                                 that followed (bytes points to it); or NULL */
@@ -125,7 +125,7 @@ typedef struct rt__rank_ref {
 rt__rank_msg rt__rank_object(uint32_t type, uint64_t object, unsigned run, int found);
 void rt__rank_object_read(const rt__rank_msg *m, uint64_t *object, unsigned *run,
                           int *found);
-/* OBJECT's bytes, as an rt_free()-able buffer: the message's own pieces,
+/* OBJECT's bytes, as an rt__buf_free()-able buffer: the message's own pieces,
  * or a copy of inline ones; NULL, with *found 0, when the holder had
  * them not or there is no memory. */
 void *rt__rank_object_take(const rt__rank_msg *m, uint64_t *object, unsigned *run,

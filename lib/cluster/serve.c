@@ -477,7 +477,7 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
         return 0;
     }
     if (from != 0) {
-        rt_free(m->owned);
+        rt__buf_free(m->owned);
         return 0;
     }
     if (m->type == RT__RANK_FREE) {
@@ -513,7 +513,7 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
     } else if (m->type == RT__RANK_LEND) {
         lend(s, l, m->w[0] != 0);
     }
-    rt_free(m->owned);
+    rt__buf_free(m->owned);
     return 0;
 }
 

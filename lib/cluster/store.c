@@ -117,7 +117,7 @@ void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int
 {
     held_obj *o = find(h, id, run);
     if (!o || o->object->result) {
-        rt_free(bytes); /* nobody waits for it any more */
+        rt__buf_free(bytes); /* nobody waits for it any more */
         return;
     }
     o->object->result = bytes;

@@ -19,7 +19,7 @@ typedef struct rt__store rt__store;
 
 rt__store *rt__store_new(void);
 void rt__store_free(rt__store *h);
-/* Keep len bytes (rt_free()-able, now h's) that run `run` of task id
+/* Keep len bytes (rt__buf_free()-able, now h's) that run `run` of task id
  * made; 0, or -1 without memory (they stay the caller's). */
 int rt__store_keep(rt__store *h, uint64_t id, unsigned run, void *bytes, size_t len);
 /* The record of an object a task here takes, used by it from now on;

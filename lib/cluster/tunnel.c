@@ -235,7 +235,7 @@ void rt__tunnel_deliver(rt__tunnel *r, int from, const rt__rank_msg *m)
         if (k)
             conn_close(k);
     }
-    rt_free(m->owned);
+    rt__buf_free(m->owned);
 }
 
 /* ---- the tunnel ----------------------------------------------------------------- */

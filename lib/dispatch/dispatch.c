@@ -970,7 +970,7 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     }
     rt__tasks_append(&orphans, &d->parked);
     for (size_t i = 0; i < d->narrived; i++)
-        rt_free(d->arrived[i].bytes);
+        rt__buf_free(d->arrived[i].bytes);
     rt__free(d->arrived);
     rt__free(d->pulls);
     d->arrived = NULL;

@@ -38,7 +38,7 @@ typedef struct rt__pull {
 } rt__pull;
 typedef struct rt__arrival {
     uint64_t object;
-    void *bytes;       /* rt_free()-able; NULL when not found */
+    void *bytes;       /* rt__buf_free()-able; NULL when not found */
     size_t len;
     int found;
 } rt__arrival;

@@ -2,6 +2,7 @@
 #include "lives.h"
 
 #include "base/alloc.h"
+#include "base/error.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static void fail_dependent(rt__task *t, const rt__task *o)
     else
         rt__task_fail(t, RT_EDEPENDENCY, "an object it takes failed: %s (ref %#llx) "
                       "ended with %s: %s", name_of(o), (unsigned long long)o->id,
-                      rt_strerror(o->status), o->error ? o->error : "no message");
+                      rt__strerror(o->status), o->error ? o->error : "no message");
 }
 
 int rt__graph_wait(rt__task *t)

@@ -96,7 +96,7 @@ void rt__health_fail_never(rt__dispatch *d)
         if (c->leases || rt__sched_feasible(&d->sched, &c->req) == 0)
             continue;
         char why[320];
-        snprintf(why, sizeof why, "%s", rt_last_error());
+        snprintf(why, sizeof why, "%s", rt__last_error());
         fail_class(d, c, why);
     }
 }

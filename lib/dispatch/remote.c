@@ -99,7 +99,7 @@ void rt__remote_pulled(void *ctx, uint64_t object, void *bytes, size_t len, int 
         size_t cap = d->cap_arrived ? 2 * d->cap_arrived : 16;
         rt__arrival *v = rt__realloc(d->arrived, cap * sizeof *v);
         if (!v) {
-            rt_free(bytes); /* pulled again when asked again */
+            rt__buf_free(bytes); /* pulled again when asked again */
             return;
         }
         d->arrived = v;

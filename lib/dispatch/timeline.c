@@ -276,7 +276,7 @@ static void write_span(FILE *f, const rt__timeline *tl, const rt__span *s)
     json_text(f, accel);
     fprintf(f, "\",\"accel_share\":%g,\"queued_us\":%.3f,\"status\":\"", (double)s->accel_share,
             us_since(tl->origin_ns, s->queued_ns));
-    json_text(f, rt_strerror(s->status));
+    json_text(f, rt__strerror(s->status));
     fprintf(f, "\",\"retries\":%d", s->retries);
     if (s->actor) {
         const char *actor = text_at(tl, s->actor);

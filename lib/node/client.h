@@ -32,7 +32,7 @@ int rt__client_door_accept(int door);
 void rt__client_worker_starts(void);
 
 /* The calls, in a worker.  Each returns what the public call would, and
- * sets the message of rt_last_error(). */
+ * sets the message of rt__last_error(). */
 int rt__client_submit(const rt__submission *s, rt_ref *ref);
 int rt__client_put(const void *data, size_t len, rt_ref *ref);
 /* keep: rt_get_view(), the handle stays. */

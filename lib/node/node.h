@@ -20,6 +20,7 @@
 
 #include "proto.h"
 #include "task.h"
+#include "base/shm.h"
 #include "devices/watch.h"
 
 #include <stddef.h>
@@ -36,7 +37,7 @@ typedef struct rt__actor_spec {
 typedef struct rt__worker rt__worker; /* a node's worker: opaque above */
 
 /* A task's answer, in the one shape every node hands up: the result's
- * bytes in an rt_free()-able buffer, whatever carried them (a socket, a
+ * bytes in an rt__buf_free()-able buffer, whatever carried them (a socket, a
  * memfd, another rank), so that nothing above a node switches over how
  * they came. */
 typedef struct rt__answer {
@@ -60,7 +61,7 @@ typedef struct rt__answer {
 /* Free an answer's bytes that nobody took. */
 static inline void rt__answer_drop(rt__answer *a)
 {
-    rt_free(a->result);
+    rt__buf_free(a->result);
     a->result = NULL;
 }
 

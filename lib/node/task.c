@@ -285,7 +285,7 @@ int rt__task_explain(const rt__task *t)
 {
     if (t->status == RT_OK)
         return 0;
-    return rt__error(t->status, "%s", t->error ? t->error : rt_strerror(t->status));
+    return rt__error(t->status, "%s", t->error ? t->error : rt__strerror(t->status));
 }
 
 /* The notes of rt__task_forgotten(): any thread adds, the runtime thread
@@ -358,7 +358,7 @@ void rt__task_free(rt__task *task)
     for (uint32_t i = 0; i < task->nargs; i++)
         if (rt__task_args(task)[i].fd >= 0)
             close(rt__task_args(task)[i].fd);
-    rt_free(task->result);
+    rt__buf_free(task->result);
     rt__free(task->error);
     rt__free(task);
 }

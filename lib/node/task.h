@@ -89,7 +89,7 @@ typedef struct rt__task {
     /* The object the record is, once it ended: result and result_len (a
      * large result's buffer owns the sealed memfd that workers map:
      * rt__shm_fd()); or the bytes of rt_put(). */
-    void *result;            /* rt_free()-able bytes, or NULL */
+    void *result;            /* rt__buf_free()-able bytes, or NULL */
     union {
         size_t result_len;   /* once it ended */
         uint64_t board_seq;  /* runtime thread, while it is in flight: its
@@ -209,7 +209,7 @@ int rt__task_new_object(const void *data, size_t len, rt__task **out);
  * for t->nargs): an object's result bytes and memfd, or its board entry
  * while it has not ended, or the bytes given. */
 void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out);
-/* A record of an object id of len bytes (rt_free()-able, now the
+/* A record of an object id of len bytes (rt__buf_free()-able, now the
  * record's; NULL: none yet), as a serving rank keeps one; NULL without
  * memory. */
 rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len);

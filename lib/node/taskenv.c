@@ -225,10 +225,8 @@ void rt__taskenv_after_task(int last)
         env_reset();
 }
 
-/* The ids of resource that this task holds; call names the public call
- * in messages. */
-static int accelerator_ids(const char *call, const char *resource,
-                           const char *const **ids, size_t *n)
+int rt__taskenv_ids(const char *call, const char *resource, const char *const **ids,
+                    size_t *n)
 {
     if (!resource || !ids || !n)
         return rt__error(RT_EINVAL, "%s: NULL argument", call);
@@ -247,13 +245,3 @@ static int accelerator_ids(const char *call, const char *resource,
     return 0;
 }
 
-RT_EXPORT int rt_get_accelerator_ids(const char *resource, const char *const **ids,
-                                     size_t *n)
-{
-    return accelerator_ids("rt_get_accelerator_ids", resource, ids, n);
-}
-
-RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)
-{
-    return accelerator_ids("rt_get_gpu_ids", "GPU", ids, n);
-}

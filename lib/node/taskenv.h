@@ -12,6 +12,10 @@
 
 /* At the worker's start: the environment to come back to. */
 void rt__taskenv_capture(void);
+/* The ids of resource's devices the running task holds, for call
+ * (rt_get_gpu_ids(3), rt_get_accelerator_ids(3)). */
+int rt__taskenv_ids(const char *call, const char *resource, const char *const **ids,
+                    size_t *n);
 /* A DEVICES message: the lease's devices from now on.  0, or -1 when it
  * breaks the protocol or without memory (the worker leaves). */
 int rt__taskenv_set_devices(const rt__hdr *h, const char *payload);

@@ -176,14 +176,14 @@ static void result_drop(rt_result *r)
         rt__shm_done(r->data, r->len, r->fd);
         rt__shm_pool_give(r->fd);
     } else {
-        rt_free(r->data);
+        rt__buf_free(r->data);
     }
     r->data = NULL;
     r->len = 0;
     r->fd = -1;
 }
 
-RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len)
+void *rt__result_alloc(rt_result *result, size_t len)
 {
     if (!result)
         return NULL;
@@ -197,18 +197,6 @@ RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len)
     }
     result->len = len;
     return result->data;
-}
-
-RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
-{
-    if (!result || (!data && len))
-        return rt__error(RT_EINVAL, "rt_result_set: NULL result or data");
-    void *dst = rt_result_alloc(result, len);
-    if (!dst)
-        return rt__error(RT_ENOMEM, "rt_result_set: no memory for %zu bytes", len);
-    if (len)
-        memcpy(dst, data, len);
-    return 0;
 }
 
 /* Put the name marker into both output streams when the function or the

@@ -73,6 +73,9 @@ const rt__running *rt__worker_running(void);
  * gave it to run itself (callmsg.h): run it here, as the worker would,
  * and send its answer. */
 struct rt__callmsg_run;
+/* A result of len bytes for the task to fill (rt_result_alloc(3)):
+ * shared memory from RT__SHM_MIN up; NULL without memory. */
+void *rt__result_alloc(rt_result *result, size_t len);
 void rt__worker_run_inside(const struct rt__callmsg_run *in);
 /* Whether rt_cancel() asked the calling thread's task to stop. */
 int rt__worker_cancelled(void);

@@ -111,7 +111,7 @@ void rt__workers_kill(rt__worker *w)
 
 /* An answer in the one shape nodes hand up (node.h): its bytes copied
  * out of the channel or the journal, or its memfd mapped (privately: a
- * buffer rt_free() releases), which keeps the memfd for workers to map
+ * buffer rt__buf_free() releases), which keeps the memfd for workers to map
  * as an argument.  A memfd that is not sealed, or shorter than it says,
  * is refused. */
 static rt__answer adopt(const rt__result_msg *r)

@@ -185,7 +185,7 @@ static void to_peer(void *ctx, int from, const rt__rank_msg *m)
     else if (from > 0 && from < c->size && c->peer[from])
         rt__peer_deliver(c->peer[from], m);
     else
-        rt_free(m->owned);
+        rt__buf_free(m->owned);
 }
 
 static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)

@@ -42,7 +42,7 @@ static int new_group(rt__runtime *rt, const rt_bundle *bundles, size_t n, int st
         rc = rt__request_bundle(s, &bundles[k], &g->bundle[k].res);
         if (rc < 0) {
             char why[256];
-            snprintf(why, sizeof why, "%s", rt_last_error());
+            snprintf(why, sizeof why, "%s", rt__last_error());
             rc = rt__error(rc, "rt_pg_create: bundle %zu: %s", k, why);
         }
         g->bundle[k].gpu_type = rt__sched_gpu_type(s, &g->bundle[k].res);

@@ -13,12 +13,6 @@
 #define NAME_MAX_BYTES 200
 #define TIMEOUT_MAX_MS 2000000000L /* about 23 days */
 
-RT_EXPORT void rt_opts_init(rt_opts *opts)
-{
-    rt_opts init = RT_OPTS_INIT;
-    *opts = init;
-}
-
 /* A count field: RT_DEFAULT, or 0 in a struct that was only zeroed, takes
  * the default; other negatives are refused. */
 static int resolve_count(int v, int zeroed, int dflt, const char *what, int *out)

@@ -281,7 +281,7 @@ static void take_objects(rt__runtime *rt, rt__exchange *x)
     rt__dispatch *d = &rt->dispatch;
     int came = d->narrived > 0;
     for (size_t i = 0; i < d->narrived; i++)
-        rt_free(d->arrived[i].bytes);
+        rt__buf_free(d->arrived[i].bytes);
     d->narrived = 0;
     for (size_t i = 0; i < x->npulls; i++)
         rt__dispatch_pull(d, x->pulls[i].holder, x->pulls[i].object, x->pulls[i].run);

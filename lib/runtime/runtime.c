@@ -194,7 +194,7 @@ static void *thread_main(void *arg)
     rt__runtime *rt = st->rt;
     int rc = st->rc = start_node(rt, st->set);
     if (rc < 0)
-        snprintf(st->error, sizeof st->error, "%s", rt_last_error());
+        snprintf(st->error, sizeof st->error, "%s", rt__last_error());
     sem_post(&st->ready); /* st is gone after this */
     if (rc == 0)
         rt__round_loop(rt);
@@ -320,7 +320,7 @@ static int join_cluster(rt__runtime *rt, const rt__offer *set)
     }
     if (rc < 0) {
         char why[512];
-        snprintf(why, sizeof why, "%s", rt_last_error());
+        snprintf(why, sizeof why, "%s", rt__last_error());
         stop_runtime(rt);
         /* A failed rt_init() leaves the runtime as if it had never been
          * started: later calls are RT_ENOTINIT, not RT_ESHUTDOWN. */
@@ -422,7 +422,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt__dispatch_absorb(d, &incoming);
     rt__dispatch_free(d, "the runtime was shut down");
     if (rt->timeline_path && rt__timeline_write(&rt->timeline, rt->timeline_path) < 0)
-        rt__warn("RTASK_TIMELINE: %s", rt_last_error());
+        rt__warn("RTASK_TIMELINE: %s", rt__last_error());
     pthread_mutex_lock(&rt->lock);
     rt__exchange_locked(rt, &x);
     rt->state = RT__STOPPED;

@@ -166,13 +166,13 @@ static int never_placed(const rt__sched *s, const rt__group *g)
     for (size_t k = 0; k < g->nbundles; k++) {
         rt__res_give(&all, &g->bundle[k].res);
         if (rt__res_feasible_on(&most, &g->bundle[k].res, &s->names, 1) < 0) {
-            snprintf(why, sizeof why, "%s", rt_last_error());
+            snprintf(why, sizeof why, "%s", rt__last_error());
             return rt__error(RT_EINFEASIBLE, "rt_pg_create: bundle %zu: %s", k, why);
         }
     }
     if (g->strategy == RT_PG_STRICT_PACK &&
         rt__res_feasible_on(&most, &all, &s->names, 1) < 0) {
-        snprintf(why, sizeof why, "%s", rt_last_error());
+        snprintf(why, sizeof why, "%s", rt__last_error());
         return rt__error(RT_EINFEASIBLE, "rt_pg_create: the %zu bundles all on one node: %s",
                          g->nbundles, why);
     }
