@@ -64,7 +64,7 @@ TIMELINE_BIN = $(B)/tools/rtask-timeline
 # program's symbols in its dynamic table: link programs with -rdynamic.
 PROG_LDFLAGS = -rdynamic
 
-.PHONY: FORCE all lib examples run-examples check check-gpu check-man check-layers check-asan check-valgrind \
+.PHONY: FORCE all lib examples run-examples check check-gpu check-man check-layers check-asan check-tsan check-valgrind \
         check-chaos check-mpi check-slurm check-install check-header install uninstall bench peer-starpu \
         bench-taskbench tb-starpu fuzz deps \
         deps-test clean
@@ -296,6 +296,17 @@ check-asan: deps-test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/test/rtask-tests
+
+# Races between the round's holder and the public calls (a submission
+# reads the scheduler's books under the lock while the round writes
+# them): the GPU health suite under ThreadSanitizer, which stops at the
+# first race.  Workers start threads after the fork, which TSan does not
+# follow, so the suites that run many tasks are left to ASan and valgrind.
+TSAN = -fsanitize=thread
+check-tsan: deps-test
+	$(MAKE) B=build-tsan $(CHECKING) OPT="-O1 -g $(TSAN)" LIBS="$(LIBS) $(TSAN)" \
+	    build-tsan/test/rtask-tests
+	TSAN_OPTIONS=halt_on_error=1 CK_RUN_SUITE=health build-tsan/test/rtask-tests
 
 # Check runs each test in a forked child, and the runtime forks the fork
 # server and workers: valgrind follows all of them (an error fails the test).

@@ -210,6 +210,49 @@ START_TEST(what_no_healthy_gpu_can_hold_fails)
 }
 END_TEST
 
+/* GPUs that fail while the application submits tasks that need every
+ * GPU: each is refused at once, or runs, or fails with RT_EINFEASIBLE
+ * once a GPU is out (or, running on it then, RT_EWORKERDIED with no
+ * retry left); none waits for ever.  The submissions read the
+ * GPUs' health while the round marks one unhealthy (under TSan: no
+ * race). */
+START_TEST(a_gpu_failing_while_tasks_are_submitted)
+{
+    start_watched(0);
+    rt_opts all = whole_gpu(0);
+    all.num_gpus = 9;
+    enum { N = 2000 };
+    static rt_ref refs[N];
+    static int submitted[N];
+    int refused = 0, ran = 0, failed = 0;
+    for (int i = 0; i < N; i++) {
+        if (i % 200 == 100) { /* a GPU of the eight each time */
+            char xid[32];
+            snprintf(xid, sizeof xid, "xid %d 79", i / 200);
+            append(events, xid);
+        }
+        submitted[i] = rt_remote(t_gpu_run, &all, NULL, 0, &refs[i]);
+        ck_assert_msg(submitted[i] == 0 || submitted[i] == RT_EINFEASIBLE, "%s",
+                      rt_last_error());
+        refused += submitted[i] != 0;
+        if (i % 8 == 0)
+            sleep_ms(1);
+    }
+    for (int i = 0; i < N; i++) {
+        if (submitted[i] != 0)
+            continue;
+        int rc = rt_get(refs[i], NULL, NULL, 60000);
+        ck_assert_msg(rc == 0 || rc == RT_EINFEASIBLE || rc == RT_EWORKERDIED, "%d: %s", rc,
+                      rt_last_error());
+        ran += rc == 0;
+        failed += rc != 0;
+    }
+    ck_assert_int_gt(refused, 0); /* the GPU went out of service */
+    ck_assert_int_eq(ran + failed + refused, N);
+    stop_watched();
+}
+END_TEST
+
 /* An actor's method: its GPU. */
 static int gpu_of(void *state, const void *arg, size_t len, rt_result *r)
 {
@@ -430,6 +473,7 @@ Suite *health_suite(void)
     TCase *tc = tcase_create("watched");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, an_xid_takes_a_gpu_out_of_service);
+    tcase_add_test(tc, a_gpu_failing_while_tasks_are_submitted);
     tcase_add_test(tc, a_killed_watcher_is_replaced);
     tcase_add_test(tc, a_task_on_a_failing_gpu_runs_again_elsewhere);
     tcase_add_test(tc, what_no_healthy_gpu_can_hold_fails);

@@ -1,5 +1,5 @@
 /* actor.c - rt_actor_create(), rt_actor_call() and rt_actor_kill().  What
- * the runtime thread does with actors is in dispatch/dispatch.c. */
+ * the round does with actors is in dispatch/actors.c. */
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/process.h"

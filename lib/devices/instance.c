@@ -28,11 +28,21 @@ static void pick_add(rt__pick *pick, int i)
     pick->mask[i / 64] |= 1ULL << (i % 64);
 }
 
+int rt__instance_sick(const rt__instances *in, int i)
+{
+    return __atomic_load_n(&in->sick[i], __ATOMIC_RELAXED);
+}
+
+void rt__instance_sicken(rt__instances *in, int i)
+{
+    __atomic_store_n(&in->sick[i], 1, __ATOMIC_RELAXED);
+}
+
 /* Whether instance i may take a request of the type: it is of that type,
  * and healthy. */
 static int of_type(const rt__instances *in, int i, int type)
 {
-    return !in->sick[i] && (type == RT__ANY_TYPE || in->type[i] == type);
+    return !rt__instance_sick(in, i) && (type == RT__ANY_TYPE || in->type[i] == type);
 }
 
 /* The instance a fraction fits best: the smallest leftover wins. */

@@ -41,8 +41,16 @@ typedef struct rt__instances {
     uint64_t bytes[RT__INSTANCE_MAX];      /* its memory; 0 = unknown */
     unsigned char sick[RT__INSTANCE_MAX];  /* unhealthy: it takes nothing
                                               more, and counts for no
-                                              request's feasibility */
+                                              request's feasibility; read
+                                              and written through
+                                              rt__instance_sick/sicken */
 } rt__instances;
+
+/* Instance i's health.  The round's holder marks it unhealthy while a
+ * submission, under the runtime's lock alone, reads it for the request's
+ * feasibility: both go through these, atomically. */
+int rt__instance_sick(const rt__instances *in, int i);
+void rt__instance_sicken(rt__instances *in, int i);
 
 typedef struct rt__pick {
     rt__amount each; /* taken from every instance in mask; 0 = none */

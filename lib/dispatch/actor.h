@@ -1,13 +1,13 @@
 /*
  * actor.h - the actor record, shared by the public calls (actor.c) and
- * the runtime thread (dispatch.c).
+ * the round's holder (dispatch/actors.c).
  *
  * An actor is a scheduling class of its own with one lease, held while
  * its process lives.  Its constructor is a task record it keeps, sent
  * first and again on a restart; its method calls are tasks filed under
  * its class.  Application threads find it through the actor table, under
  * the lock; they read only what is fixed at creation and the fields
- * marked [L].  Everything else is the runtime thread's.
+ * marked [L].  Everything else is the round holder's.
  *
  * When the actor will run no more and nothing refers to it, the runtime
  * thread replaces it in the table with its epitaph (the error text that
@@ -49,7 +49,7 @@ typedef struct rt__actor {
     int declared_dead;           /* [L] it will run no more: calls fail with epitaph */
     struct rt__actor *next_kill; /* [L] on the runtime's list of kills */
     struct rt__actor *next_declared; /* on the dispatcher's list to declare */
-    rt__link link;               /* on the runtime thread's list of actors */
+    rt__link link;               /* on the dispatcher's list of actors */
     rt__class *cls;              /* its class; NULL once discarded */
     rt__task *create;            /* the constructor's record */
     rt__tasks held;              /* calls waiting for objects, and the

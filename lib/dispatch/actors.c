@@ -261,7 +261,7 @@ void rt__dispatch_free_actors(rt__actor *published)
 }
 
 /* A new actor's constructor: the actor gets its class, and joins the list
- * the runtime thread keeps. */
+ * the dispatcher keeps. */
 void rt__actors_absorb(rt__dispatch *d, rt__task *t)
 {
     rt__actor *a = t->actor;

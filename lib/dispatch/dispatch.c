@@ -77,7 +77,7 @@ static void end_lease(rt__dispatch *d, rt__lease *l)
     rt__sched_unlease(&d->sched, l);
 }
 
-/* What l holds, in buffers of the runtime thread's, valid until the next
+/* What l holds, in buffers of the round holder's, valid until the next
  * call. */
 static rt__devices describe(rt__dispatch *d, const rt__lease *l)
 {

@@ -1,5 +1,5 @@
 /*
- * dispatch.h - the runtime thread's work: carry out the scheduler's
+ * dispatch.h - the round holder's work: carry out the scheduler's
  * decisions on the nodes, and turn what the nodes report into outcomes.
  *
  * Tasks arrive from the public calls (absorbed in submission order), are

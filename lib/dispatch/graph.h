@@ -11,7 +11,7 @@
  * in turn, without recursion, so that a chain of any length costs no
  * stack.  At the end, every task that runs or waits to run fails, and
  * the tasks that wait for objects fail with them, along the graph.
- * Everything here is the runtime thread's.
+ * Everything here is the round holder's.
  */
 #ifndef RT_GRAPH_H
 #define RT_GRAPH_H

@@ -1,4 +1,4 @@
-/* groups.c - placement groups on the runtime thread: placed once they
+/* groups.c - placement groups in the round: placed once they
  * fit (dispatch.c asks each round), and removed: their tasks and actors
  * end, and what they reserved goes back (sched/groups.h). */
 #include "dispatch.h"

@@ -7,7 +7,7 @@
  * have ended, once each of those is sent (early: rtask(7)).  Each such
  * object then comes as a board entry, which the worker that runs the
  * producer writes when it ends and the workers of its consumers wait for.
- * The runtime thread claims an entry for a task it sends, by a sequence
+ * The round's holder claims an entry for a task it sends, by a sequence
  * number (seq) unique to that claim; its worker posts the result there,
  * once; the runtime gives it back when the task's answer is read or the
  * task is lost or taken back (giving back voids an entry never posted).

@@ -13,7 +13,10 @@
  * The local node (local.h) is the implementation for this machine: a fork
  * server and worker processes.  A node on another machine implements the
  * same operations over MPI, and neither the scheduler nor the dispatcher
- * changes for it.  Everything here runs on the runtime thread.
+ * changes for it.  Everything here is done by the round's holder
+ * (runtime/runtime.h: the runtime thread, or an application thread that
+ * took the round), one at a time; the local node's own threads (the
+ * output writer) and the fork server are local.h's.
  */
 #ifndef RT_NODE_H
 #define RT_NODE_H

@@ -288,7 +288,7 @@ int rt__task_explain(const rt__task *t)
     return rt__error(t->status, "%s", t->error ? t->error : rt__strerror(t->status));
 }
 
-/* The notes of rt__task_forgotten(): any thread adds, the runtime thread
+/* The notes of rt__task_forgotten(): any thread adds, the round's holder
  * takes.  A note that finds no memory is lost: its holder keeps the
  * object until the job ends. */
 static struct {

@@ -3,14 +3,16 @@
  *
  * A record lives from rt_remote() (or an actor call) until its result is
  * taken.  Application threads reach it through the handle table, under the
- * runtime's lock; the runtime thread reaches it through exactly one queue
+ * runtime's lock; the round's holder (runtime.h: the runtime thread, or
+ * an application thread that took the round) reaches it through exactly
+ * one queue
  * at a time (the incoming queue, a class's pending queue, a lease's queue
  * in flight, or the queue of finished records) by the `next` link.
  *
  * Who writes what: the submitter fills the record before it is queued;
- * from then on the runtime thread alone writes it, until it publishes the
+ * from then on the round's holder alone writes it, until it publishes the
  * outcome under the lock (state becomes RT__TASK_DONE).  Fields marked [L]
- * are read or written under the lock only.
+ * are read or written under the lock only; [R] marks the round holder's.
  */
 #ifndef RT_TASK_H
 #define RT_TASK_H
@@ -30,7 +32,7 @@ enum { RT__CANCEL_DROP = 1, RT__CANCEL_KILL = 2, RT__CANCEL_TIMEOUT = 3,
                                 killed (rt_config.gpu_memory_kill) */ };
 
 typedef enum rt__task_state {
-    RT__TASK_QUEUED, /* submitted: the runtime thread owns it */
+    RT__TASK_QUEUED, /* submitted: the round's holder owns it */
     RT__TASK_DONE    /* [L] the outcome is published */
 } rt__task_state;
 
@@ -80,7 +82,7 @@ typedef struct rt__task {
     uint64_t id;             /* its handle */
     uint64_t seq;            /* submission order, for fairness between classes */
     rt__any_fn fn;
-    struct rt__class *cls;   /* runtime thread: the class it is filed under */
+    struct rt__class *cls;   /* [R] the class it is filed under */
     struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
     rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
                                 are in tail */
@@ -92,16 +94,16 @@ typedef struct rt__task {
     void *result;            /* rt__buf_free()-able bytes, or NULL */
     union {
         size_t result_len;   /* once it ended */
-        uint64_t board_seq;  /* runtime thread, while it is in flight: its
+        uint64_t board_seq;  /* [R] while it is in flight: its
                                 entry on the node's board (board.h), or 0 */
     };
     union {
         size_t arg_len;      /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
-        struct rt__deps *deps; /* RT__ARGS_LIST, runtime thread: what it
+        struct rt__deps *deps; /* RT__ARGS_LIST, [R]: what it
                                   waits for, or NULL */
     };
     char *name;              /* points into tail, or NULL */
-    struct rt__edge *waiters; /* runtime thread: who wait for it */
+    struct rt__edge *waiters; /* [R] who wait for it */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
     uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
@@ -125,7 +127,7 @@ typedef struct rt__task {
                                 until pulled here), else 0; fixed once ended */
     unsigned char held_run;  /* with holder: the run that made them */
     /* Bits share a byte only with bits of the same writer: the submitter
-     * before the record is queued (then fixed), the runtime thread, or
+     * before the record is queued (then fixed), the round's holder ([R]), or
      * whoever holds the lock ([L]). */
     unsigned char kind : 2;      /* rt__task_kind; fixed */
     unsigned char args_form : 2; /* RT__ARGS_*; fixed */
@@ -134,16 +136,16 @@ typedef struct rt__task {
     unsigned char retry_exceptions : 1; /* fixed: a failed function spends a
                                            retry */
     unsigned char : 0;
-    unsigned char ended : 1;     /* runtime thread: its outcome is known */
-    unsigned char resuming : 1;  /* runtime thread: in the dispatcher's
+    unsigned char ended : 1;     /* [R] its outcome is known */
+    unsigned char resuming : 1;  /* [R] in the dispatcher's
                                     resuming or resumed list */
-    unsigned char parked : 1;    /* runtime thread: it waits for objects
+    unsigned char parked : 1;    /* [R] it waits for objects
                                     that other ranks hold to come here */
-    unsigned char early : 1;     /* runtime thread: filed before the objects
+    unsigned char early : 1;     /* [R] filed before the objects
                                     it takes ended, from the board */
-    unsigned char bounced : 1;   /* runtime thread: sent early, it was not
+    unsigned char bounced : 1;   /* [R] sent early, it was not
                                     run; it is never sent early again */
-    unsigned char inside : 1;    /* runtime thread: it runs inside the wait
+    unsigned char inside : 1;    /* [R] it runs inside the wait
                                     of a task that waits for it, in that
                                     task's worker (rt__sched_sent_inside()) */
     unsigned char : 0;
@@ -215,7 +217,7 @@ void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out);
 rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len);
 
 /* Objects whose bytes another node holds go with their records: whoever
- * frees such a record (any thread), the runtime thread then tells the
+ * frees such a record (any thread), the round's holder then tells the
  * holder.  rt__task_free() notes them; this takes up to max of the notes
  * (their holder, id and run). */
 typedef struct rt__forgotten {

@@ -38,7 +38,7 @@ static rt__res books(const rt__sched_node *node, int available)
 {
     rt__res r = available ? node->free.res : node->total;
     for (int i = 0; available && i < node->free.gpus.count; i++)
-        r.gpu -= node->free.gpus.sick[i] ? node->free.gpus.free[i] : 0;
+        r.gpu -= rt__instance_sick(&node->free.gpus, i) ? node->free.gpus.free[i] : 0;
     return r;
 }
 
@@ -63,7 +63,7 @@ size_t rt__sched_sick_census(const rt__sched *s, rt_gpu_health *out)
     for (int k = 0; k < s->nnodes; k++) {
         const rt__sched_node *node = s->node[k];
         for (int i = 0; i < node->free.gpus.count; i++) {
-            if (!node->free.gpus.sick[i])
+            if (!rt__instance_sick(&node->free.gpus, i))
                 continue;
             if (out) {
                 rt_gpu_health *h = &out[n];

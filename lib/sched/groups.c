@@ -274,8 +274,10 @@ void rt__sched_groups_sicken(rt__sched *s, int node, int i)
     for (rt__group *g = RT__FIRST(&s->all_groups, rt__group, all); g;
          g = RT__NEXT(&s->all_groups, g, rt__group, all))
         for (size_t k = 0; g->state == RT__GROUP_PLACED && k < g->nbundles; k++)
-            if (g->bundle[k].node == node)
-                g->bundle[k].free.gpus.sick[i] = g->bundle[k].unheld.gpus.sick[i] = 1;
+            if (g->bundle[k].node == node) {
+                rt__instance_sicken(&g->bundle[k].free.gpus, i);
+                rt__instance_sicken(&g->bundle[k].unheld.gpus, i);
+            }
 }
 
 void rt__sched_group_remove(rt__sched *s, rt__group *g)

@@ -85,7 +85,7 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
             snprintf(n->gpu_bus[i], sizeof n->gpu_bus[i], "%s", spec->gpu_bus[i]);
         if (spec->gpu_sick && spec->gpu_sick[i][0]) {
             snprintf(n->gpu_sick[i], sizeof n->gpu_sick[i], "%s", spec->gpu_sick[i]);
-            free->gpus.sick[i] = 1;
+            rt__instance_sicken(&free->gpus, i);
         }
     }
     n->accel_index = -1;
@@ -122,9 +122,10 @@ int rt__sched_gpu_unhealthy(rt__sched *s, int node, const char *bus, const char 
     rt__sched_node *n = node >= 0 && node < s->nnodes ? s->node[node] : NULL;
     int marked = 0;
     for (int i = 0; n && bus[0] && i < n->free.gpus.count; i++) {
-        if (strcmp(n->gpu_bus[i], bus) != 0 || n->free.gpus.sick[i])
+        if (strcmp(n->gpu_bus[i], bus) != 0 || rt__instance_sick(&n->free.gpus, i))
             continue;
-        n->free.gpus.sick[i] = n->unheld.gpus.sick[i] = 1;
+        rt__instance_sicken(&n->free.gpus, i);
+        rt__instance_sicken(&n->unheld.gpus, i);
         snprintf(n->gpu_sick[i], sizeof n->gpu_sick[i], "%s", why);
         rt__sched_groups_sicken(s, node, i);
         marked++;
