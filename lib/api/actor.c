@@ -2,11 +2,10 @@
  * the round does with actors is in dispatch/actors.c. */
 #include "base/alloc.h"
 #include "base/error.h"
-#include "base/process.h"
-#include "node/client.h"
 #include "runtime/calls.h"
 
 #include "args.h"
+#include "front.h"
 
 #include <string.h>
 
@@ -30,9 +29,11 @@ static rt__actor *new_actor(const char *name, const rt_actor_class *cls,
 RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
                               const void *arg, size_t arg_len, rt_actor *actor)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_actor_create: actors are created by the "
-                         "application; a task may call them (pass the handle)");
+    int rc = rt__front_here()->application_only("rt_actor_create", "actors are created "
+                                                "by the application; a task may call them "
+                                                "(pass the handle)");
+    if (rc < 0)
+        return rc;
     if (!cls || !actor || (!arg && arg_len))
         return rt__error(RT_EINVAL, "rt_actor_create: %s is NULL",
                          !cls ? "the class" : !actor ? "actor" : "arg");
@@ -42,7 +43,7 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
     rt__request r;
     rt__task *create = NULL;
     rt__actor *a = NULL;
-    int rc = rt__request_resolve(opts, 1, &r);
+    rc = rt__request_resolve(opts, 1, &r);
     if (rc == 0)
         rc = rt__task_new(RT__KIND_CREATE, (rt__any_fn)cls->init, name, rt__request_needs(&r),
                           arg, arg_len, &create);
@@ -81,7 +82,7 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
     int rc = rt__check_len("rt_actor_call", "arg_len", arg_len);
     rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
     rt__submission s = {RT__SUBMIT_CALL, (uint64_t)(uintptr_t)method, actor.id, NULL, &one, 1};
-    return rc < 0 ? rc : rt__submit_form(&s, ref);
+    return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
 }
 
 RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args method, const rt_arg *args,
@@ -90,20 +91,22 @@ RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args method, const rt
     int rc = rt__check_args("rt_actor_call_args", (const void *)method, args, nargs, ref);
     rt__submission s = {RT__SUBMIT_CALL_ARGS, (uint64_t)(uintptr_t)method, actor.id, NULL,
                         args, nargs};
-    return rc < 0 ? rc : rt__submit_form(&s, ref);
+    return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
+}
+
+int rt__app_actor_kill(rt_actor actor)
+{
+    return rt__call_actor_kill(rt__runtime_here(), actor, 0);
 }
 
 RT_EXPORT int rt_actor_kill(rt_actor actor)
 {
-    if (rt__process_forked())
-        return rt__client_kill(actor);
-    return rt__call_actor_kill(rt__runtime_here(), actor, 0);
+    return rt__front_here()->actor_kill(actor);
 }
 
 RT_EXPORT int rt_actor_restart(rt_actor actor)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_actor_restart: the application restarts "
-                         "actors");
-    return rt__call_actor_kill(rt__runtime_here(), actor, 1);
+    int rc = rt__front_here()->application_only("rt_actor_restart",
+                                                "the application restarts actors");
+    return rc < 0 ? rc : rt__call_actor_kill(rt__runtime_here(), actor, 1);
 }

@@ -12,9 +12,6 @@
 int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
                    const rt_ref *ref);
 
-/* A submission in any of its forms (remote.c): made in the application,
- * or, in a worker, sent there.  Its arguments are checked already. */
-int rt__submit_form(const rt__submission *s, rt_ref *ref);
 /* In the application: a task (nested: a task submitted it, so it goes
  * first in line), an actor's call (actor.c). */
 int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref);

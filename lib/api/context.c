@@ -1,9 +1,10 @@
 /* context.c - what a task asks of where it runs: rt_get_context(), its
  * devices' ids, the result it makes. */
 #include "base/error.h"
-#include "base/process.h"
 #include "node/taskenv.h"
 #include "node/worker.h"
+
+#include "front.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 /* The MPI rank this process is, as the launcher says (mpirun, srun); 0
  * on one machine.  A worker has its rank's environment. */
-static int rank_here(void)
+int rt__task_node(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
                                        "SLURM_PROCID"};
@@ -30,13 +31,13 @@ RT_EXPORT int rt_get_context(rt_context *ctx)
     if (!ctx)
         return rt__error(RT_EINVAL, "rt_get_context: ctx is NULL");
     memset(ctx, 0, sizeof *ctx);
-    const rt__running *r = rt__process_forked() ? rt__worker_running() : NULL;
+    const rt__running *r = rt__worker_running();
     if (r) {
         ctx->task.id = r->task;
         ctx->actor.id = r->actor;
         ctx->attempt = (int)r->attempt;
     }
-    ctx->node = rt__process_forked() ? rank_here() : 0;
+    ctx->node = rt__front_here()->node();
     ctx->pid = (int)getpid();
     if (gethostname(ctx->host, sizeof ctx->host - 1) < 0)
         strcpy(ctx->host, "localhost");
@@ -45,7 +46,7 @@ RT_EXPORT int rt_get_context(rt_context *ctx)
 
 RT_EXPORT int rt_cancelled(void)
 {
-    return rt__process_forked() && rt__worker_cancelled();
+    return rt__worker_cancelled();
 }
 
 RT_EXPORT int rt_get_gpu_ids(const char *const **ids, size_t *n)

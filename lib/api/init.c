@@ -2,9 +2,9 @@
  * rt_opts_init, errors' texts); the runtime's life itself is
  * runtime/runtime.c's. */
 #include "base/error.h"
-#include "base/process.h"
 #include "runtime/calls.h"
 
+#include "front.h"
 #include "proxy.h"
 
 #define STR_(x) #x
@@ -23,9 +23,10 @@ RT_EXPORT void rt_config_init(rt_config *config)
 
 RT_EXPORT int rt_init_config(const rt_config *config)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_init: a task runs in the application's "
-                         "runtime already");
+    int rc = rt__front_here()->application_only("rt_init", "a task runs in the "
+                                                "application's runtime already");
+    if (rc < 0)
+        return rc;
     rt__door_hooks proxies = {rt__proxies_serve, rt__proxies_stop};
     return rt__runtime_start(rt__runtime_here(), config, proxies);
 }
@@ -39,10 +40,9 @@ RT_EXPORT int rt_init(double num_gpus)
 
 RT_EXPORT int rt_shutdown(void)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_shutdown: the application's runtime is the "
-                         "application's to stop");
-    return rt__runtime_stop(rt__runtime_here());
+    int rc = rt__front_here()->application_only("rt_shutdown", "the application's runtime "
+                                                "is the application's to stop");
+    return rc < 0 ? rc : rt__runtime_stop(rt__runtime_here());
 }
 
 RT_EXPORT void rt_opts_init(rt_opts *opts)

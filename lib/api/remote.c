@@ -1,12 +1,12 @@
 /* remote.c - rt_remote(), rt_get(), rt_wait() and rt_release(). */
 #include "base/alloc.h"
 #include "base/error.h"
-#include "base/process.h"
 #include "base/shm.h"
 #include "node/client.h"
 #include "runtime/calls.h"
 
 #include "args.h"
+#include "front.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -37,12 +37,8 @@ int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref)
     return rt__call_submit(rt__runtime_here(), t, &r, list ? s->args : NULL, call, ref);
 }
 
-/* rt_remote() and its kin: made here, or sent to the application from a
- * task. */
-int rt__submit_form(const rt__submission *s, rt_ref *ref)
+int rt__app_submit(const rt__submission *s, rt_ref *ref)
 {
-    if (rt__process_forked())
-        return rt__client_submit(s, ref);
     if (s->form == RT__SUBMIT_TASK || s->form == RT__SUBMIT_TASK_ARGS)
         return rt__remote_task(s, 0, ref);
     return rt__actor_call_form(s, ref);
@@ -57,7 +53,7 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
     int rc = rt__check_len("rt_remote", "arg_len", arg_len);
     rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
     rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1};
-    return rc < 0 ? rc : rt__submit_form(&s, ref);
+    return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
 }
 
 int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
@@ -85,7 +81,7 @@ RT_EXPORT int rt_remote_args(rt_fn_args fn, const rt_opts *opts, const rt_arg *a
 {
     int rc = rt__check_args("rt_remote_args", (const void *)fn, args, nargs, ref);
     rt__submission s = {RT__SUBMIT_TASK_ARGS, (uint64_t)(uintptr_t)fn, 0, opts, args, nargs};
-    return rc < 0 ? rc : rt__submit_form(&s, ref);
+    return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
 }
 
 /* n records of fn in *out, one per argument: 0, or an error (nothing
@@ -120,7 +116,7 @@ static int batch_records(rt_fn fn, const rt_opts *opts, const rt__request *r,
 }
 
 /* In a task, a batch is its calls one by one (each a round trip). */
-static int batch_in_task(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
+int rt__task_submit_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
                          rt_ref *refs)
 {
     for (size_t i = 0; i < n; i++) {
@@ -136,16 +132,9 @@ static int batch_in_task(rt_fn fn, const rt_opts *opts, const rt_value *args, si
     return 0;
 }
 
-RT_EXPORT int rt_remote_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
-                              rt_ref *refs)
+int rt__app_submit_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
+                         rt_ref *refs)
 {
-    if (!fn || !refs || (!args && n))
-        return rt__error(RT_EINVAL, "rt_remote_batch: %s is NULL",
-                         !fn ? "the function" : !refs ? "refs" : "args");
-    if (n == 0)
-        return 0;
-    if (rt__process_forked())
-        return batch_in_task(fn, opts, args, n, refs);
     rt__request r;
     rt__task **tasks = NULL;
     int rc = rt__request_resolve(opts, 0, &r);
@@ -161,6 +150,15 @@ RT_EXPORT int rt_remote_batch(rt_fn fn, const rt_opts *opts, const rt_value *arg
     return rc;
 }
 
+RT_EXPORT int rt_remote_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
+                              rt_ref *refs)
+{
+    if (!fn || !refs || (!args && n))
+        return rt__error(RT_EINVAL, "rt_remote_batch: %s is NULL",
+                         !fn ? "the function" : !refs ? "refs" : "args");
+    return n == 0 ? 0 : rt__front_here()->submit_batch(fn, opts, args, n, refs);
+}
+
 /* ---- waiting ------------------------------------------------------------ */
 
 /* The bytes of an object that tasks still take: a copy. */
@@ -172,10 +170,8 @@ static void *copy_result(const rt__task *t)
     return copy;
 }
 
-RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
+int rt__app_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
 {
-    if (rt__process_forked())
-        return rt__client_get(ref, data, len, timeout_ms, 0);
     rt__runtime *rt = rt__runtime_here();
     rt__task *t;
     int shared;
@@ -199,6 +195,11 @@ RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
         t->result = NULL;
     rt__task_free(t);
     return rc;
+}
+
+RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
+{
+    return rt__front_here()->get(ref, data, len, timeout_ms);
 }
 
 /* Move the ready handles to the front, keeping the order of both parts. */
@@ -256,10 +257,7 @@ static long wait_ready(const char *call, const rt_ref *refs, size_t n, size_t nu
                           "each once)", call);
     rt__free(scratch);
     if (count == 0)
-        count = rt__process_forked()
-                    ? rt__client_wait(refs, n, num_ready, timeout_ms, *ready)
-                    : rt__call_wait(rt__runtime_here(), refs, n, num_ready, timeout_ms,
-                                    *ready);
+        count = rt__front_here()->wait(refs, n, num_ready, timeout_ms, *ready);
     if (count < 0) {
         rt__free(*ready);
         *ready = NULL;
@@ -305,26 +303,44 @@ RT_EXPORT int rt_wait_indices(const rt_ref *refs, size_t n, size_t num_ready,
     return 0;
 }
 
+long rt__app_wait(const rt_ref *refs, size_t n, size_t num_ready, long timeout_ms,
+                  unsigned char *ready)
+{
+    return rt__call_wait(rt__runtime_here(), refs, n, num_ready, timeout_ms, ready);
+}
+
+int rt__app_cancel(rt_ref ref, int force)
+{
+    return rt__call_cancel(rt__runtime_here(), ref, force);
+}
+
+int rt__app_release(rt_ref ref)
+{
+    return rt__call_release(rt__runtime_here(), ref);
+}
+
 RT_EXPORT int rt_cancel(rt_ref ref, int force)
 {
-    if (rt__process_forked())
-        return rt__client_cancel(ref, force);
-    return rt__call_cancel(rt__runtime_here(), ref, force);
+    return rt__front_here()->cancel(ref, force);
 }
 
 RT_EXPORT int rt_release(rt_ref ref)
 {
-    if (rt__process_forked())
-        return rt__client_release(ref);
-    return rt__call_release(rt__runtime_here(), ref);
+    return rt__front_here()->release(ref);
 }
 
 /* ---- notices for an event loop -------------------------------------------- */
 
+static int notices_here(const char *call)
+{
+    return rt__front_here()->application_only(call, "notices are the application's");
+}
+
 RT_EXPORT int rt_notify_fd(int *fd)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_notify_fd: notices are the application's");
+    int rc = notices_here("rt_notify_fd");
+    if (rc < 0)
+        return rc;
     if (!fd)
         return rt__error(RT_EINVAL, "rt_notify_fd: fd is NULL");
     return rt__call_notify_fd(rt__runtime_here(), fd);
@@ -332,15 +348,15 @@ RT_EXPORT int rt_notify_fd(int *fd)
 
 RT_EXPORT int rt_notify(rt_ref ref, uint64_t tag)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_notify: notices are the application's");
-    return rt__call_notify(rt__runtime_here(), ref, tag);
+    int rc = notices_here("rt_notify");
+    return rc < 0 ? rc : rt__call_notify(rt__runtime_here(), ref, tag);
 }
 
 RT_EXPORT int rt_ready(rt_notice *out, size_t max, size_t *n)
 {
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_ready: notices are the application's");
+    int rc = notices_here("rt_ready");
+    if (rc < 0)
+        return rc;
     if ((!out && max) || !n)
         return rt__error(RT_EINVAL, "rt_ready: %s is NULL", !n ? "n" : "out");
     return rt__call_ready(rt__runtime_here(), out, max, n);
@@ -354,17 +370,14 @@ RT_EXPORT int rt_yield(const void *data, size_t len)
         return rt__error(RT_EINVAL, "rt_yield: data is NULL");
     if (rt__check_len("rt_yield", "len", len) < 0)
         return RT_EINVAL;
-    if (!rt__process_forked())
-        return rt__error(RT_EINVAL, "rt_yield: only a running task yields results");
-    return rt__client_yield(data ? data : "", len);
+    return rt__front_here()->yield(data ? data : "", len);
 }
 
 RT_EXPORT int rt_stream_next(rt_ref ref, rt_ref *item, long timeout_ms)
 {
     if (!item)
         return rt__error(RT_EINVAL, "rt_stream_next: item is NULL");
-    if (rt__process_forked())
-        return rt__error(RT_EINWORKER, "rt_stream_next: streams are read by the "
-                         "application");
-    return rt__call_stream_next(rt__runtime_here(), ref, item, timeout_ms);
+    int rc = rt__front_here()->application_only("rt_stream_next",
+                                                "streams are read by the application");
+    return rc < 0 ? rc : rt__call_stream_next(rt__runtime_here(), ref, item, timeout_ms);
 }
