@@ -155,7 +155,7 @@ static void scene(int cpus)
 static void scene_end(void)
 {
     rt__dispatch_free(&d, "the test ended");
-    for (rt__task *t; (t = rt__tasks_pop(&d.done));)
+    for (rt__task *t; (t = rt__tasks_pop(&d.out.done));)
         rt__task_free(t);
 }
 
@@ -179,7 +179,7 @@ static rt__task *submit(uint64_t id, int retries, int max_calls, uint32_t timeou
 /* The outcome of task id once finished, or -1 while it is not. */
 static int outcome(uint64_t id)
 {
-    for (rt__task *t = d.done.head; t; t = t->next)
+    for (rt__task *t = d.out.done.head; t; t = t->next)
         if (t->id == id)
             return t->status;
     return -1;
@@ -187,7 +187,7 @@ static int outcome(uint64_t id)
 
 static const char *message(uint64_t id)
 {
-    for (rt__task *t = d.done.head; t; t = t->next)
+    for (rt__task *t = d.out.done.head; t; t = t->next)
         if (t->id == id)
             return t->error ? t->error : "";
     return "";
@@ -252,7 +252,7 @@ START_TEST(answers_become_results_and_the_lease_ends)
     ck_assert_int_eq(f.leases, 1);
     answer(w, 7, "two");
     ck_assert_int_eq(outcome(2), RT_ETASK);
-    ck_assert_str_eq(d.done.tail->result, "two"); /* the bytes of a failed task too */
+    ck_assert_str_eq(d.out.done.tail->result, "two"); /* the bytes of a failed task too */
     ck_assert_ptr_null(w->owner);
     ck_assert_int_eq(w->retired, 0);
     scene_end();
@@ -304,7 +304,7 @@ START_TEST(cancels_end_tasks_as_asked)
     rt__dispatch_cancel(&d, a);
     answer(w, 0, "dropped");
     ck_assert_int_eq(outcome(1), RT_ECANCELLED);
-    ck_assert_ptr_null(d.done.head->result);
+    ck_assert_ptr_null(d.out.done.head->result);
     b->cancelling = RT__CANCEL_KILL;
     rt__dispatch_cancel(&d, b);
     ck_assert_int_eq(f.kills, 1);
@@ -462,9 +462,9 @@ START_TEST(an_actor_restarts_then_dies)
     ck_assert_int_eq(a->death, RT__DEATH_CRASHED);
     ck_assert_msg(strstr(a->epitaph, "the actor counter (pid 4002) died") != NULL, "%s",
                   a->epitaph);
-    ck_assert_ptr_eq(d.buried, a);
-    d.buried = NULL; /* the runtime would publish it; the scene frees it */
-    d.declared = NULL;
+    ck_assert_ptr_eq(d.out.buried, a);
+    d.out.buried = NULL; /* the runtime would publish it; the scene frees it */
+    d.out.declared = NULL;
     scene_end();
 }
 END_TEST

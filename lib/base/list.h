@@ -55,6 +55,19 @@ static inline void rt__list_push_front(rt__link *head, rt__link *l)
     rt__list_insert_after(head, l);
 }
 
+/* Move every link of from to the end of to, in order; from is left empty. */
+static inline void rt__list_move_all(rt__link *to, rt__link *from)
+{
+    if (rt__list_empty(from))
+        return;
+    rt__link *first = from->next, *last = from->prev;
+    first->prev = to->prev;
+    to->prev->next = first;
+    last->next = to;
+    to->prev = last;
+    rt__link_init(from);
+}
+
 static inline void rt__list_remove(rt__link *l)
 {
     l->prev->next = l->next;

@@ -137,8 +137,8 @@ void rt__actors_set_death(rt__dispatch *d, rt__actor *a, rt__death death)
         return;
     a->death = death;
     compose_epitaph(a);
-    a->next_declared = d->declared;
-    d->declared = a;
+    a->next_declared = d->out.declared;
+    d->out.declared = a;
 }
 
 /* The actor will run no more: fail what waits, forget its class once no
@@ -153,8 +153,8 @@ void rt__actors_bury(rt__dispatch *d, rt__actor *a)
     }
     if (!a->cls && !a->buried) {
         a->buried = 1;
-        a->next_kill = d->buried; /* next_kill links the buried list too */
-        d->buried = a;
+        a->next_kill = d->out.buried; /* next_kill links the buried list too */
+        d->out.buried = a;
     }
 }
 

@@ -50,7 +50,7 @@ static void forget_resume(rt__dispatch *d, rt__task *t)
 {
     if (t->resuming) {
         unlist(d->resuming, &d->nresuming, t);
-        unlist(d->resumed, &d->nresumed, t);
+        unlist(d->out.resumed, &d->out.nresumed, t);
         t->resuming = 0;
     }
 }
@@ -63,7 +63,7 @@ void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
     t->early = 0;
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
-    rt__tasks_push(&d->done, t);
+    rt__tasks_push(&d->out.done, t);
     rt__graph_ended(d, t);
 }
 
@@ -344,7 +344,7 @@ void rt__dispatch_run(rt__dispatch *d)
     if (d->unhealthy)
         rt__health_fail_never(d);
     if (!rt__list_empty(&d->sched.unplaced))
-        rt__sched_place_groups(&d->sched, &d->placed);
+        rt__sched_place_groups(&d->sched, &d->out.placed);
     /* Tasks filed early while feeding (their objects just sent) may need
      * leases of their own: another pass, while that files more. */
     for (int pass = 0; pass < 64; pass++) {
@@ -497,7 +497,7 @@ static int list_add(rt__task ***list, size_t *n, size_t *cap, rt__task *t)
 /* t has its CPUs back (or never lent them): its caller may go on. */
 static void resumed(rt__dispatch *d, rt__task *t)
 {
-    if (list_add(&d->resumed, &d->nresumed, &d->cap_resumed, t) < 0) {
+    if (list_add(&d->out.resumed, &d->out.nresumed, &d->out.cap_resumed, t) < 0) {
         rt__warn("no memory to let a waiting task go on: it waits for its end");
         return;
     }
@@ -925,8 +925,32 @@ void rt__dispatch_init(rt__dispatch *d)
 {
     memset(d, 0, sizeof *d);
     rt__link_init(&d->actors);
-    rt__link_init(&d->placed);
+    rt__link_init(&d->out.placed);
     d->check_ms = -1;
+}
+
+void rt__dispatch_take_outbox(rt__dispatch *d, rt__outbox *into)
+{
+    *into = d->out;
+    rt__link_init(&into->placed);
+    rt__list_move_all(&into->placed, &d->out.placed);
+    d->out = (rt__outbox){0};
+    rt__link_init(&d->out.placed);
+}
+
+int rt__outbox_any(const rt__outbox *o)
+{
+    return o->done.count || o->nresumed || o->buried || o->declared ||
+           !rt__list_empty(&o->placed) || o->narrived;
+}
+
+void rt__outbox_free(rt__outbox *o)
+{
+    for (size_t i = 0; i < o->narrived; i++)
+        rt__buf_free(o->arrived[i].bytes);
+    rt__free(o->arrived);
+    rt__free(o->resumed);
+    *o = (rt__outbox){0};
 }
 
 rt__node_events rt__dispatch_events(rt__dispatch *d)
@@ -969,17 +993,12 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
         t->board_seq = 0; /* the board goes with the node: no result yet */
     }
     rt__tasks_append(&orphans, &d->parked);
-    for (size_t i = 0; i < d->narrived; i++)
-        rt__buf_free(d->arrived[i].bytes);
-    rt__free(d->arrived);
     rt__free(d->pulls);
-    d->arrived = NULL;
     d->pulls = NULL;
-    d->narrived = d->cap_arrived = d->npulls = d->cap_pulls = 0;
+    d->npulls = d->cap_pulls = 0;
     rt__free(d->resuming);
-    rt__free(d->resumed);
-    d->resuming = d->resumed = NULL;
-    d->nresuming = d->nresumed = d->cap_resuming = d->cap_resumed = 0;
+    d->resuming = NULL;
+    d->nresuming = d->cap_resuming = 0;
     for (rt__task *t; (t = rt__tasks_pop(&orphans));) {
         if (t->kind == RT__KIND_CREATE)
             continue; /* the actor's own record, freed with it */
@@ -988,7 +1007,7 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     }
     while (!rt__list_empty(&d->actors))
         rt__actors_forget(RT__FIRST(&d->actors, rt__actor, link));
-    d->buried = d->declared = NULL;
+    d->out.buried = d->out.declared = NULL; /* forgotten with the rest */
     d->running_actors = 0;
     rt__timeouts_free(&d->timeouts);
     d->check_ms = -1;

@@ -5,18 +5,19 @@
  * Tasks arrive from the public calls (absorbed in submission order), are
  * filed under their class, leased out and sent; answers become results,
  * lost workers become retries or failures, and actors are created,
- * restarted, killed and buried.  Finished tasks and buried actors collect
- * in lists that the runtime publishes under its lock; nothing here takes
- * the lock, and nothing here is touched by another thread.
+ * restarted, killed and buried.  What the application must hear of
+ * (finished tasks, dead actors, placed groups...) collects in the
+ * outbox, which the round takes whole under the runtime's lock
+ * (rt__dispatch_take_outbox()); nothing here takes the lock, and nothing
+ * here is touched by another thread.
  *
  * The retry rule: a task that started in a worker that was then lost
  * spends a retry, whether it finished or not (its effects may have
  * happened), and fails with RT_EWORKERDIED when none is left; a task that
  * never started is sent again for free.  Actor calls are never re-run.
  *
- * Plain data the runtime reads: done, declared, buried, failed,
- * retry_soon and check_ms, to publish them and to know how long it may
- * sleep.
+ * Plain data the runtime reads besides: failed, retry_soon and check_ms,
+ * to know whether to stop and how long it may sleep.
  */
 #ifndef RT_DISPATCH_H
 #define RT_DISPATCH_H
@@ -51,12 +52,26 @@ typedef struct rt__gpu_kept {
     uint64_t bytes;
 } rt__gpu_kept;
 
+/* What a round's work leaves for the runtime to publish under its lock. */
+typedef struct rt__outbox {
+    rt__tasks done;                /* finished */
+    rt__actor *declared;           /* dying: to be declared dead (next_declared) */
+    rt__actor *buried;             /* dead for good: their handles to become
+                                      epitaphs (next_kill) */
+    rt__task **resumed;            /* waiting tasks that have their CPUs back:
+                                      their callers go on */
+    size_t nresumed, cap_resumed;
+    rt__link placed;               /* placement groups just placed */
+    rt__arrival *arrived;          /* objects pulled from their holders that
+                                      came (the bytes nobody takes are freed
+                                      with the outbox) */
+    size_t narrived, cap_arrived;
+} rt__outbox;
+
 typedef struct rt__dispatch {
     rt__sched sched;
     rt__node *node[RT__NODES_MAX]; /* node i of the scheduler */
-    rt__tasks done;                /* finished: for the runtime to publish */
-    rt__actor *declared;           /* dying: for the runtime to declare dead */
-    rt__actor *buried;             /* dead for good: for the runtime to publish */
+    rt__outbox out;                /* for the runtime to publish */
     rt__link actors;               /* every actor record */
     size_t running_actors;         /* actor processes that may still run */
     const char *failed;            /* why a node failed, or NULL */
@@ -79,14 +94,8 @@ typedef struct rt__dispatch {
     size_t nresuming, cap_resuming;
     uint64_t resume_since_ns;      /* when the first of them began to wait
                                       (or one last went on); 0: none */
-    rt__task **resumed;            /* they have them: for the runtime to say */
-    size_t nresumed, cap_resumed;
-    rt__link placed;               /* placement groups just placed: for the
-                                      runtime to publish */
     rt__pull *pulls;               /* objects asked of their holders */
     size_t npulls, cap_pulls;
-    rt__arrival *arrived;          /* what came: for the runtime to publish */
-    size_t narrived, cap_arrived;
     rt__tasks parked;              /* tasks that wait for objects to come
                                       here (remote.c) */
     int unhealthy;                 /* GPUs (instances) found unhealthy
@@ -100,6 +109,12 @@ typedef struct rt__dispatch {
 
 /* Start with no task and no actor. */
 void rt__dispatch_init(rt__dispatch *d);
+/* Move what d's outbox holds into *into, in one call: d's is empty then.
+ * Whether an outbox holds anything (the round then runs again at once);
+ * free one that was taken, with the bytes of the objects nobody took. */
+void rt__dispatch_take_outbox(rt__dispatch *d, rt__outbox *into);
+int rt__outbox_any(const rt__outbox *o);
+void rt__outbox_free(rt__outbox *o);
 /* The events a node reports to d. */
 rt__node_events rt__dispatch_events(rt__dispatch *d);
 /* A node joins: the scheduler counts what it offers (as its next node),
@@ -121,8 +136,9 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t);
  * workers (sched.h, node.h); nothing when t no longer runs or its node
  * never lends, only the CPUs when its node makes no room for it (too
  * many wait already).  To go on, t takes its CPUs back before any new lease
- * takes them (it waits for them in `resuming`); t is in `resumed` once
- * it has them, for the runtime to tell its caller (rt__call_lend()).  A
+ * takes them (it waits for them in `resuming`); t is in the outbox's
+ * `resumed` once it has them, for the runtime to tell its caller
+ * (rt__call_lend()).  A
  * run of t that is over (run is not t's) is not listened to: its worker
  * died, and t runs again, with CPUs of its own. */
 void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited,

@@ -10,7 +10,7 @@
 void rt__dispatch_add_group(rt__dispatch *d, rt__group *g)
 {
     rt__sched_group_add(&d->sched, g);
-    rt__sched_place_groups(&d->sched, &d->placed);
+    rt__sched_place_groups(&d->sched, &d->out.placed);
 }
 
 /* The tasks of c end: those in flight with their workers, killed, and

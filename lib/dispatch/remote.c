@@ -95,17 +95,17 @@ void rt__remote_pulled(void *ctx, uint64_t object, void *bytes, size_t len, int 
             d->pulls[i] = d->pulls[--d->npulls];
             break;
         }
-    if (d->narrived == d->cap_arrived) {
-        size_t cap = d->cap_arrived ? 2 * d->cap_arrived : 16;
-        rt__arrival *v = rt__realloc(d->arrived, cap * sizeof *v);
+    if (d->out.narrived == d->out.cap_arrived) {
+        size_t cap = d->out.cap_arrived ? 2 * d->out.cap_arrived : 16;
+        rt__arrival *v = rt__realloc(d->out.arrived, cap * sizeof *v);
         if (!v) {
             rt__buf_free(bytes); /* pulled again when asked again */
             return;
         }
-        d->arrived = v;
-        d->cap_arrived = cap;
+        d->out.arrived = v;
+        d->out.cap_arrived = cap;
     }
-    d->arrived[d->narrived++] = (rt__arrival){object, bytes, len, found};
+    d->out.arrived[d->out.narrived++] = (rt__arrival){object, bytes, len, found};
 }
 
 /* ---- placing near the objects ------------------------------------------------------ */

@@ -15,9 +15,8 @@
 
 /* [L] Mark the groups the dispatcher placed as ready; 1 when there were
  * some (waiters must hear it). */
-int rt__groups_publish(rt__runtime *rt)
+int rt__groups_publish(rt__link *placed)
 {
-    rt__link *placed = &rt->dispatch.placed;
     int any = !rt__list_empty(placed);
     while (!rt__list_empty(placed)) {
         rt__group *g = RT__OWNER(placed->next, rt__group, link);
@@ -77,7 +76,7 @@ int rt__call_pg_create(rt__runtime *rt, const rt_bundle *bundles, size_t n, int 
         pg->id = g->byid.id;
         rt__dispatch_add_group(&rt->dispatch, g);
         pthread_mutex_lock(&rt->lock);
-        if (rt__groups_publish(rt) && rt->waiters)
+        if (rt__groups_publish(&rt->dispatch.out.placed) && rt->waiters)
             pthread_cond_broadcast(&rt->changed);
         pthread_mutex_unlock(&rt->lock);
     }

@@ -51,14 +51,13 @@ int rt__objects_ask_pull(rt__runtime *rt, rt__task *o)
     return 1;
 }
 
-int rt__objects_arrived(rt__runtime *rt)
+int rt__objects_arrived(rt__runtime *rt, rt__outbox *out)
 {
-    rt__dispatch *d = &rt->dispatch;
-    for (size_t i = 0; i < d->narrived; i++) {
-        rt__arrival *a = &d->arrived[i];
+    for (size_t i = 0; i < out->narrived; i++) {
+        rt__arrival *a = &out->arrived[i];
         rt__task *o = rt__table_find(&rt->tasks, a->object);
         if (!o || !o->holder)
-            o = rt__dispatch_parked_object(d, a->object);
+            o = rt__dispatch_parked_object(&rt->dispatch, a->object);
         if (!o || !rt__objects_elsewhere(o))
             continue;
         o->pulling = 0;
@@ -71,7 +70,7 @@ int rt__objects_arrived(rt__runtime *rt)
                           "no longer holds them", o->result_len, o->holder);
         }
     }
-    return d->narrived > 0;
+    return out->narrived > 0;
 }
 
 int rt__objects_unhold(rt__runtime *rt, rt__task *o)

@@ -187,33 +187,28 @@ static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
 
 /* [L] Tell the tasks whose wait ended that they have their CPUs back;
  * before publishing, while none of them can be freed. */
-static int publish_resumed(rt__dispatch *d)
+static int publish_resumed(const rt__outbox *out)
 {
-    for (size_t i = 0; i < d->nresumed; i++) {
-        d->resumed[i]->going_on = 1;
-        d->resumed[i]->went_run = (unsigned char)rt__task_attempt(d->resumed[i]);
-        d->resumed[i]->resuming = 0;
+    for (size_t i = 0; i < out->nresumed; i++) {
+        rt__task *t = out->resumed[i];
+        t->going_on = 1;
+        t->went_run = (unsigned char)rt__task_attempt(t);
+        t->resuming = 0;
     }
-    int any = d->nresumed > 0;
-    d->nresumed = 0;
-    return any;
+    return out->nresumed > 0;
 }
 
 /* [L] Replace dead actors in the table by their epitaphs, once nothing
  * refers to them; before that, declare them dead. */
-static rt__actor *publish_actors(rt__runtime *rt)
+static rt__actor *publish_actors(rt__runtime *rt, const rt__outbox *out)
 {
-    rt__dispatch *d = &rt->dispatch;
-    for (rt__actor *a = d->declared; a; a = a->next_declared)
+    for (rt__actor *a = out->declared; a; a = a->next_declared)
         a->declared_dead = 1;
-    d->declared = NULL;
-    rt__actor *list = d->buried;
-    for (rt__actor *a = list; a; a = a->next_kill) {
+    for (rt__actor *a = out->buried; a; a = a->next_kill) {
         rt__table_retire(&rt->actors, a->handle, a->tombstone);
         a->tombstone = NULL; /* the table's now */
     }
-    d->buried = NULL;
-    return list;
+    return out->buried;
 }
 
 /* [L] Take what was asked of tasks, after publishing: a task published
@@ -251,16 +246,17 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
         a->restarting = a->restart_requested && !a->kill_requested;
         a->restart_requested = 0;
     }
-    x->published = publish_actors(rt);
+    rt__dispatch_take_outbox(d, &x->out);
+    x->published = publish_actors(rt, &x->out);
     rt->queued = d->sched.npending;
-    int changed = publish_resumed(d);
-    changed |= rt__groups_publish(rt);
-    changed |= rt__objects_arrived(rt);
+    int changed = publish_resumed(&x->out);
+    changed |= rt__groups_publish(&x->out.placed);
+    changed |= rt__objects_arrived(rt, &x->out);
     x->pulls = rt->pull_asks;
     x->npulls = rt->npull_asks;
     rt->pull_asks = NULL;
     rt->npull_asks = rt->cap_pull_asks = 0;
-    changed |= publish_tasks(rt, &d->done, x);
+    changed |= publish_tasks(rt, &x->out.done, x);
     take_asks(rt, x);
     if (d->failed && (rt->state == RT__RUNNING || rt->state == RT__STARTING)) {
         rt->state = RT__STOPPING;
@@ -279,10 +275,8 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
 static void take_objects(rt__runtime *rt, rt__exchange *x)
 {
     rt__dispatch *d = &rt->dispatch;
-    int came = d->narrived > 0;
-    for (size_t i = 0; i < d->narrived; i++)
-        rt__buf_free(d->arrived[i].bytes);
-    d->narrived = 0;
+    int came = x->out.narrived > 0;
+    rt__outbox_free(&x->out);
     for (size_t i = 0; i < x->npulls; i++)
         rt__dispatch_pull(d, x->pulls[i].holder, x->pulls[i].object, x->pulls[i].run);
     rt__free(x->pulls);
@@ -299,7 +293,7 @@ static rt__state exchange_and_act(rt__runtime *rt)
 {
     rt__dispatch *d = &rt->dispatch;
     rt__exchange x = {0};
-    if (d->done.count) /* a task's lines come before its result */
+    if (d->out.done.count) /* a task's lines come before its result */
         rt__sink_drain(RT__OUTPUT_WAIT_MS);
     pthread_mutex_lock(&rt->lock);
     rt__exchange_locked(rt, &x);
@@ -351,9 +345,7 @@ static int wait_for_actors(rt__runtime *rt, uint64_t *deadline)
 /* What a round left for the next one at once: what it must publish. */
 static int more_now(rt__runtime *rt)
 {
-    rt__dispatch *d = &rt->dispatch;
-    return d->done.count || d->nresumed || d->buried || d->declared ||
-           !rt__list_empty(&d->placed) || d->narrived;
+    return rt__outbox_any(&rt->dispatch.out);
 }
 
 /* What a round left for later: a retry, a task that may pass its

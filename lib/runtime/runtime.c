@@ -437,6 +437,7 @@ static void finish_shutdown(rt__runtime *rt)
     rt->npull_asks = rt->cap_pull_asks = 0;
     rt__round_give(rt);
     rt__free(x.pulls);
+    rt__outbox_free(&x.out);
     rt__tasks_free(&x.orphans);
     rt__table_free(&tasks, free_task_item);
     rt__forgotten none[64]; /* the ranks that held them are gone */

@@ -251,6 +251,8 @@ typedef struct rt__exchange {
     rt__ask *dropped;      /* taken: asks of tasks done, to free */
     rt__pull *pulls;       /* taken: objects to pull (npulls) */
     size_t npulls;
+    rt__outbox out;        /* taken: what the dispatcher left to publish
+                              (freed by the taker once published) */
     rt__actor *published;  /* given: dead actors, now only epitaphs */
     rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
     int notify;            /* given: write the notices' descriptor */
@@ -261,9 +263,9 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x);
 
 /* ---- groups.c: placement groups ------------------------------------------------- */
 
-/* [L] The groups the dispatcher placed are ready now (waiters may go);
- * 1 when there were some. */
-int rt__groups_publish(rt__runtime *rt);
+/* [L] The groups the dispatcher placed (taken from its outbox) are ready
+ * now (waiters may go); 1 when there were some. */
+int rt__groups_publish(rt__link *placed);
 
 /* ---- notices.c: what an event loop hears (rt_notify()) ----------------------------- */
 
@@ -316,11 +318,11 @@ int rt__objects_room(rt__runtime *rt, size_t need, const char *call);
  * (once): 1 when the runtime thread must be woken (after unlocking). */
 int rt__objects_elsewhere(const rt__task *o);
 int rt__objects_ask_pull(rt__runtime *rt, rt__task *o);
-/* [L] What the dispatcher pulled came (d->arrived): each record, found
+/* [L] What the dispatcher pulled came (out->arrived): each record, found
  * by handle or among the parked tasks' arguments, gets its bytes, or is
- * lost; the bytes nobody took stay in d->arrived, for the caller to free
- * after unlocking.  1 when some came. */
-int rt__objects_arrived(rt__runtime *rt);
+ * lost; the bytes nobody took stay in out->arrived, freed with the
+ * outbox after unlocking.  1 when some came. */
+int rt__objects_arrived(rt__runtime *rt, rt__outbox *out);
 /* The shared memory of freed objects kept for reuse: this share of the
  * store at most (1/8). */
 #define RT__POOL_SHARE 8
