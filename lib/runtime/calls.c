@@ -548,70 +548,63 @@ int rt__call_actor_kill(rt__runtime *rt, rt_actor actor, int restart)
 
 /* ---- the books ---------------------------------------------------------------------- */
 
-int rt__round_take_running(rt__runtime *rt, const char *call)
+/* What rt_cluster_resources(), rt_available_resources() and
+ * rt_unhealthy_gpus() ask of the round: a census of the books. */
+typedef struct census {
+    const char *call;
+    int available;     /* free now, not the totals */
+    int sick;          /* the unhealthy GPUs instead */
+    void *list;
+    size_t n;
+} census;
+
+static int take_census(rt__runtime *rt, void *ctx)
 {
-    if (rt__process_forked()) /* a stale copy: not even its round is ours */
-        return rt__check_running(rt, call);
-    rt__round_take(rt);
-    pthread_mutex_lock(&rt->lock);
-    int rc = rt__check_running(rt, call);
-    pthread_mutex_unlock(&rt->lock);
-    if (rc < 0)
-        rt__round_give(rt);
-    return rc;
+    census *c = ctx;
+    const rt__sched *s = &rt->dispatch.sched;
+    size_t each = c->sick ? sizeof(rt_gpu_health) : sizeof(rt_resource);
+    c->n = c->sick ? rt__sched_sick_census(s, NULL) : rt__sched_census(s, c->available, NULL);
+    c->list = rt__buf_alloc(c->n * each + 1);
+    if (!c->list)
+        return rt__error(RT_ENOMEM, "%s: no memory for %zu entries", c->call, c->n);
+    if (c->sick)
+        rt__sched_sick_census(s, c->list);
+    else
+        rt__sched_census(s, c->available, c->list);
+    return 0;
 }
 
 int rt__call_resources(rt__runtime *rt, const char *call, int available,
                        rt_resource **out, size_t *n)
 {
-    int rc = rt__round_take_running(rt, call);
-    if (rc < 0)
-        return rc;
-    const rt__sched *s = &rt->dispatch.sched;
-    size_t count = rt__sched_census(s, available, NULL);
-    rt_resource *list = rt__buf_alloc(count * sizeof *list);
-    if (list) {
-        rt__sched_census(s, available, list);
-        *out = list;
-        *n = count;
-    } else {
-        rc = rt__error(RT_ENOMEM, "%s: no memory for %zu entries", call, count);
-    }
-    rt__round_give(rt);
+    census c = {call, available, 0, NULL, 0};
+    int rc = rt__errand_ask(rt, call, take_census, &c);
+    if (rc == 0)
+        *out = c.list, *n = c.n;
     return rc;
 }
 
 int rt__call_unhealthy(rt__runtime *rt, rt_gpu_health **out, size_t *n)
 {
-    int rc = rt__round_take_running(rt, "rt_unhealthy_gpus");
-    if (rc < 0)
-        return rc;
-    const rt__sched *s = &rt->dispatch.sched;
-    size_t count = rt__sched_sick_census(s, NULL);
-    rt_gpu_health *list = rt__buf_alloc(count * sizeof *list + 1);
-    if (list) {
-        rt__sched_sick_census(s, list);
-        *out = list;
-        *n = count;
-    } else {
-        rc = rt__error(RT_ENOMEM, "rt_unhealthy_gpus: no memory for %zu entries", count);
-    }
-    rt__round_give(rt);
+    census c = {"rt_unhealthy_gpus", 0, 1, NULL, 0};
+    int rc = rt__errand_ask(rt, c.call, take_census, &c);
+    if (rc == 0)
+        *out = c.list, *n = c.n;
     return rc;
+}
+
+/* The timeline is the round holder's: it writes the file. */
+static int write_timeline(rt__runtime *rt, void *path)
+{
+    if (!rt->recording)
+        return rt__error(RT_EINVAL, "rt_timeline: nothing was recorded: set "
+                                    "rt_config.timeline or RTASK_TIMELINE before rt_init()");
+    return rt__timeline_write(&rt->timeline, path);
 }
 
 int rt__call_timeline(rt__runtime *rt, const char *path)
 {
-    int rc = rt__round_take_running(rt, "rt_timeline"); /* the timeline is the round holder's */
-    if (rc < 0)
-        return rc;
-    if (!rt->recording)
-        rc = rt__error(RT_EINVAL, "rt_timeline: nothing was recorded: set "
-                                  "rt_config.timeline or RTASK_TIMELINE before rt_init()");
-    else
-        rc = rt__timeline_write(&rt->timeline, path);
-    rt__round_give(rt);
-    return rc;
+    return rt__errand_ask(rt, "rt_timeline", write_timeline, (void *)path);
 }
 
 uint64_t rt__call_payload_in(rt__runtime *rt)

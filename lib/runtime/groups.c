@@ -55,35 +55,44 @@ static int new_group(rt__runtime *rt, const rt_bundle *bundles, size_t n, int st
     return rc;
 }
 
+/* What rt_pg_create() asks of the round. */
+typedef struct group_order {
+    const rt_bundle *bundles;
+    size_t n;
+    int strategy;
+    rt_pg *pg;
+} group_order;
+
+/* The group checked, given its handle, and placed now if it fits. */
+static int create_group(rt__runtime *rt, void *ctx)
+{
+    const group_order *o = ctx;
+    rt__group *g = NULL;
+    int rc = new_group(rt, o->bundles, o->n, o->strategy, &g);
+    if (rc < 0)
+        return rc;
+    void *old;
+    pthread_mutex_lock(&rt->lock);
+    if (rt__table_add(&rt->groups, g, &g->byid.id, &old) < 0)
+        rc = rt__error(RT_ENOMEM, "rt_pg_create: no memory for its handle");
+    pthread_mutex_unlock(&rt->lock);
+    if (rc < 0) {
+        rt__group_free(g);
+        return rc;
+    }
+    o->pg->id = g->byid.id;
+    rt__dispatch_add_group(&rt->dispatch, g); /* the round places what waits for it next */
+    pthread_mutex_lock(&rt->lock);
+    rt__groups_publish(&rt->dispatch.out.placed);
+    pthread_mutex_unlock(&rt->lock);
+    return 0;
+}
+
 int rt__call_pg_create(rt__runtime *rt, const rt_bundle *bundles, size_t n, int strategy,
                        rt_pg *pg)
 {
-    int rc = rt__round_take_running(rt, "rt_pg_create");
-    if (rc < 0)
-        return rc;
-    rt__group *g = NULL;
-    rc = new_group(rt, bundles, n, strategy, &g);
-    if (rc == 0) {
-        void *old;
-        pthread_mutex_lock(&rt->lock);
-        if (rt__table_add(&rt->groups, g, &g->byid.id, &old) < 0)
-            rc = rt__error(RT_ENOMEM, "rt_pg_create: no memory for its handle");
-        pthread_mutex_unlock(&rt->lock);
-        if (rc < 0)
-            rt__group_free(g);
-    }
-    if (rc == 0) {
-        pg->id = g->byid.id;
-        rt__dispatch_add_group(&rt->dispatch, g);
-        pthread_mutex_lock(&rt->lock);
-        if (rt__groups_publish(&rt->dispatch.out.placed) && rt->waiters)
-            pthread_cond_broadcast(&rt->changed);
-        pthread_mutex_unlock(&rt->lock);
-    }
-    rt__round_give(rt);
-    if (rc == 0)
-        rt__wake_runtime(rt); /* its tasks may be waiting already */
-    return rc;
+    group_order o = {bundles, n, strategy, pg};
+    return rt__errand_ask(rt, "rt_pg_create", create_group, &o);
 }
 
 int rt__call_pg_wait(rt__runtime *rt, rt_pg pg, long timeout_ms)
@@ -111,25 +120,23 @@ int rt__call_pg_wait(rt__runtime *rt, rt_pg pg, long timeout_ms)
     return rc;
 }
 
+/* The group's handle gone (its waiters fail), then the group with its
+ * tasks and actors; what it held may place other work in this round. */
+static int remove_group(rt__runtime *rt, void *pg)
+{
+    uint64_t id = ((const rt_pg *)pg)->id;
+    pthread_mutex_lock(&rt->lock);
+    rt__group *g = rt__table_find(&rt->groups, id);
+    if (g)
+        rt__table_drop(&rt->groups, id);
+    pthread_mutex_unlock(&rt->lock);
+    if (!g)
+        return rt__error(RT_EBADREF, "rt_pg_remove: unknown or removed placement group");
+    rt__dispatch_remove_group(&rt->dispatch, g);
+    return 0;
+}
+
 int rt__call_pg_remove(rt__runtime *rt, rt_pg pg)
 {
-    int rc = rt__round_take_running(rt, "rt_pg_remove");
-    if (rc < 0)
-        return rc;
-    pthread_mutex_lock(&rt->lock);
-    rt__group *g = rt__table_find(&rt->groups, pg.id);
-    if (g) {
-        rt__table_drop(&rt->groups, pg.id);
-        if (rt->waiters)
-            pthread_cond_broadcast(&rt->changed); /* its waiters fail */
-    }
-    pthread_mutex_unlock(&rt->lock);
-    if (g)
-        rt__dispatch_remove_group(&rt->dispatch, g);
-    else
-        rc = rt__error(RT_EBADREF, "rt_pg_remove: unknown or removed placement group");
-    rt__round_give(rt);
-    if (g)
-        rt__wake_runtime(rt); /* what it held may place other work */
-    return rc;
+    return rt__errand_ask(rt, "rt_pg_remove", remove_group, &pg);
 }

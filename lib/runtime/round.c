@@ -16,6 +16,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/process.h"
 #include "node/sink.h"
 
 #include <errno.h>
@@ -211,6 +212,63 @@ static rt__actor *publish_actors(rt__runtime *rt, const rt__outbox *out)
     return out->buried;
 }
 
+/* ---- errands ------------------------------------------------------------ */
+
+int rt__errand_ask(rt__runtime *rt, const char *call, rt__errand_fn *run, void *ctx)
+{
+    if (rt__process_forked()) /* a stale copy: not even its round is ours */
+        return rt__check_running(rt, call);
+    rt__errand e = {.run = run, .ctx = ctx, .call = call};
+    pthread_mutex_lock(&rt->lock);
+    int rc = rt__check_running(rt, call);
+    if (rc == 0) {
+        e.next = rt->errands;
+        rt->errands = &e;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    if (rc < 0)
+        return rc;
+    rt__wake_runtime(rt);
+    pthread_mutex_lock(&rt->lock);
+    while (!e.done)
+        rt__wait_change(rt, -1, NULL);
+    rc = e.rc;
+    pthread_mutex_unlock(&rt->lock);
+    return rc < 0 ? rt__error(rc, "%s", e.why) : rc;
+}
+
+/* [L] e ran (or cannot): its asker may go, and frees it. */
+static void errand_done(rt__runtime *rt, rt__errand *e, int rc, const char *why)
+{
+    e->rc = rc;
+    if (rc < 0)
+        snprintf(e->why, sizeof e->why, "%s", why);
+    e->done = 1;
+    pthread_cond_broadcast(&rt->changed);
+}
+
+/* Run the errands an exchange took (round held, [L] not held). */
+static void run_errands(rt__runtime *rt, rt__errand *list)
+{
+    for (rt__errand *e = list, *next; e; e = next) {
+        int rc = e->run(rt, e->ctx);
+        pthread_mutex_lock(&rt->lock);
+        next = e->next; /* e is the asker's once done */
+        errand_done(rt, e, rc, rt__last_error());
+        pthread_mutex_unlock(&rt->lock);
+    }
+}
+
+void rt__errands_fail_locked(rt__runtime *rt, rt__errand *list)
+{
+    char why[256];
+    for (rt__errand *e = list, *next; e; e = next) {
+        next = e->next;
+        snprintf(why, sizeof why, "%s: the runtime was shut down", e->call);
+        errand_done(rt, e, RT_ESHUTDOWN, why);
+    }
+}
+
 /* [L] Take what was asked of tasks, after publishing: a task published
  * (done, perhaps freed by rt_get() or as an orphan) is left alone; the
  * others cannot be freed before the next exchange. */
@@ -258,6 +316,8 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
     rt->npull_asks = rt->cap_pull_asks = 0;
     changed |= publish_tasks(rt, &x->out.done, x);
     take_asks(rt, x);
+    x->errands = rt->errands;
+    rt->errands = NULL;
     if (d->failed && (rt->state == RT__RUNNING || rt->state == RT__STARTING)) {
         rt->state = RT__STOPPING;
         rt->stop_reason = d->failed;
@@ -326,6 +386,7 @@ static rt__state exchange_and_act(rt__runtime *rt)
         rt__dispatch_kill(d, a, a->restarting);
     }
     rt__dispatch_free_actors(x.published); /* after absorb: no call refers to them */
+    run_errands(rt, x.errands);
     return state;
 }
 

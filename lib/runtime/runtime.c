@@ -425,6 +425,7 @@ static void finish_shutdown(rt__runtime *rt)
         rt__warn("RTASK_TIMELINE: %s", rt__last_error());
     pthread_mutex_lock(&rt->lock);
     rt__exchange_locked(rt, &x);
+    rt__errands_fail_locked(rt, x.errands); /* the books are gone */
     rt->state = RT__STOPPED;
     rt->was_shut_down = 1;
     let_waiters_leave(rt);

@@ -27,7 +27,10 @@
  *   that thread waits in epoll; then an application thread that submitted
  *   a task when no other waited to be sent may take it and send the task
  *   itself, sparing the runtime thread a wake-up (rt__submitted()), and
- *   one in rt_get() may read its task's answer (rt__await()).
+ *   one in rt_get() may read its task's answer (rt__await()).  Other
+ *   calls that need the round's books (the census, the timeline,
+ *   placement groups) do not take it: they post an errand, which the
+ *   round's holder runs between two exchanges (rt__errand_ask()).
  * - rt_init() and rt_shutdown() run one at a time: `changing` says that
  *   one is at work, and the other waits on `settled`.  rt_init() makes
  *   the state STARTING, and RUNNING only once the node runs and the MPI
@@ -111,6 +114,8 @@ typedef struct rt__runtime {
     rt__actor *kills;            /* [L] kills asked for, not yet taken */
     struct rt__ask *asks;        /* [L] cancels and lends asked for, not yet
                                     taken, newest first */
+    struct rt__errand *errands;  /* [L] work asked of the round, not yet
+                                    taken, newest first */
     rt__loop loop;
     rt__timer retry;             /* the runtime thread's: a lease to try again */
     rt__timer expiry;            /* a task may pass its timeout_ms */
@@ -165,9 +170,28 @@ int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
 int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
                   const char *call, rt__task **t);
 
-/* [L] not held: 0 when the runtime runs, with the round taken (the
- * scheduler's books are the round holder's), or an error without it. */
-int rt__round_take_running(rt__runtime *rt, const char *call);
+/* A piece of the round's work that an application thread asks for
+ * rather than take the round (the census, the timeline, placement
+ * groups: the books they read and change are the round holder's).  The
+ * holder runs it between two exchanges, without the lock, and says it is
+ * done; what it returned, and its message, go back to the asker. */
+typedef int rt__errand_fn(rt__runtime *rt, void *ctx);
+typedef struct rt__errand {
+    rt__errand_fn *run;
+    void *ctx;
+    const char *call;         /* the public call that asks */
+    int rc;                   /* [L] what run returned */
+    int done;                 /* [L] */
+    char why[256];            /* [L] its message, when rc < 0 */
+    struct rt__errand *next;  /* [L] on rt->errands */
+} rt__errand;
+
+/* [L] not held: ask the round to run run(rt, ctx) and wait until it has:
+ * what it returned, or the error of a runtime that does not run. */
+int rt__errand_ask(rt__runtime *rt, const char *call, rt__errand_fn *run, void *ctx);
+/* [L] Fail the errands an exchange took, with RT_ESHUTDOWN, when the
+ * books are gone (the round runs the others). */
+void rt__errands_fail_locked(rt__runtime *rt, rt__errand *list);
 
 /* ---- round.c: the round and the ways into it ---------------------------------- */
 
@@ -249,6 +273,7 @@ typedef struct rt__exchange {
     rt__ask *asks;         /* taken: asks of tasks not done, in order, each
                               cancel copied into its task's cancelling */
     rt__ask *dropped;      /* taken: asks of tasks done, to free */
+    rt__errand *errands;   /* taken: work asked of the round */
     rt__pull *pulls;       /* taken: objects to pull (npulls) */
     size_t npulls;
     rt__outbox out;        /* taken: what the dispatcher left to publish
