@@ -2,8 +2,8 @@
 #include "nvml.h"
 
 #include "models.h"
+#include "gpu_event.h"
 #include "nvml_abi.h"
-#include "watch.h"
 #include "base/alloc.h"
 #include "base/error.h"
 

@@ -5,7 +5,7 @@
 #ifndef RT_NVML_H
 #define RT_NVML_H
 
-#include "detect.h"
+#include "machine.h"
 
 /* Complete the NVIDIA GPUs of m, matched by PCI bus id, with what NVML
  * says: the exact name ("NVIDIA H100 80GB HBM3"), UUID, memory, compute

@@ -13,31 +13,12 @@
 #ifndef RT_WATCH_H
 #define RT_WATCH_H
 
-#include "detect.h"
+#include "gpu_event.h"
+#include "machine.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-typedef enum rt__gpu_kind {
-    RT__GPU_XID = 1,    /* a critical XID: code is its number */
-    RT__GPU_ECC,        /* a double-bit ECC error */
-    RT__GPU_ECC1,       /* a single-bit ECC error (corrected) */
-    RT__GPU_LOST,       /* the GPU is lost (off the bus) */
-    RT__GPU_USAGE,      /* process pid holds code bytes of the GPU's memory
-                           (0: no longer) */
-    RT__GPU_WATCHING    /* NVML started: watcher pid watches from now on
-                           (its first record; a watcher that ends before it
-                           found nothing to watch) */
-} rt__gpu_kind;
-
-/* One record, written whole (it is smaller than PIPE_BUF). */
-typedef struct rt__gpu_event {
-    uint32_t kind;
-    uint32_t pid;
-    uint64_t code;
-    char bus_id[16];   /* the GPU's, as detection names it */
-} rt__gpu_event;
 
 /* Start watching m's NVIDIA GPUs where NVML can be loaded: *fd gets the
  * read end of the records' pipe (non-blocking, close-on-exec).  0, or -1

@@ -1,7 +1,6 @@
 /* client.c - the public calls made inside a worker, sent to the application. */
 #include "client.h"
 
-#include "worker.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/shm.h"
@@ -19,9 +18,12 @@
 static int door = -1;
 static pid_t worker_pid;
 
-void rt__client_worker_starts(void)
+static rt__client_worker worker_of;
+
+void rt__client_worker_starts(rt__client_worker worker)
 {
     worker_pid = getpid();
+    worker_of = worker;
 }
 
 /* The calling thread's connection, and the handles its task made that
@@ -147,14 +149,14 @@ static int connect_door(void)
  * while it waits. */
 static uint64_t asker(void)
 {
-    const rt__running *r = rt__worker_running();
+    const rt__running *r = worker_of.running();
     return r && r->lends ? r->task : 0;
 }
 
 /* Which run of it this is: a run that is over cannot lend another's. */
 static uint64_t asker_run(void)
 {
-    const rt__running *r = rt__worker_running();
+    const rt__running *r = worker_of.running();
     return r ? r->attempt : 0;
 }
 
@@ -382,7 +384,7 @@ static void run_given(reply *r, rt__callmsg_run *run)
     done(r);
     size_t base = conn.base;
     conn.base = conn.nmade;
-    rt__worker_run_inside(run);
+    worker_of.run_inside(run);
     conn.nmade = conn.base; /* its END took them */
     conn.base = base;
     rt__free(arg);
@@ -489,7 +491,7 @@ int rt__client_kill(rt_actor actor)
 
 int rt__client_yield(const void *data, size_t len)
 {
-    const rt__running *r = rt__worker_running();
+    const rt__running *r = worker_of.running();
     if (!r)
         return rt__error(RT_EINVAL, "rt_yield: only a running task yields results");
     int rc = open_or_fail();

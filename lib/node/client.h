@@ -28,8 +28,25 @@ int rt__client_door_open(int *ours, int *theirs);
  * is not one (its descriptors closed).  Blocks until one comes. */
 int rt__client_door_accept(int door);
 
+/* What the calling thread of a worker runs, or NULL between tasks. */
+typedef struct rt__running {
+    uint64_t task;    /* its id: the handle of its result */
+    unsigned attempt; /* 0 on its first run */
+    uint64_t actor;   /* the actor's handle, in an actor; else 0 */
+    int lends;        /* a task, not an actor's call: while it waits for
+                         others, the runtime lends its CPUs and takes back
+                         the tasks queued behind it */
+} rt__running;
+
+/* What the client asks of the worker it runs in (worker.c): what the
+ * calling thread runs, and to run a task inside that thread's wait. */
+typedef struct rt__client_worker {
+    const rt__running *(*running)(void);
+    void (*run_inside)(const rt__callmsg_run *in);
+} rt__client_worker;
+
 /* In a worker, as it starts: calls are this process's to make. */
-void rt__client_worker_starts(void);
+void rt__client_worker_starts(rt__client_worker worker);
 
 /* The calls, in a worker.  Each returns what the public call would, and
  * sets the message of rt__last_error(). */

@@ -2,7 +2,6 @@
 #include "output.h"
 
 #include "sink.h"
-#include "worker.h"
 #include "base/alloc.h"
 
 #include <dlfcn.h>

@@ -9,6 +9,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The marker that starts "PID NAME\n" in a worker's output streams: the
+ * worker writes it where its name changes, the relay reads it. */
+#define RT__NAME_MARK "\0rtask:"
+#define RT__NAME_MARK_LEN 7
+
 typedef struct rt__relay {
     int fd;       /* read end of the worker's pipe; -1 once closed */
     FILE *to;     /* the application's stdout or stderr */

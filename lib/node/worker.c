@@ -835,7 +835,7 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
     rt__shm_pool_forked(SIZE_MAX / 2);
     rt__shm_keep_maps(KEPT_MAPS_BYTES);
     on_exit(exit_now, NULL);
-    rt__client_worker_starts();
+    rt__client_worker_starts((rt__client_worker){rt__worker_running, rt__worker_run_inside});
     rt__taskenv_capture();
     rt__procstate_capture();
     dup2(out, STDOUT_FILENO);

@@ -10,13 +10,10 @@
 #ifndef RT_WORKER_H
 #define RT_WORKER_H
 
+#include "client.h"
 #include "journal.h"
 
 #include <stdint.h>
-
-/* The marker that starts "PID NAME\n" in a worker's output streams. */
-#define RT__NAME_MARK "\0rtask:"
-#define RT__NAME_MARK_LEN 7
 
 /* One per worker, in memory shared by the application, the fork server
  * and every worker (mapped before the fork server is forked).  The worker
@@ -57,17 +54,8 @@ struct rt__board;
 _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
                                struct rt__board *board);
 
-/* What the calling thread of a worker runs, or NULL between tasks (and
- * outside workers). */
-typedef struct rt__running {
-    uint64_t task;    /* its id: the handle of its result */
-    unsigned attempt; /* 0 on its first run */
-    uint64_t actor;   /* the actor's handle, in an actor; else 0 */
-    int lends;        /* a task, not an actor's call: while it waits for
-                         others, the runtime lends its CPUs and takes back
-                         the tasks queued behind it */
-} rt__running;
-
+/* What the calling thread of a worker runs (client.h), or NULL between
+ * tasks (and outside workers). */
 const rt__running *rt__worker_running(void);
 /* The calling thread's task waits for the task `in`, which the runtime
  * gave it to run itself (callmsg.h): run it here, as the worker would,

@@ -9,15 +9,23 @@
 #define RT_WORKERS_H
 
 #include "board.h"
-#include "local.h"
+#include "forkserver.h"
+#include "node.h"
 #include "output.h"
 #include "spares.h"
 #include "worker.h"
 #include "base/list.h"
+#include "base/loop.h"
+#include "devices/detect.h"
+#include "devices/family.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* The local node's state (its calls are local.h's), shared by local.c
+ * and workers.c. */
+typedef struct rt__local rt__local;
 
 /* Run slots are mapped before the fork server is forked, so the mapping
  * cannot grow later: map room for this many workers at once (512 MiB of
