@@ -228,7 +228,9 @@ int rt__errand_ask(rt__runtime *rt, const char *call, rt__errand_fn *run, void *
     pthread_mutex_unlock(&rt->lock);
     if (rc < 0)
         return rc;
-    rt__wake_runtime(rt);
+    /* As a submission: a round here when the round is free (the errand
+     * is its work, as a task is), else the runtime thread's next. */
+    rt__submitted(rt, RT__WAKE_IDLE);
     pthread_mutex_lock(&rt->lock);
     while (!e.done)
         rt__wait_change(rt, -1, NULL);

@@ -29,8 +29,10 @@
  *   itself, sparing the runtime thread a wake-up (rt__submitted()), and
  *   one in rt_get() may read its task's answer (rt__await()).  Other
  *   calls that need the round's books (the census, the timeline,
- *   placement groups) do not take it: they post an errand, which the
- *   round's holder runs between two exchanges (rt__errand_ask()).
+ *   placement groups) do not take it for their own work: they post an
+ *   errand, which the round's holder runs between two exchanges; when
+ *   the round is free the asker does that round itself, as a submitter
+ *   does (rt__errand_ask()).
  * - rt_init() and rt_shutdown() run one at a time: `changing` says that
  *   one is at work, and the other waits on `settled`.  rt_init() makes
  *   the state STARTING, and RUNNING only once the node runs and the MPI
