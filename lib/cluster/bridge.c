@@ -133,7 +133,7 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
     return 0;
 }
 
-/* ---- the runtime thread's side ------------------------------------------------ */
+/* ---- the round holder's side ------------------------------------------------- */
 
 static void on_arrival(rt__wake *w)
 {

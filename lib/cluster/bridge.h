@@ -3,7 +3,7 @@
  * runtime thread's event loop.
  *
  * MPI offers no descriptor to wait on, so a thread of its own does every
- * MPI call: it sends what the runtime thread queued, receives what other
+ * MPI call: it sends what the round's holder queued, receives what other
  * ranks sent, and hands it to the runtime thread through an eventfd the
  * loop watches.  It polls while messages flow and backs off to a
  * millisecond between polls when none have for a while; a message queued
@@ -21,7 +21,7 @@
 
 typedef struct rt__bridge rt__bridge;
 
-/* A message from rank `from`, on the runtime thread.  A memfd in m->fd is
+/* A message from rank `from`, in the round.  A memfd in m->fd is
  * the callee's. */
 typedef void (*rt__bridge_cb)(void *ctx, int from, const rt__rank_msg *m);
 

@@ -200,7 +200,7 @@ void *rt__result_alloc(rt_result *result, size_t len)
 }
 
 /* Put the name marker into both output streams when the function or the
- * given name changes, so that the runtime thread prefixes each line with
+ * given name changes, so that the application prefixes each line with
  * the task that wrote it; unless the runtime labels this task's lines
  * itself (output.h).  The name is looked up only for a marker: the
  * symbol's lookup costs a fresh worker's first task microseconds. */

@@ -3,7 +3,7 @@
  *
  * A worker reads TASK messages from its socket, runs each function, and
  * answers with RESULT messages in the same order.  Its stdout and stderr
- * are pipes read by the runtime thread, which prefixes every line with
+ * are pipes read by the application (output.h), which prefixes every line with
  * "(name pid=N) "; the worker writes a marker into both pipes whenever the
  * name changes, so the prefix travels in order with the output itself.
  */

@@ -33,7 +33,7 @@ int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node 
 /* A serving rank: a worker's thread connected to make calls, which rank 0
  * makes (cluster/tunnel.h). */
 void rt__cluster_tunnel(rt__cluster *c, int connection);
-/* The runtime thread's share of each round; 1 when it wants another
+/* The cluster's share of each round (its holder's); 1 when it wants another
  * round soon. */
 int rt__cluster_round(rt__cluster *c);
 /* Bytes of payload this rank received from the others so far. */

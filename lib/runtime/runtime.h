@@ -15,7 +15,7 @@
  *   loop's wake-up may be written to.
  * - No lock is held across a system call, a wait or a large copy:
  *   records and arguments are made before it is taken, results are
- *   copied or mapped by the runtime thread outside it, records are freed
+ *   copied or mapped by the round's holder outside it, records are freed
  *   after it is released, and whoever waits for something (a task, the
  *   round, the end of rt_init() or rt_shutdown()) waits on a condition,
  *   which releases it.
@@ -41,7 +41,7 @@
  *   thread may read once the state is RUNNING.
  *
  * The layers, top to bottom, are lib/'s folders (mk/check-layers): the
- * public calls (api/) and the handle tables; the runtime thread (here)
+ * public calls (api/) and the handle tables; the round (here)
  * and the dispatcher (dispatch/), which carries out the scheduler's
  * decisions (sched/) on the nodes (node/node.h): peers (cluster/) and
  * the local node with its fork server, worker processes, protocol and
@@ -268,7 +268,7 @@ void rt__submitted(rt__runtime *rt, int how);
  * on this thread instead, and publish it. */
 void rt__await(rt__runtime *rt, rt_ref ref);
 
-/* What the runtime thread takes and gives in one exchange. */
+/* What the round's holder takes and gives in one exchange. */
 typedef struct rt__exchange {
     rt__tasks incoming;    /* taken: submitted tasks */
     rt__actor *kills;      /* taken: kills asked for */
