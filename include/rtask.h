@@ -483,7 +483,9 @@ RT_EXPORT int rt_actor_kill(rt_actor actor);
 /* Kill an actor's process as a crash would (Ray's ray.kill(actor,
  * no_restart=False)): it restarts if max_restarts allows, spending one;
  * its calls in flight are sent again within max_task_retries, or fail
- * with RT_EACTORDIED; its destructor does not run. */
+ * with RT_EACTORDIED; its destructor does not run.  An actor still
+ * waiting for its resources spends a restart too (it starts anew once
+ * placed), or dies there without one. */
 RT_NODISCARD RT_EXPORT int rt_actor_restart(rt_actor actor);
 
 /*

@@ -1189,6 +1189,54 @@ START_TEST(an_actor_restarts_when_asked)
 }
 END_TEST
 
+/* rt_actor_restart() on an actor still waiting for its resources spends
+ * a restart: it starts anew once placed, and the calls that wait for it
+ * run then (they never ran); with no restart left it dies before it
+ * started, and its calls fail with RT_EACTORDIED. */
+START_TEST(an_actor_restarted_before_it_starts_spends_a_restart)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.resources = "slot=1";
+    ck_ok(rt_init_config(&c));
+    static const rt_actor_class cls = {"total", n_actor_init, free};
+    rt_opts slot = RT_OPTS_INIT;
+    slot.resources = "slot=1";
+    uint64_t ms = 600, five = 5, one = 1;
+    rt_ref busy, call;
+    ck_ok(rt_remote(t_sleep_ms, &slot, &ms, sizeof ms, &busy));
+    usleep(100 * 1000);
+    slot.max_restarts = 1;
+    rt_actor pending;
+    ck_ok(rt_actor_create(&cls, &slot, NULL, 0, &pending)); /* waits for the slot */
+    ck_ok(rt_actor_call(pending, n_actor_add, &five, sizeof five, &call));
+    ck_ok(rt_actor_restart(pending));
+    ck_ok(rt_get(busy, NULL, NULL, 60000));
+    ck_assert_uint_eq(get_u64(call, 60000), 5); /* run once, on its first state */
+    /* Its one restart is spent: restarted now, it dies (a call in
+     * flight then would say that it restarts, were one left). */
+    ck_ok(rt_actor_restart(pending));
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++) {
+        ck_ok(rt_actor_call(pending, n_actor_add, &one, sizeof one, &call));
+        rc = rt_get(call, NULL, NULL, 60000);
+        usleep(10 * 1000);
+    }
+    ck_assert_int_eq(rc, RT_EACTORDIED);
+    ck_assert_msg(strstr(rt_last_error(), "restarts") == NULL, "%s", rt_last_error());
+    /* No restart at all: it dies where it waits. */
+    slot.max_restarts = 0;
+    ck_ok(rt_remote(t_sleep_ms, &slot, &ms, sizeof ms, &busy));
+    usleep(100 * 1000);
+    ck_ok(rt_actor_create(&cls, &slot, NULL, 0, &pending));
+    ck_ok(rt_actor_call(pending, n_actor_add, &five, sizeof five, &call));
+    ck_ok(rt_actor_restart(pending));
+    ck_fails(rt_get(call, NULL, NULL, 60000), RT_EACTORDIED, "before it started");
+    ck_ok(rt_get(busy, NULL, NULL, 60000));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* A large object a task read stays as it read it, however much memory
  * the application puts meanwhile (its memfd is not reused). */
 START_TEST(a_large_object_read_in_a_task_stays)
@@ -1310,6 +1358,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, results_stream_while_the_task_runs);
     tcase_add_test(tc, a_retried_stream_gives_each_item_once);
     tcase_add_test(tc, an_actor_restarts_when_asked);
+    tcase_add_test(tc, an_actor_restarted_before_it_starts_spends_a_restart);
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);
     tcase_add_test(tc, a_threaded_actor_runs_methods_at_once);
     tcase_add_test(tc, a_process_a_task_forks_cannot_call);

@@ -18,7 +18,10 @@
 static void describe_crash(const rt__actor *a, char *text, size_t size)
 {
     int ws = a->wait_status;
-    if (WIFSIGNALED(ws))
+    if (!a->pid)
+        snprintf(text, size, "the actor %s died before it started: rt_actor_restart() "
+                 "found no restart left (max_restarts)", a->name);
+    else if (WIFSIGNALED(ws))
         snprintf(text, size, "the actor %s (pid %d) died: killed by signal %d (%s)",
                  a->name, a->pid, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
     else
@@ -179,6 +182,10 @@ void rt__dispatch_kill(rt__dispatch *d, rt__actor *a, int restart)
         rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
         if (l)
             rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
+        else if (a->restarts_left > 0)
+            a->restarts_left--; /* waiting for its resources: it starts anew once placed */
+        else
+            rt__actors_end(d, a, RT__DEATH_CRASHED);
         return;
     }
     rt__actors_end(d, a, RT__DEATH_KILLED);
