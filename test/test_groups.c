@@ -6,7 +6,7 @@
  */
 #include "tests.h"
 
-#include "../lib/sched/groups.h" /* internal: the strategy tests drive the scheduler */
+#include "../lib/sched/scheduler.h" /* internal: the strategy tests drive the scheduler */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* init.c - rt_init(), rt_shutdown() and what goes with them (rt_version,
  * rt_opts_init, errors' texts); the runtime's life itself is
- * runtime/runtime.c's. */
+ * runtime/life.c's. */
 #include "base/error.h"
 #include "runtime/calls.h"
 

@@ -151,7 +151,7 @@ static void on_arrival(rt__wake *w)
     }
 }
 
-int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__bridge_cb cb, void *ctx)
+int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__rank_deliver cb, void *ctx)
 {
     b->cb = cb;
     b->ctx = ctx;

@@ -21,10 +21,6 @@
 
 typedef struct rt__bridge rt__bridge;
 
-/* A message from rank `from`, in the round.  A memfd in m->fd is
- * the callee's. */
-typedef void (*rt__bridge_cb)(void *ctx, int from, const rt__rank_msg *m);
-
 /* Load the MPI module at path and join the job on the bridge's thread:
  * this rank and how many there are.  0, or RT_EINVAL / RT_ESYS with a
  * message. */
@@ -35,7 +31,7 @@ int rt__bridge_gather(rt__bridge *b, const void *mine, size_t len, void *all);
 int rt__bridge_bcast(rt__bridge *b, void *buf, size_t len);
 /* Deliver what arrives to cb on the loop's thread (SHUTDOWN included;
  * BYE is counted here).  0 or -1 with errno. */
-int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__bridge_cb cb, void *ctx);
+int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__rank_deliver cb, void *ctx);
 /* Stop delivering (before the loop closes). */
 void rt__bridge_detach(rt__bridge *b);
 /* Queue a message for rank `to`; a memfd in m->fd becomes the bridge's.

@@ -7,8 +7,9 @@
 #ifndef RT_MPI_THREAD_H
 #define RT_MPI_THREAD_H
 
-#include "bridge.h"
 #include "mpi_ops.h"
+#include "rankmsg.h"
+#include "base/loop.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -47,6 +48,8 @@ typedef struct incoming {
     rt__rank_msg m;
 } incoming;
 
+typedef struct rt__bridge rt__bridge; /* as bridge.h says */
+
 /* A call the bridge thread makes for a waiting thread. */
 typedef int (*bridge_call)(rt__bridge *b, void *arg);
 
@@ -73,7 +76,7 @@ struct rt__bridge {
     uint64_t alive_ns;        /* a serving rank: when it last said it is there */
     void *alive_req;          /* its send of that, while in flight */
     rt__loop *loop;           /* [mu] where arrivals are delivered */
-    rt__bridge_cb cb;
+    rt__rank_deliver cb;
     void *ctx;
     rt__wake arrivals;        /* the loop takes what arrived */
     outgoing *inflight;       /* bridge thread only */

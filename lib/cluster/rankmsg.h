@@ -79,6 +79,10 @@ typedef struct rt__rank_msg {
                                 that followed (bytes points to it); or NULL */
 } rt__rank_msg;
 
+/* Where messages from other ranks go: one from rank `from`, in the
+ * round.  A memfd in m->fd is the callee's. */
+typedef void (*rt__rank_deliver)(void *ctx, int from, const rt__rank_msg *m);
+
 /* Encode m into a new buffer (*out, *out_len; rt__free() it).  Bytes go
  * inline when m->fd < 0, else they follow.  0, or -1 without memory. */
 int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len);

@@ -3,7 +3,7 @@
 #include "dispatch.h"
 
 #include "lives.h"
-#include "sched/groups.h"
+#include "sched/scheduler.h"
 
 #include "base/alloc.h"
 #include "base/shm.h"

@@ -9,7 +9,7 @@
 #include "base/error.h"
 #include "base/linger.h"
 #include "base/shm.h"
-#include "sched/groups.h"
+#include "sched/scheduler.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -64,7 +64,7 @@ void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks_push(&d->out.done, t);
-    rt__graph_ended(d, t);
+    rt__graph_ended(&d->graph, t);
 }
 
 /* ---- leases ------------------------------------------------------------- */
@@ -220,8 +220,8 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
     rt__sched_sent(l, t, now);
     if (t->timeout_ms && rt__timeouts_add(&d->timeouts, t, l) < 0)
         rt__warn("no memory to watch a task's timeout_ms: it runs without its limit");
-    if (t->board_seq)
-        rt__graph_sent(d, t);
+    if (t->board_seq && d->sched.nnodes == 1)
+        rt__graph_sent(&d->graph, t);
 }
 
 /* Kill the workers of tasks that ran past their limit (their loss fails
@@ -434,8 +434,8 @@ static void absorb_one(rt__dispatch *d, rt__task *t)
         rt__actors_absorb_call(d, t);
     else if (waits <= 0)
         rt__dispatch_file(d, t);
-    else
-        rt__graph_try_early(d, t);
+    else if (d->sched.nnodes == 1)
+        rt__graph_try_early(&d->graph, t);
 }
 
 /* A timeline's queued time is when the round took the task in. */
@@ -745,15 +745,6 @@ int rt__dispatch_answers_soon(rt__dispatch *d)
     return soon;
 }
 
-void rt__dispatch_early_failed(rt__dispatch *d, rt__task *t)
-{
-    rt__class *c = t->cls;
-    if (c && rt__sched_withdraw(&d->sched, c, t)) {
-        rt__dispatch_finish(d, t, t->status);
-        rt__sched_release_class(&d->sched, c);
-    }
-}
-
 /* t's worker did not run it (bounced): a board entry it takes was not
  * there.  It waits for its objects as any task, never early again: a
  * producer whose result does not fit would bounce it again and again
@@ -921,12 +912,39 @@ static void on_took_back(void *ctx, void *owner, size_t n)
         take_back(ctx, l, n);
 }
 
+/* The graph's calls (graph.h): a task filed early goes to the head of
+ * its line (feed_class()); one that failed along the graph ends now when
+ * it waits in line, else with its worker's answer. */
+static void graph_file(void *owner, rt__task *t)
+{
+    rt__dispatch_file(owner, t);
+}
+
+static void graph_file_early(void *owner, rt__task *t)
+{
+    rt__dispatch *d = owner;
+    d->filed_early = 1;
+    rt__dispatch_file(d, t);
+}
+
+static void graph_early_failed(void *owner, rt__task *t)
+{
+    rt__dispatch *d = owner;
+    rt__class *c = t->cls;
+    if (c && rt__sched_withdraw(&d->sched, c, t)) {
+        rt__dispatch_finish(d, t, t->status);
+        rt__sched_release_class(&d->sched, c);
+    }
+}
+
 void rt__dispatch_init(rt__dispatch *d)
 {
     memset(d, 0, sizeof *d);
     rt__link_init(&d->actors);
     rt__link_init(&d->out.placed);
     d->check_ms = -1;
+    d->graph = (rt__graph){.file = graph_file, .file_early = graph_file_early,
+                           .early_failed = graph_early_failed, .owner = d};
 }
 
 void rt__dispatch_take_outbox(rt__dispatch *d, rt__outbox *into)

@@ -1,5 +1,5 @@
 /* graph.c - tasks that wait for the objects they take (graph.h). */
-#include "lives.h"
+#include "graph.h"
 
 #include "base/alloc.h"
 #include "base/error.h"
@@ -71,8 +71,8 @@ void rt__graph_detach(rt__task *t)
 
 /* One edge whose object ended: a failure ends the task that waits; the
  * last object ends its wait.  A task filed early is filed already: a
- * failure ends it where it is (rt__dispatch_early_failed()). */
-static void visit(rt__dispatch *d, rt__edge *e)
+ * failure ends it where it is (g->early_failed). */
+static void visit(rt__graph *g, rt__edge *e)
 {
     rt__deps *w = e->deps;
     rt__task *t = w->task;
@@ -80,16 +80,16 @@ static void visit(rt__dispatch *d, rt__edge *e)
         fail_dependent(t, e->object);
         rt__graph_detach(t);
         if (t->early)
-            rt__dispatch_early_failed(d, t);
+            g->early_failed(g->owner, t);
         else
-            rt__dispatch_file(d, t);
+            g->file(g->owner, t);
     }
     if (--w->left)
         return;
     if ((t = w->task)) {
         t->deps = NULL;
         if (!t->early)
-            rt__dispatch_file(d, t);
+            g->file(g->owner, t);
         t->early = 0; /* filed already; its objects are all here now */
     }
     rt__free(w);
@@ -100,10 +100,9 @@ static void visit(rt__dispatch *d, rt__edge *e)
 /* Whether t may be filed before the objects it takes end: each has ended
  * well, or is in flight with a board entry its worker posts on (sent
  * before t, so that t's wait never holds up its own producer). */
-static int may_go_early(const rt__dispatch *d, const rt__task *t)
+static int may_go_early(const rt__task *t)
 {
-    if (t->early || t->bounced || t->kind != RT__KIND_TASK || t->status != RT_OK ||
-        d->sched.nnodes != 1)
+    if (t->early || t->bounced || t->kind != RT__KIND_TASK || t->status != RT_OK)
         return 0;
     for (uint32_t i = 0; i < t->nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
@@ -113,26 +112,24 @@ static int may_go_early(const rt__dispatch *d, const rt__task *t)
     return 1;
 }
 
-int rt__graph_try_early(rt__dispatch *d, rt__task *t)
+int rt__graph_try_early(rt__graph *g, rt__task *t)
 {
-    if (!may_go_early(d, t))
+    if (!may_go_early(t))
         return 0;
     t->early = 1;
-    d->filed_early = 1;
-    rt__dispatch_file(d, t);
+    g->file_early(g->owner, t);
     return 1;
 }
 
-void rt__graph_sent(rt__dispatch *d, const rt__task *p)
+void rt__graph_sent(rt__graph *g, const rt__task *p)
 {
     for (rt__edge *e = p->waiters; e; e = e->next)
         if (e->deps->task)
-            rt__graph_try_early(d, e->deps->task);
+            rt__graph_try_early(g, e->deps->task);
 }
 
-void rt__graph_ended(rt__dispatch *d, rt__task *p)
+void rt__graph_ended(rt__graph *g, rt__task *p)
 {
-    rt__graph *g = &d->graph;
     p->ended = 1;
     for (rt__edge *e = p->waiters, *next; e; e = next) {
         next = e->next;
@@ -146,7 +143,7 @@ void rt__graph_ended(rt__dispatch *d, rt__task *p)
     g->visiting = 1;
     for (rt__edge *e; (e = g->visit);) {
         g->visit = e->next;
-        visit(d, e);
+        visit(g, e);
     }
     g->visiting = 0;
 }

@@ -1,11 +1,9 @@
 /* groups.c - placement groups in the round: placed once they
  * fit (dispatch.c asks each round), and removed: their tasks and actors
- * end, and what they reserved goes back (sched/groups.h). */
+ * end, and what they reserved goes back (sched/scheduler.h). */
 #include "dispatch.h"
 
 #include "lives.h"
-
-#include "sched/groups.h"
 
 void rt__dispatch_add_group(rt__dispatch *d, rt__group *g)
 {

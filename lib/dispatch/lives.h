@@ -15,9 +15,6 @@
 rt__node *rt__dispatch_node_of(const rt__dispatch *d, const rt__lease *l);
 void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status);
 void rt__dispatch_file(rt__dispatch *d, rt__task *t);
-/* t, filed early, failed along the graph (its status set): it ends now
- * when it waits in line, else with its worker's answer. */
-void rt__dispatch_early_failed(rt__dispatch *d, rt__task *t);
 
 /* remote.c: an answer whose bytes its node holds becomes t's object
  * (held there); an answer not taken, its held bytes forgotten there too;
@@ -47,21 +44,6 @@ void rt__health_fail_never(rt__dispatch *d);
 /* actors.c: a's process is killed because its GPU failed (why): its
  * epitaph says so if it does not restart. */
 void rt__actors_gpu_failed(rt__actor *a, const char *why);
-
-/* graph.c: t takes objects: 1 when it waits for some (the graph files it
- * once they end), 0 when all ended well, -1 when one failed or without
- * memory (t's status and message set; the caller ends it).  p ended:
- * the tasks that wait for it move on.  t, which waits, ends otherwise
- * (a cancel, its actor's death): it waits no more. */
-int rt__graph_wait(rt__task *t);
-void rt__graph_ended(rt__dispatch *d, rt__task *p);
-void rt__graph_detach(rt__task *t);
-/* Early (board.h): t, which waits, is filed now when every object it
- * waits for is in flight with a board entry (1), else left (0); p was
- * sent with one: the tasks that wait for it are tried.  t keeps waiting
- * meanwhile, so that a failure still reaches it. */
-int rt__graph_try_early(rt__dispatch *d, rt__task *t);
-void rt__graph_sent(rt__dispatch *d, const rt__task *p);
 
 /* actors.c: a new actor's constructor submitted; its answer; its
  * process lost; its death declared (calls fail from the next exchange),

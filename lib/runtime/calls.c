@@ -9,7 +9,7 @@
 #include "base/process.h"
 #include "base/shm.h"
 #include "sched/census.h"
-#include "sched/groups.h"
+#include "sched/scheduler.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -14,6 +14,7 @@
 #ifndef RT_CALLS_H
 #define RT_CALLS_H
 
+#include "door.h"
 #include "request.h"
 
 #include "dispatch/actor.h"
@@ -27,15 +28,6 @@ typedef struct rt__runtime rt__runtime;
 /* This process's runtime. */
 rt__runtime *rt__runtime_here(void);
 
-/* Who serve the calls tasks make (api/proxy.c): the runtime thread
- * calls serve with a connection of a worker's thread that knocked at
- * the door (node/client.h), or with one relayed from another rank
- * (cluster/tunnel.h), and rt_shutdown() calls close once the runtime has
- * stopped, every call that waited in it ended. */
-typedef struct rt__door_hooks {
-    void (*serve)(int connection);
-    void (*close)(void);
-} rt__door_hooks;
 
 /* rt_init() and rt_shutdown(). */
 int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks hooks);

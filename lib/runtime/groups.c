@@ -8,7 +8,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
-#include "sched/groups.h"
+#include "sched/scheduler.h"
 
 #include <stdio.h>
 #include <string.h>

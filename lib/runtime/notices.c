@@ -11,6 +11,8 @@
  * takes notices and writes it again when some are left, so that it is
  * readable exactly while notices wait, whoever comes first.
  */
+#include "calls.h"
+
 #include "runtime.h"
 
 #include "base/alloc.h"

@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "devices/family.h"
-#include "sched/groups.h"
+#include "sched/scheduler.h"
 #include "sched/labels.h"
 
 #include <stdio.h>

@@ -11,6 +11,8 @@
  * for a quick task's answer and reads it from the worker itself
  * (rt__await()).
  */
+#include "calls.h"
+
 #include "runtime.h"
 
 #include "base/alloc.h"

@@ -1,7 +1,7 @@
 /*
  * runtime.h - the runtime's state, all in one struct: private to the
  * runtime's own modules (mk/check-layers), which take it explicitly:
- * runtime.c its life (rt_init(), rt_shutdown(), forks), round.c its round
+ * life.c its life (rt_init(), rt_shutdown(), forks), round.c its round
  * and the ways into it, calls.c what the public calls ask (calls.h, the
  * one door from api/).  Nothing else reads its fields.
  *
@@ -50,8 +50,9 @@
 #ifndef RT_RUNTIME_H
 #define RT_RUNTIME_H
 
-#include "calls.h"
 #include "cluster.h"
+#include "door.h"
+#include "request.h"
 #include "table.h"
 #include "base/loop.h"
 #include "dispatch/actor.h"
@@ -102,7 +103,7 @@ typedef struct rt__runtime {
     rt__table actors;            /* [L] actor handles */
     rt__table views;             /* [L] open views (rt_get_view()) */
     rt__table groups;            /* [L] placement groups not removed
-                                    (sched/groups.h) */
+                                    (sched/scheduler.h) */
     size_t store_used;           /* [L] bytes of the objects held */
     /* [L] The handles of the last RT__ENDED_LOG tasks published, the
      * n-th at ended[n % RT__ENDED_LOG], and how many ever were: a wait

@@ -16,6 +16,8 @@
  * not read when the task's handle goes (rt_get(), rt_release()) go with
  * it.
  */
+#include "calls.h"
+
 #include "runtime.h"
 
 #include "base/alloc.h"

@@ -1,6 +1,6 @@
 /* groups.c - placement groups: their bundles placed by strategy, carved
  * out of the nodes, and given back. */
-#include "groups.h"
+#include "scheduler.h"
 
 #include "base/alloc.h"
 #include "base/error.h"

@@ -2,8 +2,6 @@
  * only.  Leases and how much work each is given are leases.c's. */
 #include "scheduler.h"
 
-#include "groups.h"
-
 #include "base/alloc.h"
 #include "base/error.h"
 #include "devices/family.h"

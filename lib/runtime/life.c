@@ -1,5 +1,5 @@
 /*
- * runtime.c - the runtime's life: the process's one runtime, rt_init()
+ * life.c - the runtime's life: the process's one runtime, rt_init()
  * and rt_shutdown() (rt__runtime_start() and rt__runtime_stop()), and
  * what a forked child makes of it.
  */

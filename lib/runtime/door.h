@@ -1,0 +1,19 @@
+/*
+ * door.h - who serve the calls that tasks make (api/proxy.c), as the
+ * runtime knows them: rt_init() hands them over (calls.h), and the
+ * runtime's state keeps them (runtime.h).  A header of its own so that
+ * neither of those two includes the other.
+ */
+#ifndef RT_DOOR_H
+#define RT_DOOR_H
+
+/* The runtime thread calls serve with a connection of a worker's thread
+ * that knocked at the door (node/client.h), or with one relayed from
+ * another rank (cluster/tunnel.h), and rt_shutdown() calls close once
+ * the runtime has stopped, every call that waited in it ended. */
+typedef struct rt__door_hooks {
+    void (*serve)(int connection);
+    void (*close)(void);
+} rt__door_hooks;
+
+#endif
