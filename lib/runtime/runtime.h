@@ -33,6 +33,16 @@
  *   errand, which the round's holder runs between two exchanges; when
  *   the round is free the asker does that round itself, as a submitter
  *   does (rt__errand_ask()).
+ * - The order, for a thread that holds more than one: `changing` (the
+ *   right to start or stop the runtime, below), then the round, then
+ *   `lock`, then `wake_lock`.  The round and `changing` are flags under
+ *   `lock`, each with a condition to wait on: a thread waits for one only
+ *   while it holds none later in that order, and a thread that holds
+ *   `lock` never waits for the round, it only tries it
+ *   (rt__round_try_locked()).  Unlike `lock`, these two are held across
+ *   system calls, as their work is made of them (sends, forks, the MPI
+ *   job's joining); what they exclude is the same work on another
+ *   thread, never a public call, which needs `lock` alone.
  * - rt_init() and rt_shutdown() run one at a time: `changing` says that
  *   one is at work, and the other waits on `settled`.  rt_init() makes
  *   the state STARTING, and RUNNING only once the node runs and the MPI
