@@ -227,12 +227,19 @@ typedef struct rt_opts {
     int bundle_index;      /* with placement_group: in this bundle
                               (0, 1, ...); RT_DEFAULT (or 0 in a struct
                               that was only zeroed) = any of them */
+    const char *env_vars;  /* environment variables for this task alone
+                              (an actor: for its life), as Ray's
+                              runtime_env env_vars: "NAME=value" lines
+                              separated by newlines, set in its worker
+                              before its code runs, over the worker's own
+                              and its devices' variables, and put back
+                              after it; NULL = none */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT }
+      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT, NULL }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom

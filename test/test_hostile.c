@@ -101,17 +101,22 @@ static void stop_one_worker(void)
     unsetenv("RT_TEST_VAR");
 }
 
-/* The answer of t_dirty_env or t_scribble_env: RT_TEST_VAR was "clean";
- * the pid of its worker. */
-static int found_clean(rt_ref ref)
+/* The answer of t_dirty_env or t_scribble_env: RT_TEST_VAR's value was
+ * want; the pid of its worker. */
+static int found_value(rt_ref ref, const char *want)
 {
     char *v, value[16];
     int pid;
     ck_ok(rt_get(ref, (void **)&v, NULL, 30000));
     ck_assert_int_eq(sscanf(v, "%15s %d", value, &pid), 2);
-    ck_assert_str_eq(value, "clean");
+    ck_assert_str_eq(value, want);
     rt_free(v);
     return pid;
+}
+
+static int found_clean(rt_ref ref)
+{
+    return found_value(ref, "clean");
 }
 
 /* A task that writes into a string getenv() gave it does not change the
@@ -139,6 +144,108 @@ START_TEST(a_task_with_arguments_leaves_the_environment_clean)
     int first = found_clean(ref);
     ck_ok(rt_remote(t_dirty_env, NULL, NULL, 0, &ref));
     ck_assert_int_eq(found_clean(ref), first); /* the same worker */
+    stop_one_worker();
+}
+END_TEST
+
+static int env_task(const char *vars, const char *want)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.env_vars = vars;
+    rt_ref ref;
+    ck_ok(rt_remote(t_dirty_env, &o, NULL, 0, &ref));
+    return found_value(ref, want);
+}
+
+/* env_vars (Ray's runtime_env env_vars) are one task's: set over the
+ * worker's own before it runs, gone for the next task of the same
+ * worker, and set again for the next that asks. */
+START_TEST(env_vars_are_one_tasks_alone)
+{
+    start_one_worker();
+    int pid = env_task("RT_OTHER=1\nRT_TEST_VAR=mine\n", "mine");
+    ck_assert_int_eq(env_task(NULL, "clean"), pid);
+    ck_assert_int_eq(env_task("RT_TEST_VAR=again", "again"), pid);
+    ck_assert_int_eq(env_task("RT_TEST_VAR=again", "again"), pid);
+    ck_assert_int_eq(env_task("", "clean"), pid);
+    rt_opts o = RT_OPTS_INIT;
+    rt_ref ref;
+    o.env_vars = "NO_EQUALS_SIGN";
+    ck_fails(rt_remote(t_dirty_env, &o, NULL, 0, &ref), RT_EINVAL, "NAME=value");
+    o.env_vars = "A=1\n=2";
+    ck_fails(rt_remote(t_dirty_env, &o, NULL, 0, &ref), RT_EINVAL, "NAME=value");
+    char long_line[1100];
+    memset(long_line, 'x', sizeof long_line - 1);
+    long_line[0] = 'X';
+    long_line[1] = '=';
+    long_line[sizeof long_line - 1] = '\0';
+    o.env_vars = long_line;
+    ck_fails(rt_remote(t_dirty_env, &o, NULL, 0, &ref), RT_EINVAL, "longer than");
+    stop_one_worker();
+}
+END_TEST
+
+/* Submits t_dirty_env with env_vars, and answers with its answer. */
+static int submit_with_vars(const void *arg, size_t len, rt_result *r)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.env_vars = arg;
+    rt_ref ref;
+    void *inner;
+    size_t inner_len;
+    (void)len;
+    if (rt_remote(t_dirty_env, &o, NULL, 0, &ref) < 0 ||
+        rt_get(ref, &inner, &inner_len, 30000) < 0)
+        return 1;
+    int rc = rt_result_set(r, inner, inner_len);
+    rt_free(inner);
+    return rc;
+}
+
+/* A task's env_vars are its own, not those of the task that submitted
+ * it, whose own variables it does not inherit. */
+START_TEST(env_vars_of_a_task_that_a_task_submits)
+{
+    start_one_worker();
+    rt_opts o = RT_OPTS_INIT;
+    o.env_vars = "RT_TEST_VAR=outer";
+    static const char inner[] = "RT_TEST_VAR=inner";
+    rt_ref ref;
+    ck_ok(rt_remote(submit_with_vars, &o, inner, sizeof inner, &ref));
+    found_value(ref, "inner");
+    ck_ok(rt_remote(submit_with_vars, &o, "", 1, &ref));
+    found_value(ref, "clean");
+    stop_one_worker();
+}
+END_TEST
+
+/* As t_dirty_env's answer, without the dirt. */
+static int read_test_var(void *state, const void *arg, size_t len, rt_result *r)
+{
+    (void)state;
+    (void)arg;
+    (void)len;
+    const char *v = getenv("RT_TEST_VAR");
+    char out[64];
+    snprintf(out, sizeof out, "%s %d", v ? v : "-", (int)getpid());
+    return rt_result_set(r, out, strlen(out) + 1);
+}
+
+/* An actor's env_vars are its process's from its start, for its life. */
+START_TEST(env_vars_of_an_actor_last_its_life)
+{
+    start_one_worker();
+    rt_actor_class plain = {"Plain", NULL, NULL};
+    rt_opts o = RT_OPTS_INIT;
+    o.env_vars = "RT_TEST_VAR=actor";
+    rt_actor a;
+    ck_ok(rt_actor_create(&plain, &o, NULL, 0, &a));
+    for (int i = 0; i < 3; i++) {
+        rt_ref ref;
+        ck_ok(rt_actor_call(a, read_test_var, NULL, 0, &ref));
+        found_value(ref, "actor");
+    }
+    ck_ok(rt_actor_kill(a));
     stop_one_worker();
 }
 END_TEST
@@ -583,6 +690,9 @@ Suite *hostile_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, an_environment_written_in_place_is_reset);
     tcase_add_test(tc, a_task_with_arguments_leaves_the_environment_clean);
+    tcase_add_test(tc, env_vars_are_one_tasks_alone);
+    tcase_add_test(tc, env_vars_of_an_actor_last_its_life);
+    tcase_add_test(tc, env_vars_of_a_task_that_a_task_submits);
     tcase_add_test(tc, a_workers_last_task_ends_its_process);
     suite_add_tcase(s, tc);
     tc = tcase_create("ordinary application behaviour");

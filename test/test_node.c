@@ -163,7 +163,7 @@ static void scene_end(void)
 static rt__task *submit(uint64_t id, int retries, int max_calls, uint32_t timeout_ms)
 {
     rt__task *t = NULL;
-    ck_assert_int_eq(rt__task_new(RT__KIND_TASK, (rt__any_fn)fake_fn, NULL, 0, &id,
+    ck_assert_int_eq(rt__task_new(RT__KIND_TASK, (rt__any_fn)fake_fn, NULL, NULL, 0, &id,
                                   sizeof id, &t), 0);
     t->id = t->seq = id;
     t->cpu = RT__UNIT;
@@ -430,8 +430,8 @@ START_TEST(an_actor_restarts_then_dies)
     a->handle = 50;
     a->restarts_left = 1;
     rt__task *create = NULL;
-    ck_assert_int_eq(rt__task_new(RT__KIND_CREATE, (rt__any_fn)fake_fn, "counter", 0, NULL, 0,
-                                  &create), 0);
+    ck_assert_int_eq(rt__task_new(RT__KIND_CREATE, (rt__any_fn)fake_fn, "counter", NULL, 0,
+                                  NULL, 0, &create), 0);
     create->id = a->handle;
     create->cpu = RT__UNIT;
     create->actor = a;
@@ -443,8 +443,8 @@ START_TEST(an_actor_restarts_then_dies)
     ck_assert_uint_eq(first->sent[0], 50);
     answer(first, 0, NULL); /* constructed */
     rt__task *call = NULL;
-    ck_assert_int_eq(rt__task_new(RT__KIND_CALL, (rt__any_fn)fake_fn, NULL, 0, NULL, 0, &call),
-                     0);
+    ck_assert_int_eq(rt__task_new(RT__KIND_CALL, (rt__any_fn)fake_fn, NULL, NULL, 0, NULL, 0,
+                                  &call), 0);
     call->id = call->seq = 51;
     call->actor = a;
     rt__tasks_push(&q, call);

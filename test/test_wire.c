@@ -315,7 +315,8 @@ START_TEST(rank_message_words_round_trip)
     ck_assert_int_eq(max_calls, 3);
     rt__task t = {.id = 8, .kind = RT__KIND_CREATE, .fn = NULL};
     rt__rank_task_words w;
-    m = rt__rank_task(4, &t, 1, 0);
+    char label[RT__RANK_LABEL];
+    m = rt__rank_task(4, &t, 1, 0, label);
     ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);
     ck_assert_uint_eq(w.id, 8);
     ck_assert_int_eq(w.kind, RT__KIND_CREATE);
@@ -331,13 +332,13 @@ START_TEST(rank_message_words_round_trip)
     /* Objects other ranks hold: only in a table, whose bytes name them. */
     rt__task table = {.id = 9, .kind = RT__KIND_TASK, .fn = (rt__any_fn)1,
                       .args_form = RT__ARGS_LIST};
-    m = rt__rank_task(4, &table, 0, 2);
+    m = rt__rank_task(4, &table, 0, 2, label);
     m.len = 2 * sizeof(rt__rank_ref) + 16;
     ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);
     ck_assert_uint_eq(w.remote, 2);
     m.len = sizeof(rt__rank_ref);
     ck_assert_int_eq(rt__rank_task_read(&m, &w), -1); /* no room for their refs */
-    m = rt__rank_task(4, &t, 1, 1);
+    m = rt__rank_task(4, &t, 1, 1, label);
     ck_assert_int_eq(rt__rank_task_read(&m, &w), -1); /* not a table */
     /* A result held where it was made: its length, no bytes. */
     rt__answer held = {.id = 5, .len = (size_t)3 << 30, .held = 1}, h2;

@@ -45,7 +45,8 @@ RT_EXPORT int rt_actor_create(const rt_actor_class *cls, const rt_opts *opts,
     rt__actor *a = NULL;
     rc = rt__request_resolve(opts, 1, &r);
     if (rc == 0)
-        rc = rt__task_new(RT__KIND_CREATE, (rt__any_fn)cls->init, name, rt__request_needs(&r),
+        rc = rt__task_new(RT__KIND_CREATE, (rt__any_fn)cls->init, name, r.env,
+                          rt__request_needs(&r),
                           arg, arg_len, &create);
     if (rc == 0 && !(a = new_actor(name, cls, &r)))
         rc = rt__error(RT_ENOMEM, "rt_actor_create: no memory for the actor");
@@ -63,8 +64,9 @@ int rt__actor_call_form(const rt__submission *s, rt_ref *ref)
     rt__any_fn method = (rt__any_fn)(uintptr_t)s->fn;
     /* No name: the actor's worker keeps the one its constructor brought. */
     rt__task *t;
-    int rc = list ? rt__task_new_args(RT__KIND_CALL, method, NULL, 0, s->args, s->nargs, &t)
-                  : rt__task_new(RT__KIND_CALL, method, NULL, 0, s->args[0].data,
+    int rc = list ? rt__task_new_args(RT__KIND_CALL, method, NULL, NULL, 0, s->args,
+                                      s->nargs, &t)
+                  : rt__task_new(RT__KIND_CALL, method, NULL, NULL, 0, s->args[0].data,
                                  s->args[0].len, &t);
     if (rc < 0)
         return rc;

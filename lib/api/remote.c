@@ -25,10 +25,10 @@ int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref)
     rt__task *t;
     int rc = rt__request_resolve(s->opts, 0, &r);
     if (rc == 0 && list)
-        rc = rt__task_new_args(RT__KIND_TASK, fn, name, rt__request_needs(&r), s->args,
+        rc = rt__task_new_args(RT__KIND_TASK, fn, name, r.env, rt__request_needs(&r), s->args,
                                s->nargs, &t);
     else if (rc == 0)
-        rc = rt__task_new(RT__KIND_TASK, fn, name, rt__request_needs(&r), s->args[0].data,
+        rc = rt__task_new(RT__KIND_TASK, fn, name, r.env, rt__request_needs(&r), s->args[0].data,
                           s->args[0].len, &t);
     if (rc < 0)
         return rc;
@@ -100,7 +100,7 @@ static int batch_records(rt_fn fn, const rt_opts *opts, const rt__request *r,
                      ? rt__error(RT_EINVAL, "rt_remote_batch: argument %zu's len is %zu, "
                                  "past any buffer's length", i, args[i].len)
                      : rt__task_new(RT__KIND_TASK, (rt__any_fn)fn, opts ? opts->name : NULL,
-                                    rt__request_needs(r), args[i].data, args[i].len,
+                                    r->env, rt__request_needs(r), args[i].data, args[i].len,
                                     &tasks[i]);
         if (rc < 0) {
             while (i-- > 0)

@@ -151,8 +151,8 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
     size_t len = t->args_form == RT__ARGS_LIST ? 0 : t->arg_len, remote = 0;
     if (t->args_form == RT__ARGS_LIST && !(table = flatten(t, &len, &remote)))
         return -1;
-    rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0, remote);
-    m.text = t->name ? t->name : "";
+    char label[RT__RANK_LABEL];
+    rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0, remote, label);
     m.bytes = table ? table : rt__task_arg(t);
     m.len = len;
     if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||

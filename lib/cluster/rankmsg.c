@@ -166,13 +166,21 @@ int rt__rank_release_read(const rt__rank_msg *m)
 #define TASK_FLAGS 7u
 #define TASK_ATTEMPT_SHIFT 8 /* above the flags: which run it is */
 
-rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t remote)
+/* The text: the name, then (w[4] > 0) a newline and the variables from
+ * byte w[4] on. */
+rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t remote,
+                           char *label)
 {
     uint64_t flags = (fini ? TASK_FINI : 0) | (t->fn ? 0 : TASK_NO_FN) |
                      (t->args_form != RT__ARGS_ONE ? TASK_TABLE : 0) |
                      (uint64_t)rt__task_attempt(t) << TASK_ATTEMPT_SHIFT;
+    const char *name = t->name ? t->name : "", *env = rt__task_env(t);
+    size_t env_at = env ? strlen(name) + 1 : 0;
+    if (env)
+        snprintf(label, RT__RANK_LABEL, "%s\n%s", name, env);
     return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
-                          .w = {t->id, (uint64_t)t->kind, flags, remote}, .fd = -1};
+                          .w = {t->id, (uint64_t)t->kind, flags, remote, env_at},
+                          .text = env ? label : name, .fd = -1};
 }
 
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
@@ -184,6 +192,12 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
                                .table = (flags & TASK_TABLE) != 0,
                                .attempt = (unsigned)(flags >> TASK_ATTEMPT_SHIFT),
                                .remote = (size_t)m->w[3]};
+    size_t text_len = strlen(m->text), name_len = m->w[4] ? m->w[4] - 1 : text_len;
+    if (name_len >= sizeof w->name || m->w[4] > text_len)
+        return -1;
+    memcpy(w->name, m->text, name_len);
+    w->name[name_len] = '\0';
+    w->env = m->w[4] ? m->text + m->w[4] : NULL;
     if (m->w[3] > RT_ARGS_MAX || (m->w[3] && !w->table) ||
         m->w[3] * sizeof(rt__rank_ref) > m->len ||
         (flags & ~(uint64_t)TASK_FLAGS) >> TASK_ATTEMPT_SHIFT > RT__ATTEMPT_MAX ||

@@ -101,14 +101,20 @@ int rt__rank_release_read(const rt__rank_msg *m);
 /* TASK: t's id, kind and run, whether a destructor follows (fini),
  * whether there is a function at all (a class without a constructor has
  * none) and whether its bytes are a table of arguments (a task of
- * several). */
-rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t remote);
+ * several); its text, t's name and variables (rt__task_env()), written
+ * into label (RT__RANK_LABEL bytes). */
+#define RT__RANK_NAME 256
+#define RT__RANK_LABEL (RT__RANK_NAME + 8192 + 1)
+rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t remote,
+                           char *label);
 typedef struct rt__rank_task_words {
     uint64_t id;
     rt__task_kind kind;
     int has_fn, has_fini, table;
     unsigned attempt; /* which run of the task it is (rt__task_attempt()) */
     size_t remote;    /* objects other ranks hold among its arguments */
+    char name[RT__RANK_NAME]; /* "": none */
+    const char *env;  /* its variables, in the message's text, or NULL */
 } rt__rank_task_words;
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w);
 /* ANSWER: the result's bytes inline when small (copied into the

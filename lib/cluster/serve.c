@@ -312,8 +312,8 @@ static rt__task *task_of_objects(rt__serve *s, const rt__rank_task_words *w, voi
         remote += !vals[i].data && vals[i].len;
     }
     ok = ok && remote == w->remote &&
-         rt__task_new_args(w->kind, (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0, args, n,
-                           &t) == 0;
+         rt__task_new_args(w->kind, (rt__any_fn)fn, w->name[0] ? w->name : NULL, w->env, 0,
+                           args, n, &t) == 0;
     const char *refs = (const char *)m->bytes + table_len;
     for (size_t i = 0, k = 0; ok && i < n; i++) {
         if (!args[i].ref.id)
@@ -355,7 +355,7 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
     if (w.remote)
         t = task_of_objects(s, &w, fn, m);
     else
-        rt__task_new(w.kind, (rt__any_fn)fn, m->text[0] ? m->text : NULL, 0, m->bytes,
+        rt__task_new(w.kind, (rt__any_fn)fn, w.name[0] ? w.name : NULL, w.env, 0, m->bytes,
                      m->len, &t);
     if (t) {
         t->id = w.id;

@@ -1,21 +1,17 @@
 /* graph.c - tasks that wait for the objects they take (graph.h). */
 #include "graph.h"
 
+#include "node/output.h"
+
 #include "base/alloc.h"
 #include "base/error.h"
 
-#include <dlfcn.h>
 #include <string.h>
 
 /* What names a task in a message: its name, else its function's. */
 static const char *name_of(const rt__task *t)
 {
-    Dl_info info;
-    if (t->name)
-        return t->name;
-    if (t->fn && dladdr((const void *)t->fn, &info) && info.dli_sname)
-        return info.dli_sname;
-    return t->fn ? "task" : "object";
+    return t->fn ? rt__task_name((uint64_t)(uintptr_t)t->fn, t->name) : "object";
 }
 
 /* t never runs: the object o it takes failed.  A failure that came along

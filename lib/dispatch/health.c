@@ -7,10 +7,11 @@
 
 #include "lives.h"
 
+#include "node/output.h"
+
 #include "base/clock.h"
 #include "base/error.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -168,10 +169,7 @@ static void usage(rt__dispatch *d, int node, const rt__gpu_event *e, rt__lease *
     if (!share || e->code <= share || l->gpu_over || l->cls->owner)
         return;
     l->gpu_over = 1;
-    Dl_info info;
-    const char *name = t->name                                       ? t->name
-                       : dladdr((void *)t->fn, &info) && info.dli_sname ? info.dli_sname
-                                                                        : "task";
+    const char *name = rt__task_name((uint64_t)(uintptr_t)t->fn, t->name);
     rt__warn("%s (handle %llu) holds %llu bytes of the memory of the GPU at %s on node %d, "
              "more than its share of %llu%s", name, (unsigned long long)t->id,
              (unsigned long long)e->code, e->bus_id, node, (unsigned long long)share,

@@ -164,7 +164,7 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
 
 /* A field added to rt_opts must be carried here too (on LP64, where the
  * size is known). */
-_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 120,
+_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 128,
                "put_opts() and read_opts() carry every field of rt_opts");
 
 static void put_opts(pack *p, const rt_opts *o)
@@ -189,6 +189,7 @@ static void put_opts(pack *p, const rt_opts *o)
     put_str(p, o->label_selector);
     put_u64(p, o->placement_group.id);
     put_u64(p, (uint64_t)(int64_t)o->bundle_index);
+    put_str(p, o->env_vars);
 }
 
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s)
@@ -293,6 +294,7 @@ static void read_opts(unpack *u, rt_opts *o)
     o->label_selector = get_str(u);
     o->placement_group.id = get_u64(u);
     o->bundle_index = (int)(int64_t)get_u64(u);
+    o->env_vars = get_str(u);
 }
 
 int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission *s,

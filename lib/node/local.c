@@ -204,6 +204,17 @@ static int send_name(rt__worker *w, const rt__task *t)
     return 0;
 }
 
+/* A task's own variables (rt_opts.env_vars) go to a worker that does not
+ * have them already ("": none, as a new worker has); an actor's calls
+ * keep those its constructor brought. */
+static int send_env(rt__worker *w, const rt__task *t)
+{
+    const char *vars = rt__task_env(t) ? rt__task_env(t) : "";
+    if (t->kind == RT__KIND_CALL || same_state(w->env_sent ? w->env_sent : "", vars))
+        return 0;
+    return remember(&w->env_sent, vars) < 0 || rt__proto_send_env(&w->chan, vars) < 0 ? -1 : 0;
+}
+
 /* The message of a record: by its kind, and whether it takes a list. */
 static uint32_t msg_of(const rt__task *t)
 {
@@ -264,7 +275,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
                    const rt__actor_spec *actor)
 {
     (void)n;
-    if (send_name(w, t) < 0 || send_spare(w) < 0 ||
+    if (send_name(w, t) < 0 || send_env(w, t) < 0 || send_spare(w) < 0 ||
         (t->board_seq && rt__proto_send_post(&w->chan, t->board_seq) < 0) ||
         send_last(w, t) < 0 ||
         (actor && rt__proto_send_actor(&w->chan, actor->handle, actor->fini,

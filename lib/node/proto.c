@@ -38,6 +38,7 @@ const char *rt__msg_name(uint32_t type)
         [RT__MSG_RESULT] = "RESULT",   [RT__MSG_SPAWN] = "SPAWN",
         [RT__MSG_SPAWNED] = "SPAWNED", [RT__MSG_SPAWN_FAILED] = "SPAWN_FAILED",
         [RT__MSG_EXITED] = "EXITED",   [RT__MSG_DEVICES] = "DEVICES",
+        [RT__MSG_ENV] = "ENV",
         [RT__MSG_ACTOR] = "ACTOR",     [RT__MSG_CREATE] = "CREATE",
         [RT__MSG_CALL] = "CALL",       [RT__MSG_ARG] = "ARG",
         [RT__MSG_TASK_ARGS] = "TASK_ARGS", [RT__MSG_CALL_ARGS] = "CALL_ARGS",
@@ -194,11 +195,21 @@ int rt__proto_send_task(rt__chan *c, const rt__task_msg *m)
     return put_bytes(c, &h, m->arg, fd);
 }
 
+/* A message whose payload is text (NULL: none). */
+static int send_text(rt__chan *c, uint32_t type, const char *text, uint64_t word)
+{
+    rt__hdr h = {.type = type, .len = text ? strlen(text) : 0, .word = word};
+    return rt__chan_put(c, &h, text, NULL);
+}
+
 int rt__proto_send_name(rt__chan *c, const char *name, int labelled)
 {
-    rt__hdr h = {.type = RT__MSG_NAME, .len = name ? strlen(name) : 0,
-                 .word = labelled != 0};
-    return rt__chan_put(c, &h, name, NULL);
+    return send_text(c, RT__MSG_NAME, name, labelled != 0);
+}
+
+int rt__proto_send_env(rt__chan *c, const char *vars)
+{
+    return send_text(c, RT__MSG_ENV, vars, 0);
 }
 
 int rt__proto_send_devices(rt__chan *c, const char *text)

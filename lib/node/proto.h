@@ -29,6 +29,8 @@ typedef enum rt__msg_type {
     RT__MSG_SPAWN_FAILED, /* fork server -> app: id = worker key, word = errno */
     RT__MSG_EXITED,       /* fork server -> app: id = worker key, word = wait status */
     RT__MSG_DEVICES,      /* app -> worker: payload = rt__devices's lines */
+    RT__MSG_ENV,          /* app -> worker: payload = the next tasks' own
+                             variables, "NAME=value" lines (none: empty) */
     RT__MSG_ACTOR,        /* app -> worker: become an actor; id = its handle,
                              word = destructor, payload = its concurrency */
     RT__MSG_CREATE,       /* app -> worker: as TASK, word = actor constructor */
@@ -148,6 +150,7 @@ int rt__devices_same(const rt__devices *a, const rt__devices *b);
  * channel's from then on (closed once sent), except arg_fd. */
 int rt__proto_send_task(rt__chan *c, const rt__task_msg *m);
 int rt__proto_send_name(rt__chan *c, const char *name, int labelled);
+int rt__proto_send_env(rt__chan *c, const char *vars);
 /* DEVICES carries text from rt__devices_encode(). */
 int rt__proto_send_devices(rt__chan *c, const char *text);
 /* The most methods an actor may run at once (rt_opts.max_concurrency). */

@@ -121,13 +121,16 @@ static size_t inline_room(size_t len)
 }
 
 /* A record with room for nneeds needs, nargs argument entries, inline
- * bytes and the name (copied); the rest zero. */
-static rt__task *record_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
-                            size_t nargs, size_t inline_len)
+ * bytes, and its label: the name, then the task's variables (env_vars),
+ * copied; the rest zero.  A record with variables and no name has the
+ * name "" (rt__task_env()). */
+static rt__task *record_new(rt__task_kind kind, rt__any_fn fn, const char *name,
+                            const char *env, int nneeds, size_t nargs, size_t inline_len)
 {
     size_t head = (size_t)nneeds * sizeof(rt__need) + nargs * sizeof(rt__arg);
-    size_t name_len = name ? strlen(name) + 1 : 0;
-    rt__task *t = rt__malloc(sizeof *t + head + inline_len + name_len);
+    size_t name_len = name ? strlen(name) + 1 : env ? 1 : 0;
+    size_t env_len = env ? strlen(env) + 1 : 0;
+    rt__task *t = rt__malloc(sizeof *t + head + inline_len + name_len + env_len);
     if (!t)
         return NULL;
     memset(t, 0, sizeof *t);
@@ -135,17 +138,21 @@ static rt__task *record_new(rt__task_kind kind, rt__any_fn fn, const char *name,
     t->fn = fn;
     t->arg_fd = -1;
     t->nneeds = (unsigned char)nneeds;
-    if (name) {
+    if (name_len) {
         t->name = t->tail + head + inline_len;
-        memcpy(t->name, name, name_len);
+        memcpy(t->name, name ? name : "", name_len);
+    }
+    if (env) {
+        t->has_env = 1;
+        memcpy(t->name + name_len, env, env_len);
     }
     return t;
 }
 
-int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
-                 const void *arg, size_t arg_len, rt__task **out)
+int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, const char *env,
+                 int nneeds, const void *arg, size_t arg_len, rt__task **out)
 {
-    rt__task *t = record_new(kind, fn, name, nneeds, 0, inline_room(arg_len));
+    rt__task *t = record_new(kind, fn, name, env, nneeds, 0, inline_room(arg_len));
     if (!t)
         return rt__error(RT_ENOMEM, "no memory for the task");
     t->arg_len = arg_len;
@@ -158,13 +165,13 @@ int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds
     return 0;
 }
 
-int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
-                      const rt_arg *args, size_t nargs, rt__task **out)
+int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, const char *env,
+                      int nneeds, const rt_arg *args, size_t nargs, rt__task **out)
 {
     size_t inline_len = 0;
     for (size_t i = 0; i < nargs; i++)
         inline_len += args[i].ref.id ? 0 : inline_room(args[i].len);
-    rt__task *t = record_new(kind, fn, name, nneeds, nargs, inline_len);
+    rt__task *t = record_new(kind, fn, name, env, nneeds, nargs, inline_len);
     if (!t)
         return rt__error(RT_ENOMEM, "no memory for the task");
     t->args_form = RT__ARGS_LIST;
@@ -201,7 +208,7 @@ const void *rt__task_arg(const rt__task *t)
 
 int rt__task_new_object(const void *data, size_t len, rt__task **out)
 {
-    rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, 0, 0, 0);
+    rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, NULL, 0, 0, 0);
     if (!o)
         return rt__error(RT_ENOMEM, "rt_put: no memory for the object");
     o->ended = 1;
@@ -339,7 +346,7 @@ size_t rt__task_forgotten(rt__forgotten *out, size_t max)
 
 rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len)
 {
-    rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, 0, 0, 0);
+    rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, NULL, 0, 0, 0);
     if (o) {
         o->id = id;
         o->ended = 1;

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* What rt_cancel() asked: drop the result of a running task, or kill its
  * worker. */
@@ -135,6 +136,8 @@ typedef struct rt__task {
                                     in line (the waiting task's work first) */
     unsigned char retry_exceptions : 1; /* fixed: a failed function spends a
                                            retry */
+    unsigned char has_env : 1;   /* fixed: variables of its own follow its
+                                    name in tail (rt__task_env()) */
     unsigned char : 0;
     unsigned char ended : 1;     /* [R] its outcome is known */
     unsigned char resuming : 1;  /* [R] in the dispatcher's
@@ -161,6 +164,12 @@ typedef struct rt__task {
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
 } rt__task;
+
+/* Its own variables (rt_opts.env_vars): "NAME=value" lines; NULL: none. */
+static inline const char *rt__task_env(const rt__task *t)
+{
+    return t->has_env ? t->name + strlen(t->name) + 1 : NULL;
+}
 
 /* What t waits for (graph.h), or NULL: only a list can hold objects. */
 static inline struct rt__deps *rt__task_deps(const rt__task *t)
@@ -195,15 +204,16 @@ void rt__tasks_split_tail(rt__tasks *q, size_t n, rt__tasks *tail);
 void rt__tasks_free(rt__tasks *q);
 
 /* A record of fn(arg): the argument inline, or in a memfd when large; the
- * name (may be NULL) copied; room for nneeds custom needs, which the
- * request writes (request.h).  0 or an error code with a message. */
-int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
-                 const void *arg, size_t arg_len, rt__task **out);
+ * name and the task's variables (env_vars's lines, checked; either may be
+ * NULL) copied; room for nneeds custom needs, which the request writes
+ * (request.h).  0 or an error code with a message. */
+int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, const char *env,
+                 int nneeds, const void *arg, size_t arg_len, rt__task **out);
 /* A record of fn(args): each argument that is bytes copied, inline or in
  * a memfd; each that is an object (a ref) left empty, for the caller to
  * fill with the object's record.  As rt__task_new(). */
-int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, int nneeds,
-                      const rt_arg *args, size_t nargs, rt__task **out);
+int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, const char *env,
+                      int nneeds, const rt_arg *args, size_t nargs, rt__task **out);
 /* A record that is an object from the start (rt_put()): len bytes copied,
  * into a sealed memfd when large, ended with RT_OK.  0 or an error. */
 int rt__task_new_object(const void *data, size_t len, rt__task **out);

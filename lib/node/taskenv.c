@@ -27,6 +27,7 @@ static struct {
     int left;         /* a last task left environ as it made it */
     rt__devices dev;  /* the lease's devices, from the last DEVICES */
     char *dev_mem;    /* what dev points into */
+    char *vars;       /* the tasks' own variables (ENV), or NULL */
     const char *ids[2][RT__INSTANCE_MAX]; /* [0] GPUs, [1] the node's other
                                              accelerators (dev.accel_name) */
     size_t nids[2];
@@ -127,6 +128,7 @@ static void env_reset(void)
     for (size_t i = 0; env.base && env.base[i]; i++)
         env_restore(env.base[i]);
     env_apply(env.dev.env ? env.dev.env : "");
+    env_apply(env.vars ? env.vars : "");
     env_snapshot();
     env.left = 0;
 }
@@ -188,6 +190,21 @@ int rt__taskenv_set_devices(const rt__hdr *h, const char *payload)
         env_reset();
     }
     bind_cpus();
+    return 0;
+}
+
+/* The environment is made anew now: the variables of the tasks before
+ * go, these come (an actor's, at its start, for its life: its calls do
+ * not reset the environment). */
+int rt__taskenv_set_vars(const rt__hdr *h, const char *payload)
+{
+    if (h->type != RT__MSG_ENV || h->nfds || (h->len && !payload))
+        return -1;
+    rt__free(env.vars);
+    env.vars = h->len ? rt__strndup(payload, (size_t)h->len) : NULL;
+    if (h->len && !env.vars)
+        return -1;
+    env_reset();
     return 0;
 }
 

@@ -19,6 +19,10 @@ int rt__taskenv_ids(const char *call, const char *resource, const char *const **
 /* A DEVICES message: the lease's devices from now on.  0, or -1 when it
  * breaks the protocol or without memory (the worker leaves). */
 int rt__taskenv_set_devices(const rt__hdr *h, const char *payload);
+/* An ENV message: the next tasks' own variables, set over the lease's
+ * (an empty one: none).  0, or -1 when it breaks the protocol or without
+ * memory (the worker leaves). */
+int rt__taskenv_set_vars(const rt__hdr *h, const char *payload);
 /* A worker idle from its start runs once, on devices of its own, what
  * its first DEVICES will run (parsing, splitting the ids, setting and
  * removing a variable), so that the code and the memory it touches are

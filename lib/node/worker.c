@@ -789,6 +789,10 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
         if (rt__taskenv_set_devices(h, payload) < 0)
             leave(); /* corrupt, or no memory for its ids */
         break;
+    case RT__MSG_ENV:
+        if (rt__taskenv_set_vars(h, payload) < 0)
+            leave(); /* corrupt, or no memory for them */
+        break;
     default:
         leave(); /* a message a worker never gets: the stream is corrupt */
     }

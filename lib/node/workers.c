@@ -263,6 +263,7 @@ void rt__workers_free(rt__worker *w)
     rt__relay_close(&w->out);
     rt__relay_close(&w->err);
     rt__free(w->name_sent);
+    rt__free(w->env_sent);
     rt__free(w->devices_text);
     rt__free(w);
 }

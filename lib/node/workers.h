@@ -63,6 +63,7 @@ struct rt__worker {
                                   (0: none since): it gets a memfd of the
                                   pool that size for its next result */
     char *name_sent;           /* the NAME last sent, or NULL */
+    char *env_sent;            /* the ENV last sent, or NULL: none */
     rt__devices devices_sent;  /* the devices last sent, pointing into */
     char *devices_text;        /* this, or NULL before any */
     unsigned dirty : 1, retiring : 1, stop_sending : 1, shut : 1, gone : 1, actor : 1,

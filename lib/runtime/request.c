@@ -12,6 +12,32 @@
 #define DEFAULT_MAX_RETRIES 3 /* as Ray */
 #define NAME_MAX_BYTES 200
 #define TIMEOUT_MAX_MS 2000000000L /* about 23 days */
+#define ENV_MAX_BYTES 8192
+#define ENV_LINE_MAX 1023 /* a worker sets a variable of this much at most */
+
+/* env_vars: "NAME=value" lines (empty ones skipped); NULL when it names
+ * none.  0, or RT_EINVAL with a message. */
+static int resolve_env(const char *text, const char **out)
+{
+    *out = NULL;
+    if (!text)
+        return 0;
+    if (strlen(text) > ENV_MAX_BYTES)
+        return rt__error(RT_EINVAL, "env_vars is longer than %d bytes", ENV_MAX_BYTES);
+    for (const char *p = text; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+        size_t len = strcspn(p, "\n"), name = strcspn(p, "=");
+        if (len == 0)
+            continue;
+        if (name >= len || name == 0)
+            return rt__error(RT_EINVAL, "env_vars: \"%.*s\" is not NAME=value",
+                             (int)(len > 40 ? 40 : len), p);
+        if (len > ENV_LINE_MAX)
+            return rt__error(RT_EINVAL, "env_vars: %.*s's line is longer than %d bytes",
+                             (int)(name > 40 ? 40 : name), p, ENV_LINE_MAX);
+        *out = text;
+    }
+    return 0;
+}
 
 /* A count field: RT_DEFAULT, or 0 in a struct that was only zeroed, takes
  * the default; other negatives are refused. */
@@ -176,6 +202,8 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     r->retry_exceptions = rc == 0 && o->retry_exceptions;
     if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
+    if (rc == 0)
+        rc = resolve_env(o->env_vars, &r->env);
     if (actor) {
         r->max_calls = 0;
         r->max_retries = 0;

@@ -26,6 +26,7 @@ typedef struct rt__request {
     uint32_t timeout_ms;
     int retry_exceptions;
     const char *selector; /* the label selector (checked), or NULL: any node */
+    const char *env;      /* env_vars (checked), or NULL: none */
     int nitems;
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;

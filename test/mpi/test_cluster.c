@@ -713,6 +713,34 @@ END_TEST
 /* Label selectors pick ranks: by the built-in labels (rank,
  * accelerator-type, hostname) and by each rank's RTASK_LABELS (machine=,
  * set by mk/check-mpi); a selector no rank matches fails at once. */
+/* The machine it ran on and RT_ENV_TEST ("-": unset). */
+static int env_where(const void *arg, size_t len, rt_result *res)
+{
+    char buf[512];
+    const char *root = getenv("RTASK_SYSFS_ROOT"), *v = getenv("RT_ENV_TEST");
+    (void)arg, (void)len;
+    snprintf(buf, sizeof buf, "%s %s", root ? root : "/", v ? v : "-");
+    return rt_result_set(res, buf, strlen(buf) + 1);
+}
+
+/* env_vars go with a task to the rank that runs it, and are that task's
+ * alone there too. */
+START_TEST(test_env_vars_on_another_rank)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "machine=h100x8";
+    o.name = "with_vars";
+    o.env_vars = "RT_ENV_TEST=set\nRT_ENV_OTHER=1";
+    char *r = run(env_where, &o, NULL, 0);
+    ck_assert_str_eq(r, "test/fake/h100x8 set");
+    rt_free(r);
+    o.env_vars = NULL;
+    r = run(env_where, &o, NULL, 0);
+    ck_assert_str_eq(r, "test/fake/h100x8 -");
+    rt_free(r);
+}
+END_TEST
+
 START_TEST(test_labels_pick_ranks)
 {
     static const struct {
@@ -977,6 +1005,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_remote_task_makes_work);
         tcase_add_test(tc, test_remote_caller_dies);
         tcase_add_test(tc, test_labels_pick_ranks);
+        tcase_add_test(tc, test_env_vars_on_another_rank);
         tcase_add_test(tc, test_recursion_on_another_rank);
         tcase_add_test(tc, test_groups_over_ranks);
     }
