@@ -75,7 +75,8 @@ enum {
     RT_EACTORDIED = -13,  /* the actor was killed, or died and cannot restart */
     RT_ECANCELLED = -14,  /* rt_cancel() stopped the task */
     RT_EKILLED = -15,     /* the task ran past its timeout_ms and was killed */
-    RT_EDEPENDENCY = -16  /* an object the task takes failed: it never ran */
+    RT_EDEPENDENCY = -16, /* an object the task takes failed: it never ran */
+    RT_EEXIST = -17       /* a live actor already has that name */
 };
 
 /* Timeouts are in milliseconds; RT_FOREVER waits without limit, 0 polls. */
@@ -184,7 +185,10 @@ typedef struct rt_pg {
 typedef struct rt_opts {
     int init_magic_;    /* set by RT_OPTS_INIT; do not touch */
     const char *name;   /* name in output prefixes; NULL = function symbol
-                           (for an actor, its class name) */
+                           (for an actor, its class name).  An actor's
+                           name is also its name in the runtime: one
+                           live actor at a time has it, and
+                           rt_actor_get() finds it */
     double num_cpus;    /* CPUs held while the task runs; default 1 for a
                            task, 0 for an actor (as Ray) */
     double num_gpus;    /* GPUs held: a fraction in (0, 1] or a whole
@@ -234,12 +238,20 @@ typedef struct rt_opts {
                               before its code runs, over the worker's own
                               and its devices' variables, and put back
                               after it; NULL = none */
+    int get_if_exists;     /* actors with a name: 1 = when a live actor
+                              has the name, give its handle instead of
+                              failing with RT_EEXIST (Ray's
+                              get_if_exists); 0 (the default) = fail */
+    int detached;          /* actors a task creates: 1 = it outlives the
+                              task (Ray's lifetime="detached"); 0 (the
+                              default) = it is killed when the task that
+                              created it ends */
 } rt_opts;
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT, NULL }
+      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT, NULL, 0, 0 }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
@@ -470,7 +482,10 @@ typedef struct rt_actor {
 
 /* Create an actor: opts as for a task (num_gpus, num_cpus, resources,
  * accelerator_type, max_restarts; max_calls does not apply).  Returns at
- * once; calls made before the actor runs wait for its constructor. */
+ * once; calls made before the actor runs wait for its constructor.  With
+ * opts->name, RT_EEXIST when a live actor has that name (or, with
+ * get_if_exists, that actor's handle, and this one is not made).  A task
+ * may create actors too: they die when it ends unless detached. */
 RT_NODISCARD RT_EXPORT int rt_actor_create(const rt_actor_class *cls,
                                            const rt_opts *opts, const void *arg,
                                            size_t arg_len, rt_actor *actor);
@@ -494,6 +509,10 @@ RT_EXPORT int rt_actor_kill(rt_actor actor);
  * waiting for its resources spends a restart too (it starts anew once
  * placed), or dies there without one. */
 RT_NODISCARD RT_EXPORT int rt_actor_restart(rt_actor actor);
+/* The live actor named name (rt_opts.name at its creation), from the
+ * application or a task (Ray's ray.get_actor): RT_EBADREF when none is.
+ * A name is free again once its actor is killed or dead. */
+RT_NODISCARD RT_EXPORT int rt_actor_get(const char *name, rt_actor *actor);
 
 /*
  * Placement groups (Ray's): reserve bundles of resources at once, all or

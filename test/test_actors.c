@@ -635,6 +635,128 @@ START_TEST(shutdown_runs_destructors)
 }
 END_TEST
 
+/* ---- names, and actors that tasks create ------------------------------------ */
+
+static rt_opts named(const char *name, int get_if_exists)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.name = name;
+    o.get_if_exists = get_if_exists;
+    return o;
+}
+
+/* Ray's named actors: one live actor has a name; rt_actor_get() finds
+ * it; get_if_exists takes it instead of a second; the name is free again
+ * once its actor is killed. */
+START_TEST(a_name_is_one_live_actors)
+{
+    start_with(2, 0, 2);
+    rt_opts o = named("the-counter", 0);
+    rt_actor a, found, twin;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    ck_ok(rt_actor_get("the-counter", &found));
+    ck_assert_uint_eq(found.id, a.id);
+    ck_fails(rt_actor_create(&counter_class, &o, NULL, 0, &twin), RT_EEXIST, "the-counter");
+    ck_assert_str_eq(rt_strerror(RT_EEXIST), "an actor of that name exists");
+    o = named("the-counter", 1);
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &twin));
+    ck_assert_uint_eq(twin.id, a.id);
+    ck_assert_uint_eq(call_actor_u64(found, counter_next), 1);
+    ck_assert_uint_eq(call_actor_u64(twin, counter_next), 2); /* one state */
+    ck_fails(rt_actor_get("no-such-actor", &found), RT_EBADREF, "no-such-actor");
+    o = named(NULL, 1);
+    ck_fails(rt_actor_create(&counter_class, &o, NULL, 0, &twin), RT_EINVAL, "opts.name");
+    rt_opts for_a_task = RT_OPTS_INIT;
+    for_a_task.detached = 1;
+    rt_ref ref;
+    ck_fails(rt_remote(t_echo, &for_a_task, NULL, 0, &ref), RT_EINVAL, "for actors");
+    ck_ok(rt_actor_kill(a));
+    ck_fails(rt_actor_get("the-counter", &found), RT_EBADREF, "the-counter");
+    o = named("the-counter", 0);
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &twin));
+    ck_assert_uint_ne(twin.id, a.id);
+    ck_assert_uint_eq(call_actor_u64(twin, counter_next), 1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task creates an actor, calls it, and answers with its handle; with
+ * detached (arg "1") the actor lives on under its name. */
+static int make_an_actor(const void *arg, size_t len, rt_result *r)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.name = "made-by-a-task";
+    o.detached = len && *(const char *)arg == '1';
+    rt_actor a, found;
+    rt_ref ref;
+    void *v;
+    if (rt_actor_create(&counter_class, &o, NULL, 0, &a) < 0 ||
+        rt_actor_get("made-by-a-task", &found) < 0 || found.id != a.id ||
+        rt_actor_call(a, counter_next, NULL, 0, &ref) < 0 || rt_get(ref, &v, NULL, 60000) < 0)
+        return 1;
+    rt_free(v);
+    return rt_result_set(r, &a, sizeof a);
+}
+
+static rt_actor actor_made_by_a_task(const char *detached)
+{
+    rt_ref ref;
+    rt_actor *a;
+    ck_ok(rt_remote(make_an_actor, NULL, detached, strlen(detached), &ref));
+    ck_ok(rt_get(ref, (void **)&a, NULL, 60000));
+    rt_actor copy = *a;
+    rt_free(a);
+    return copy;
+}
+
+/* Ray's actors are owned by who made them: one a task creates dies when
+ * the task ends, unless it is detached, when it outlives the task (and
+ * rt_actor_get() finds it from anywhere). */
+START_TEST(an_actor_a_task_creates_dies_with_it_unless_detached)
+{
+    start_with(2, 0, 2);
+    rt_actor a = actor_made_by_a_task("0");
+    rt_ref ref;
+    ck_fails(rt_actor_call(a, counter_next, NULL, 0, &ref), RT_EACTORDIED, "killed");
+    rt_actor found;
+    ck_fails(rt_actor_get("made-by-a-task", &found), RT_EBADREF, "made-by-a-task");
+    a = actor_made_by_a_task("1");
+    ck_ok(rt_actor_get("made-by-a-task", &found));
+    ck_assert_uint_eq(found.id, a.id);
+    ck_assert_uint_eq(call_actor_u64(a, counter_next), 2); /* the task's call was 1 */
+    ck_ok(rt_actor_kill(a));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task restarts an actor the application made (Ray lets any worker). */
+static int restart_it(const void *arg, size_t len, rt_result *r)
+{
+    (void)r;
+    rt_actor a;
+    if (len != sizeof a)
+        return 1;
+    memcpy(&a, arg, sizeof a);
+    return rt_actor_restart(a) < 0;
+}
+
+START_TEST(a_task_restarts_an_actor)
+{
+    start_with(2, 0, 2);
+    rt_opts o = RT_OPTS_INIT;
+    o.max_restarts = 1;
+    o.max_task_retries = 1; /* a call sent as the process is killed runs again */
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, &o, NULL, 0, &a));
+    uint64_t pid = call_actor_u64(a, counter_pid);
+    rt_ref ref;
+    ck_ok(rt_remote(restart_it, NULL, &a, sizeof a, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    ck_assert_uint_ne(call_actor_u64(a, counter_pid), pid);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *actors_suite(void)
 {
     Suite *s = suite_create("actors");
@@ -656,6 +778,9 @@ Suite *actors_suite(void)
     tcase_add_test(tc, a_restarting_actor_keeps_its_place_and_nothing_hangs);
     tcase_add_test(tc, kill_runs_the_destructor_and_frees_the_gpu);
     tcase_add_test(tc, shutdown_runs_destructors);
+    tcase_add_test(tc, a_name_is_one_live_actors);
+    tcase_add_test(tc, an_actor_a_task_creates_dies_with_it_unless_detached);
+    tcase_add_test(tc, a_task_restarts_an_actor);
     suite_add_tcase(s, tc);
     return s;
 }

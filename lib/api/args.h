@@ -13,8 +13,10 @@ int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t 
                    const rt_ref *ref);
 
 /* In the application: a task (nested: a task submitted it, so it goes
- * first in line), an actor's call (actor.c). */
+ * first in line), an actor's call, an actor (its handle in ref; 1 when
+ * it is a live one found by its name: actor.c). */
 int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref);
 int rt__actor_call_form(const rt__submission *s, rt_ref *ref);
+int rt__actor_create_form(const rt__submission *s, rt_ref *ref);
 
 #endif

@@ -44,6 +44,8 @@ static const rt__front application = {
     .view = rt__app_view,
     .view_release = rt__app_view_release,
     .actor_kill = rt__app_actor_kill,
+    .actor_restart = rt__app_actor_restart,
+    .actor_get = rt__app_actor_get,
     .yield = app_yield,
     .node = app_node,
 };
@@ -60,6 +62,8 @@ static const rt__front task = {
     .view = rt__task_view,
     .view_release = rt__task_view_release,
     .actor_kill = rt__client_kill,
+    .actor_restart = rt__client_restart,
+    .actor_get = rt__client_actor_get,
     .yield = rt__client_yield,
     .node = rt__task_node,
 };

@@ -31,6 +31,8 @@ typedef struct rt__front {
     int (*view)(rt_ref ref, rt_view *view, long timeout_ms);
     int (*view_release)(const rt_view *view);
     int (*actor_kill)(rt_actor actor);
+    int (*actor_restart)(rt_actor actor);
+    int (*actor_get)(const char *name, rt_actor *actor);
     int (*yield)(const void *data, size_t len);
     int (*node)(void); /* the node the caller runs on */
 } rt__front;
@@ -50,6 +52,8 @@ int rt__app_put(const void *data, size_t len, rt_ref *ref);
 int rt__app_view(rt_ref ref, rt_view *view, long timeout_ms);
 int rt__app_view_release(const rt_view *view);
 int rt__app_actor_kill(rt_actor actor);
+int rt__app_actor_restart(rt_actor actor);
+int rt__app_actor_get(const char *name, rt_actor *actor);
 
 /* A task's way, where it is more than the client's call (remote.c,
  * objects.c, context.c). */

@@ -14,7 +14,8 @@
  * its CPUs are lent (rt__call_lend()), so that the tasks it waits for can
  * run.  And the handles it makes are its: when it ends, those it did not
  * consume, release or return in its result are released (END), before
- * its result goes out.
+ * its result goes out, and the actors it created are killed but those
+ * made detached.
  *
  * The list of proxies is this module's alone: the runtime thread adds to
  * it when a worker's thread knocks at the door (rt__proxies_serve()),
@@ -50,14 +51,20 @@
 #define RT__TASK_THREADS_MAX 64 /* one worker's threads calling at once */
 #define PROXIES_MAX 1024        /* every connection, other ranks' too */
 
+/* A handle a task made: an object's, or an actor's that dies with it. */
+struct made {
+    uint64_t id;
+    int actor;
+};
+
 typedef struct proxy {
     struct proxy *next;
     pthread_t thread;
     rt__chan chan;
     _Atomic int ended;  /* its thread is done: join it */
     pid_t peer;         /* the worker process that connected (or 0) */
-    uint64_t *made;     /* handles its tasks made and still hold (0: one
-                           consumed below base) */
+    struct made *made;  /* handles its tasks made and still hold (id 0:
+                           one consumed below base) */
     size_t nmade, cap;
     size_t base;        /* made[base..] are the running task's */
     size_t *bases;      /* those of the tasks it runs inside (RUN) */
@@ -73,17 +80,17 @@ static struct {
 
 /* ---- the handles a connection's tasks made ------------------------------------------ */
 
-static void made(proxy *p, uint64_t id)
+static void made(proxy *p, uint64_t id, int actor)
 {
     if (p->nmade == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
-        uint64_t *grown = rt__realloc(p->made, cap * sizeof *grown);
+        struct made *grown = rt__realloc(p->made, cap * sizeof *grown);
         if (!grown)
             return; /* not released at the task's end: rt_shutdown() frees it */
         p->made = grown;
         p->cap = cap;
     }
-    p->made[p->nmade++] = id;
+    p->made[p->nmade++] = (struct made){id, actor};
 }
 
 /* A handle consumed: one of an outer task's (below base) leaves a 0,
@@ -91,8 +98,8 @@ static void made(proxy *p, uint64_t id)
 static void unmade(proxy *p, uint64_t id)
 {
     for (size_t i = p->nmade; i-- > 0;)
-        if (p->made[i] == id) {
-            p->made[i] = i < p->base ? 0 : p->made[--p->nmade];
+        if (p->made[i].id == id && !p->made[i].actor) {
+            p->made[i] = i < p->base ? (struct made){0} : p->made[--p->nmade];
             return;
         }
 }
@@ -101,7 +108,7 @@ static void unmade(proxy *p, uint64_t id)
 static int made_here(const proxy *p, uint64_t id)
 {
     for (size_t i = p->base; i < p->nmade; i++)
-        if (p->made[i] == id)
+        if (p->made[i].id == id && !p->made[i].actor)
             return 1;
     return 0;
 }
@@ -141,12 +148,17 @@ static int is_kept(uint64_t id, const uint64_t *kept, size_t n)
 }
 
 /* A task ended: release what it made but for kept (its result names
- * them).  A handle consumed elsewhere since is refused, harmlessly. */
+ * them), and kill its actors.  A handle consumed elsewhere since is
+ * refused, harmlessly, and so is an actor killed already. */
 static void release_made(proxy *p, const uint64_t *kept, size_t nkept)
 {
-    for (size_t i = p->base; i < p->nmade; i++)
-        if (p->made[i] && !is_kept(p->made[i], kept, nkept))
-            (void)rt_release((rt_ref){p->made[i]});
+    for (size_t i = p->base; i < p->nmade; i++) {
+        const struct made *m = &p->made[i];
+        if (m->actor)
+            (void)rt_actor_kill((rt_actor){m->id});
+        else if (m->id && !is_kept(m->id, kept, nkept))
+            (void)rt_release((rt_ref){m->id});
+    }
     p->nmade = p->base;
 }
 
@@ -329,12 +341,14 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
         return -1;
     (void)h;
     rt_ref ref = {0};
+    int create = s.form == RT__SUBMIT_CREATE;
     int rc = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS
                  ? rt__remote_task(&s, 1, &ref)
-                 : rt__actor_call_form(&s, &ref);
-    if (rc == 0)
-        made(p, ref.id);
-    return reply(p, rc, ref.id, NULL, 0, -1);
+             : create ? rt__actor_create_form(&s, &ref)
+                      : rt__actor_call_form(&s, &ref);
+    if (rc == 0 && (!create || !s.opts || !s.opts->detached))
+        made(p, ref.id, create);
+    return reply(p, rc > 0 ? 0 : rc, ref.id, NULL, 0, -1); /* 1: found by its name */
 }
 
 /* Make the call h asks for and queue the reply: 0, or -1 when the
@@ -350,7 +364,7 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
     case RT__CALL_PUT:
         rc = rt_put(payload, len, &ref);
         if (rc == 0)
-            made(p, ref.id);
+            made(p, ref.id, 0);
         return reply(p, rc, ref.id, NULL, 0, -1);
     case RT__CALL_GET:
         return do_get(p, h, payload, len);
@@ -372,7 +386,17 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
             (void)rt_release(ref);
         return reply(p, rc, 0, NULL, 0, -1);
     case RT__CALL_KILL:
-        return reply(p, rt_actor_kill((rt_actor){h->id}), 0, NULL, 0, -1);
+        if (len && len != 8)
+            return -1;
+        rc = len ? rt_actor_restart((rt_actor){h->id}) : rt_actor_kill((rt_actor){h->id});
+        return reply(p, rc, 0, NULL, 0, -1);
+    case RT__CALL_ACTOR_GET: {
+        rt_actor found = {0};
+        if (!len || payload[len - 1])
+            return -1;
+        rc = rt_actor_get(payload, &found);
+        return reply(p, rc, found.id, NULL, 0, -1);
+    }
     case RT__CALL_END:
         if (len % 8)
             return -1;

@@ -41,6 +41,8 @@ int rt__app_submit(const rt__submission *s, rt_ref *ref)
 {
     if (s->form == RT__SUBMIT_TASK || s->form == RT__SUBMIT_TASK_ARGS)
         return rt__remote_task(s, 0, ref);
+    if (s->form == RT__SUBMIT_CREATE)
+        return rt__actor_create_form(s, ref);
     return rt__actor_call_form(s, ref);
 }
 
@@ -52,7 +54,7 @@ RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
                          !fn ? "the function" : !ref ? "ref" : "arg");
     int rc = rt__check_len("rt_remote", "arg_len", arg_len);
     rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
-    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1};
+    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL};
     return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
 }
 
@@ -80,7 +82,8 @@ RT_EXPORT int rt_remote_args(rt_fn_args fn, const rt_opts *opts, const rt_arg *a
                              size_t nargs, rt_ref *ref)
 {
     int rc = rt__check_args("rt_remote_args", (const void *)fn, args, nargs, ref);
-    rt__submission s = {RT__SUBMIT_TASK_ARGS, (uint64_t)(uintptr_t)fn, 0, opts, args, nargs};
+    rt__submission s = {RT__SUBMIT_TASK_ARGS, (uint64_t)(uintptr_t)fn, 0, opts, args, nargs,
+                        NULL};
     return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
 }
 
@@ -121,7 +124,7 @@ int rt__task_submit_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, s
 {
     for (size_t i = 0; i < n; i++) {
         rt_arg one = RT_ARG_BYTES(args[i].data ? args[i].data : "", args[i].len);
-        rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1};
+        rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL};
         int rc = rt__client_submit(&s, &refs[i]);
         if (rc < 0) {
             while (i-- > 0)

@@ -28,6 +28,7 @@ const char *rt__strerror(int code)
     case RT_ECANCELLED: return "cancelled";
     case RT_EKILLED: return "killed at its time limit";
     case RT_EDEPENDENCY: return "an object it takes failed";
+    case RT_EEXIST: return "an actor of that name exists";
     default: return "unknown error";
     }
 }

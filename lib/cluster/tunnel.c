@@ -111,17 +111,35 @@ static int flush(conn *k)
 
 /* ---- frames out ----------------------------------------------------------------- */
 
-/* A SUBMIT's function as its place, which rank 0 turns into its own
- * address; -1 when the payload is no submission or no object holds it. */
-static int place_function(rt__tunnel *r, const char *payload, size_t len, int fd,
-                          rt__fn_place *place)
+/* A function as its place; none (an actor class's missing constructor
+ * or destructor) as the zero place, which no function has (the
+ * program's own object is named "", but its offset 0 is its ELF header).
+ * -1 when no object holds it. */
+static int place_of(rt__tunnel *r, uint64_t fn, rt__fn_place *place)
+{
+    *place = (rt__fn_place){0};
+    return fn ? rt__fn_cache_place(&r->places, (const void *)(uintptr_t)fn, place) : 0;
+}
+
+static uint64_t function_at(rt__tunnel *r, const rt__fn_place *place)
+{
+    return place->object[0] || place->offset
+               ? (uint64_t)(uintptr_t)rt__fn_cache_find(&r->places, place) : 0;
+}
+
+/* A SUBMIT's functions as their places (an actor's constructor and
+ * destructor, for a CREATE), which rank 0 turns into its own addresses;
+ * -1 when the payload is no submission or no object holds them. */
+static int place_functions(rt__tunnel *r, const char *payload, size_t len, int fd,
+                           rt__rank_msg *m)
 {
     const char *bytes = fd >= 0 ? rt__shm_open(fd, len, 0) : payload;
     rt__submission s;
     rt_opts opts;
-    int rc = bytes && rt__callmsg_read_submission(bytes, len, &s, &opts, r->args) == 0
-                 ? rt__fn_cache_place(&r->places, (const void *)(uintptr_t)s.fn, place)
-                 : -1;
+    int rc = bytes && rt__callmsg_read_submission(bytes, len, &s, &opts, r->args) == 0 &&
+                     place_of(r, s.fn, &m->fn) == 0 &&
+                     place_of(r, s.form == RT__SUBMIT_CREATE ? s.actor : 0, &m->fini) == 0
+                 ? 0 : -1;
     if (fd >= 0 && bytes)
         rt__shm_unmap((void *)bytes, len);
     return rc;
@@ -140,7 +158,7 @@ static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
     m.fd = fd;
     m.bytes = fd >= 0 ? NULL : payload;
     if (h->type == RT__CALL_SUBMIT &&
-        place_function(r, payload, (size_t)h->len, fd, &m.fn) < 0) {
+        place_functions(r, payload, (size_t)h->len, fd, &m) < 0) {
         if (fd >= 0)
             close(fd);
         return -1;
@@ -182,15 +200,17 @@ static void on_conn(rt__watch *w, uint32_t events)
 
 /* ---- frames in ------------------------------------------------------------------ */
 
-/* Rank 0: a SUBMIT with the function at this process's address (NULL,
- * refused by the call, when its object is not loaded here). */
+/* Rank 0: a SUBMIT with its functions at this process's addresses (NULL,
+ * refused by the call, when their object is not loaded here). */
 static int put_submission(rt__tunnel *r, conn *k, const rt__hdr *h, const rt__rank_msg *m)
 {
     rt__submission s;
     rt_opts opts;
     if (rt__callmsg_read_submission(m->bytes, m->len, &s, &opts, r->args) < 0)
         return -1;
-    s.fn = (uint64_t)(uintptr_t)rt__fn_cache_find(&r->places, &m->fn);
+    s.fn = function_at(r, &m->fn);
+    if (s.form == RT__SUBMIT_CREATE)
+        s.actor = function_at(r, &m->fini);
     return rt__callmsg_put_submission(&k->chan, h->word, &s);
 }
 

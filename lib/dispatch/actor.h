@@ -50,6 +50,9 @@ typedef struct rt__actor {
     struct rt__actor *next_kill; /* [L] on the runtime's list of kills */
     struct rt__actor *next_declared; /* on the dispatcher's list to declare */
     rt__link link;               /* on the dispatcher's list of actors */
+    rt__idnode byname;           /* [L] in the runtime's named actors, keyed
+                                    by a hash of name, while named */
+    int named;                   /* [L] so: it has name until killed or dead */
     rt__class *cls;              /* its class; NULL once discarded */
     rt__task *create;            /* the constructor's record */
     rt__tasks held;              /* calls waiting for objects, and the

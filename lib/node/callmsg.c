@@ -19,7 +19,7 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_GET] = "GET",       [RT__CALL_WAIT] = "WAIT",
         [RT__CALL_CANCEL] = "CANCEL", [RT__CALL_RELEASE] = "RELEASE",
         [RT__CALL_KILL] = "KILL",     [RT__CALL_END] = "END",
-        [RT__CALL_YIELD] = "YIELD",
+        [RT__CALL_YIELD] = "YIELD",   [RT__CALL_ACTOR_GET] = "ACTOR_GET",
         [RT__CALL_REPLY] = "REPLY",   [RT__CALL_RUN] = "RUN",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";
@@ -164,7 +164,7 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
 
 /* A field added to rt_opts must be carried here too (on LP64, where the
  * size is known). */
-_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 128,
+_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 136,
                "put_opts() and read_opts() carry every field of rt_opts");
 
 static void put_opts(pack *p, const rt_opts *o)
@@ -190,6 +190,8 @@ static void put_opts(pack *p, const rt_opts *o)
     put_u64(p, o->placement_group.id);
     put_u64(p, (uint64_t)(int64_t)o->bundle_index);
     put_str(p, o->env_vars);
+    put_u64(p, (uint64_t)(int64_t)o->get_if_exists);
+    put_u64(p, (uint64_t)(int64_t)o->detached);
 }
 
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s)
@@ -198,6 +200,8 @@ int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission 
     put_u64(&p, (uint64_t)s->form);
     put_u64(&p, s->fn);
     put_u64(&p, s->actor);
+    if (s->form == RT__SUBMIT_CREATE)
+        put_str(&p, s->class_name ? s->class_name : "");
     put_opts(&p, s->opts);
     put_u64(&p, s->nargs);
     for (size_t i = 0; i < s->nargs; i++) {
@@ -295,6 +299,8 @@ static void read_opts(unpack *u, rt_opts *o)
     o->placement_group.id = get_u64(u);
     o->bundle_index = (int)(int64_t)get_u64(u);
     o->env_vars = get_str(u);
+    o->get_if_exists = (int)(int64_t)get_u64(u);
+    o->detached = (int)(int64_t)get_u64(u);
 }
 
 int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission *s,
@@ -304,16 +310,20 @@ int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission 
     s->form = (int)get_u64(&u);
     s->fn = get_u64(&u);
     s->actor = get_u64(&u);
+    s->class_name = NULL;
+    if (s->form == RT__SUBMIT_CREATE && (s->class_name = get_str(&u)) && !*s->class_name)
+        s->class_name = NULL;
     s->opts = NULL;
     if (get_u64(&u)) {
         read_opts(&u, opts);
         s->opts = opts;
     }
     uint64_t n = get_u64(&u);
-    if (u.bad || s->form < RT__SUBMIT_TASK || s->form > RT__SUBMIT_CALL_ARGS ||
+    if (u.bad || s->form < RT__SUBMIT_TASK || s->form > RT__SUBMIT_CREATE ||
         n > RT_ARGS_MAX)
         return -1;
-    int one = s->form == RT__SUBMIT_TASK || s->form == RT__SUBMIT_CALL;
+    int one = s->form == RT__SUBMIT_TASK || s->form == RT__SUBMIT_CALL ||
+              s->form == RT__SUBMIT_CREATE;
     for (uint64_t i = 0; i < n && !u.bad; i++) {
         args[i] = (rt_arg){.ref = {get_u64(&u)}};
         if (!args[i].ref.id)

@@ -29,10 +29,11 @@ typedef enum rt__call_type {
     RT__CALL_WAIT,       /* payload = timeout, num_ready, the refs */
     RT__CALL_CANCEL,     /* id = ref; payload = force */
     RT__CALL_RELEASE,    /* id = ref */
-    RT__CALL_KILL,       /* id = actor */
+    RT__CALL_KILL,       /* id = actor; payload: none, or a restart (8 bytes) */
     RT__CALL_END,        /* the task ended; payload = the handles it made
                             that its result names (kept) */
     RT__CALL_YIELD,      /* payload = one result of the running task */
+    RT__CALL_ACTOR_GET,  /* payload = the actor's name, with its NUL */
     RT__CALL_REPLY,      /* id = the return code; word = a ref or a count;
                             payload = message, then bytes */
     RT__CALL_RUN,        /* to a GET that may run it: id = the task it waits
@@ -46,7 +47,9 @@ enum {
     RT__SUBMIT_TASK,      /* rt_remote(): one argument, bytes */
     RT__SUBMIT_TASK_ARGS, /* rt_remote_args() */
     RT__SUBMIT_CALL,      /* rt_actor_call() */
-    RT__SUBMIT_CALL_ARGS  /* rt_actor_call_args() */
+    RT__SUBMIT_CALL_ARGS, /* rt_actor_call_args() */
+    RT__SUBMIT_CREATE     /* rt_actor_create(): fn = the constructor, or
+                             0; actor = the destructor, or 0 */
 };
 
 /* A task or an actor call, as the public calls take it.  Decoded, its
@@ -59,6 +62,7 @@ typedef struct rt__submission {
     const rt_opts *opts; /* tasks: NULL = defaults */
     const rt_arg *args;  /* one entry (bytes) for the one-argument forms */
     size_t nargs;
+    const char *class_name; /* CREATE: the class's name, or NULL */
 } rt__submission;
 
 /* A REPLY, decoded.  data: len bytes in the payload, or (fd >= 0) the

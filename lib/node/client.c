@@ -489,6 +489,17 @@ int rt__client_kill(rt_actor actor)
     return simple(RT__CALL_KILL, actor.id, NULL, 0, NULL);
 }
 
+int rt__client_restart(rt_actor actor)
+{
+    static const uint64_t restart = 1;
+    return simple(RT__CALL_KILL, actor.id, &restart, sizeof restart, NULL);
+}
+
+int rt__client_actor_get(const char *name, rt_actor *actor)
+{
+    return simple(RT__CALL_ACTOR_GET, 0, name, strlen(name) + 1, &actor->id);
+}
+
 int rt__client_yield(const void *data, size_t len)
 {
     const rt__running *r = worker_of.running();

@@ -60,6 +60,8 @@ long rt__client_wait(const rt_ref *refs, size_t n, size_t num_ready, long timeou
 int rt__client_cancel(rt_ref ref, int force);
 int rt__client_release(rt_ref ref);
 int rt__client_kill(rt_actor actor);
+int rt__client_restart(rt_actor actor);
+int rt__client_actor_get(const char *name, rt_actor *actor);
 int rt__client_yield(const void *data, size_t len);
 
 /* The calling thread's task returned this result: the handles it made

@@ -452,12 +452,71 @@ int rt__call_release(rt__runtime *rt, rt_ref ref)
     return rc;
 }
 
+/* ---- actors' names ------------------------------------------------------------------ */
+
+static uint64_t name_key(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3u;
+    return h;
+}
+
+/* [L] The live actor that has name, or NULL. */
+static rt__actor *find_named(rt__runtime *rt, const char *name)
+{
+    for (rt__idnode *n = rt__idmap_find(&rt->named, name_key(name)); n; n = rt__idmap_next(n))
+        if (strcmp(RT__OWNER(n, rt__actor, byname)->name, name) == 0)
+            return RT__OWNER(n, rt__actor, byname);
+    return NULL;
+}
+
+void rt__actor_unname_locked(rt__runtime *rt, rt__actor *a)
+{
+    if (a->named)
+        rt__idmap_remove(&rt->named, &a->byname);
+    a->named = 0;
+}
+
+/* [L] A named actor takes its name, or finds it taken: RT_EEXIST, or 0
+ * with the live actor's handle in *existing (get_if_exists). */
+static int take_name(rt__runtime *rt, rt__actor *a, const rt__request *r, uint64_t *existing)
+{
+    rt__actor *other = find_named(rt, a->name);
+    if (other && !r->get_if_exists)
+        return rt__error(RT_EEXIST, "rt_actor_create: a live actor is named %s "
+                         "(rt_actor_get() finds it; get_if_exists takes it)", a->name);
+    if (other) {
+        *existing = other->handle;
+        return 0;
+    }
+    a->byname.id = name_key(a->name);
+    rt__idmap_add(&rt->named, &a->byname);
+    a->named = 1;
+    return 0;
+}
+
+int rt__call_actor_get(rt__runtime *rt, const char *name, rt_actor *out)
+{
+    pthread_mutex_lock(&rt->lock);
+    int rc = rt__check_running(rt, "rt_actor_get");
+    rt__actor *a = rc == 0 ? find_named(rt, name) : NULL;
+    if (a)
+        out->id = a->handle;
+    else if (rc == 0)
+        rc = rt__error(RT_EBADREF, "rt_actor_get: no live actor is named %s", name);
+    pthread_mutex_unlock(&rt->lock);
+    return rc;
+}
+
 /* ---- actors ----------------------------------------------------------------------- */
 
 /* [L] Give the actor a handle and queue its constructor; *old gets the
- * epitaph of a dead actor whose slot it took, for the caller to free. */
+ * epitaph of a dead actor whose slot it took, for the caller to free.
+ * A live actor's handle in *existing when one has a's name and r takes
+ * it (get_if_exists): a is not started then. */
 static int start_actor(rt__runtime *rt, rt__actor *a, rt__task *create, rt__request *r,
-                       void **old)
+                       void **old, uint64_t *existing)
 {
     int rc = rt__check_running(rt, "rt_actor_create");
     if (rc == 0 && create->fn)
@@ -467,9 +526,13 @@ static int start_actor(rt__runtime *rt, rt__actor *a, rt__task *create, rt__requ
                         "the destructor");
     if (rc == 0)
         rc = place_request(rt, r, create);
-    if (rc == 0 && rt__table_add(&rt->actors, a, &a->handle, old) < 0)
+    if (rc == 0 && r->named)
+        rc = take_name(rt, a, r, existing);
+    if (rc == 0 && !*existing && rt__table_add(&rt->actors, a, &a->handle, old) < 0) {
+        rt__actor_unname_locked(rt, a);
         rc = rt__error(RT_ENOMEM, "rt_actor_create: no memory for its handle");
-    if (rc < 0)
+    }
+    if (rc < 0 || *existing)
         return rc;
     create->actor = a;
     create->id = a->handle; /* how its answer is matched */
@@ -480,12 +543,19 @@ int rt__call_actor_create(rt__runtime *rt, rt__actor *a, rt__task *create, rt__r
                           rt_actor *out)
 {
     void *old = NULL;
+    uint64_t existing = 0;
     pthread_mutex_lock(&rt->lock);
-    int rc = start_actor(rt, a, create, r, &old);
+    int rc = start_actor(rt, a, create, r, &old, &existing);
     if (rc >= 0)
-        out->id = a->handle;
-    int refused = rc < 0;
-    rc = rt__submit_done(rt, create, rc); /* unlocks */
+        out->id = existing ? existing : a->handle;
+    int refused = rc < 0 || existing;
+    if (existing) { /* its twin runs: this one was never queued */
+        pthread_mutex_unlock(&rt->lock);
+        rt__task_free(create);
+        rc = 1;
+    } else {
+        rc = rt__submit_done(rt, create, rc); /* unlocks */
+    }
     if (refused)
         rt__free(a);
     rt__free(old);
@@ -540,6 +610,8 @@ int rt__call_actor_kill(rt__runtime *rt, rt_actor actor, int restart)
         rc = 0; /* killing a dead actor does nothing */
     else if (rc == 0)
         wake = rt__submit_kill(rt, a, restart);
+    if (rc == 0 && a && !restart)
+        rt__actor_unname_locked(rt, a);
     pthread_mutex_unlock(&rt->lock);
     if (wake)
         rt__submitted(rt, wake);

@@ -111,13 +111,17 @@ int rt__call_went_on(rt__runtime *rt, uint64_t task, unsigned run, long timeout_
 int rt__call_release(rt__runtime *rt, rt_ref ref);
 
 /* Start actor a with its constructor `create`, placed as r asks; its
- * handle in *out.  On failure, create and a are freed. */
+ * handle in *out: 0.  1 when a live actor has a's name and r takes it
+ * (get_if_exists): its handle in *out, and a and create are freed, as
+ * they are on failure. */
 int rt__call_actor_create(rt__runtime *rt, rt__actor *a, rt__task *create, rt__request *r,
                           rt_actor *out);
 /* Queue call t (its method checked) to actor; a handle in *ref; args as
  * rt__call_submit().  On failure t is freed. */
 int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_arg *args,
                         const char *call, rt_ref *ref);
+/* rt_actor_get(): the live actor named name. */
+int rt__call_actor_get(rt__runtime *rt, const char *name, rt_actor *out);
 /* rt_actor_kill(), or (restart) rt_actor_restart(). */
 int rt__call_actor_kill(rt__runtime *rt, rt_actor actor, int restart);
 

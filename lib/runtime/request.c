@@ -204,6 +204,18 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
     if (rc == 0)
         rc = resolve_env(o->env_vars, &r->env);
+    if (rc == 0 && (o->get_if_exists & ~1 || o->detached & ~1))
+        rc = rt__error(RT_EINVAL, "%s must be 0 or 1; %d is invalid",
+                       o->get_if_exists & ~1 ? "get_if_exists" : "detached",
+                       o->get_if_exists & ~1 ? o->get_if_exists : o->detached);
+    if (rc == 0 && !actor && (o->get_if_exists || o->detached))
+        rc = rt__error(RT_EINVAL, "%s is for actors", o->get_if_exists ? "get_if_exists"
+                                                                        : "detached");
+    r->named = actor && o->name && *o->name;
+    r->get_if_exists = o->get_if_exists;
+    r->detached = o->detached;
+    if (rc == 0 && r->get_if_exists && !r->named)
+        rc = rt__error(RT_EINVAL, "get_if_exists needs a name: opts.name");
     if (actor) {
         r->max_calls = 0;
         r->max_retries = 0;

@@ -27,6 +27,9 @@ typedef struct rt__request {
     int retry_exceptions;
     const char *selector; /* the label selector (checked), or NULL: any node */
     const char *env;      /* env_vars (checked), or NULL: none */
+    int named;            /* actors: opts.name was given, the actor's name */
+    int get_if_exists;    /* actors: a live one of that name is taken */
+    int detached;         /* actors a task creates: outlive it */
     int nitems;
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;

@@ -205,9 +205,12 @@ static int publish_resumed(const rt__outbox *out)
  * refers to them; before that, declare them dead. */
 static rt__actor *publish_actors(rt__runtime *rt, const rt__outbox *out)
 {
-    for (rt__actor *a = out->declared; a; a = a->next_declared)
+    for (rt__actor *a = out->declared; a; a = a->next_declared) {
         a->declared_dead = 1;
+        rt__actor_unname_locked(rt, a);
+    }
     for (rt__actor *a = out->buried; a; a = a->next_kill) {
+        rt__actor_unname_locked(rt, a);
         rt__table_retire(&rt->actors, a->handle, a->tombstone);
         a->tombstone = NULL; /* the table's now */
     }

@@ -153,6 +153,7 @@ typedef struct rt__runtime {
                                     last emptied */
     } notices;
     rt__idmap streams;           /* [L] what tasks yielded, not yet read */
+    rt__idmap named;             /* [L] live actors by name (calls.c) */
     rt__idmap running_orphans;   /* [L] tasks not done whose handle was
                                     dropped (objects.c) */
     rt__pull *pull_asks;         /* [L] objects other ranks hold that
@@ -162,6 +163,11 @@ typedef struct rt__runtime {
 } rt__runtime;
 
 #define RT__OUTPUT_WAIT_MS 100 /* for task output to be written before results */
+
+/* ---- calls.c: actors' names ------------------------------------------------------ */
+
+/* [L] a, killed or dead, leaves its name to the next actor. */
+void rt__actor_unname_locked(rt__runtime *rt, rt__actor *a);
 
 /* ---- calls.c: checks every call makes ------------------------------------------- */
 

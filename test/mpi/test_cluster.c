@@ -741,6 +741,50 @@ START_TEST(test_env_vars_on_another_rank)
 }
 END_TEST
 
+/* A task on another rank creates a detached, named counter (with its
+ * constructor and destructor, found on rank 0 by their places) and adds
+ * 5 to it. */
+static int make_detached_counter(const void *arg, size_t len, rt_result *res)
+{
+    static const rt_actor_class counter = {"counter", counter_init, counter_fini};
+    rt_opts o = RT_OPTS_INIT;
+    o.name = "afar";
+    o.detached = 1;
+    rt_actor a;
+    rt_ref ref;
+    int by = 5;
+    void *v;
+    (void)arg, (void)len;
+    if (rt_actor_create(&counter, &o, NULL, 0, &a) < 0 ||
+        rt_actor_call(a, counter_add, &by, sizeof by, &ref) < 0 ||
+        rt_get(ref, &v, NULL, 60000) < 0)
+        return 1;
+    rt_free(v);
+    return rt_result_set(res, &a, sizeof a);
+}
+
+/* Actors that tasks on other ranks create, and names: the application
+ * finds it by its name once the task is over. */
+START_TEST(test_actor_made_on_another_rank)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "machine=h100x8";
+    rt_actor *made = (rt_actor *)run(make_detached_counter, &o, NULL, 0);
+    rt_actor found;
+    ck_ok(rt_actor_get("afar", &found));
+    ck_assert_uint_eq(found.id, made->id);
+    rt_free(made);
+    int by = 1;
+    rt_ref ref;
+    ck_ok(rt_actor_call(found, counter_add, &by, sizeof by, &ref));
+    char *r;
+    ck_ok(rt_get(ref, (void **)&r, NULL, 60000));
+    ck_assert_msg(strncmp(r, "6 ", 2) == 0, "%s", r);
+    rt_free(r);
+    ck_ok(rt_actor_kill(found));
+}
+END_TEST
+
 START_TEST(test_labels_pick_ranks)
 {
     static const struct {
@@ -1006,6 +1050,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_remote_caller_dies);
         tcase_add_test(tc, test_labels_pick_ranks);
         tcase_add_test(tc, test_env_vars_on_another_rank);
+        tcase_add_test(tc, test_actor_made_on_another_rank);
         tcase_add_test(tc, test_recursion_on_another_rank);
         tcase_add_test(tc, test_groups_over_ranks);
     }
