@@ -391,8 +391,7 @@ START_TEST(a_bundle_holds_its_gpu)
 END_TEST
 
 /* In a task: submit t_double(5) into the group whose handle is the
- * argument (bundle 0) and return its result; a group of its own it may
- * not make. */
+ * argument (bundle 0) and return its result. */
 int t_into_group(const void *arg, size_t len, rt_result *r)
 {
     rt_opts o = RT_OPTS_INIT;
@@ -401,10 +400,6 @@ int t_into_group(const void *arg, size_t len, rt_result *r)
     memcpy(&o.placement_group.id, arg, len);
     o.bundle_index = 0;
     o.num_cpus = 0.5;
-    rt_bundle b = {.num_cpus = 1};
-    rt_pg pg;
-    if (rt_pg_create(&b, 1, RT_PG_PACK, &pg) != RT_EINWORKER)
-        return 2;
     uint64_t x = 5;
     rt_ref ref;
     void *data;
@@ -424,6 +419,53 @@ START_TEST(a_task_submits_into_a_group)
     rt_pg pg;
     ck_ok(rt_pg_create(&b, 1, RT_PG_PACK, &pg));
     ck_assert_uint_eq(call_u64(t_into_group, NULL, &pg.id, sizeof pg.id), 10);
+    ck_ok(rt_pg_remove(pg));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task makes a group of its own (its wait lends its CPU, which the
+ * group needs), runs a task in it, and answers with the result and the
+ * group. */
+static int t_own_group(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    rt_bundle b = {.num_cpus = 2};
+    rt_pg pg;
+    rt_opts o = RT_OPTS_INIT;
+    uint64_t x = 21, out[2];
+    rt_ref ref;
+    void *data;
+    if (rt_pg_create(&b, 1, RT_PG_PACK, &pg) < 0 || rt_pg_wait(pg, 30000) < 0) {
+        fprintf(stderr, "t_own_group: %s\n", rt_last_error());
+        return 1;
+    }
+    o.placement_group = pg;
+    o.num_cpus = 0; /* the group's CPUs are lent by this task's wait */
+    if (rt_remote(t_double, &o, &x, sizeof x, &ref) < 0 || rt_get(ref, &data, NULL, 30000) < 0)
+        return 2;
+    memcpy(&out[0], data, sizeof out[0]);
+    rt_free(data);
+    out[1] = pg.id;
+    return rt_result_set(r, out, sizeof out);
+}
+
+/* Ray's groups end with their creator: a task's group is removed when the
+ * task ends, and what it reserved comes back. */
+START_TEST(a_tasks_group_ends_with_it)
+{
+    start_with(2, 0, 1);
+    rt_ref ref;
+    uint64_t *out;
+    ck_ok(rt_remote(t_own_group, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&out, NULL, 60000));
+    ck_assert_uint_eq(out[0], 42);
+    rt_pg pg = {out[1]};
+    rt_free(out);
+    ck_fails(rt_pg_wait(pg, 0), RT_EBADREF, "");
+    rt_bundle b = {.num_cpus = 2}; /* the whole machine again */
+    ck_ok(rt_pg_create(&b, 1, RT_PG_PACK, &pg));
+    ck_ok(rt_pg_wait(pg, 30000));
     ck_ok(rt_pg_remove(pg));
     ck_ok(rt_shutdown());
 }
@@ -464,6 +506,7 @@ Suite *groups_suite(void)
     tcase_add_test(tc, removing_a_group_ends_its_tasks_and_actors);
     tcase_add_test(tc, a_bundle_holds_its_gpu);
     tcase_add_test(tc, a_task_submits_into_a_group);
+    tcase_add_test(tc, a_tasks_group_ends_with_it);
     tcase_add_test(tc, groups_come_and_go);
     suite_add_tcase(s, tc);
     return s;

@@ -1120,6 +1120,40 @@ START_TEST(results_stream_while_the_task_runs)
 }
 END_TEST
 
+/* A task reads a stream of a task it submits, as the application does:
+ * the sum of 0..n-1, then the generator's own result. */
+static int sum_a_stream(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref ref, item;
+    uint64_t sum = 0, items = 0;
+    if (rt_remote(n_count_up, NULL, arg, len, &ref) < 0)
+        return 1;
+    while (rt_stream_next(ref, &item, 30000) == 0 && item.id) {
+        void *v;
+        if (rt_get(item, &v, NULL, 30000) < 0)
+            return 2;
+        sum += u64_of(v);
+        items++;
+        rt_free(v);
+    }
+    uint64_t out[2] = {sum, items};
+    return rt_result_set(r, out, sizeof out);
+}
+
+START_TEST(a_task_reads_a_stream)
+{
+    start_runtime();
+    uint64_t n = 6, *got;
+    rt_ref ref;
+    ck_ok(rt_remote(sum_a_stream, NULL, &n, sizeof n, &ref));
+    ck_ok(rt_get(ref, (void **)&got, NULL, 60000));
+    ck_assert_uint_eq(got[0], 15);
+    ck_assert_uint_eq(got[1], 6);
+    rt_free(got);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* A stream whose task runs again (its worker killed, or retry_exceptions)
  * gives each item once, in order: the rerun's first items, which the
  * reader had already, are dropped. */
@@ -1356,6 +1390,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, a_running_task_stops_when_asked);
     tcase_add_test(tc, results_stream_while_the_task_runs);
     tcase_add_test(tc, a_retried_stream_gives_each_item_once);
+    tcase_add_test(tc, a_task_reads_a_stream);
     tcase_add_test(tc, an_actor_restarts_when_asked);
     tcase_add_test(tc, an_actor_restarted_before_it_starts_spends_a_restart);
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);

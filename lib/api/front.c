@@ -46,6 +46,10 @@ static const rt__front application = {
     .actor_kill = rt__app_actor_kill,
     .actor_restart = rt__app_actor_restart,
     .actor_get = rt__app_actor_get,
+    .stream_next = rt__app_stream_next,
+    .pg_create = rt__app_pg_create,
+    .pg_wait = rt__app_pg_wait,
+    .pg_remove = rt__app_pg_remove,
     .yield = app_yield,
     .node = app_node,
 };
@@ -64,6 +68,10 @@ static const rt__front task = {
     .actor_kill = rt__client_kill,
     .actor_restart = rt__client_restart,
     .actor_get = rt__client_actor_get,
+    .stream_next = rt__client_stream_next,
+    .pg_create = rt__client_pg_create,
+    .pg_wait = rt__client_pg_wait,
+    .pg_remove = rt__client_pg_remove,
     .yield = rt__client_yield,
     .node = rt__task_node,
 };

@@ -33,13 +33,17 @@ typedef struct rt__front {
     int (*actor_kill)(rt_actor actor);
     int (*actor_restart)(rt_actor actor);
     int (*actor_get)(const char *name, rt_actor *actor);
+    int (*stream_next)(rt_ref ref, rt_ref *item, long timeout_ms);
+    int (*pg_create)(const rt_bundle *bundles, size_t n, int strategy, rt_pg *pg);
+    int (*pg_wait)(rt_pg pg, long timeout_ms);
+    int (*pg_remove)(rt_pg pg);
     int (*yield)(const void *data, size_t len);
     int (*node)(void); /* the node the caller runs on */
 } rt__front;
 
 const rt__front *rt__front_here(void);
 
-/* The application's way (remote.c, objects.c, actor.c). */
+/* The application's way (remote.c, objects.c, actor.c, pg.c). */
 int rt__app_submit(const rt__submission *s, rt_ref *ref);
 int rt__app_submit_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
                          rt_ref *refs);
@@ -54,6 +58,10 @@ int rt__app_view_release(const rt_view *view);
 int rt__app_actor_kill(rt_actor actor);
 int rt__app_actor_restart(rt_actor actor);
 int rt__app_actor_get(const char *name, rt_actor *actor);
+int rt__app_stream_next(rt_ref ref, rt_ref *item, long timeout_ms);
+int rt__app_pg_create(const rt_bundle *bundles, size_t n, int strategy, rt_pg *pg);
+int rt__app_pg_wait(rt_pg pg, long timeout_ms);
+int rt__app_pg_remove(rt_pg pg);
 
 /* A task's way, where it is more than the client's call (remote.c,
  * objects.c, context.c). */

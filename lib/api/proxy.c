@@ -14,8 +14,8 @@
  * its CPUs are lent (rt__call_lend()), so that the tasks it waits for can
  * run.  And the handles it makes are its: when it ends, those it did not
  * consume, release or return in its result are released (END), before
- * its result goes out, and the actors it created are killed but those
- * made detached.
+ * its result goes out, the actors it created are killed but those made
+ * detached, and the placement groups it made are removed.
  *
  * The list of proxies is this module's alone: the runtime thread adds to
  * it when a worker's thread knocks at the door (rt__proxies_serve()),
@@ -51,10 +51,13 @@
 #define RT__TASK_THREADS_MAX 64 /* one worker's threads calling at once */
 #define PROXIES_MAX 1024        /* every connection, other ranks' too */
 
-/* A handle a task made: an object's, or an actor's that dies with it. */
+/* A handle a task made: an object's, or an actor's or a placement
+ * group's, which end with the task. */
+enum { MADE_OBJECT, MADE_ACTOR, MADE_GROUP };
+
 struct made {
     uint64_t id;
-    int actor;
+    int kind;
 };
 
 typedef struct proxy {
@@ -80,7 +83,7 @@ static struct {
 
 /* ---- the handles a connection's tasks made ------------------------------------------ */
 
-static void made(proxy *p, uint64_t id, int actor)
+static void made(proxy *p, uint64_t id, int kind)
 {
     if (p->nmade == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 16;
@@ -90,25 +93,30 @@ static void made(proxy *p, uint64_t id, int actor)
         p->made = grown;
         p->cap = cap;
     }
-    p->made[p->nmade++] = (struct made){id, actor};
+    p->made[p->nmade++] = (struct made){id, kind};
 }
 
 /* A handle consumed: one of an outer task's (below base) leaves a 0,
  * so that every task's range stays where it is. */
-static void unmade(proxy *p, uint64_t id)
+static void unmade_kind(proxy *p, uint64_t id, int kind)
 {
     for (size_t i = p->nmade; i-- > 0;)
-        if (p->made[i].id == id && !p->made[i].actor) {
+        if (p->made[i].id == id && p->made[i].kind == kind) {
             p->made[i] = i < p->base ? (struct made){0} : p->made[--p->nmade];
             return;
         }
+}
+
+static void unmade(proxy *p, uint64_t id)
+{
+    unmade_kind(p, id, MADE_OBJECT);
 }
 
 /* Whether the running task made handle id. */
 static int made_here(const proxy *p, uint64_t id)
 {
     for (size_t i = p->base; i < p->nmade; i++)
-        if (p->made[i].id == id && !p->made[i].actor)
+        if (p->made[i].id == id && p->made[i].kind == MADE_OBJECT)
             return 1;
     return 0;
 }
@@ -148,14 +156,17 @@ static int is_kept(uint64_t id, const uint64_t *kept, size_t n)
 }
 
 /* A task ended: release what it made but for kept (its result names
- * them), and kill its actors.  A handle consumed elsewhere since is
- * refused, harmlessly, and so is an actor killed already. */
+ * them), kill its actors and remove its placement groups.  A handle
+ * consumed elsewhere since is refused, harmlessly, and so is an actor
+ * killed or a group removed already. */
 static void release_made(proxy *p, const uint64_t *kept, size_t nkept)
 {
     for (size_t i = p->base; i < p->nmade; i++) {
         const struct made *m = &p->made[i];
-        if (m->actor)
+        if (m->kind == MADE_ACTOR)
             (void)rt_actor_kill((rt_actor){m->id});
+        else if (m->kind == MADE_GROUP)
+            (void)rt_pg_remove((rt_pg){m->id});
         else if (m->id && !is_kept(m->id, kept, nkept))
             (void)rt_release((rt_ref){m->id});
     }
@@ -301,6 +312,60 @@ static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     return out;
 }
 
+/* rt_stream_next(), lending the task's CPUs while the stream's task
+ * runs, as rt_get() does. */
+static int do_stream_next(proxy *p, const rt__hdr *h, const char *payload, size_t len)
+{
+    rt__callmsg_get g;
+    if (len != sizeof g)
+        return -1;
+    memcpy(&g, payload, sizeof g);
+    rt_ref ref = {h->id}, item = {0};
+    int lent = lend(p, h->word, g.attempt, &ref, 1, 1, (long)g.timeout_ms);
+    int rc = rt_stream_next(ref, &item, (long)g.timeout_ms);
+    go_on(p, h->word, g.attempt, lent);
+    if (rc == 0)
+        made(p, item.id, MADE_OBJECT);
+    return reply(p, rc, item.id, NULL, 0, -1);
+}
+
+/* Placement groups a task makes are its own, as its actors are (Ray's
+ * groups end with their creator): removed when it ends, unless it
+ * removes them first.  Its wait for one lends its CPUs. */
+static int do_group(proxy *p, const rt__hdr *h, const char *payload, size_t len)
+{
+    rt_pg pg = {h->id};
+    rt_bundle bundles[RT_PG_BUNDLES_MAX];
+    rt__callmsg_get g;
+    size_t n;
+    int strategy, rc;
+    switch (h->type) {
+    case RT__CALL_PG_CREATE:
+        if (rt__callmsg_read_group(payload, len, bundles, &n, &strategy) < 0)
+            return -1;
+        rc = rt_pg_create(bundles, n, strategy, &pg);
+        if (rc == 0)
+            made(p, pg.id, MADE_GROUP);
+        return reply(p, rc, pg.id, NULL, 0, -1);
+    case RT__CALL_PG_WAIT: {
+        if (len != sizeof g)
+            return -1;
+        memcpy(&g, payload, sizeof g);
+        int lent = g.timeout_ms && !worker_gone(p) &&
+                   rt__call_lend(rt__runtime_here(), h->word, (unsigned)g.attempt, 1,
+                                 (rt_ref){0});
+        rc = rt_pg_wait(pg, (long)g.timeout_ms);
+        go_on(p, h->word, g.attempt, lent);
+        return reply(p, rc, 0, NULL, 0, -1);
+    }
+    default:
+        rc = rt_pg_remove(pg);
+        if (rc == 0)
+            unmade_kind(p, pg.id, MADE_GROUP);
+        return reply(p, rc, 0, NULL, 0, -1);
+    }
+}
+
 static int do_wait(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__callmsg_wait w;
@@ -347,7 +412,7 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
              : create ? rt__actor_create_form(&s, &ref)
                       : rt__actor_call_form(&s, &ref);
     if (rc == 0 && (!create || !s.opts || !s.opts->detached))
-        made(p, ref.id, create);
+        made(p, ref.id, create ? MADE_ACTOR : MADE_OBJECT);
     return reply(p, rc > 0 ? 0 : rc, ref.id, NULL, 0, -1); /* 1: found by its name */
 }
 
@@ -364,12 +429,18 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
     case RT__CALL_PUT:
         rc = rt_put(payload, len, &ref);
         if (rc == 0)
-            made(p, ref.id, 0);
+            made(p, ref.id, MADE_OBJECT);
         return reply(p, rc, ref.id, NULL, 0, -1);
     case RT__CALL_GET:
         return do_get(p, h, payload, len);
     case RT__CALL_WAIT:
         return do_wait(p, h, payload, len);
+    case RT__CALL_STREAM_NEXT:
+        return do_stream_next(p, h, payload, len);
+    case RT__CALL_PG_CREATE:
+    case RT__CALL_PG_WAIT:
+    case RT__CALL_PG_REMOVE:
+        return do_group(p, h, payload, len);
     case RT__CALL_CANCEL:
         if (len != sizeof force)
             return -1;

@@ -376,11 +376,14 @@ RT_EXPORT int rt_yield(const void *data, size_t len)
     return rt__front_here()->yield(data ? data : "", len);
 }
 
+int rt__app_stream_next(rt_ref ref, rt_ref *item, long timeout_ms)
+{
+    return rt__call_stream_next(rt__runtime_here(), ref, item, timeout_ms);
+}
+
 RT_EXPORT int rt_stream_next(rt_ref ref, rt_ref *item, long timeout_ms)
 {
     if (!item)
         return rt__error(RT_EINVAL, "rt_stream_next: item is NULL");
-    int rc = rt__front_here()->application_only("rt_stream_next",
-                                                "streams are read by the application");
-    return rc < 0 ? rc : rt__call_stream_next(rt__runtime_here(), ref, item, timeout_ms);
+    return rt__front_here()->stream_next(ref, item, timeout_ms);
 }

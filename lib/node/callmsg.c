@@ -20,6 +20,8 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_CANCEL] = "CANCEL", [RT__CALL_RELEASE] = "RELEASE",
         [RT__CALL_KILL] = "KILL",     [RT__CALL_END] = "END",
         [RT__CALL_YIELD] = "YIELD",   [RT__CALL_ACTOR_GET] = "ACTOR_GET",
+        [RT__CALL_STREAM_NEXT] = "STREAM_NEXT", [RT__CALL_PG_CREATE] = "PG_CREATE",
+        [RT__CALL_PG_WAIT] = "PG_WAIT", [RT__CALL_PG_REMOVE] = "PG_REMOVE",
         [RT__CALL_REPLY] = "REPLY",   [RT__CALL_RUN] = "RUN",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";
@@ -214,6 +216,23 @@ int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission 
     return rc;
 }
 
+int rt__callmsg_put_group(rt__chan *c, uint64_t task, const rt_bundle *bundles, size_t n,
+                          int strategy)
+{
+    pack p = {0};
+    put_u64(&p, (uint64_t)(int64_t)strategy);
+    put_u64(&p, n);
+    for (size_t i = 0; i < n; i++) {
+        put_f64(&p, bundles[i].num_cpus);
+        put_f64(&p, bundles[i].num_gpus);
+        put_str(&p, bundles[i].resources);
+        put_str(&p, bundles[i].label_selector);
+    }
+    int rc = p.failed ? -1 : rt__callmsg_put(c, RT__CALL_PG_CREATE, 0, task, p.data, p.len);
+    rt__free(p.data);
+    return rc;
+}
+
 int rt__callmsg_put_reply(rt__chan *c, int rc, uint64_t value, const char *message,
                           const void *data, size_t len, int fd)
 {
@@ -334,6 +353,24 @@ int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission 
     s->args = args;
     s->nargs = (size_t)n;
     return u.bad || u.left || (one && n != 1) ? -1 : 0;
+}
+
+int rt__callmsg_read_group(const char *payload, size_t len, rt_bundle *bundles, size_t *n,
+                           int *strategy)
+{
+    unpack u = {payload, len, 0};
+    *strategy = (int)(int64_t)get_u64(&u);
+    uint64_t count = get_u64(&u);
+    if (u.bad || count == 0 || count > RT_PG_BUNDLES_MAX)
+        return -1;
+    for (uint64_t i = 0; i < count && !u.bad; i++) {
+        bundles[i].num_cpus = get_f64(&u);
+        bundles[i].num_gpus = get_f64(&u);
+        bundles[i].resources = get_str(&u);
+        bundles[i].label_selector = get_str(&u);
+    }
+    *n = (size_t)count;
+    return u.bad || u.left ? -1 : 0;
 }
 
 int rt__callmsg_read_reply(const rt__hdr *h, const char *payload, size_t len, int fd,

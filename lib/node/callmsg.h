@@ -34,6 +34,10 @@ typedef enum rt__call_type {
                             that its result names (kept) */
     RT__CALL_YIELD,      /* payload = one result of the running task */
     RT__CALL_ACTOR_GET,  /* payload = the actor's name, with its NUL */
+    RT__CALL_STREAM_NEXT, /* id = the stream's ref; payload = as GET's */
+    RT__CALL_PG_CREATE,  /* payload = a placement group (put_group) */
+    RT__CALL_PG_WAIT,    /* id = the group; payload = as GET's */
+    RT__CALL_PG_REMOVE,  /* id = the group */
     RT__CALL_REPLY,      /* id = the return code; word = a ref or a count;
                             payload = message, then bytes */
     RT__CALL_RUN,        /* to a GET that may run it: id = the task it waits
@@ -97,6 +101,9 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
                     const void *payload, size_t len);
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s);
 int rt__callmsg_put_run(rt__chan *c, const rt__callmsg_run *r);
+/* rt_pg_create()'s arguments, checked by the caller: PG_CREATE. */
+int rt__callmsg_put_group(rt__chan *c, uint64_t task, const rt_bundle *bundles, size_t n,
+                          int strategy);
 /* A REPLY: message (NULL = none) and bytes; or, with fd >= 0, the
  * object's memfd of len bytes instead of bytes (the channel owns fd). */
 int rt__callmsg_put_reply(rt__chan *c, int rc, uint64_t value, const char *message,
@@ -117,6 +124,10 @@ int rt__callmsg_read_reply(const rt__hdr *h, const char *payload, size_t len, in
                            rt__callmsg_reply *r);
 int rt__callmsg_read_run(const rt__hdr *h, const char *payload, size_t len,
                          rt__callmsg_run *r);
+/* Into bundles (room for RT_PG_BUNDLES_MAX), their strings pointing into
+ * the payload. */
+int rt__callmsg_read_group(const char *payload, size_t len, rt_bundle *bundles, size_t *n,
+                           int *strategy);
 
 /* The small fixed payloads of GET, WAIT and CANCEL. */
 typedef struct rt__callmsg_wait {

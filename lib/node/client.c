@@ -500,6 +500,44 @@ int rt__client_actor_get(const char *name, rt_actor *actor)
     return simple(RT__CALL_ACTOR_GET, 0, name, strlen(name) + 1, &actor->id);
 }
 
+int rt__client_stream_next(rt_ref ref, rt_ref *item, long timeout_ms)
+{
+    rt__callmsg_get g = {timeout_ms, 0, asker_run(), 0, 0};
+    int rc = simple(RT__CALL_STREAM_NEXT, ref.id, &g, sizeof g, &item->id);
+    if (rc == 0)
+        made(item->id);
+    return rc;
+}
+
+int rt__client_pg_create(const rt_bundle *bundles, size_t n, int strategy, rt_pg *pg)
+{
+    int rc = open_or_fail();
+    if (rc < 0)
+        return rc;
+    if (rt__callmsg_put_group(&conn.chan, asker(), bundles, n, strategy) < 0)
+        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    reply r;
+    if ((rc = finish(&r)) == RT_ESHUTDOWN && !conn.open)
+        return rc;
+    if (rc == 0) {
+        pg->id = r.r.value;
+        made(pg->id); /* so that its END comes: the group ends with it */
+    }
+    done(&r);
+    return rc;
+}
+
+int rt__client_pg_wait(rt_pg pg, long timeout_ms)
+{
+    rt__callmsg_get g = {timeout_ms, 0, asker_run(), 0, 0};
+    return simple(RT__CALL_PG_WAIT, pg.id, &g, sizeof g, NULL);
+}
+
+int rt__client_pg_remove(rt_pg pg)
+{
+    return simple(RT__CALL_PG_REMOVE, pg.id, NULL, 0, NULL);
+}
+
 int rt__client_yield(const void *data, size_t len)
 {
     const rt__running *r = worker_of.running();

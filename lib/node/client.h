@@ -62,6 +62,10 @@ int rt__client_release(rt_ref ref);
 int rt__client_kill(rt_actor actor);
 int rt__client_restart(rt_actor actor);
 int rt__client_actor_get(const char *name, rt_actor *actor);
+int rt__client_stream_next(rt_ref ref, rt_ref *item, long timeout_ms);
+int rt__client_pg_create(const rt_bundle *bundles, size_t n, int strategy, rt_pg *pg);
+int rt__client_pg_wait(rt_pg pg, long timeout_ms);
+int rt__client_pg_remove(rt_pg pg);
 int rt__client_yield(const void *data, size_t len);
 
 /* The calling thread's task returned this result: the handles it made

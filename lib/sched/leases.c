@@ -175,6 +175,7 @@ void rt__sched_lend(rt__sched *s, rt__lease *l, const rt__task *t)
         return;
     rt__sched_pool(s, l->cls, &l->grant, 0)->res.cpu += t ? cpu : -cpu;
     l->lent_by = t;
+    s->gave += t != NULL; /* a group that waits may fit now */
 }
 
 void rt__sched_take_back(rt__lease *l, size_t n, rt__tasks *q)
