@@ -353,9 +353,15 @@ RT_NODISCARD RT_EXPORT int rt_ready(rt_notice *out, size_t max, size_t *n);
 /* Cancel a task, as ray.cancel: one still queued is removed; one that
  * runs is stopped by killing its worker when force is set (tasks only,
  * not actor calls), else it runs to its end and its result is dropped.
- * Its rt_get() then fails with RT_ECANCELLED.  A finished task is left
- * as it is.  0, or RT_EBADREF / RT_EINVAL (rt_cancel(3)). */
+ * Its rt_get() then fails with RT_ECANCELLED.  The tasks it submitted
+ * are cancelled too, and theirs, as Ray's recursive cancel (unless
+ * RT_CANCEL_NOT_RECURSIVE).  A finished task is left as it is.  0, or
+ * RT_EBADREF / RT_EINVAL (rt_cancel(3)). */
 RT_NODISCARD RT_EXPORT int rt_cancel(rt_ref ref, int force);
+/* force is 0 or these flags, or'ed: */
+#define RT_CANCEL_FORCE 1         /* kill the worker of a running task */
+#define RT_CANCEL_NOT_RECURSIVE 2 /* leave the tasks it submitted running
+                                     (Ray's recursive=False) */
 
 /*
  * Streaming results (Ray's generators): a task hands results to its

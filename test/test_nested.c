@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -1154,6 +1155,123 @@ START_TEST(a_task_reads_a_stream)
 }
 END_TEST
 
+/* ---- cancel, recursive as Ray's ---------------------------------------------- */
+
+/* The inner task: its pid to PATH.pid, then up to ms milliseconds until
+ * it is cancelled; "cancelled" or "done" to PATH.  arg: ms, then PATH. */
+static int inner_until_cancelled(const void *arg, size_t len, rt_result *r)
+{
+    (void)r;
+    uint64_t ms;
+    char path[256], pid_path[300];
+    if (len <= sizeof ms || len - sizeof ms >= sizeof path)
+        return 1;
+    memcpy(&ms, arg, sizeof ms);
+    snprintf(path, sizeof path, "%.*s", (int)(len - sizeof ms), (const char *)arg + sizeof ms);
+    snprintf(pid_path, sizeof pid_path, "%s.pid", path);
+    FILE *f = fopen(pid_path, "w");
+    if (f) {
+        fprintf(f, "%d", (int)getpid());
+        fclose(f);
+    }
+    uint64_t i = 0;
+    while (i++ < ms && !rt_cancelled())
+        usleep(1000);
+    f = fopen(path, "w");
+    if (f) {
+        fputs(rt_cancelled() ? "cancelled" : "done", f);
+        fclose(f);
+    }
+    return 0;
+}
+
+/* The outer task: submits the inner one (its argument passed on) and
+ * waits for it. */
+static int outer_waits(const void *arg, size_t len, rt_result *r)
+{
+    rt_ref inner;
+    (void)r;
+    if (rt_remote(inner_until_cancelled, NULL, arg, len, &inner) < 0)
+        return 1;
+    return rt_get(inner, NULL, NULL, RT_FOREVER) < 0 ? 2 : 0;
+}
+
+/* The file's text, once it exists (up to 30 s), or "". */
+static const char *wait_for_text(const char *path, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < 3000 && !buf[0]; i++) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (!fgets(buf, (int)size, f))
+                buf[0] = '\0';
+            fclose(f);
+        }
+        if (!buf[0])
+            usleep(10000);
+    }
+    return buf;
+}
+
+/* Start outer_waits with an inner task of up to ms, and wait until the
+ * inner one runs; its marker's path in path. */
+static rt_ref outer_with_inner(uint64_t ms, char *path, size_t size)
+{
+    char arg[sizeof ms + 256], pid_path[300], text[32];
+    temp_path(path, size, "inner");
+    snprintf(pid_path, sizeof pid_path, "%s.pid", path);
+    unlink(path);
+    unlink(pid_path);
+    memcpy(arg, &ms, sizeof ms);
+    memcpy(arg + sizeof ms, path, strlen(path));
+    rt_ref outer;
+    ck_ok(rt_remote(outer_waits, NULL, arg, sizeof ms + strlen(path), &outer));
+    ck_assert_msg(*wait_for_text(pid_path, text, sizeof text), "the inner task never ran");
+    return outer;
+}
+
+/* Ray's test_recursive_cancel: cancelling a task cancels the task it
+ * submitted and waits for, which then ends, and so does it. */
+START_TEST(cancel_reaches_the_tasks_a_task_submitted)
+{
+    start_runtime();
+    char path[256], text[32];
+    rt_ref outer = outer_with_inner(60000, path, sizeof path);
+    ck_ok(rt_cancel(outer, 0));
+    ck_assert_int_eq(rt_get(outer, NULL, NULL, 60000), RT_ECANCELLED);
+    ck_assert_str_eq(wait_for_text(path, text, sizeof text), "cancelled");
+    ck_fails(rt_cancel(outer, 4), RT_EINVAL, "RT_CANCEL_FORCE");
+    /* Not recursive: the inner task runs to its end. */
+    outer = outer_with_inner(300, path, sizeof path);
+    ck_ok(rt_cancel(outer, RT_CANCEL_NOT_RECURSIVE));
+    ck_assert_int_eq(rt_get(outer, NULL, NULL, 60000), RT_ECANCELLED);
+    ck_assert_str_eq(wait_for_text(path, text, sizeof text), "done");
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* With force, the inner task's worker is killed too. */
+START_TEST(a_forced_cancel_kills_the_tasks_a_task_submitted)
+{
+    start_runtime();
+    char path[256], pid_path[300], text[32];
+    rt_ref outer = outer_with_inner(60000, path, sizeof path);
+    snprintf(pid_path, sizeof pid_path, "%s.pid", path);
+    int pid = atoi(wait_for_text(pid_path, text, sizeof text));
+    ck_assert_int_gt(pid, 0);
+    ck_ok(rt_cancel(outer, RT_CANCEL_FORCE));
+    ck_assert_int_eq(rt_get(outer, NULL, NULL, 60000), RT_ECANCELLED);
+    int gone = 0;
+    for (int i = 0; i < 3000 && !gone; i++) {
+        gone = kill(pid, 0) < 0 && errno == ESRCH;
+        if (!gone)
+            usleep(10000);
+    }
+    ck_assert_msg(gone, "the inner task's worker %d still runs", pid);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* A stream whose task runs again (its worker killed, or retry_exceptions)
  * gives each item once, in order: the rerun's first items, which the
  * reader had already, are dropped. */
@@ -1391,6 +1509,8 @@ Suite *nested_suite(void)
     tcase_add_test(tc, results_stream_while_the_task_runs);
     tcase_add_test(tc, a_retried_stream_gives_each_item_once);
     tcase_add_test(tc, a_task_reads_a_stream);
+    tcase_add_test(tc, cancel_reaches_the_tasks_a_task_submitted);
+    tcase_add_test(tc, a_forced_cancel_kills_the_tasks_a_task_submitted);
     tcase_add_test(tc, an_actor_restarts_when_asked);
     tcase_add_test(tc, an_actor_restarted_before_it_starts_spends_a_restart);
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);

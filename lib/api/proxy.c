@@ -404,13 +404,14 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
         return reply(p, rt__error(RT_ENOMEM, "a task's call: out of memory"), 0, NULL, 0, -1);
     if (rt__callmsg_read_submission(payload, len, &s, &opts, p->args) < 0)
         return -1;
-    (void)h;
     rt_ref ref = {0};
     int create = s.form == RT__SUBMIT_CREATE;
-    int rc = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS
-                 ? rt__remote_task(&s, 1, &ref)
+    int task = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS;
+    int rc = task     ? rt__remote_task(&s, 1, &ref)
              : create ? rt__actor_create_form(&s, &ref)
                       : rt__actor_call_form(&s, &ref);
+    if (rc == 0 && task && h->word)
+        rt__call_child(rt__runtime_here(), h->word, ref); /* cancelled with it */
     if (rc == 0 && (!create || !s.opts || !s.opts->detached))
         made(p, ref.id, create ? MADE_ACTOR : MADE_OBJECT);
     return reply(p, rc > 0 ? 0 : rc, ref.id, NULL, 0, -1); /* 1: found by its name */
@@ -445,7 +446,7 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
         if (len != sizeof force)
             return -1;
         memcpy(&force, payload, sizeof force);
-        return reply(p, rt_cancel(ref, force != 0), 0, NULL, 0, -1);
+        return reply(p, rt_cancel(ref, force > 3 ? -1 : (int)force), 0, NULL, 0, -1);
     case RT__CALL_RELEASE:
         rc = rt_release(ref);
         if (rc == 0)

@@ -324,6 +324,9 @@ int rt__app_release(rt_ref ref)
 
 RT_EXPORT int rt_cancel(rt_ref ref, int force)
 {
+    if (force & ~(RT_CANCEL_FORCE | RT_CANCEL_NOT_RECURSIVE))
+        return rt__error(RT_EINVAL, "rt_cancel: force is 0, or RT_CANCEL_FORCE and "
+                         "RT_CANCEL_NOT_RECURSIVE or'ed; %d is invalid", force);
     return rt__front_here()->cancel(ref, force);
 }
 

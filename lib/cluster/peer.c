@@ -232,6 +232,15 @@ static long op_lend(rt__node *n, rt__worker *w, int lend)
     return rt__bridge_send(p->bridge, p->rank, &m) < 0 ? -1 : 0;
 }
 
+/* The rank's node tells the task (its worker's slot). */
+static void op_ask_stop(rt__node *n, rt__worker *w, uint64_t task)
+{
+    rt__peer *p = (rt__peer *)n;
+    rt__rank_msg m = {.type = RT__RANK_ASK_STOP, .lease = ((proxy *)w)->byid.id,
+                      .w = {task}, .fd = -1};
+    rt__bridge_send(p->bridge, p->rank, &m);
+}
+
 /* Objects the rank holds: asked for (OBJECT answers), and freed. */
 static void op_pull(rt__node *n, uint64_t object, unsigned run)
 {
@@ -250,7 +259,8 @@ static void op_forget(rt__node *n, uint64_t object, unsigned run)
 
 static const rt__node_ops peer_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      op_lend, NULL, NULL, NULL, op_pull, op_forget, NULL, NULL};
+                                      op_lend, NULL, NULL, op_ask_stop, op_pull, op_forget,
+                                      NULL, NULL};
 
 /* What a pull asked for: the bytes are the event's (the message's own,
  * or a copy of small ones). */

@@ -128,6 +128,7 @@ const char *rt__rank_name(uint32_t type)
         [RT__RANK_FAILED] = "FAILED",   [RT__RANK_SHUTDOWN] = "SHUTDOWN",
         [RT__RANK_BYE] = "BYE",         [RT__RANK_CALL] = "CALL",
         [RT__RANK_HANGUP] = "HANGUP",   [RT__RANK_LEND] = "LEND",
+        [RT__RANK_ASK_STOP] = "ASK_STOP",
         [RT__RANK_TOOK_BACK] = "TOOK_BACK", [RT__RANK_PULL] = "PULL",
         [RT__RANK_OBJECT] = "OBJECT",   [RT__RANK_FREE] = "FREE",
         [RT__RANK_GPU] = "GPU",

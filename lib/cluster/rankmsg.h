@@ -51,6 +51,8 @@ typedef enum rt__rank_type {
     RT__RANK_LEND,      /* 0 -> r: the lease's running task waits (w0 = 1:
                            make room for another worker, and send back what
                            its worker will not run now) or goes on (0) */
+    RT__RANK_ASK_STOP,  /* 0 -> r: rt_cancel() asks the lease's task w0 to
+                           stop (rt_cancelled()) */
     RT__RANK_TOOK_BACK, /* r -> 0: w0 = how many of the lease's last tasks
                            in flight were taken back, never to run there */
     RT__RANK_PULL,      /* any -> holder: send object w0 (made by run w1) */

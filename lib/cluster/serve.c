@@ -512,6 +512,8 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
         end_lease(s, l, m->type == RT__RANK_KILL);
     } else if (m->type == RT__RANK_LEND) {
         lend(s, l, m->w[0] != 0);
+    } else if (m->type == RT__RANK_ASK_STOP && l->w) {
+        s->local->ops->ask_stop(s->local, l->w, m->w[0]);
     }
     rt__buf_free(m->owned);
     return 0;

@@ -161,6 +161,8 @@ typedef struct rt__task {
     unsigned char watched : 1;   /* [L] a notice is asked for (rt_notify()) */
     unsigned char pulling : 1;   /* [L] its bytes were asked of its holder
                                     (holder), for a reader here */
+    unsigned char has_children : 1; /* [L] tasks it submitted are on record
+                                       (runtime/children.c) */
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
 } rt__task;

@@ -345,7 +345,8 @@ static void ask_unlock(rt__runtime *rt, rt__ask *a, rt__task *t, int how, rt__ta
         rt__submitted(rt, wake);
 }
 
-int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
+/* One task, its children aside. */
+static int cancel_one(rt__runtime *rt, rt_ref ref, int force)
 {
     rt__ask *c = rt__malloc(sizeof *c); /* outside the lock */
     if (!c)
@@ -360,6 +361,49 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force)
                                   "ends with its actor (rt_actor_kill())");
     int asked = rc == 0 && t->state != RT__TASK_DONE;
     ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL, 0, 0);
+    return rc;
+}
+
+#define CHILDREN_AT_ONCE 64
+
+/* The tasks that task submitted, and theirs, all the way down: each is
+ * cancelled as the task was (one that ended, or whose handle is gone,
+ * is left alone). */
+static void cancel_children(rt__runtime *rt, uint64_t task, int force)
+{
+    uint64_t *todo = rt__malloc(CHILDREN_AT_ONCE * sizeof *todo), got[CHILDREN_AT_ONCE];
+    size_t n = 0, cap = CHILDREN_AT_ONCE;
+    if (todo)
+        todo[n++] = task;
+    while (n > 0) {
+        uint64_t parent = todo[--n];
+        size_t k = rt__call_children(rt, parent, got, CHILDREN_AT_ONCE);
+        uint64_t *more = k > CHILDREN_AT_ONCE ? rt__malloc(k * sizeof *more) : got;
+        if (!more)
+            continue; /* without memory, that branch is not cancelled */
+        k = more == got ? k : rt__call_children(rt, parent, more, k);
+        for (size_t i = 0; i < k; i++) {
+            (void)cancel_one(rt, (rt_ref){more[i]}, force);
+            if (n == cap) {
+                uint64_t *grown = rt__realloc(todo, 2 * cap * sizeof *grown);
+                if (!grown)
+                    continue;
+                todo = grown;
+                cap *= 2;
+            }
+            todo[n++] = more[i];
+        }
+        if (more != got)
+            rt__free(more);
+    }
+    rt__free(todo);
+}
+
+int rt__call_cancel(rt__runtime *rt, rt_ref ref, int flags)
+{
+    int force = flags & RT_CANCEL_FORCE, rc = cancel_one(rt, ref, force);
+    if (rc == 0 && !(flags & RT_CANCEL_NOT_RECURSIVE))
+        cancel_children(rt, ref.id, force);
     return rc;
 }
 

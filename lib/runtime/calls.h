@@ -75,7 +75,12 @@ int rt__call_view_release(rt__runtime *rt, uint64_t view);
  * ready[i] says which.  The count, or an error. */
 long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_ready,
                    long timeout_ms, unsigned char *ready);
-int rt__call_cancel(rt__runtime *rt, rt_ref ref, int force);
+/* rt_cancel(): flags RT_CANCEL_*. */
+int rt__call_cancel(rt__runtime *rt, rt_ref ref, int flags);
+/* Task parent (running) submitted task (children.c); the handles of the
+ * tasks it submitted, up to max of them into out: how many there are. */
+void rt__call_child(rt__runtime *rt, uint64_t parent, rt_ref task);
+size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t max);
 /* The task whose handle is task waits for others in a call it made
  * (lend 1), awaited among them: its CPUs are lent meanwhile (rt__ask),
  * and awaited goes first in line; 1 when that was asked, 0 when not (the

@@ -128,18 +128,19 @@ static void stop_books(rt__runtime *rt)
     rt__streams_free(rt);
     rt__objects_running_free(rt);
     rt__idmap_free(&rt->named); /* its actors are freed with the dispatcher */
+    rt__children_free(rt);
 }
 
-/* The notices, streams, running orphans and actors' names: after the fork server,
- * which would copy their memory and lose it (make_blank() in forked
- * children). */
+/* The notices, streams, running orphans, actors' names and tasks'
+ * children: after the fork server, which would copy their memory and
+ * lose it (make_blank() in forked children). */
 static int start_books(rt__runtime *rt)
 {
     int rc = rt__notices_open(rt);
     if (rc < 0)
         return rc;
     if (rt__idmap_init(&rt->streams) < 0 || rt__idmap_init(&rt->running_orphans) < 0 ||
-        rt__idmap_init(&rt->named) < 0) {
+        rt__idmap_init(&rt->named) < 0 || rt__idmap_init(&rt->children) < 0) {
         stop_books(rt);
         return rt__error(RT_ENOMEM, "rt_init: no memory for the streams");
     }

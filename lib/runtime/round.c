@@ -183,6 +183,8 @@ static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
         published |= t->awaited; /* before it may be freed */
         if (t->watched)
             x->notify |= rt__notices_publish(rt, t);
+        if (t->has_children)
+            rt__children_forget_locked(rt, t);
         rt__objects_publish(rt, t, &x->orphans);
     }
     return published;

@@ -154,6 +154,8 @@ typedef struct rt__runtime {
     } notices;
     rt__idmap streams;           /* [L] what tasks yielded, not yet read */
     rt__idmap named;             /* [L] live actors by name (calls.c) */
+    rt__idmap children;          /* [L] tasks that running tasks submitted
+                                    (children.c) */
     rt__idmap running_orphans;   /* [L] tasks not done whose handle was
                                     dropped (objects.c) */
     rt__pull *pull_asks;         /* [L] objects other ranks hold that
@@ -163,6 +165,13 @@ typedef struct rt__runtime {
 } rt__runtime;
 
 #define RT__OUTPUT_WAIT_MS 100 /* for task output to be written before results */
+
+/* ---- children.c ------------------------------------------------------------------ */
+
+/* [L] parent is published done: its children are forgotten.  And the end
+ * of every record (after the runtime stopped). */
+void rt__children_forget_locked(rt__runtime *rt, rt__task *parent);
+void rt__children_free(rt__runtime *rt);
 
 /* ---- calls.c: actors' names ------------------------------------------------------ */
 

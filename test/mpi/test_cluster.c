@@ -763,6 +763,49 @@ static int make_detached_counter(const void *arg, size_t len, rt_result *res)
     return rt_result_set(res, &a, sizeof a);
 }
 
+/* Makes the file at arg (a path), then up to a minute until cancelled. */
+static int until_cancelled(const void *arg, size_t len, rt_result *res)
+{
+    char path[256];
+    (void)res;
+    snprintf(path, sizeof path, "%.*s", (int)len, (const char *)arg);
+    fclose(fopen(path, "w"));
+    for (int i = 0; i < 60000 && !rt_cancelled(); i++)
+        usleep(1000);
+    return 0;
+}
+
+/* Submits until_cancelled (its arg passed on) on the h100x8 rank and
+ * waits for it. */
+static int waits_for_child(const void *arg, size_t len, rt_result *res)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "machine=h100x8";
+    rt_ref child;
+    (void)res;
+    return rt_remote(until_cancelled, &o, arg, len, &child) < 0 ||
+           rt_get(child, NULL, NULL, RT_FOREVER) != RT_ECANCELLED;
+}
+
+/* Ray's recursive cancel across ranks: the child that a task on another
+ * rank submitted is cancelled with it, so the waiting parent ends. */
+START_TEST(test_cancel_reaches_children_on_other_ranks)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "machine=h100x8";
+    rt_ref parent;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/rtask-mpi-child-%d", (int)getpid());
+    unlink(path);
+    ck_ok(rt_remote(waits_for_child, &o, path, strlen(path), &parent));
+    for (int i = 0; i < 6000 && access(path, F_OK) < 0; i++)
+        usleep(10000); /* until the child runs */
+    unlink(path);
+    ck_ok(rt_cancel(parent, 0));
+    ck_assert_int_eq(rt_get(parent, NULL, NULL, 30000), RT_ECANCELLED);
+}
+END_TEST
+
 /* Actors that tasks on other ranks create, and names: the application
  * finds it by its name once the task is over. */
 START_TEST(test_actor_made_on_another_rank)
@@ -1051,6 +1094,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_labels_pick_ranks);
         tcase_add_test(tc, test_env_vars_on_another_rank);
         tcase_add_test(tc, test_actor_made_on_another_rank);
+        tcase_add_test(tc, test_cancel_reaches_children_on_other_ranks);
         tcase_add_test(tc, test_recursion_on_another_rank);
         tcase_add_test(tc, test_groups_over_ranks);
     }

@@ -1,0 +1,68 @@
+/*
+ * children.c - which tasks each running task submitted, for rt_cancel(),
+ * which cancels them too, as Ray's recursive cancel does.
+ *
+ * A task's submissions reach the runtime through its proxy (api/proxy.c),
+ * which records each child under its parent's handle.  The record lives
+ * while the parent runs: once the parent is published done, its
+ * children are forgotten (a cancel of a finished task does nothing).
+ * Only tasks that submit pay for this; a child costs one small record.
+ */
+#include "calls.h"
+
+#include "runtime.h"
+
+#include "base/alloc.h"
+#include "base/list.h"
+
+typedef struct child {
+    rt__idnode byparent; /* keyed by the parent's handle */
+    uint64_t task;
+} child;
+
+void rt__call_child(rt__runtime *rt, uint64_t parent, rt_ref task)
+{
+    child *c = rt__malloc(sizeof *c); /* outside the lock */
+    if (!c)
+        return; /* a cancel of the parent misses this one */
+    *c = (child){.byparent = {.id = parent}, .task = task.id};
+    pthread_mutex_lock(&rt->lock);
+    rt__task *p = rt->state == RT__RUNNING ? rt__objects_running(rt, parent) : NULL;
+    if (p && p->state != RT__TASK_DONE) {
+        rt__idmap_add(&rt->children, &c->byparent);
+        p->has_children = 1;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    rt__free(c);
+}
+
+size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&rt->lock);
+    for (rt__idnode *k = rt->children.nbuckets ? rt__idmap_find(&rt->children, parent) : NULL;
+         k; k = rt__idmap_next(k), n++)
+        if (n < max)
+            out[n] = RT__OWNER(k, child, byparent)->task;
+    pthread_mutex_unlock(&rt->lock);
+    return n;
+}
+
+void rt__children_forget_locked(rt__runtime *rt, rt__task *parent)
+{
+    for (rt__idnode *k; (k = rt__idmap_find(&rt->children, parent->id));) {
+        rt__idmap_remove(&rt->children, k);
+        rt__free(RT__OWNER(k, child, byparent));
+    }
+    parent->has_children = 0;
+}
+
+void rt__children_free(rt__runtime *rt)
+{
+    for (rt__idnode *k; rt->children.nbuckets && (k = rt__idmap_any(&rt->children));) {
+        rt__idmap_remove(&rt->children, k);
+        rt__free(RT__OWNER(k, child, byparent));
+    }
+    rt__idmap_free(&rt->children);
+}
