@@ -59,6 +59,7 @@ CHAOS_BIN   = $(B)/test/rtask-chaos
 BENCH_BIN   = $(B)/bench/rtask-bench
 INFO_BIN    = $(B)/tools/rtask-info
 TIMELINE_BIN = $(B)/tools/rtask-timeline
+STATUS_BIN  = $(B)/tools/rtask-status
 
 # Tasks are named after their function through dladdr(), which needs the
 # program's symbols in its dynamic table: link programs with -rdynamic.
@@ -69,7 +70,7 @@ PROG_LDFLAGS = -rdynamic
         bench-taskbench tb-starpu fuzz deps \
         deps-test clean
 
-all: lib examples $(INFO_BIN) $(TIMELINE_BIN)
+all: lib examples $(INFO_BIN) $(TIMELINE_BIN) $(STATUS_BIN)
 
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
@@ -144,6 +145,11 @@ $(INFO_BIN): tools/rtask-info.c $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
 
+# rtask-status asks a running program through the socket statusd.h names.
+$(STATUS_BIN): tools/rtask-status.c $(LIB_HDR) $(STATIC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< -o $@ $(STATIC) $(LIBS)
+
 # rtask-timeline reads the files rt_timeline() writes; it needs no library.
 $(TIMELINE_BIN): tools/rtask-timeline.c
 	@mkdir -p $(@D)
@@ -197,7 +203,7 @@ $(TEST_BIN): $(TEST_SRC) test/tests.h $(LIB_HDR) $(STATIC) $(FAKE_NVML) $(LATE_L
 	$(LINK_CHECK)
 
 check: deps-test check-man check-header check-layers
-	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN) $(TIMELINE_BIN)
+	$(MAKE) B=build $(CHECKING) $(TEST_BIN) examples $(INFO_BIN) $(TIMELINE_BIN) $(STATUS_BIN)
 	build/test/rtask-tests
 	build/tools/rtask-info --root test/fake/v100x4 --pci-ids test/fake/pci.ids \
 	    --json | python3 -m json.tool > /dev/null
@@ -292,7 +298,7 @@ SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover
 check-asan: deps-test
 	$(MAKE) B=build-asan $(CHECKING) OPT="-O1 -g $(SAN)" LIBS="$(LIBS) $(SAN)" \
 	    build-asan/test/rtask-tests
-	$(MAKE) B=build $(CHECKING) $(TIMELINE_BIN)
+	$(MAKE) B=build $(CHECKING) $(TIMELINE_BIN) $(STATUS_BIN)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1 \
 	    build-asan/test/rtask-tests
@@ -313,7 +319,7 @@ check-tsan: deps-test
 # hwloc's x86 backend cannot run under valgrind and says so on stderr.
 check-valgrind: deps-test
 	@mk/need-packages valgrind
-	$(MAKE) B=build $(CHECKING) $(TEST_BIN) $(TIMELINE_BIN)
+	$(MAKE) B=build $(CHECKING) $(TEST_BIN) $(TIMELINE_BIN) $(STATUS_BIN)
 	HWLOC_COMPONENTS=-x86 CK_DEFAULT_TIMEOUT=600 RT_TEST_SMALL=1 valgrind --quiet --error-exitcode=9 \
 	    --leak-check=full --errors-for-leak-kinds=definite \
 	    --suppressions=test/valgrind.supp build/test/rtask-tests
@@ -462,14 +468,15 @@ install: all $(B)/rtask.pc $(CMAKE_FILES)
 	ln -sf $(SONAME) $(L)/librtask.so
 	install -m 644 $(B)/rtask.pc $(L)/pkgconfig/
 	install -d $(L)/cmake/rtask && install -m 644 $(CMAKE_FILES) $(L)/cmake/rtask/
-	install -m 755 $(INFO_BIN) $(TIMELINE_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(INFO_BIN) $(TIMELINE_BIN) $(STATUS_BIN) $(DESTDIR)$(BINDIR)/
 	$(if $(MPI_MODULE),install -d $(L)/rtask && install -m 755 $(MPI_MODULE) $(L)/rtask/)
 	for p in $(INSTALLED_MAN); do install -m 644 man/$$p $(DESTDIR)$(MANDIR)/$$p; done
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/rtask.h $(L)/librtask.a $(L)/librtask.so* \
 	    $(L)/pkgconfig/rtask.pc $(DESTDIR)$(BINDIR)/rtask-info \
-	    $(DESTDIR)$(BINDIR)/rtask-timeline $(L)/rtask/rtask-mpi.so \
+	    $(DESTDIR)$(BINDIR)/rtask-timeline $(DESTDIR)$(BINDIR)/rtask-status \
+	    $(L)/rtask/rtask-mpi.so \
 	    $(L)/cmake/rtask/rtaskConfig.cmake $(L)/cmake/rtask/rtaskConfigVersion.cmake
 	rmdir $(L)/rtask $(L)/cmake/rtask 2>/dev/null || true
 	for p in $(INSTALLED_MAN); do rm -f $(DESTDIR)$(MANDIR)/$$p; done

@@ -618,6 +618,63 @@ typedef struct rt_gpu_health {
 
 RT_NODISCARD RT_EXPORT int rt_unhealthy_gpus(rt_gpu_health **out, size_t *n);
 
+/*
+ * The state API, as Ray's `ray list tasks|actors|objects|placement-groups`:
+ * what the runtime holds now, also shown by rtask-status(1).  Each call
+ * puts an array of *n entries in *out, which the caller frees with
+ * rt_free().  Tasks (and actor calls) are those whose handles are held:
+ * waiting, running, or ended and not yet taken by rt_get().
+ */
+enum { RT_TASK_WAITING, RT_TASK_RUNNING, RT_TASK_FINISHED, RT_TASK_FAILED };
+
+typedef struct rt_task_info {
+    rt_ref ref;         /* its handle */
+    char name[64];      /* its name, else its function's ("task": unknown) */
+    int state;          /* RT_TASK_* */
+    int error;          /* RT_TASK_FAILED: its code (RT_ETASK...) */
+    int node;           /* where it runs or ran; -1: not placed yet */
+    long pid;           /* its worker's process, on this machine; 0: none
+                           yet, or on another rank */
+    double num_cpus, num_gpus; /* what it holds while it runs */
+    unsigned attempt;   /* its runs before this one (retries) */
+    rt_actor actor;     /* an actor's call: its actor; else the zero handle */
+} rt_task_info;
+
+enum { RT_ACTOR_PENDING, RT_ACTOR_ALIVE, RT_ACTOR_RESTARTING, RT_ACTOR_DEAD };
+
+typedef struct rt_actor_info {
+    rt_actor actor;     /* its handle */
+    char name[64];      /* opts.name, else its class's name */
+    int named;          /* 1: opts.name, which rt_actor_get() finds */
+    int state;          /* RT_ACTOR_*; a dead one is listed until buried */
+    int restarts_left;  /* of max_restarts */
+    int node;           /* where its process is; -1: none */
+    long pid;           /* its (last) process on its node; 0: none yet */
+} rt_actor_info;
+
+typedef struct rt_object_info {
+    rt_ref ref;         /* its handle */
+    size_t size;        /* bytes */
+    int node;           /* the node that holds its bytes */
+    unsigned holds;     /* tasks waiting for it and views, besides its handle */
+    int put;            /* 1: rt_put()'s; 0: a task's result */
+} rt_object_info;
+
+enum { RT_PG_PENDING, RT_PG_CREATED };
+
+typedef struct rt_pg_info {
+    rt_pg pg;           /* its handle */
+    int state;          /* RT_PG_PENDING until placed, then RT_PG_CREATED */
+    int strategy;       /* RT_PG_PACK... */
+    size_t nbundles;
+    double num_cpus, num_gpus; /* what its bundles reserve, in all */
+} rt_pg_info;
+
+RT_NODISCARD RT_EXPORT int rt_list_tasks(rt_task_info **out, size_t *n);
+RT_NODISCARD RT_EXPORT int rt_list_actors(rt_actor_info **out, size_t *n);
+RT_NODISCARD RT_EXPORT int rt_list_objects(rt_object_info **out, size_t *n);
+RT_NODISCARD RT_EXPORT int rt_list_placement_groups(rt_pg_info **out, size_t *n);
+
 /* Write every task and actor call that ended so far as Chrome trace-event
  * JSON (Perfetto, chrome://tracing, rtask-timeline(1)) to path; needs
  * rt_config.timeline or $RTASK_TIMELINE (rt_timeline(3)). */

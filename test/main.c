@@ -32,5 +32,6 @@ int main(void)
     srunner_add_suite(sr, groups_suite());
     srunner_add_suite(sr, health_suite());
     srunner_add_suite(sr, isolation_suite());
+    srunner_add_suite(sr, state_suite());
     return run_and_free(sr);
 }

@@ -153,5 +153,6 @@ Suite *labels_suite(void);
 Suite *groups_suite(void);
 Suite *health_suite(void);
 Suite *isolation_suite(void);
+Suite *state_suite(void);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "front.h"
 #include "proxy.h"
+#include "statusd.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -27,8 +28,9 @@ RT_EXPORT int rt_init_config(const rt_config *config)
                                                 "application's runtime already");
     if (rc < 0)
         return rc;
-    rt__door_hooks proxies = {rt__proxies_serve, rt__proxies_stop};
-    return rt__runtime_start(rt__runtime_here(), config, proxies);
+    rt__door_hooks hooks = {rt__proxies_serve, rt__proxies_stop, rt__statusd_start,
+                            rt__statusd_stop};
+    return rt__runtime_start(rt__runtime_here(), config, hooks);
 }
 
 RT_EXPORT int rt_init(double num_gpus)

@@ -912,6 +912,27 @@ static void on_took_back(void *ctx, void *owner, size_t n)
         take_back(ctx, l, n);
 }
 
+int rt__dispatch_where(const rt__dispatch *d, const rt__task *t, int *node, uint64_t *pid)
+{
+    const rt__lease *l = t->cls ? rt__sched_lease_of(t->cls, t) : NULL;
+    if (!l)
+        return 0;
+    rt__node *n = rt__dispatch_node_of(d, l);
+    *node = l->grant.node;
+    *pid = l->grant.node == 0 ? n->ops->lane(n, l->worker) : 0;
+    return 1;
+}
+
+int rt__dispatch_actor_where(const rt__dispatch *d, const rt__actor *a, int *node,
+                             uint64_t *pid)
+{
+    const rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
+    rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
+    *node = l ? l->grant.node : -1;
+    *pid = l && l->grant.node == 0 ? n->ops->lane(n, l->worker) : 0;
+    return l != NULL;
+}
+
 /* The graph's calls (graph.h): a task filed early goes to the head of
  * its line (feed_class()); one that failed along the graph ends now when
  * it waits in line, else with its worker's answer. */

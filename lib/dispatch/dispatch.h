@@ -125,6 +125,12 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming);
 /* Act on rt_actor_kill(): calls not yet sent fail, the actor's process
  * finishes what it has, runs its destructor and exits. */
 void rt__dispatch_kill(rt__dispatch *d, rt__actor *a, int restart);
+/* Where t is (the state API): 1 when a worker has it, with its node and,
+ * on this machine's node, the worker's pid (else 0, as while it is not
+ * known yet); 0 while it waits.  Where a's process is, as for a task. */
+int rt__dispatch_where(const rt__dispatch *d, const rt__task *t, int *node, uint64_t *pid);
+int rt__dispatch_actor_where(const rt__dispatch *d, const rt__actor *a, int *node,
+                             uint64_t *pid);
 /* Cancel t as its cancelling says (RT__CANCEL_*): a queued task fails at
  * once with RT_ECANCELLED; one in flight fails so when its worker answers
  * (the result dropped) or, killed for RT__CANCEL_KILL, is lost.  A task

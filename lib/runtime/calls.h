@@ -141,6 +141,10 @@ int rt__call_pg_remove(rt__runtime *rt, rt_pg pg);
 int rt__call_resources(rt__runtime *rt, const char *call, int available,
                        rt_resource **out, size_t *n);
 int rt__call_timeline(rt__runtime *rt, const char *path);
+/* rt_list_tasks() and its kin (state.c): an array of rt_task_info,
+ * rt_actor_info, rt_object_info or rt_pg_info. */
+typedef enum { RT__LIST_TASKS, RT__LIST_ACTORS, RT__LIST_OBJECTS, RT__LIST_GROUPS } rt__list_kind;
+int rt__call_list(rt__runtime *rt, rt__list_kind kind, void **out, size_t *n);
 /* rt_unhealthy_gpus(). */
 int rt__call_unhealthy(rt__runtime *rt, rt_gpu_health **out, size_t *n);
 

@@ -369,6 +369,7 @@ int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks h
         if (rt->state == RT__STARTING) /* not stopped by a failure since */
             rt->state = RT__RUNNING;
         pthread_mutex_unlock(&rt->lock);
+        rt->door_hooks.opened();
     }
     settle(rt);
     return rc;
@@ -469,6 +470,8 @@ int rt__runtime_stop(rt__runtime *rt)
 /* By the thread that began a change. */
 static void stop_runtime(rt__runtime *rt)
 {
+    if (rt->door_hooks.closing) /* none before the first rt_init() */
+        rt->door_hooks.closing();
     pthread_mutex_lock(&rt->lock);
     rt__state state = rt->state;
     if (state != RT__STOPPED)

@@ -104,6 +104,12 @@ static void put_free(rt__table *t, uint32_t i)
     t->free_tail = i + 1;
 }
 
+void *rt__table_at(const rt__table *t, uint32_t i, uint64_t *id)
+{
+    *id = (uint64_t)t->slot[i].gen << 32 | (uint64_t)(i + 1);
+    return t->slot[i].item;
+}
+
 void rt__table_drop(rt__table *t, uint64_t id)
 {
     uint32_t i = index_of(id);

@@ -38,6 +38,9 @@ typedef struct rt__table {
 int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old);
 /* The item behind a handle, or NULL when unknown or dropped. */
 void *rt__table_find(const rt__table *t, uint64_t id);
+/* The item in slot i (i < t->used) and its handle in *id; NULL when the
+ * slot is free (a retired item is still there). */
+void *rt__table_at(const rt__table *t, uint32_t i, uint64_t *id);
 /* Invalidate a handle; its slot may be reused. */
 void rt__table_drop(rt__table *t, uint64_t id);
 /* Free the slot for reuse but keep answering the handle with item until
