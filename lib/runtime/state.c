@@ -155,11 +155,14 @@ static int fill_group(rt__runtime *rt, void *item, uint64_t id, void *out)
 int rt__call_list(rt__runtime *rt, rt__list_kind kind, void **out, size_t *n)
 {
     static const listing kinds[] = {
-        [RT__LIST_TASKS] = {"rt_list_tasks", sizeof(rt_task_info), tasks_of, fill_task},
-        [RT__LIST_ACTORS] = {"rt_list_actors", sizeof(rt_actor_info), actors_of, fill_actor},
-        [RT__LIST_OBJECTS] = {"rt_list_objects", sizeof(rt_object_info), tasks_of, fill_object},
-        [RT__LIST_GROUPS] = {"rt_list_placement_groups", sizeof(rt_pg_info), groups_of,
-                             fill_group},
+        [RT__LIST_TASKS] = {.call = "rt_list_tasks", .each = sizeof(rt_task_info),
+                            .table = tasks_of, .fill = fill_task},
+        [RT__LIST_ACTORS] = {.call = "rt_list_actors", .each = sizeof(rt_actor_info),
+                             .table = actors_of, .fill = fill_actor},
+        [RT__LIST_OBJECTS] = {.call = "rt_list_objects", .each = sizeof(rt_object_info),
+                              .table = tasks_of, .fill = fill_object},
+        [RT__LIST_GROUPS] = {.call = "rt_list_placement_groups", .each = sizeof(rt_pg_info),
+                             .table = groups_of, .fill = fill_group},
     };
     listing l = kinds[kind];
     int rc = rt__errand_ask(rt, l.call, list_table, &l);
