@@ -203,7 +203,10 @@ START_TEST(rtask_status_reads_a_running_program)
     ck_assert_msg(strstr(out, "Actors: ") && strstr(out, "0/2 CPU"), "%s", out);
     ck_assert_int_eq(status_tool("list nothing", out, sizeof out), 1);
     ck_assert_msg(strstr(out, "no such list: nothing"), "%s", out);
-    ck_assert_int_eq(status_tool("--frobnicate", out, sizeof out), 1);
+    ck_assert_int_eq(status_tool("--frobnicate", out, sizeof out), 2);
+    ck_assert_int_eq(status_tool("list", out, sizeof out), 2);
+    ck_assert_int_eq(status_tool("--help", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "usage: rtask-status"), "%s", out);
     ck_ok(rt_shutdown());
     ck_assert_int_eq(access(sock, F_OK), -1);
     ck_assert_int_eq(status_tool("status", out, sizeof out), 1);

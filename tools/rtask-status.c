@@ -98,8 +98,9 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--pid") == 0 && i + 1 < argc) {
             pid = atol(argv[++i]);
         } else {
-            usage(strcmp(argv[i], "--help") == 0 ? stdout : stderr);
-            return strcmp(argv[i], "--help") != 0;
+            int help = strcmp(argv[i], "--help") == 0;
+            usage(help ? stdout : stderr);
+            return help ? 0 : 2;
         }
     }
     const char *what = i < argc ? argv[i] : "status";
