@@ -196,6 +196,13 @@ START_TEST(rtask_status_reads_a_running_program)
     ck_assert_msg(strstr(out, "status-keeper") && strstr(out, "NAME"), "%s", out);
     ck_assert_int_eq(status_tool("list objects", out, sizeof out), 0); /* the one program */
     ck_assert_msg(strstr(out, "rt_put") && strstr(out, " 6 "), "%s", out);
+    /* A task's process is the user's too: the report names slots, never
+     * the handles, which are secrets. */
+    char handle[32], slot[48];
+    snprintf(handle, sizeof handle, "%llu", (unsigned long long)put.id);
+    snprintf(slot, sizeof slot, "\"slot\": %u,", (unsigned)(put.id & 0xffffffffu));
+    ck_assert_int_eq(status_tool("--json list objects", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, slot) && !strstr(out, handle), "%s", out);
     ck_assert_int_eq(status_tool("--json status", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "\"objects\": {\"count\": 1, \"bytes\": 6}") &&
                   strstr(out, "\"resource\": \"CPU\", \"used\": 0, \"total\": 2"), "%s", out);

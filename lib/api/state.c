@@ -62,6 +62,16 @@ static const char *actor_states[] = {"PENDING", "ALIVE", "RESTARTING", "DEAD"};
 static const char *group_states[] = {"PENDING", "CREATED"};
 static const char *strategies[] = {"PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"};
 
+/* What the report shows of a handle: its slot, not the handle.  A handle
+ * is a secret that only who was given it knows (a task cannot reach
+ * others' objects by guessing), and a task's process is the user's too,
+ * so it could read the report: the slot alone (the handle's low half)
+ * reaches nothing. */
+static unsigned slot_of(uint64_t handle)
+{
+    return (unsigned)(handle & 0xffffffffu);
+}
+
 /* A name as a JSON string's body: quotes, backslashes and controls
  * escaped. */
 static void json_text(FILE *f, const char *s)
@@ -81,28 +91,28 @@ static void each_task(FILE *f, const void *entry, int json)
 {
     const rt_task_info *t = entry;
     if (!json) {
-        fprintf(f, "%#-18llx %-24s %-9s %4d %7ld %5.2f %5.2f %7u\n", (unsigned long long)t->ref.id,
+        fprintf(f, "%-6u %-24s %-9s %4d %7ld %5.2f %5.2f %7u\n", slot_of(t->ref.id),
                 t->name, task_states[t->state], t->node, t->pid, t->num_cpus, t->num_gpus,
                 t->attempt);
         return;
     }
-    fprintf(f, "{\"ref\": %llu, \"name\": \"", (unsigned long long)t->ref.id);
+    fprintf(f, "{\"slot\": %u, \"name\": \"", slot_of(t->ref.id));
     json_text(f, t->name);
     fprintf(f, "\", \"state\": \"%s\", \"error\": %d, \"node\": %d, \"pid\": %ld, "
-            "\"num_cpus\": %g, \"num_gpus\": %g, \"attempt\": %u, \"actor\": %llu}",
+            "\"num_cpus\": %g, \"num_gpus\": %g, \"attempt\": %u, \"actor_slot\": %u}",
             task_states[t->state], t->error, t->node, t->pid, t->num_cpus, t->num_gpus,
-            t->attempt, (unsigned long long)t->actor.id);
+            t->attempt, slot_of(t->actor.id));
 }
 
 static void each_actor(FILE *f, const void *entry, int json)
 {
     const rt_actor_info *a = entry;
     if (!json) {
-        fprintf(f, "%#-18llx %-24s %-10s %4d %7ld %8d\n", (unsigned long long)a->actor.id,
+        fprintf(f, "%-6u %-24s %-10s %4d %7ld %8d\n", slot_of(a->actor.id),
                 a->name, actor_states[a->state], a->node, a->pid, a->restarts_left);
         return;
     }
-    fprintf(f, "{\"actor\": %llu, \"name\": \"", (unsigned long long)a->actor.id);
+    fprintf(f, "{\"slot\": %u, \"name\": \"", slot_of(a->actor.id));
     json_text(f, a->name);
     fprintf(f, "\", \"named\": %s, \"state\": \"%s\", \"node\": %d, \"pid\": %ld, "
             "\"restarts_left\": %d}", a->named ? "true" : "false", actor_states[a->state],
@@ -113,11 +123,11 @@ static void each_object(FILE *f, const void *entry, int json)
 {
     const rt_object_info *o = entry;
     if (!json)
-        fprintf(f, "%#-18llx %12zu %4d %5u %s\n", (unsigned long long)o->ref.id, o->size,
+        fprintf(f, "%-6u %12zu %4d %5u %s\n", slot_of(o->ref.id), o->size,
                 o->node, o->holds, o->put ? "rt_put" : "result");
     else
-        fprintf(f, "{\"ref\": %llu, \"size\": %zu, \"node\": %d, \"holds\": %u, "
-                "\"put\": %s}", (unsigned long long)o->ref.id, o->size, o->node, o->holds,
+        fprintf(f, "{\"slot\": %u, \"size\": %zu, \"node\": %d, \"holds\": %u, "
+                "\"put\": %s}", slot_of(o->ref.id), o->size, o->node, o->holds,
                 o->put ? "true" : "false");
 }
 
@@ -125,12 +135,12 @@ static void each_group(FILE *f, const void *entry, int json)
 {
     const rt_pg_info *g = entry;
     if (!json)
-        fprintf(f, "%#-18llx %-8s %-13s %7zu %5.2f %5.2f\n", (unsigned long long)g->pg.id,
+        fprintf(f, "%-6u %-8s %-13s %7zu %5.2f %5.2f\n", slot_of(g->pg.id),
                 group_states[g->state], strategies[g->strategy], g->nbundles, g->num_cpus,
                 g->num_gpus);
     else
-        fprintf(f, "{\"pg\": %llu, \"state\": \"%s\", \"strategy\": \"%s\", \"bundles\": %zu, "
-                "\"num_cpus\": %g, \"num_gpus\": %g}", (unsigned long long)g->pg.id,
+        fprintf(f, "{\"slot\": %u, \"state\": \"%s\", \"strategy\": \"%s\", \"bundles\": %zu, "
+                "\"num_cpus\": %g, \"num_gpus\": %g}", slot_of(g->pg.id),
                 group_states[g->state], strategies[g->strategy], g->nbundles, g->num_cpus,
                 g->num_gpus);
 }
@@ -275,13 +285,13 @@ static const struct {
     rt__list_kind kind;
     void (*one)(FILE *f, const void *entry, int json);
 } lists[] = {
-    {"tasks", "REF                NAME                     STATE     NODE     PID  CPUS  GPUS "
+    {"tasks", "SLOT   NAME                     STATE     NODE     PID  CPUS  GPUS "
      "ATTEMPT\n", sizeof(rt_task_info), RT__LIST_TASKS, each_task},
-    {"actors", "ACTOR              NAME                     STATE      NODE     PID RESTARTS\n",
+    {"actors", "SLOT   NAME                     STATE      NODE     PID RESTARTS\n",
      sizeof(rt_actor_info), RT__LIST_ACTORS, each_actor},
-    {"objects", "REF                        SIZE NODE HOLDS MADE BY\n", sizeof(rt_object_info),
+    {"objects", "SLOT           SIZE NODE HOLDS MADE BY\n", sizeof(rt_object_info),
      RT__LIST_OBJECTS, each_object},
-    {"placement-groups", "PG                 STATE    STRATEGY      BUNDLES  CPUS  GPUS\n",
+    {"placement-groups", "SLOT   STATE    STRATEGY      BUNDLES  CPUS  GPUS\n",
      sizeof(rt_pg_info), RT__LIST_GROUPS, each_group},
 };
 

@@ -312,22 +312,31 @@ void rt__client_task_end(const void *result, size_t len)
 
 /* ---- the calls ---------------------------------------------------------------------- */
 
-int rt__client_submit(const rt__submission *s, rt_ref *ref)
+/* The answer to a call that makes something the task holds (put: the
+ * call's message queued, or -1): its handle in *id, counted as the
+ * task's, so that its END comes (a task's actors and groups end with
+ * it, its objects are released). */
+static int made_by_call(int put, uint64_t *id)
 {
-    int rc = open_or_fail();
-    if (rc < 0)
-        return rc;
-    if (rt__callmsg_put_submission(&conn.chan, asker(), s) < 0)
+    if (put < 0)
         return rt__error(RT_ENOMEM, "a task's call: out of memory");
     reply r;
-    if ((rc = finish(&r)) == RT_ESHUTDOWN && !conn.open)
+    int rc = finish(&r);
+    if (rc == RT_ESHUTDOWN && !conn.open)
         return rc;
     if (rc == 0) {
-        ref->id = r.r.value;
-        made(ref->id);
+        *id = r.r.value;
+        made(*id);
     }
     done(&r);
     return rc;
+}
+
+int rt__client_submit(const rt__submission *s, rt_ref *ref)
+{
+    int rc = open_or_fail();
+    return rc < 0 ? rc
+                  : made_by_call(rt__callmsg_put_submission(&conn.chan, asker(), s), &ref->id);
 }
 
 int rt__client_put(const void *data, size_t len, rt_ref *ref)
@@ -512,19 +521,9 @@ int rt__client_stream_next(rt_ref ref, rt_ref *item, long timeout_ms)
 int rt__client_pg_create(const rt_bundle *bundles, size_t n, int strategy, rt_pg *pg)
 {
     int rc = open_or_fail();
-    if (rc < 0)
-        return rc;
-    if (rt__callmsg_put_group(&conn.chan, asker(), bundles, n, strategy) < 0)
-        return rt__error(RT_ENOMEM, "a task's call: out of memory");
-    reply r;
-    if ((rc = finish(&r)) == RT_ESHUTDOWN && !conn.open)
-        return rc;
-    if (rc == 0) {
-        pg->id = r.r.value;
-        made(pg->id); /* so that its END comes: the group ends with it */
-    }
-    done(&r);
-    return rc;
+    return rc < 0 ? rc
+                  : made_by_call(rt__callmsg_put_group(&conn.chan, asker(), bundles, n,
+                                                       strategy), &pg->id);
 }
 
 int rt__client_pg_wait(rt_pg pg, long timeout_ms)

@@ -371,9 +371,11 @@ static int cancel_one(rt__runtime *rt, rt_ref ref, int force)
  * is left alone). */
 static void cancel_children(rt__runtime *rt, uint64_t task, int force)
 {
-    uint64_t *todo = rt__malloc(CHILDREN_AT_ONCE * sizeof *todo), got[CHILDREN_AT_ONCE];
+    uint64_t got[CHILDREN_AT_ONCE], *todo;
     size_t n = 0, cap = CHILDREN_AT_ONCE;
-    if (todo)
+    if (!rt__call_children(rt, task, got, 0))
+        return; /* none: the common case costs one look */
+    if ((todo = rt__malloc(cap * sizeof *todo)))
         todo[n++] = task;
     while (n > 0) {
         uint64_t parent = todo[--n];
