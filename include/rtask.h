@@ -246,12 +246,20 @@ typedef struct rt_opts {
                               task (Ray's lifetime="detached"); 0 (the
                               default) = it is killed when the task that
                               created it ends */
+    int num_returns;       /* tasks only: how many results the task gives,
+                              each its own object with its own handle, as
+                              Ray's num_returns (rt_remote_n()); from 1 to
+                              RT_RETURNS_MAX; RT_DEFAULT (or 0) = 1 */
 } rt_opts;
+
+/* The most results one task may give (rt_opts.num_returns). */
+#define RT_RETURNS_MAX 64
 
 #define RT_OPTS_MAGIC_ 0x72744f70
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
-      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT, NULL, 0, 0 }
+      NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT, NULL, 0, 0, \
+      RT_DEFAULT }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom
@@ -311,6 +319,14 @@ RT_EXPORT int rt_shutdown(void);
 RT_NODISCARD RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts,
                                      const void *arg, size_t arg_len,
                                      rt_ref *ref);
+
+/* Submit fn(arg) as a task that gives opts->num_returns results (Ray's
+ * num_returns=k): refs[0 .. num_returns) get a handle each, the i-th for
+ * the result the task sets with rt_result_set_at(result, i, ...).  Each
+ * is an object of its own: waited for, read, passed to tasks and
+ * released alone.  Otherwise as rt_remote(). */
+RT_NODISCARD RT_EXPORT int rt_remote_n(rt_fn fn, const rt_opts *opts, const void *arg,
+                                       size_t arg_len, rt_ref *refs);
 
 /* Wait up to timeout_ms for a task's result.  On success (and on
  * RT_ETASK) *data holds the result bytes, owned by the caller and freed
@@ -436,6 +452,12 @@ RT_NODISCARD RT_EXPORT int rt_remote_args(rt_fn_args fn, const rt_opts *opts,
                                           const rt_arg *args, size_t nargs,
                                           rt_ref *ref);
 
+/* rt_remote_args() for a task of opts->num_returns results, as
+ * rt_remote_n(). */
+RT_NODISCARD RT_EXPORT int rt_remote_args_n(rt_fn_args fn, const rt_opts *opts,
+                                            const rt_arg *args, size_t nargs,
+                                            rt_ref *refs);
+
 /* An object read in place, without a copy: data stays valid, and the
  * object alive, until rt_view_release(), whatever happens to the ref. */
 typedef struct rt_view {
@@ -460,6 +482,13 @@ RT_NODISCARD RT_EXPORT int rt_result_set(rt_result *result, const void *data,
  * are undefined until written).  Large buffers live in shared memory and
  * reach the caller without a copy.  Returns NULL when out of memory. */
 RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len);
+/* Inside a task of several results (rt_remote_n()): copy len bytes as
+ * result number index, from 0 (the same as rt_result_set()) to
+ * num_returns - 1.  A result never set is empty.  RT_EINVAL past
+ * RT_RETURNS_MAX; setting one past the task's num_returns fails the
+ * task with RT_EINVAL when it returns. */
+RT_NODISCARD RT_EXPORT int rt_result_set_at(rt_result *result, unsigned index,
+                                            const void *data, size_t len);
 
 /*
  * Actors: a worker process with state, whose resources are held for its

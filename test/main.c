@@ -33,5 +33,6 @@ int main(void)
     srunner_add_suite(sr, health_suite());
     srunner_add_suite(sr, isolation_suite());
     srunner_add_suite(sr, state_suite());
+    srunner_add_suite(sr, returns_suite());
     return run_and_free(sr);
 }

@@ -139,6 +139,34 @@ static void one_graph(void)
     rt_free(out);
 }
 
+static int three_results(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    for (uint64_t i = 0; i < 3; i++)
+        if (rt_result_set_at(r, (unsigned)i, &i, sizeof i) < 0)
+            return 1;
+    return 0;
+}
+
+/* A task of three results, each read: its value, or a clean error. */
+static void several_results(void)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.num_returns = 3;
+    rt_ref refs[3];
+    int rc = rt_remote_n(three_results, &o, NULL, 0, refs);
+    check_clean(rc, "rt_remote_n");
+    for (int i = 2; rc == 0 && i >= 0; i--) {
+        uint64_t *v = NULL;
+        int got = rt_get(refs[i], (void **)&v, NULL, 20000);
+        check_clean(got, "rt_get (one of several results)");
+        if (got == 0)
+            ck_assert_uint_eq(*v, (uint64_t)i);
+        rt_free(v);
+    }
+}
+
 static void small_program(void)
 {
     rt_config c = RT_CONFIG_INIT;
@@ -153,6 +181,7 @@ static void small_program(void)
     one_task(5, 200 * 1024); /* the argument goes in a memfd */
     waits_and_releases();
     one_graph();
+    several_results();
     one_actor();
     ck_assert_int_eq(rt_shutdown(), 0);
 }

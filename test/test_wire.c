@@ -223,11 +223,12 @@ START_TEST(results_round_trip)
         {.id = 1, .status = 7, .run_us = 1234, .data = "abc", .len = 3, .fd = -1},
         {.id = 2, .sys_errno = 12, .fd = -1},
         {.id = 3, .status = -1, .run_us = (uint64_t)1 << 40, .fd = -1},
+        {.id = 4, .packed = 1, .data = "xyz", .len = 3, .fd = -1},
     };
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 4; i++)
         ck_assert_int_eq(rt__proto_send_result(&tx, &sent[i]), 0);
     ck_assert_int_eq(rt__chan_flush(&tx), 0);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         rt__hdr h;
         const char *p;
         int fds[RT__MSG_MAX_FDS];
@@ -237,6 +238,7 @@ START_TEST(results_round_trip)
         ck_assert_uint_eq(r.id, sent[i].id);
         ck_assert_int_eq(r.status, sent[i].status);
         ck_assert_int_eq(r.sys_errno, sent[i].sys_errno);
+        ck_assert_int_eq(r.packed, sent[i].packed);
         ck_assert_uint_eq(r.len, sent[i].len);
     }
     rt__chan_close(&tx);
@@ -294,6 +296,13 @@ START_TEST(rank_message_words_round_trip)
     ck_assert_int_eq(r2.refused, 1);
     ck_assert_str_eq(r2.result, "ab"); /* a copy of the caller's own */
     rt_free(r2.result);
+    ck_assert_int_eq(r2.packed, 0);
+    rt__answer several = {.id = 3, .result = "ab", .len = 3, .packed = 1};
+    m = rt__rank_answer(4, &several);
+    rt__rank_answer_read(&m, &r2);
+    ck_assert_int_eq(r2.packed, 1);
+    ck_assert_int_eq(r2.held, 0);
+    rt_free(r2.result);
     rt__answer big = {.id = 1, .len = 1 << 20, .result = rt__buf_alloc(1 << 20)};
     void *bytes = big.result;
     m = rt__rank_answer(4, &big);
@@ -346,6 +355,7 @@ START_TEST(rank_message_words_round_trip)
     ck_assert_uint_eq(m.len, 0);
     rt__rank_answer_read(&m, &h2);
     ck_assert_int_eq(h2.held, 1);
+    ck_assert_int_eq(h2.packed, 0);
     ck_assert_uint_eq(h2.len, (size_t)3 << 30);
     ck_assert_ptr_null(h2.result);
     uint64_t object;
@@ -434,6 +444,41 @@ START_TEST(argument_tables_round_trip_and_lies_are_refused)
 }
 END_TEST
 
+/* Several results as one: what is written reads back, and bytes that
+ * lie are refused. */
+START_TEST(several_results_round_trip_and_lies_are_refused)
+{
+    rt_value parts[3] = {{"first", 5}, {"", 0}, {"third!", 6}}, out[RT_RETURNS_MAX];
+    size_t size = rt__parts_size(parts, 3), n;
+    ck_assert_uint_eq(size, 8 * 4 + 11);
+    char *packed = calloc(1, size + 8);
+    rt__parts_write(packed, parts, 3);
+    ck_assert_int_eq(rt__parts_read(packed, size, out, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(memcmp(out[0].data, "first", 5), 0);
+    ck_assert_uint_eq(out[1].len, 0);
+    ck_assert_uint_eq(out[2].len, 6);
+    ck_assert_int_eq(memcmp(out[2].data, "third!", 6), 0);
+    /* Lies: bytes left over, too few, a length past the end, no
+     * results, more than RT_RETURNS_MAX, a short header. */
+    ck_assert_int_eq(rt__parts_read(packed, size + 1, out, &n), -1);
+    ck_assert_int_eq(rt__parts_read(packed, size - 1, out, &n), -1);
+    uint64_t word = UINT64_MAX;
+    memcpy(packed + 8, &word, 8);
+    ck_assert_int_eq(rt__parts_read(packed, size, out, &n), -1);
+    word = 0;
+    memcpy(packed, &word, 8);
+    ck_assert_int_eq(rt__parts_read(packed, size, out, &n), -1);
+    word = RT_RETURNS_MAX + 1;
+    memcpy(packed, &word, 8);
+    ck_assert_int_eq(rt__parts_read(packed, size, out, &n), -1);
+    ck_assert_int_eq(rt__parts_read(packed, 7, out, &n), -1);
+    free(packed);
+    rt_value huge[2] = {{"", SIZE_MAX - 8}, {"", 16}};
+    ck_assert_uint_eq(rt__parts_size(huge, 2), 0);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
@@ -449,6 +494,7 @@ Suite *wire_suite(void)
     tcase_add_test(tc, rank_message_words_round_trip);
     tcase_add_test(tc, a_journal_gives_back_what_was_not_received);
     tcase_add_test(tc, argument_tables_round_trip_and_lies_are_refused);
+    tcase_add_test(tc, several_results_round_trip_and_lies_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -154,5 +154,6 @@ Suite *groups_suite(void);
 Suite *health_suite(void);
 Suite *isolation_suite(void);
 Suite *state_suite(void);
+Suite *returns_suite(void);
 
 #endif

@@ -65,6 +65,21 @@ RT_EXPORT void *rt_result_alloc(rt_result *result, size_t len)
     return rt__result_alloc(result, len);
 }
 
+RT_EXPORT int rt_result_set_at(rt_result *result, unsigned index, const void *data,
+                               size_t len)
+{
+    if (index == 0)
+        return rt_result_set(result, data, len);
+    if (!result || (!data && len))
+        return rt__error(RT_EINVAL, "rt_result_set_at: NULL result or data");
+    if (index >= RT_RETURNS_MAX)
+        return rt__error(RT_EINVAL, "rt_result_set_at: index %u; a task gives at most "
+                         "RT_RETURNS_MAX (%d) results", index, RT_RETURNS_MAX);
+    if (rt__result_set_at(result, index, data, len) < 0)
+        return rt__error(RT_ENOMEM, "rt_result_set_at: no memory for %zu bytes", len);
+    return 0;
+}
+
 RT_EXPORT int rt_result_set(rt_result *result, const void *data, size_t len)
 {
     if (!result || (!data && len))

@@ -404,17 +404,21 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
         return reply(p, rt__error(RT_ENOMEM, "a task's call: out of memory"), 0, NULL, 0, -1);
     if (rt__callmsg_read_submission(payload, len, &s, &opts, p->args) < 0)
         return -1;
-    rt_ref ref = {0};
+    rt_ref refs[RT_RETURNS_MAX] = {{0}};
     int create = s.form == RT__SUBMIT_CREATE;
     int task = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS;
-    int rc = task     ? rt__remote_task(&s, 1, &ref)
-             : create ? rt__actor_create_form(&s, &ref)
-                      : rt__actor_call_form(&s, &ref);
+    int rc = task     ? rt__remote_task(&s, 1, refs)
+             : create ? rt__actor_create_form(&s, refs)
+                      : rt__actor_call_form(&s, refs);
+    size_t n = rc == 0 && task && s.opts && s.opts->num_returns > 1
+                   ? (size_t)s.opts->num_returns : 1;
     if (rc == 0 && task && h->word)
-        rt__call_child(rt__runtime_here(), h->word, ref); /* cancelled with it */
-    if (rc == 0 && (!create || !s.opts || !s.opts->detached))
-        made(p, ref.id, create ? MADE_ACTOR : MADE_OBJECT);
-    return reply(p, rc > 0 ? 0 : rc, ref.id, NULL, 0, -1); /* 1: found by its name */
+        rt__call_child(rt__runtime_here(), h->word, refs[0]); /* cancelled with it */
+    for (size_t i = 0; rc == 0 && i < n && (!create || !s.opts || !s.opts->detached); i++)
+        made(p, refs[i].id, create ? MADE_ACTOR : MADE_OBJECT);
+    /* Several results: their handles, as the reply's bytes. */
+    return reply(p, rc > 0 ? 0 : rc, refs[0].id, n > 1 ? refs : NULL, n > 1 ? n * sizeof *refs : 0,
+                 -1); /* rc 1: found by its name */
 }
 
 /* Make the call h asks for and queue the reply: 0, or -1 when the

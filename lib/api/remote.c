@@ -30,11 +30,24 @@ int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref)
     else if (rc == 0)
         rc = rt__task_new(RT__KIND_TASK, fn, name, r.env, rt__request_needs(&r), s->args[0].data,
                           s->args[0].len, &t);
+    if (rc == 0 && (rc = rt__task_add_parts(t, (unsigned)r.num_returns)) < 0)
+        rt__task_free(t);
     if (rc < 0)
         return rc;
     t->retries_left = r.max_retries;
     t->nested = (unsigned char)nested;
     return rt__call_submit(rt__runtime_here(), t, &r, list ? s->args : NULL, call, ref);
+}
+
+/* rt_remote() and rt_remote_args() give one handle: a task of several
+ * results is submitted with their _n forms, which give one each. */
+static int one_result(const char *call, const rt_opts *opts)
+{
+    if (opts && opts->num_returns > 1 && opts->num_returns <= RT_RETURNS_MAX)
+        return rt__error(RT_EINVAL, "%s: opts.num_returns is %d: a task of several results "
+                         "is submitted with %s_n(), which gives a handle for each", call,
+                         opts->num_returns, call);
+    return 0;
 }
 
 int rt__app_submit(const rt__submission *s, rt_ref *ref)
@@ -46,16 +59,31 @@ int rt__app_submit(const rt__submission *s, rt_ref *ref)
     return rt__actor_call_form(s, ref);
 }
 
+/* rt_remote() and rt_remote_n(), named call: refs has room for
+ * opts->num_returns handles. */
+static int remote(const char *call, rt_fn fn, const rt_opts *opts, const void *arg,
+                  size_t arg_len, rt_ref *refs)
+{
+    if (!fn || !refs || (!arg && arg_len))
+        return rt__error(RT_EINVAL, "%s: %s is NULL", call,
+                         !fn ? "the function" : !refs ? "ref" : "arg");
+    int rc = rt__check_len(call, "arg_len", arg_len);
+    rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
+    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL};
+    return rc < 0 ? rc : rt__front_here()->submit(&s, refs);
+}
+
 RT_EXPORT int rt_remote(rt_fn fn, const rt_opts *opts, const void *arg,
                         size_t arg_len, rt_ref *ref)
 {
-    if (!fn || !ref || (!arg && arg_len))
-        return rt__error(RT_EINVAL, "rt_remote: %s is NULL",
-                         !fn ? "the function" : !ref ? "ref" : "arg");
-    int rc = rt__check_len("rt_remote", "arg_len", arg_len);
-    rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
-    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL};
-    return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
+    int rc = one_result("rt_remote", opts);
+    return rc < 0 ? rc : remote("rt_remote", fn, opts, arg, arg_len, ref);
+}
+
+RT_EXPORT int rt_remote_n(rt_fn fn, const rt_opts *opts, const void *arg, size_t arg_len,
+                          rt_ref *refs)
+{
+    return remote("rt_remote_n", fn, opts, arg, arg_len, refs);
 }
 
 int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t nargs,
@@ -78,13 +106,26 @@ int rt__check_args(const char *call, const void *fn, const rt_arg *args, size_t 
     return 0;
 }
 
+static int remote_args(const char *call, rt_fn_args fn, const rt_opts *opts,
+                       const rt_arg *args, size_t nargs, rt_ref *refs)
+{
+    int rc = rt__check_args(call, (const void *)fn, args, nargs, refs);
+    rt__submission s = {RT__SUBMIT_TASK_ARGS, (uint64_t)(uintptr_t)fn, 0, opts, args, nargs,
+                        NULL};
+    return rc < 0 ? rc : rt__front_here()->submit(&s, refs);
+}
+
 RT_EXPORT int rt_remote_args(rt_fn_args fn, const rt_opts *opts, const rt_arg *args,
                              size_t nargs, rt_ref *ref)
 {
-    int rc = rt__check_args("rt_remote_args", (const void *)fn, args, nargs, ref);
-    rt__submission s = {RT__SUBMIT_TASK_ARGS, (uint64_t)(uintptr_t)fn, 0, opts, args, nargs,
-                        NULL};
-    return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
+    int rc = one_result("rt_remote_args", opts);
+    return rc < 0 ? rc : remote_args("rt_remote_args", fn, opts, args, nargs, ref);
+}
+
+RT_EXPORT int rt_remote_args_n(rt_fn_args fn, const rt_opts *opts, const rt_arg *args,
+                               size_t nargs, rt_ref *refs)
+{
+    return remote_args("rt_remote_args_n", fn, opts, args, nargs, refs);
 }
 
 /* n records of fn in *out, one per argument: 0, or an error (nothing
@@ -159,6 +200,10 @@ RT_EXPORT int rt_remote_batch(rt_fn fn, const rt_opts *opts, const rt_value *arg
     if (!fn || !refs || (!args && n))
         return rt__error(RT_EINVAL, "rt_remote_batch: %s is NULL",
                          !fn ? "the function" : !refs ? "refs" : "args");
+    if (opts && opts->num_returns > 1)
+        return rt__error(RT_EINVAL, "rt_remote_batch: opts.num_returns is %d: a batch gives "
+                         "one handle per task (submit tasks of several results with "
+                         "rt_remote_n())", opts->num_returns);
     return n == 0 ? 0 : rt__front_here()->submit_batch(fn, opts, args, n, refs);
 }
 

@@ -211,10 +211,13 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
 
 #define ANSWER_REFUSED 1u
 #define ANSWER_HELD 2u
+#define ANSWER_PACKED 4u
+#define ANSWER_LEN_SHIFT 3 /* held: the bytes' length, above the bits */
 
 rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a)
 {
-    uint64_t how = (a->refused ? ANSWER_REFUSED : 0) | (a->held ? ANSWER_HELD : 0);
+    uint64_t how = (a->refused ? ANSWER_REFUSED : 0) | (a->held ? ANSWER_HELD : 0) |
+                   (a->packed ? ANSWER_PACKED : 0);
     rt__rank_msg m = {.type = RT__RANK_ANSWER, .lease = lease,
                       .w = {a->id, (uint64_t)a->status, (uint64_t)a->sys_errno, a->run_us,
                             how},
@@ -222,7 +225,7 @@ rt__rank_msg rt__rank_answer(uint64_t lease, rt__answer *a)
     if (a->held) { /* the words only: the bytes stay */
         m.bytes = NULL;
         m.len = 0;
-        m.w[4] |= (uint64_t)a->len << 2;
+        m.w[4] |= (uint64_t)a->len << ANSWER_LEN_SHIFT;
     } else if (a->len >= RT__SHM_MIN) { /* follows as pieces, never copied */
         m.owned = a->result;
         m.bytes = NULL;
@@ -236,7 +239,9 @@ void rt__rank_answer_read(const rt__rank_msg *m, rt__answer *a)
     int held = (m->w[4] & ANSWER_HELD) != 0;
     *a = (rt__answer){.id = m->w[0], .status = (int)m->w[1], .sys_errno = (int)m->w[2],
                       .run_us = m->w[3], .refused = (m->w[4] & ANSWER_REFUSED) != 0,
-                      .len = held ? (size_t)(m->w[4] >> 2) : m->len, .held = held,
+                      .packed = (m->w[4] & ANSWER_PACKED) != 0,
+                      .len = held ? (size_t)(m->w[4] >> ANSWER_LEN_SHIFT) : m->len,
+                      .held = held,
                       .result = m->owned};
     if (!held && !m->owned && m->len && (a->result = rt__buf_alloc(m->len)))
         memcpy(a->result, m->bytes, m->len);

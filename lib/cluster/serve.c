@@ -204,11 +204,12 @@ int rt__serve_run(rt__serve *s)
 
 /* A large result stays here, where it was made, until rank 0 frees it:
  * rank 0 pulls it when it is read there, other ranks when their tasks
- * take it, and tasks here take it as it is. */
+ * take it, and tasks here take it as it is.  Several results (packed)
+ * go to rank 0, which makes each an object. */
 static void keep_result(rt__serve *s, const rt__task *t, rt__answer *a)
 {
     if ((t->kind == RT__KIND_TASK || t->kind == RT__KIND_CALL) && a->len >= RT__SHM_MIN &&
-        a->result && !a->refused && !a->sys_errno &&
+        a->result && !a->refused && !a->sys_errno && !a->packed &&
         rt__store_keep(s->store, a->id, rt__task_attempt(t), a->result, a->len) == 0) {
         a->result = NULL;
         a->held = 1;

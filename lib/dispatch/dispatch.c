@@ -63,8 +63,15 @@ void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
     t->early = 0;
     t->status = status;
     t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
+    rt__tasks parts = {0};
+    if (t->parts || t->packed)
+        rt__task_end_parts(t, &parts); /* several results: each its own object */
     rt__tasks_push(&d->out.done, t);
     rt__graph_ended(&d->graph, t);
+    for (rt__task *p; (p = rt__tasks_pop(&parts));) {
+        rt__tasks_push(&d->out.done, p);
+        rt__graph_ended(&d->graph, p);
+    }
 }
 
 /* ---- leases ------------------------------------------------------------- */
@@ -188,10 +195,12 @@ static void give_back(rt__dispatch *d, const rt__lease *l, rt__task *t)
 }
 
 /* A task that others wait for posts its result on the node's board, so
- * that they may be sent now and take it there (board.h). */
+ * that they may be sent now and take it there (board.h); not one of
+ * several results, which are one object each only once split. */
 static void claim_board(rt__dispatch *d, rt__node *n, rt__worker *w, rt__task *t)
 {
-    if (t->waiters && t->kind == RT__KIND_TASK && n->ops->board_claim && d->sched.nnodes == 1)
+    if (t->waiters && t->kind == RT__KIND_TASK && !t->parts && n->ops->board_claim &&
+        d->sched.nnodes == 1)
         t->board_seq = n->ops->board_claim(n, w);
 }
 
@@ -689,6 +698,7 @@ static int take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__ans
     t->task_status = r->status;
     t->result = r->result;
     t->result_len = r->len;
+    t->packed = (unsigned char)r->packed;
     r->result = NULL; /* the task's now */
     if (r->held)
         rt__remote_adopt(d, l, t, r);

@@ -166,7 +166,7 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
 
 /* A field added to rt_opts must be carried here too (on LP64, where the
  * size is known). */
-_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 136,
+_Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 144,
                "put_opts() and read_opts() carry every field of rt_opts");
 
 static void put_opts(pack *p, const rt_opts *o)
@@ -194,6 +194,7 @@ static void put_opts(pack *p, const rt_opts *o)
     put_str(p, o->env_vars);
     put_u64(p, (uint64_t)(int64_t)o->get_if_exists);
     put_u64(p, (uint64_t)(int64_t)o->detached);
+    put_u64(p, (uint64_t)(int64_t)o->num_returns);
 }
 
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s)
@@ -320,6 +321,7 @@ static void read_opts(unpack *u, rt_opts *o)
     o->env_vars = get_str(u);
     o->get_if_exists = (int)(int64_t)get_u64(u);
     o->detached = (int)(int64_t)get_u64(u);
+    o->num_returns = (int)(int64_t)get_u64(u);
 }
 
 int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission *s,

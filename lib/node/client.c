@@ -332,11 +332,34 @@ static int made_by_call(int put, uint64_t *id)
     return rc;
 }
 
-int rt__client_submit(const rt__submission *s, rt_ref *ref)
+/* A task of several results: the reply's bytes are their handles, the
+ * first its own (refs has room for num_returns of them). */
+static int submit_several(const rt__submission *s, rt_ref *refs, size_t n)
+{
+    if (rt__callmsg_put_submission(&conn.chan, asker(), s) < 0)
+        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    reply r;
+    int rc = finish(&r);
+    if (rc == RT_ESHUTDOWN && !conn.open)
+        return rc;
+    if (rc == 0 && r.r.len != n * sizeof *refs)
+        rc = lost(); /* not the reply this call has */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        memcpy(&refs[i], (const char *)r.r.data + i * sizeof *refs, sizeof *refs);
+        made(refs[i].id);
+    }
+    done(&r);
+    return rc;
+}
+
+int rt__client_submit(const rt__submission *s, rt_ref *refs)
 {
     int rc = open_or_fail();
-    return rc < 0 ? rc
-                  : made_by_call(rt__callmsg_put_submission(&conn.chan, asker(), s), &ref->id);
+    size_t n = s->opts && s->opts->num_returns > 1 ? (size_t)s->opts->num_returns : 1;
+    return rc < 0  ? rc
+           : n > 1 ? submit_several(s, refs, n)
+                   : made_by_call(rt__callmsg_put_submission(&conn.chan, asker(), s),
+                                  &refs->id);
 }
 
 int rt__client_put(const void *data, size_t len, rt_ref *ref)

@@ -59,6 +59,8 @@ typedef struct rt__answer {
     int held;         /* set: the node keeps the len bytes (another rank's
                          node, which keeps large results where they were
                          made): pull() them, forget() them */
+    int packed;       /* set: the bytes are several results (proto.h's
+                         RESULTS), never held */
 } rt__answer;
 
 /* Free an answer's bytes that nobody took. */

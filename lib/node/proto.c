@@ -43,7 +43,7 @@ const char *rt__msg_name(uint32_t type)
         [RT__MSG_CALL] = "CALL",       [RT__MSG_ARG] = "ARG",
         [RT__MSG_TASK_ARGS] = "TASK_ARGS", [RT__MSG_CALL_ARGS] = "CALL_ARGS",
         [RT__MSG_SPARE] = "SPARE",     [RT__MSG_POST] = "POST",
-        [RT__MSG_LAST] = "LAST",
+        [RT__MSG_LAST] = "LAST",       [RT__MSG_RESULTS] = "RESULTS",
     };
     return type < RT__MSG_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -55,6 +55,54 @@ static int put_bytes(rt__chan *c, rt__hdr *h, const void *data, int fd)
         return rt__chan_put(c, h, data, NULL);
     h->nfds = 1;
     return rt__chan_put(c, h, NULL, &fd);
+}
+
+/* ---- several results as one (RESULTS) ------------------------------------------ */
+
+size_t rt__parts_size(const rt_value *parts, size_t n)
+{
+    size_t size = 8 * (n + 1);
+    for (size_t i = 0; i < n; i++) {
+        if (parts[i].len > SIZE_MAX - size)
+            return 0;
+        size += parts[i].len;
+    }
+    return size;
+}
+
+void rt__parts_write(char *dst, const rt_value *parts, size_t n)
+{
+    uint64_t word = n;
+    memcpy(dst, &word, 8);
+    char *bytes = dst + 8 * (n + 1);
+    for (size_t i = 0; i < n; i++) {
+        word = parts[i].len;
+        memcpy(dst + 8 * (i + 1), &word, 8);
+        if (parts[i].len)
+            memcpy(bytes, parts[i].data, parts[i].len);
+        bytes += parts[i].len;
+    }
+}
+
+int rt__parts_read(const void *src, size_t len, rt_value *out, size_t *n)
+{
+    const char *at = src;
+    uint64_t count, each;
+    if (len < 8 || (memcpy(&count, at, 8), count == 0) || count > RT_RETURNS_MAX ||
+        len < 8 * (count + 1))
+        return -1;
+    size_t left = len - 8 * (count + 1);
+    const char *bytes = at + 8 * (count + 1);
+    for (uint64_t i = 0; i < count; i++) {
+        memcpy(&each, at + 8 * (i + 1), 8);
+        if (each > left)
+            return -1;
+        out[i] = (rt_value){bytes, (size_t)each};
+        bytes += each;
+        left -= (size_t)each;
+    }
+    *n = (size_t)count;
+    return left == 0 ? 0 : -1;
 }
 
 /* ---- the argument table ----------------------------------------------------- */
@@ -231,7 +279,7 @@ static rt__hdr result_header(const rt__result_msg *r)
                                  : (uint32_t)r->status;
     if (r->bounced)
         word |= RESULT_BOUNCED;
-    return (rt__hdr){.type = RT__MSG_RESULT, .id = r->id,
+    return (rt__hdr){.type = r->packed ? RT__MSG_RESULTS : RT__MSG_RESULT, .id = r->id,
                      .word = word | us << RESULT_TIME_SHIFT, .len = r->len};
 }
 
@@ -318,13 +366,14 @@ int rt__proto_read_arg(const rt__hdr *h, const int *fds, int *fd, size_t *len)
 int rt__proto_read_result(const rt__hdr *h, const char *payload, const int *fds,
                           rt__result_msg *r)
 {
-    if (h->type != RT__MSG_RESULT || h->nfds > 1)
+    if ((h->type != RT__MSG_RESULT && h->type != RT__MSG_RESULTS) || h->nfds > 1)
         return refuse(h, fds);
     int sysfail = (h->word & RESULT_SYSFAIL) != 0;
     *r = (rt__result_msg){.id = h->id, .run_us = h->word >> RESULT_TIME_SHIFT,
                           .status = sysfail ? 0 : (int)(uint32_t)h->word,
                           .sys_errno = sysfail ? (int)(uint32_t)h->word : 0,
                           .bounced = (h->word & RESULT_BOUNCED) != 0,
+                          .packed = h->type == RT__MSG_RESULTS,
                           .data = h->nfds ? NULL : payload, .len = (size_t)h->len,
                           .fd = h->nfds ? fds[0] : -1};
     if (sysfail && r->sys_errno == 0)

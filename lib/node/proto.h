@@ -45,6 +45,8 @@ typedef enum rt__msg_type {
                              result on the node's board (board.h) */
     RT__MSG_LAST,         /* app -> worker: the next task is the worker's
                              last (it retires after it) */
+    RT__MSG_RESULTS,      /* worker -> app: as RESULT, payload = several
+                             results, packed (rt__parts_write()) */
     RT__MSG_TYPES
 } rt__msg_type;
 
@@ -114,11 +116,22 @@ typedef struct rt__result_msg {
     int status;
     int sys_errno;
     int bounced;
+    int packed;        /* the bytes are several results (RESULTS) */
     uint64_t run_us;
     const void *data;  /* inline result bytes, or NULL with fd */
     size_t len;
     int fd;            /* a memfd holding the result, or -1 */
 } rt__result_msg;
+
+/* Several results of one task (rt_result_set_at()) travel as one, in a
+ * RESULTS: a 64-bit count n (1 to RT_RETURNS_MAX), n 64-bit lengths,
+ * then the results' bytes one after the other.  Its size (0 when the
+ * lengths overflow), writing it at dst, and reading len bytes of it into
+ * out (room for RT_RETURNS_MAX; its entries point into src): 0, or -1
+ * when they are not that form. */
+size_t rt__parts_size(const rt_value *parts, size_t n);
+void rt__parts_write(char *dst, const rt_value *parts, size_t n);
+int rt__parts_read(const void *src, size_t len, rt_value *out, size_t *n);
 
 /* The devices of a lease: the ids of its GPUs and of its other
  * accelerators ("0,3"), the CPUs to bind to ("" = any), its share of each

@@ -206,30 +206,123 @@ const void *rt__task_arg(const rt__task *t)
                ? NULL : t->tail + t->nneeds * sizeof(rt__need);
 }
 
+/* o's result: len bytes copied, into a sealed memfd when large, which
+ * the buffer owns (what rt_get() hands out, as a large result's).  0 or
+ * an error named call's. */
+static int set_bytes(rt__task *o, const void *data, size_t len, const char *call)
+{
+    int rc = 0, fd;
+    o->result_len = len;
+    if (len < RT__SHM_MIN) {
+        if ((o->result = rt__buf_alloc(len)) && len)
+            memcpy(o->result, data, len);
+    } else if ((rc = store_bytes(data, len, NULL, &fd)) == 0 &&
+               !(o->result = rt__shm_open(fd, len, 1))) {
+        close(fd);
+    }
+    if (rc == 0 && !o->result)
+        rc = rt__error(RT_ENOMEM, "%s: no memory for %zu bytes", call, len);
+    return rc;
+}
+
 int rt__task_new_object(const void *data, size_t len, rt__task **out)
 {
     rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, NULL, 0, 0, 0);
     if (!o)
         return rt__error(RT_ENOMEM, "rt_put: no memory for the object");
     o->ended = 1;
-    o->result_len = len;
-    int rc = 0, fd;
-    if (len < RT__SHM_MIN) {
-        if ((o->result = rt__buf_alloc(len)) && len)
-            memcpy(o->result, data, len);
-    } else if ((rc = store_bytes(data, len, NULL, &fd)) == 0) {
-        /* What rt_get() hands out, as a large result's: it owns fd. */
-        if (!(o->result = rt__shm_open(fd, len, 1)))
-            close(fd);
-    }
-    if (rc == 0 && !o->result)
-        rc = rt__error(RT_ENOMEM, "rt_put: no memory for %zu bytes", len);
+    int rc = set_bytes(o, data, len, "rt_put");
     if (rc < 0) {
         rt__task_free(o);
         return rc;
     }
     *out = o;
     return 0;
+}
+
+/* ---- several results ------------------------------------------------------------- */
+
+int rt__task_add_parts(rt__task *t, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++) {
+        rt__task *p = record_new(RT__KIND_TASK, NULL, NULL, NULL, 0, 0, 0);
+        if (!p) {
+            rt__task_free_parts(t);
+            return rt__error(RT_ENOMEM, "no memory for the task's %u results", n);
+        }
+        p->parts = t->parts; /* made last to first, linked first to last */
+        t->parts = p;
+    }
+    return 0;
+}
+
+/* Whether o's bytes reach the caller: it succeeded, or its function
+ * failed (RT_ETASK), not the runtime. */
+static int keeps_bytes(const rt__task *o)
+{
+    return o->status == RT_OK || o->status == RT_ETASK;
+}
+
+static void drop_bytes(rt__task *o)
+{
+    rt__buf_free(o->result);
+    o->result = NULL;
+    o->result_len = 0;
+}
+
+/* The first of t's parts, unlinked. */
+static rt__task *next_part(rt__task *t)
+{
+    rt__task *p = t->parts;
+    if (p) {
+        t->parts = p->parts;
+        p->parts = NULL;
+    }
+    return p;
+}
+
+/* t's packed result split: each part gets its own (copied), t its first;
+ * or t fails, without bytes (its status and message are the caller's to
+ * spread). */
+static void split(rt__task *t)
+{
+    rt_value v[RT_RETURNS_MAX];
+    size_t n = 0, nparts = 1;
+    for (const rt__task *p = t->parts; p; p = p->parts)
+        nparts++;
+    if (rt__parts_read(t->result, t->result_len, v, &n) < 0)
+        rt__task_fail(t, RT_ESYS, "the task's results came malformed");
+    else if (n > nparts)
+        rt__task_fail(t, RT_EINVAL, "the task set result %zu, past its num_returns (%zu)",
+                      n - 1, nparts);
+    if (!keeps_bytes(t)) {
+        drop_bytes(t);
+        return;
+    }
+    size_t i = 1;
+    for (rt__task *p = t->parts; p && i < n; p = p->parts, i++)
+        if (set_bytes(p, v[i].data, v[i].len, "a task's results") < 0)
+            rt__task_fail(p, RT_ENOMEM, "no memory for the task's result %zu", i);
+    void *packed = t->result;
+    t->result = NULL;
+    if (set_bytes(t, v[0].data, v[0].len, "a task's results") < 0)
+        rt__task_fail(t, RT_ENOMEM, "no memory for the task's first result");
+    rt__buf_free(packed);
+}
+
+void rt__task_end_parts(rt__task *t, rt__tasks *out)
+{
+    if (t->packed && keeps_bytes(t) && t->result)
+        split(t);
+    t->packed = 0;
+    for (rt__task *p; (p = next_part(t));) {
+        p->task_status = t->task_status;
+        if (t->status != RT_OK && p->status == RT_OK) /* not its own failure */
+            rt__task_fail(p, t->status, "%s", t->error ? t->error : rt__strerror(t->status));
+        if (!keeps_bytes(p))
+            drop_bytes(p);
+        rt__tasks_push(out, p);
+    }
 }
 
 void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out)
@@ -356,8 +449,15 @@ rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len)
     return o;
 }
 
+void rt__task_free_parts(rt__task *t)
+{
+    for (rt__task *p; (p = next_part(t));)
+        rt__task_free(p);
+}
+
 void rt__task_free(rt__task *task)
 {
+    rt__task_free_parts(task);
     if (task->holder)
         note_forgotten(task);
     if (task->arg_fd >= 0)

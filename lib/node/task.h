@@ -105,6 +105,11 @@ typedef struct rt__task {
     };
     char *name;              /* points into tail, or NULL */
     struct rt__edge *waiters; /* [R] who wait for it */
+    /* num_returns > 1: the records of its results after the first (its
+     * parts), made with it and linked in order through this field; they
+     * end when it does (rt__task_end_parts()), which unlinks them. */
+    struct rt__task *parts;
+    uint64_t whole;          /* a part: its task's handle; else 0.  Fixed */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
     uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
@@ -151,6 +156,9 @@ typedef struct rt__task {
     unsigned char inside : 1;    /* [R] it runs inside the wait
                                     of a task that waits for it, in that
                                     task's worker (rt__sched_sent_inside()) */
+    unsigned char packed : 1;    /* [R] its result is several, packed
+                                    (rt_result_set_at(), proto.h): split
+                                    when it ends */
     unsigned char : 0;
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
@@ -219,6 +227,16 @@ int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, const
 /* A record that is an object from the start (rt_put()): len bytes copied,
  * into a sealed memfd when large, ended with RT_OK.  0 or an error. */
 int rt__task_new_object(const void *data, size_t len, rt__task **out);
+/* num_returns: n - 1 parts for t (rt__task_add_parts()), not yet
+ * queued; 0 or RT_ENOMEM, with none made.  t ended (its status set): its
+ * parts end with it, each with its own result when t's is packed (t
+ * keeps the first), else with t's outcome and no bytes; they leave t
+ * into *out, in order.  A packed result that is malformed, or has more
+ * results than t has parts, fails t and them. */
+int rt__task_add_parts(rt__task *t, unsigned n);
+void rt__task_end_parts(rt__task *t, rt__tasks *out);
+/* Free the parts t still has (its submission failed). */
+void rt__task_free_parts(rt__task *t);
 /* RT__ARGS_LIST: the arguments as a message carries them, into out (room
  * for t->nargs): an object's result bytes and memfd, or its board entry
  * while it has not ended, or the bytes given. */
@@ -254,8 +272,9 @@ void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
 /* The error of a failed record, with its message, as rt_get() gives it
  * (rt__error()); 0 when it succeeded. */
 int rt__task_explain(const rt__task *t);
-/* Free a record, its argument memfd, its message and its result.  The
- * holds it has on the objects it takes are the caller's to drop first. */
+/* Free a record, its argument memfd, its message and its result, and the
+ * parts it still has.  The holds it has on the objects it takes are the
+ * caller's to drop first. */
 void rt__task_free(rt__task *task);
 
 #endif

@@ -32,11 +32,15 @@
 #include <unistd.h>
 
 /* The result of the running task.  data is heap memory (from
- * rt__buf_alloc) unless fd >= 0, when it is the memfd's mapping. */
+ * rt__buf_alloc) unless fd >= 0, when it is the memfd's mapping.  A task
+ * of several results sets the others with rt_result_set_at(): copies, in
+ * the heap, packed with the first when the task returns (pack()). */
 struct rt_result {
     void *data;
     size_t len;
     int fd;
+    rt_value *more;  /* results 1 .. nmore, at more[index - 1]; or NULL */
+    size_t nmore;
 };
 
 /* Results wait in the channel while the batch of tasks that came with
@@ -170,7 +174,8 @@ static _Noreturn void leave_lost(void)
     leave();
 }
 
-static void result_drop(rt_result *r)
+/* The first result's bytes go; the others stay. */
+static void first_drop(rt_result *r)
 {
     if (r->fd >= 0) {
         rt__shm_done(r->data, r->len, r->fd);
@@ -183,11 +188,21 @@ static void result_drop(rt_result *r)
     r->fd = -1;
 }
 
+static void result_drop(rt_result *r)
+{
+    first_drop(r);
+    for (size_t i = 0; i < r->nmore; i++)
+        rt__free((void *)(uintptr_t)r->more[i].data);
+    rt__free(r->more);
+    r->more = NULL;
+    r->nmore = 0;
+}
+
 void *rt__result_alloc(rt_result *result, size_t len)
 {
     if (!result)
         return NULL;
-    result_drop(result);
+    first_drop(result);
     if (len >= RT__SHM_MIN) {
         result->fd = rt__shm_create(len, &result->data);
         if (result->fd < 0)
@@ -197,6 +212,57 @@ void *rt__result_alloc(rt_result *result, size_t len)
     }
     result->len = len;
     return result->data;
+}
+
+int rt__result_set_at(rt_result *r, unsigned index, const void *data, size_t len)
+{
+    if (index > r->nmore) {
+        rt_value *grown = rt__realloc(r->more, index * sizeof *grown);
+        if (!grown)
+            return -1;
+        memset(grown + r->nmore, 0, (index - r->nmore) * sizeof *grown);
+        r->more = grown;
+        r->nmore = index;
+    }
+    void *copy = rt__malloc(len ? len : 1);
+    if (!copy)
+        return -1;
+    if (len)
+        memcpy(copy, data, len);
+    rt__free((void *)(uintptr_t)r->more[index - 1].data);
+    r->more[index - 1] = (rt_value){copy, len};
+    return 0;
+}
+
+/* The task returned: results it set with rt_result_set_at() go as one,
+ * packed after the first (a RESULTS); without memory for that, the
+ * worker could not run it (ENOMEM). */
+static void pack(rt_result *r, rt__result_msg *m)
+{
+    if (!r->nmore)
+        return;
+    rt_value parts[RT_RETURNS_MAX];
+    size_t n = r->nmore + 1;
+    parts[0] = (rt_value){r->data, r->len};
+    memcpy(parts + 1, r->more, r->nmore * sizeof *parts);
+    size_t size = rt__parts_size(parts, n);
+    rt_result packed = {.fd = -1};
+    void *dst = size ? rt__result_alloc(&packed, size) : NULL;
+    if (dst)
+        rt__parts_write(dst, parts, n);
+    else
+        m->sys_errno = ENOMEM;
+    m->packed = dst != NULL;
+    result_drop(r);
+    *r = packed;
+}
+
+/* What every task does as its function returns: its results packed, and
+ * what it made that they do not name released (client.h). */
+static void task_returned(rt_result *r, rt__result_msg *m)
+{
+    pack(r, m);
+    rt__client_task_end(r->data, r->len);
 }
 
 /* Put the name marker into both output streams when the function or the
@@ -525,7 +591,7 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
     uint64_t start = rt__now_ns();
     answer.status = invoke(m, arg, args.list, args.n, &r);
     uint64_t ran_ns = rt__now_ns() - start;
-    rt__client_task_end(r.data, r.len);
+    task_returned(&r, &answer);
     running_here = (rt__running){0};
     atomic_store(&self.slot->running, 0);
     reclaim_channel();
@@ -563,7 +629,7 @@ void rt__worker_run_inside(const rt__callmsg_run *in)
     else
         answer.sys_errno = ENOMEM; /* its argument could not be copied */
     answer.run_us = (rt__now_ns() - start) / 1000;
-    rt__client_task_end(r.data, r.len);
+    task_returned(&r, &answer);
     running_here = outer;
     atomic_store(&self.slot->running, outer.task);
     atomic_store(&self.slot->since_ns, outer_since);
@@ -618,7 +684,7 @@ static void run_call(call_job *job)
         running_here = (rt__running){.task = m->id, .attempt = m->attempt,
                                      .actor = actor.handle};
         answer.status = invoke(m, arg, list, n, &r);
-        rt__client_task_end(r.data, r.len);
+        task_returned(&r, &answer);
         running_here = (rt__running){0};
         answer.run_us = (rt__now_ns() - start) / 1000;
     }

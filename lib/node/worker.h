@@ -64,6 +64,9 @@ struct rt__callmsg_run;
 /* A result of len bytes for the task to fill (rt_result_alloc(3)):
  * shared memory from RT__SHM_MIN up; NULL without memory. */
 void *rt__result_alloc(rt_result *result, size_t len);
+/* Result number index (1 up, below RT_RETURNS_MAX) of a task of several
+ * (rt_result_set_at(3)): len bytes copied.  0, or -1 without memory. */
+int rt__result_set_at(rt_result *result, unsigned index, const void *data, size_t len);
 void rt__worker_run_inside(const struct rt__callmsg_run *in);
 /* Whether rt_cancel() asked the calling thread's task to stop. */
 int rt__worker_cancelled(void);

@@ -117,7 +117,8 @@ void rt__workers_kill(rt__worker *w)
 static rt__answer adopt(const rt__result_msg *r)
 {
     rt__answer a = {.id = r->id, .status = r->status, .sys_errno = r->sys_errno,
-                    .bounced = r->bounced, .run_us = r->run_us, .len = r->len};
+                    .bounced = r->bounced, .packed = r->packed, .run_us = r->run_us,
+                    .len = r->len};
     if (r->fd >= 0) {
         a.result = rt__shm_open(r->fd, r->len, 1);
         a.refused = !a.result && errno == EPROTO;

@@ -74,19 +74,65 @@ static int place_request(rt__runtime *rt, rt__request *r, rt__task *t)
 
 /* ---- tasks ------------------------------------------------------------------------ */
 
+/* [L] Who makes t's object: t, or for a part not done (one of several
+ * results: node/task.h) its task, which cancelling or waiting for the
+ * part concerns.  NULL for NULL. */
+static rt__task *maker_of(rt__runtime *rt, rt__task *t)
+{
+    return t && t->whole && t->state != RT__TASK_DONE ? rt__objects_running(rt, t->whole) : t;
+}
+
+/* [L] Give each of the n records a handle; on failure none has one. */
+static int add_handles(rt__runtime *rt, rt__task **tasks, size_t n, rt_ref *refs,
+                       const char *call)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *old;
+        if (rt__table_add(&rt->tasks, tasks[i], &tasks[i]->id, &old) == 0) {
+            refs[i].id = tasks[i]->id;
+            continue;
+        }
+        while (i-- > 0)
+            rt__table_drop(&rt->tasks, refs[i].id);
+        return rt__error(RT_ENOMEM, "%s: no memory for %zu handles", call, n);
+    }
+    return 0;
+}
+
+/* [L] A task of several results: its parts' handles, in refs[1 ..]. */
+static int add_part_handles(rt__runtime *rt, rt__task *t, rt_ref *refs, const char *call)
+{
+    rt__task *parts[RT_RETURNS_MAX];
+    size_t n = 0;
+    for (rt__task *p = t->parts; p; p = p->parts)
+        parts[n++] = p;
+    return add_handles(rt, parts, n, refs + 1, call);
+}
+
 /* [L] The last steps of every submission: room in the store, the
- * objects it takes held, a handle. */
+ * objects it takes held, a handle (and one for each of its parts). */
 static int submit_with_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
                             const char *call, rt_ref *ref)
 {
     int rc = rt__objects_room(rt, 0, call);
     if (rc == 0 && args)
         rc = rt__objects_take_args(rt, t, args, call);
-    if (rc < 0)
+    if (rc == 0)
+        rc = add_part_handles(rt, t, ref, call);
+    if (rc < 0) {
+        if (args)
+            rt__objects_untake_args(t);
         return rc;
+    }
     rc = rt__submit_ref(rt, t, ref);
-    if (rc < 0 && args)
-        rt__objects_untake_args(t);
+    for (rt__task *p = t->parts; p; p = p->parts)
+        p->whole = t->id;
+    if (rc < 0) {
+        for (rt__task *p = t->parts; p; p = p->parts)
+            rt__table_drop(&rt->tasks, p->id);
+        if (args)
+            rt__objects_untake_args(t);
+    }
     return rc;
 }
 
@@ -104,22 +150,6 @@ int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *
     return rt__submit_done(rt, t, rc);
 }
 
-/* [L] Give each of the n records a handle; on failure none has one. */
-static int add_handles(rt__runtime *rt, rt__task **tasks, size_t n, rt_ref *refs)
-{
-    for (size_t i = 0; i < n; i++) {
-        void *old;
-        if (rt__table_add(&rt->tasks, tasks[i], &tasks[i]->id, &old) == 0) {
-            refs[i].id = tasks[i]->id;
-            continue;
-        }
-        while (i-- > 0)
-            rt__table_drop(&rt->tasks, refs[i].id);
-        return rt__error(RT_ENOMEM, "rt_remote_batch: no memory for %zu handles", n);
-    }
-    return 0;
-}
-
 int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__request *r,
                           rt_ref *refs)
 {
@@ -133,7 +163,7 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     if (rc == 0)
         rc = rt__objects_room(rt, 0, call);
     if (rc == 0)
-        rc = add_handles(rt, tasks, n, refs);
+        rc = add_handles(rt, tasks, n, refs, call);
     int how = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (i > 0)
@@ -345,15 +375,17 @@ static void ask_unlock(rt__runtime *rt, rt__ask *a, rt__task *t, int how, rt__ta
         rt__submitted(rt, wake);
 }
 
-/* One task, its children aside. */
-static int cancel_one(rt__runtime *rt, rt_ref ref, int force)
+/* One task, its children aside; *task gets its handle (a part's: its
+ * task's). */
+static int cancel_one(rt__runtime *rt, rt_ref ref, int force, uint64_t *task)
 {
     rt__ask *c = rt__malloc(sizeof *c); /* outside the lock */
     if (!c)
         return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, "rt_cancel");
-    rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
+    rt__task *t = rc == 0 ? maker_of(rt, rt__table_find(&rt->tasks, ref.id)) : NULL;
+    *task = t ? t->id : ref.id;
     if (rc == 0 && !t)
         rc = rt__error(RT_EBADREF, "rt_cancel: unknown or consumed handle");
     else if (rc == 0 && force && t->kind != RT__KIND_TASK)
@@ -385,7 +417,8 @@ static void cancel_children(rt__runtime *rt, uint64_t task, int force)
             continue; /* without memory, that branch is not cancelled */
         k = more == got ? k : rt__call_children(rt, parent, more, k);
         for (size_t i = 0; i < k; i++) {
-            (void)cancel_one(rt, (rt_ref){more[i]}, force);
+            uint64_t same;
+            (void)cancel_one(rt, (rt_ref){more[i]}, force, &same);
             if (n == cap) {
                 uint64_t *grown = rt__realloc(todo, 2 * cap * sizeof *grown);
                 if (!grown)
@@ -403,9 +436,10 @@ static void cancel_children(rt__runtime *rt, uint64_t task, int force)
 
 int rt__call_cancel(rt__runtime *rt, rt_ref ref, int flags)
 {
-    int force = flags & RT_CANCEL_FORCE, rc = cancel_one(rt, ref, force);
+    uint64_t task;
+    int force = flags & RT_CANCEL_FORCE, rc = cancel_one(rt, ref, force, &task);
     if (rc == 0 && !(flags & RT_CANCEL_NOT_RECURSIVE))
-        cancel_children(rt, ref.id, force);
+        cancel_children(rt, task, force);
     return rc;
 }
 
@@ -445,7 +479,7 @@ static rt__ask *ask_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend,
     pthread_mutex_lock(&rt->lock);
     rt__task *t = rt->state == RT__RUNNING ? rt__objects_running(rt, task) : NULL;
     int asked = t && t->state != RT__TASK_DONE && t->kind == RT__KIND_TASK;
-    rt__task *w = asked && lend ? rt__table_find(&rt->tasks, awaited.id) : NULL;
+    rt__task *w = asked && lend ? maker_of(rt, rt__table_find(&rt->tasks, awaited.id)) : NULL;
     ask_unlock(rt, a, asked ? t : NULL, lend ? RT__ASK_LEND : RT__ASK_GO_ON,
                w && w->state != RT__TASK_DONE ? w : NULL, run, lane);
     return asked ? a : NULL; /* a pointer to compare only, without a lane */

@@ -211,6 +211,13 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     if (rc == 0 && !actor && (o->get_if_exists || o->detached))
         rc = rt__error(RT_EINVAL, "%s is for actors", o->get_if_exists ? "get_if_exists"
                                                                         : "detached");
+    if (rc == 0 && (o->num_returns < RT_DEFAULT || o->num_returns > RT_RETURNS_MAX))
+        rc = rt__error(RT_EINVAL, "num_returns must be from 1 to RT_RETURNS_MAX (%d), or "
+                       "RT_DEFAULT; %d is invalid", RT_RETURNS_MAX, o->num_returns);
+    r->num_returns = rc == 0 && o->num_returns > 1 ? o->num_returns : 1;
+    if (rc == 0 && actor && r->num_returns > 1)
+        rc = rt__error(RT_EINVAL, "num_returns is for tasks: an actor's calls give one "
+                                  "result each");
     r->named = actor && o->name && *o->name;
     r->get_if_exists = o->get_if_exists;
     r->detached = o->detached;

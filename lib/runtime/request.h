@@ -30,6 +30,7 @@ typedef struct rt__request {
     int named;            /* actors: opts.name was given, the actor's name */
     int get_if_exists;    /* actors: a live one of that name is taken */
     int detached;         /* actors a task creates: outlive it */
+    int num_returns;      /* tasks: results, each an object (1 to RT_RETURNS_MAX) */
     int nitems;
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;

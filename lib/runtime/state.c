@@ -96,7 +96,7 @@ static int fill_object(rt__runtime *rt, void *item, uint64_t id, void *out)
         return 0; /* no bytes (yet) */
     *(rt_object_info *)out = (rt_object_info){.ref = {id}, .size = t->result_len,
                                               .node = t->holder, .holds = t->holds,
-                                              .put = !t->fn};
+                                              .put = !t->fn && !t->whole};
     return 1;
 }
 

@@ -6,10 +6,17 @@
 
 #include <unistd.h>
 
+/* A RESULTS's bytes are split as the runtime splits them. */
 static void read_result(const rt__hdr *h, const char *payload, int *fds)
 {
     rt__result_msg r;
-    if (rt__proto_read_result(h, payload, fds, &r) == 0 && r.fd >= 0)
+    rt_value parts[RT_RETURNS_MAX];
+    size_t n;
+    if (rt__proto_read_result(h, payload, fds, &r) < 0)
+        return;
+    if (r.packed && r.data)
+        (void)rt__parts_read(r.data, r.len, parts, &n);
+    if (r.fd >= 0)
         close(r.fd);
 }
 

@@ -1039,6 +1039,74 @@ START_TEST(test_recursion_on_another_rank)
 }
 END_TEST
 
+/* Three results: 8 bytes, BIG_PART bytes of 0x5a (a large answer, which
+ * a serving rank would keep were it one result) and "ok". */
+#define BIG_PART ((size_t)300 * 1024)
+static int three_results(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg;
+    (void)len;
+    uint64_t eight = 8;
+    char *big = malloc(BIG_PART);
+    if (!big)
+        return 1;
+    memset(big, 0x5a, BIG_PART);
+    int rc = rt_result_set(res, &eight, sizeof eight) ||
+             rt_result_set_at(res, 1, big, BIG_PART) || rt_result_set_at(res, 2, "ok", 3);
+    free(big);
+    return rc;
+}
+
+/* On a rank: submit three_results anywhere and check each result. */
+static int reads_three(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg;
+    (void)len;
+    rt_opts o = RT_OPTS_INIT;
+    o.num_returns = 3;
+    rt_ref refs[3];
+    void *data;
+    size_t n;
+    if (rt_remote_n(three_results, &o, NULL, 0, refs) < 0)
+        return 10;
+    if (rt_get(refs[2], &data, &n, 60000) < 0 || n != 3 || strcmp(data, "ok") != 0)
+        return 11;
+    rt_free(data);
+    if (rt_get(refs[1], &data, &n, 60000) < 0 || n != BIG_PART ||
+        ((unsigned char *)data)[BIG_PART - 1] != 0x5a)
+        return 12;
+    rt_free(data);
+    return rt_release(refs[0]) < 0 ? 13 : rt_result_set(res, "fine", 5);
+}
+
+/* Several results made on rank 1 reach rank 0, each its own object, the
+ * large one too; and a task there submits a task of several results. */
+START_TEST(test_several_results_on_another_rank)
+{
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "rank=1";
+    o.num_returns = 3;
+    rt_ref refs[3];
+    void *data;
+    size_t n;
+    ck_ok(rt_remote_n(three_results, &o, NULL, 0, refs));
+    ck_ok(rt_get(refs[1], &data, &n, 60000));
+    ck_assert_uint_eq(n, BIG_PART);
+    ck_assert_uint_eq(((unsigned char *)data)[0], 0x5a);
+    ck_assert_uint_eq(((unsigned char *)data)[BIG_PART - 1], 0x5a);
+    rt_free(data);
+    ck_ok(rt_get(refs[0], &data, &n, 60000));
+    ck_assert_uint_eq(n, 8);
+    ck_assert_uint_eq(*(uint64_t *)data, 8);
+    rt_free(data);
+    ck_ok(rt_release(refs[2]));
+    o.num_returns = 1;
+    char *r = run(reads_three, &o, NULL, 0);
+    ck_assert_str_eq(r, "fine");
+    rt_free(r);
+}
+END_TEST
+
 START_TEST(test_cpu_task_on_rank_zero)
 {
     char *r = run(where, NULL, NULL, 0);
@@ -1096,6 +1164,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_actor_made_on_another_rank);
         tcase_add_test(tc, test_cancel_reaches_children_on_other_ranks);
         tcase_add_test(tc, test_recursion_on_another_rank);
+        tcase_add_test(tc, test_several_results_on_another_rank);
         tcase_add_test(tc, test_groups_over_ranks);
     }
     if (strcmp(which, "trio") == 0) {
