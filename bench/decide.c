@@ -62,7 +62,7 @@ double decision_ns(size_t pending, size_t decisions)
     rt__task **tasks = malloc(pending * sizeof *tasks);
     for (size_t i = 0; i < pending; i++) {
         tasks[i] = calloc(1, sizeof **tasks);
-        tasks[i]->seq = i;
+        tasks[i]->call.seq = i;
         rt__sched_push(&s, class_of(&s, &shapes[i % NSHAPES]), tasks[i]);
     }
 
@@ -86,7 +86,7 @@ double decision_ns(size_t pending, size_t decisions)
             struct held *h = &ring[head];
             rt__sched_give(&s, h->c, &h->g);
             h->c->inflight--;
-            h->t->seq = seq++;
+            h->t->call.seq = seq++;
             rt__sched_push(&s, h->c, h->t);
             head = (head + 1) % RING;
             count--;

@@ -153,7 +153,7 @@ START_TEST(a_reservation_is_for_its_group_alone)
     rt__res outside = {.gpu = 3 * U};
     ck_assert_int_eq(rt__sched_feasible(&s, &outside), 0); /* node 1 could, empty */
     rt__class *c = rt__sched_class(&s, &outside, 0);
-    rt__task t = {.seq = 1};
+    rt__task t = {.call.seq = 1};
     rt__sched_push(&s, c, &t);
     rt__grant grant;
     ck_assert_ptr_null(rt__sched_decide(&s, &grant)); /* node 1 is the group's */

@@ -73,7 +73,7 @@ static int op_send(rt__node *n, rt__worker *wk, const rt__task *t,
     ck_assert_ptr_nonnull(w->owner);
     ck_assert_int_eq(w->gone, 0);
     ck_assert_uint_lt(w->calls, 64);
-    w->sent[w->calls++] = t->id;
+    w->sent[w->calls++] = t->call.id;
     ((fake_node *)n)->sends++;
     return 0;
 }
@@ -165,11 +165,11 @@ static rt__task *submit(uint64_t id, int retries, int max_calls, uint32_t timeou
     rt__task *t = NULL;
     ck_assert_int_eq(rt__task_new(RT__KIND_TASK, (rt__any_fn)fake_fn, NULL, NULL, 0, &id,
                                   sizeof id, &t), 0);
-    t->id = t->seq = id;
-    t->cpu = RT__UNIT;
-    t->retries_left = retries;
-    t->max_calls = max_calls;
-    t->timeout_ms = timeout_ms;
+    t->call.id = t->call.seq = id;
+    t->call.cpu = RT__UNIT;
+    t->run.retries_left = retries;
+    t->call.max_calls = max_calls;
+    t->call.timeout_ms = timeout_ms;
     rt__tasks q = {0};
     rt__tasks_push(&q, t);
     rt__dispatch_absorb(&d, &q);
@@ -180,16 +180,16 @@ static rt__task *submit(uint64_t id, int retries, int max_calls, uint32_t timeou
 static int outcome(uint64_t id)
 {
     for (rt__task *t = d.out.done.head; t; t = t->next)
-        if (t->id == id)
-            return t->status;
+        if (t->call.id == id)
+            return t->obj.status;
     return -1;
 }
 
 static const char *message(uint64_t id)
 {
     for (rt__task *t = d.out.done.head; t; t = t->next)
-        if (t->id == id)
-            return t->error ? t->error : "";
+        if (t->call.id == id)
+            return t->obj.error ? t->obj.error : "";
     return "";
 }
 
@@ -252,7 +252,7 @@ START_TEST(answers_become_results_and_the_lease_ends)
     ck_assert_int_eq(f.leases, 1);
     answer(w, 7, "two");
     ck_assert_int_eq(outcome(2), RT_ETASK);
-    ck_assert_str_eq(d.out.done.tail->result, "two"); /* the bytes of a failed task too */
+    ck_assert_str_eq(d.out.done.tail->obj.result, "two"); /* the bytes of a failed task too */
     ck_assert_ptr_null(w->owner);
     ck_assert_int_eq(w->retired, 0);
     scene_end();
@@ -300,19 +300,19 @@ START_TEST(cancels_end_tasks_as_asked)
     fake_worker *w = warm_up();
     rt__dispatch_run(&d);
     ck_assert_uint_eq(w->calls, 4); /* pipelined */
-    a->cancelling = RT__CANCEL_DROP;
+    a->run.cancelling = RT__CANCEL_DROP;
     rt__dispatch_cancel(&d, a);
     answer(w, 0, "dropped");
     ck_assert_int_eq(outcome(1), RT_ECANCELLED);
-    ck_assert_ptr_null(d.out.done.head->result);
-    b->cancelling = RT__CANCEL_KILL;
+    ck_assert_ptr_null(d.out.done.head->obj.result);
+    b->run.cancelling = RT__CANCEL_KILL;
     rt__dispatch_cancel(&d, b);
     ck_assert_int_eq(f.kills, 1);
     lose(w, 1);
     ck_assert_int_eq(outcome(2), RT_ECANCELLED);
     ck_assert_int_eq(outcome(3), -1); /* not started: sent again */
     rt__task *late = submit(4, 3, 0, 0);
-    late->cancelling = RT__CANCEL_DROP;
+    late->run.cancelling = RT__CANCEL_DROP;
     rt__dispatch_cancel(&d, late); /* still queued: at once */
     ck_assert_int_eq(outcome(4), RT_ECANCELLED);
     rt__dispatch_run(&d);
@@ -432,9 +432,9 @@ START_TEST(an_actor_restarts_then_dies)
     rt__task *create = NULL;
     ck_assert_int_eq(rt__task_new(RT__KIND_CREATE, (rt__any_fn)fake_fn, "counter", NULL, 0,
                                   NULL, 0, &create), 0);
-    create->id = a->handle;
-    create->cpu = RT__UNIT;
-    create->actor = a;
+    create->call.id = a->handle;
+    create->call.cpu = RT__UNIT;
+    create->call.actor = a;
     rt__tasks q = {0};
     rt__tasks_push(&q, create);
     rt__dispatch_absorb(&d, &q);
@@ -445,8 +445,8 @@ START_TEST(an_actor_restarts_then_dies)
     rt__task *call = NULL;
     ck_assert_int_eq(rt__task_new(RT__KIND_CALL, (rt__any_fn)fake_fn, NULL, NULL, 0, NULL, 0,
                                   &call), 0);
-    call->id = call->seq = 51;
-    call->actor = a;
+    call->call.id = call->call.seq = 51;
+    call->call.actor = a;
     rt__tasks_push(&q, call);
     rt__dispatch_absorb(&d, &q);
     rt__dispatch_run(&d);

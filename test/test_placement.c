@@ -31,9 +31,9 @@ static rt__task *start_one(rt__sched *s, rt__class *c)
 
 static void finish_one(rt__sched *s, rt__task *t, uint64_t seq)
 {
-    t->cls->inflight--;
-    t->seq = seq;
-    rt__sched_push(s, t->cls, t);
+    t->run.cls->inflight--;
+    t->call.seq = seq;
+    rt__sched_push(s, t->run.cls, t);
 }
 
 static rt__amount pick_of(const rt__amount *choices, size_t n)
@@ -132,7 +132,7 @@ static rt__task *fake_tasks(rt__sched *s, rt__class **classes, size_t per_class)
     rt__task *all = calloc(CLASSES * per_class, sizeof *all);
     ck_assert_ptr_nonnull(all);
     for (size_t i = 0; i < CLASSES * per_class; i++) {
-        all[i].seq = i;
+        all[i].call.seq = i;
         rt__sched_push(s, classes[i % CLASSES], &all[i]);
     }
     return all;

@@ -322,7 +322,7 @@ START_TEST(rank_message_words_round_trip)
     rt__rank_lease_read(&m, &fresh, &max_calls);
     ck_assert_int_eq(fresh, 1);
     ck_assert_int_eq(max_calls, 3);
-    rt__task t = {.id = 8, .kind = RT__KIND_CREATE, .fn = NULL};
+    rt__task t = {.call.id = 8, .call.kind = RT__KIND_CREATE, .call.fn = NULL};
     rt__rank_task_words w;
     char label[RT__RANK_LABEL];
     m = rt__rank_task(4, &t, 1, 0, label);
@@ -339,8 +339,8 @@ START_TEST(rank_message_words_round_trip)
     m.w[2] = 4;
     ck_assert_int_eq(rt__rank_task_read(&m, &w), -1);
     /* Objects other ranks hold: only in a table, whose bytes name them. */
-    rt__task table = {.id = 9, .kind = RT__KIND_TASK, .fn = (rt__any_fn)1,
-                      .args_form = RT__ARGS_LIST};
+    rt__task table = {.call.id = 9, .call.kind = RT__KIND_TASK, .call.fn = (rt__any_fn)1,
+                      .call.args_form = RT__ARGS_LIST};
     m = rt__rank_task(4, &table, 0, 2, label);
     m.len = 2 * sizeof(rt__rank_ref) + 16;
     ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);

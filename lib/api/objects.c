@@ -52,21 +52,7 @@ RT_EXPORT int rt_get_view(rt_ref ref, rt_view *view, long timeout_ms)
 
 int rt__app_view(rt_ref ref, rt_view *view, long timeout_ms)
 {
-    rt__runtime *rt = rt__runtime_here();
-    rt__task *o;
-    uint64_t id;
-    int rc = rt__call_view(rt, ref, timeout_ms, &o, &id);
-    if (rc < 0)
-        return rc;
-    /* A failed task's result bytes explain its failure: RT_ETASK has
-     * them; the other failures have none, and no view. */
-    rc = rt__task_explain(o);
-    if (rc < 0 && rc != RT_ETASK) {
-        (void)rt__call_view_release(rt, id);
-        return rc;
-    }
-    *view = (rt_view){o->result, o->result_len, id};
-    return rc;
+    return rt__call_view(rt__runtime_here(), ref, timeout_ms, view);
 }
 
 int rt__app_view_release(const rt_view *view)

@@ -34,8 +34,7 @@ int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref)
         rt__task_free(t);
     if (rc < 0)
         return rc;
-    t->retries_left = r.max_retries;
-    t->nested = (unsigned char)nested;
+    t->call.nested = (unsigned char)nested;
     return rt__call_submit(rt__runtime_here(), t, &r, list ? s->args : NULL, call, ref);
 }
 
@@ -152,8 +151,6 @@ static int batch_records(rt_fn fn, const rt_opts *opts, const rt__request *r,
             rt__free(tasks);
             return rc;
         }
-        tasks[i]->retries_left = r->max_retries;
-        tasks[i]->retry_exceptions = (unsigned char)r->retry_exceptions;
     }
     *out = tasks;
     return 0;
@@ -209,40 +206,9 @@ RT_EXPORT int rt_remote_batch(rt_fn fn, const rt_opts *opts, const rt_value *arg
 
 /* ---- waiting ------------------------------------------------------------ */
 
-/* The bytes of an object that tasks still take: a copy. */
-static void *copy_result(const rt__task *t)
-{
-    void *copy = rt__buf_alloc(t->result_len);
-    if (copy && t->result_len)
-        memcpy(copy, t->result, t->result_len);
-    return copy;
-}
-
 int rt__app_get(rt_ref ref, void **data, size_t *len, long timeout_ms)
 {
-    rt__runtime *rt = rt__runtime_here();
-    rt__task *t;
-    int shared;
-    int rc = rt__call_take(rt, ref, timeout_ms, &t, &shared);
-    if (rc < 0)
-        return rc;
-    void *bytes = t->result;
-    int no_copy = data && shared && t->result && !(bytes = copy_result(t));
-    rc = no_copy ? rt__error(RT_ENOMEM, "rt_get: no memory for a copy of %zu bytes",
-                             t->result_len)
-                 : rt__task_explain(t);
-    if (data)
-        *data = no_copy ? NULL : bytes;
-    if (len)
-        *len = no_copy ? 0 : t->result_len;
-    if (shared) {
-        rt__call_unhold(rt, t);
-        return rc;
-    }
-    if (data)
-        t->result = NULL;
-    rt__task_free(t);
-    return rc;
+    return rt__call_get(rt__runtime_here(), ref, timeout_ms, data, len);
 }
 
 RT_EXPORT int rt_get(rt_ref ref, void **data, size_t *len, long timeout_ms)

@@ -88,10 +88,10 @@ static int arg_msgs(const rt__task *t, rt__arg_msg *args, size_t *remote)
     int rc = 0;
     rt__task_arg_msgs(t, args);
     *remote = 0;
-    for (uint32_t i = 0; i < t->nargs; i++) {
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
-        if (o && o->holder) { /* pulled by the rank, from the holder */
-            args[i] = (rt__arg_msg){.len = o->result_len, .fd = ELSEWHERE};
+        if (o && o->obj.holder) { /* pulled by the rank, from the holder */
+            args[i] = (rt__arg_msg){.len = o->obj.result_len, .fd = ELSEWHERE};
             ++*remote;
         } else if (!args[i].data && args[i].len &&
                    !(args[i].data = rt__shm_open(args[i].fd, args[i].len, 0))) {
@@ -103,7 +103,7 @@ static int arg_msgs(const rt__task *t, rt__arg_msg *args, size_t *remote)
 
 static void unmap_args(const rt__task *t, const rt__arg_msg *args)
 {
-    for (uint32_t i = 0; i < t->nargs; i++)
+    for (uint32_t i = 0; i < t->call.nargs; i++)
         if (!rt__task_args(t)[i].object && rt__task_args(t)[i].fd >= 0 && args[i].data)
             rt__shm_unmap((void *)args[i].data, args[i].len);
 }
@@ -115,19 +115,19 @@ static void unmap_args(const rt__task *t, const rt__arg_msg *args)
  * rt__buf_free()-able buffer, or NULL without memory. */
 static char *flatten(const rt__task *t, size_t *len, size_t *remote)
 {
-    rt__arg_msg *args = rt__calloc(t->nargs + 1, sizeof *args);
+    rt__arg_msg *args = rt__calloc(t->call.nargs + 1, sizeof *args);
     char *table = NULL;
     if (args && arg_msgs(t, args, remote) == 0) {
-        size_t table_len = rt__args_size(args, t->nargs, 0);
+        size_t table_len = rt__args_size(args, t->call.nargs, 0);
         *len = table_len + *remote * sizeof(rt__rank_ref);
         if ((table = rt__buf_alloc(*len))) {
-            rt__args_write(table, args, t->nargs, 0);
+            rt__args_write(table, args, t->call.nargs, 0);
             char *at = table + table_len;
-            for (uint32_t i = 0; i < t->nargs; i++) {
+            for (uint32_t i = 0; i < t->call.nargs; i++) {
                 const rt__task *o = rt__task_args(t)[i].object;
-                if (!o || !o->holder)
+                if (!o || !o->obj.holder)
                     continue;
-                rt__rank_ref ref = {o->id, o->held_run, o->holder};
+                rt__rank_ref ref = {o->call.id, o->obj.held_run, o->obj.holder};
                 memcpy(at, &ref, sizeof ref);
                 at += sizeof ref;
             }
@@ -148,21 +148,21 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
     rt__peer *p = (rt__peer *)n;
     proxy *x = (proxy *)w;
     char *table = NULL;
-    size_t len = t->args_form == RT__ARGS_LIST ? 0 : t->arg_len, remote = 0;
-    if (t->args_form == RT__ARGS_LIST && !(table = flatten(t, &len, &remote)))
+    size_t len = t->call.args_form == RT__ARGS_LIST ? 0 : t->call.arg_len, remote = 0;
+    if (t->call.args_form == RT__ARGS_LIST && !(table = flatten(t, &len, &remote)))
         return -1;
     char label[RT__RANK_LABEL];
     rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0, remote, label);
     m.bytes = table ? table : rt__task_arg(t);
     m.len = len;
-    if ((t->fn && rt__fn_cache_place(&p->places, (const void *)t->fn, &m.fn) < 0) ||
+    if ((t->call.fn && rt__fn_cache_place(&p->places, (const void *)t->call.fn, &m.fn) < 0) ||
         (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0)) {
         rt__buf_free(table);
         return -1;
     }
     if (table && m.len >= RT__SHM_MIN)
         m.owned = table; /* in pieces, the message's */
-    if (t->arg_fd >= 0 && (m.fd = dup(t->arg_fd)) < 0)
+    if (t->call.arg_fd >= 0 && (m.fd = dup(t->call.arg_fd)) < 0)
         return -1;
     int rc = rt__bridge_send(p->bridge, p->rank, &m);
     if (!m.owned)

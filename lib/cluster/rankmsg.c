@@ -172,15 +172,15 @@ int rt__rank_release_read(const rt__rank_msg *m)
 rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t remote,
                            char *label)
 {
-    uint64_t flags = (fini ? TASK_FINI : 0) | (t->fn ? 0 : TASK_NO_FN) |
-                     (t->args_form != RT__ARGS_ONE ? TASK_TABLE : 0) |
+    uint64_t flags = (fini ? TASK_FINI : 0) | (t->call.fn ? 0 : TASK_NO_FN) |
+                     (t->call.args_form != RT__ARGS_ONE ? TASK_TABLE : 0) |
                      (uint64_t)rt__task_attempt(t) << TASK_ATTEMPT_SHIFT;
-    const char *name = t->name ? t->name : "", *env = rt__task_env(t);
+    const char *name = t->call.name ? t->call.name : "", *env = rt__task_env(t);
     size_t env_at = env ? strlen(name) + 1 : 0;
     if (env)
         snprintf(label, RT__RANK_LABEL, "%s\n%s", name, env);
     return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
-                          .w = {t->id, (uint64_t)t->kind, flags, remote, env_at},
+                          .w = {t->call.id, (uint64_t)t->call.kind, flags, remote, env_at},
                           .text = env ? label : name, .fd = -1};
 }
 

@@ -50,7 +50,7 @@ static void reply(rt__serve *s, const rt__rank_msg *m)
 /* A task is done here: the objects it took are no longer its. */
 static void free_task(rt__serve *s, rt__task *t)
 {
-    for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++)
+    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < t->call.nargs; i++)
         if (rt__task_args(t)[i].object)
             rt__store_unuse(s->store, rt__task_args(t)[i].object);
     rt__task_free(t);
@@ -112,7 +112,7 @@ static int get_worker(rt__serve *s, lease *l)
 static int task_ready(const rt__task *t)
 {
     int ready = 1;
-    for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++) {
+    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < t->call.nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (o && rt__store_missing(o))
             return -1;
@@ -126,7 +126,7 @@ static int task_ready(const rt__task *t)
  * answer of a task that could not run. */
 static void fail_unready(rt__serve *s, lease *l, rt__task *t)
 {
-    rt__answer a = {.id = t->id, .sys_errno = ENODATA};
+    rt__answer a = {.id = t->call.id, .sys_errno = ENODATA};
     rt__rank_msg m = rt__rank_answer(l->byid.id, &a);
     free_task(s, t);
     reply(s, &m);
@@ -208,7 +208,7 @@ int rt__serve_run(rt__serve *s)
  * go to rank 0, which makes each an object. */
 static void keep_result(rt__serve *s, const rt__task *t, rt__answer *a)
 {
-    if ((t->kind == RT__KIND_TASK || t->kind == RT__KIND_CALL) && a->len >= RT__SHM_MIN &&
+    if ((t->call.kind == RT__KIND_TASK || t->call.kind == RT__KIND_CALL) && a->len >= RT__SHM_MIN &&
         a->result && !a->refused && !a->sys_errno && !a->packed &&
         rt__store_keep(s->store, a->id, rt__task_attempt(t), a->result, a->len) == 0) {
         a->result = NULL;
@@ -359,10 +359,10 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
         rt__task_new(w.kind, (rt__any_fn)fn, w.name[0] ? w.name : NULL, w.env, 0, m->bytes,
                      m->len, &t);
     if (t) {
-        t->id = w.id;
-        t->runs_lost = (uint16_t)w.attempt; /* the worker hears which run it is */
+        t->call.id = w.id;
+        t->run.runs_lost = (uint16_t)w.attempt; /* the worker hears which run it is */
         if (!w.remote)
-            t->args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
+            t->call.args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
         l->fini = w.has_fini ? (uint64_t)(uintptr_t)fini : l->fini;
     }
     return t;
@@ -429,15 +429,15 @@ static void send_object(rt__serve *s, int to, const rt__rank_msg *pulled)
     int found;
     rt__rank_object_read(pulled, &id, &run, &found);
     const rt__task *o = rt__store_find(s->store, id, run);
-    int fd = o ? rt__shm_fd(o->result) : -1;
+    int fd = o ? rt__shm_fd(o->obj.result) : -1;
     rt__rank_msg m = rt__rank_object(RT__RANK_OBJECT, id, run, o != NULL);
     if (o) {
-        m.len = o->result_len;
-        m.bytes = o->result;
+        m.len = o->obj.result_len;
+        m.bytes = o->obj.result;
         if (fd >= 0 && (m.fd = dup(fd)) < 0)
             m = rt__rank_object(RT__RANK_OBJECT, id, run, 0);
         else if (fd < 0 && m.len >= RT__SHM_MIN && (m.owned = rt__buf_alloc(m.len)))
-            memcpy(m.owned, o->result, m.len); /* the message's, freed once sent */
+            memcpy(m.owned, o->obj.result, m.len); /* the message's, freed once sent */
         else if (fd < 0 && m.len >= RT__SHM_MIN)
             m = rt__rank_object(RT__RANK_OBJECT, id, run, 0);
     }

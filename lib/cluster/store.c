@@ -88,7 +88,7 @@ static void maybe_drop(rt__store *h, held_obj *o)
 
 void rt__store_unuse(rt__store *h, rt__task *object)
 {
-    for (rt__idnode *n = rt__idmap_find(&h->objects, object->id); n; n = rt__idmap_next(n)) {
+    for (rt__idnode *n = rt__idmap_find(&h->objects, object->call.id); n; n = rt__idmap_next(n)) {
         held_obj *o = (held_obj *)n;
         if (o->object == object) {
             o->users--;
@@ -110,28 +110,28 @@ void rt__store_forget(rt__store *h, uint64_t id, unsigned run)
 const rt__task *rt__store_find(const rt__store *h, uint64_t id, unsigned run)
 {
     held_obj *o = find(h, id, run);
-    return o && o->object->result ? o->object : NULL;
+    return o && o->object->obj.result ? o->object : NULL;
 }
 
 void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int found)
 {
     held_obj *o = find(h, id, run);
-    if (!o || o->object->result) {
+    if (!o || o->object->obj.result) {
         rt__buf_free(bytes); /* nobody waits for it any more */
         return;
     }
-    o->object->result = bytes;
-    o->object->status = found ? RT_OK : RT_EDEPENDENCY;
+    o->object->obj.result = bytes;
+    o->object->obj.status = found ? RT_OK : RT_EDEPENDENCY;
 }
 
 int rt__store_ready(const rt__task *o)
 {
-    return o->result != NULL || o->result_len == 0;
+    return o->obj.result != NULL || o->obj.result_len == 0;
 }
 
 int rt__store_missing(const rt__task *o)
 {
-    return o->status != RT_OK;
+    return o->obj.status != RT_OK;
 }
 
 void rt__store_free(rt__store *h)

@@ -102,9 +102,9 @@ static void fail_pending_calls(rt__dispatch *d, rt__actor *a)
 /* A call ready to go (or failed): to the actor, unless it is dead. */
 static void file_call(rt__dispatch *d, rt__task *t)
 {
-    rt__actor *a = t->actor;
-    if (t->status != RT_OK || rt__remote_lost(t))
-        rt__dispatch_finish(d, t, t->status);
+    rt__actor *a = t->call.actor;
+    if (t->obj.status != RT_OK || rt__remote_lost(t))
+        rt__dispatch_finish(d, t, t->obj.status);
     else if (a->death || !a->cls)
         rt__actors_fail_call(d, t, a);
     else
@@ -113,7 +113,7 @@ static void file_call(rt__dispatch *d, rt__task *t)
 
 void rt__actors_absorb_call(rt__dispatch *d, rt__task *t)
 {
-    rt__actor *a = t->actor;
+    rt__actor *a = t->call.actor;
     if ((rt__task_deps(t) || a->held.count || rt__remote_call_waits(d, t)) && !a->death &&
         a->cls)
         rt__tasks_push(&a->held, t);
@@ -163,7 +163,7 @@ void rt__actors_bury(rt__dispatch *d, rt__actor *a)
 
 void rt__actors_constructed(rt__dispatch *d, rt__task *create, rt__answer *r)
 {
-    rt__actor *a = create->actor;
+    rt__actor *a = create->call.actor;
     rt__answer_drop(r);
     if ((r->sys_errno == 0 && r->status == 0) || a->killed)
         return;
@@ -231,9 +231,9 @@ void rt__actors_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
     for (rt__task *t; (t = rt__sched_recall(l));)
         if (t == a->create)
             continue;
-        else if (restart && t->retries_left > 0) {
-            t->retries_left--;
-            t->runs_lost++;
+        else if (restart && t->run.retries_left > 0) {
+            t->run.retries_left--;
+            t->run.runs_lost++;
             rt__tasks_push(&again, t);
         } else if (restart)
             fail_restarting_call(d, t, a);
@@ -271,7 +271,7 @@ void rt__dispatch_free_actors(rt__actor *published)
  * the dispatcher keeps. */
 void rt__actors_absorb(rt__dispatch *d, rt__task *t)
 {
-    rt__actor *a = t->actor;
+    rt__actor *a = t->call.actor;
     rt__res req;
     rt__task_request(t, &req);
     a->create = t;

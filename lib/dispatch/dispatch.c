@@ -48,23 +48,23 @@ static void unlist(rt__task **list, size_t *n, const rt__task *t)
 /* t's run ended: it no longer waits to go on. */
 static void forget_resume(rt__dispatch *d, rt__task *t)
 {
-    if (t->resuming) {
+    if (t->run.resuming) {
         unlist(d->resuming, &d->nresuming, t);
         unlist(d->out.resumed, &d->out.nresumed, t);
-        t->resuming = 0;
+        t->run.resuming = 0;
     }
 }
 
 void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
 {
     forget_resume(d, t);
-    if (t->early && rt__task_deps(t))
+    if (t->run.early && rt__task_deps(t))
         rt__graph_detach(t); /* filed early, it ends before its objects */
-    t->early = 0;
-    t->status = status;
-    t->cls = NULL; /* its class may go: only tasks queued or in flight have one */
+    t->run.early = 0;
+    t->obj.status = status;
+    t->run.cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks parts = {0};
-    if (t->parts || t->packed)
+    if (t->run.parts || t->run.packed)
         rt__task_end_parts(t, &parts); /* several results: each its own object */
     rt__tasks_push(&d->out.done, t);
     rt__graph_ended(&d->graph, t);
@@ -187,11 +187,11 @@ static void grant_leases(rt__dispatch *d)
  * back, voided if it never posted on it. */
 static void give_back(rt__dispatch *d, const rt__lease *l, rt__task *t)
 {
-    if (!t->board_seq)
+    if (!t->run.board_seq)
         return;
     rt__node *n = rt__dispatch_node_of(d, l);
-    n->ops->board_give_back(n, t->board_seq);
-    t->board_seq = 0;
+    n->ops->board_give_back(n, t->run.board_seq);
+    t->run.board_seq = 0;
 }
 
 /* A task that others wait for posts its result on the node's board, so
@@ -199,37 +199,37 @@ static void give_back(rt__dispatch *d, const rt__lease *l, rt__task *t)
  * several results, which are one object each only once split. */
 static void claim_board(rt__dispatch *d, rt__node *n, rt__worker *w, rt__task *t)
 {
-    if (t->waiters && t->kind == RT__KIND_TASK && !t->parts && n->ops->board_claim &&
+    if (t->run.waiters && t->call.kind == RT__KIND_TASK && !t->run.parts && n->ops->board_claim &&
         d->sched.nnodes == 1)
-        t->board_seq = n->ops->board_claim(n, w);
+        t->run.board_seq = n->ops->board_claim(n, w);
 }
 
 static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
 {
     rt__node *n = rt__dispatch_node_of(d, l);
     rt__actor_spec spec = {0};
-    if (t->early && t->status != RT_OK) { /* failed along the graph meanwhile */
-        rt__dispatch_finish(d, t, t->status);
+    if (t->run.early && t->obj.status != RT_OK) { /* failed along the graph meanwhile */
+        rt__dispatch_finish(d, t, t->obj.status);
         return;
     }
     claim_board(d, n, l->worker, t);
-    if (t->kind == RT__KIND_CREATE)
-        spec = (rt__actor_spec){t->actor->handle, (uint64_t)(uintptr_t)t->actor->fini,
-                                (uint64_t)t->actor->concurrency};
-    if (n->ops->send(n, l->worker, t, t->kind == RT__KIND_CREATE ? &spec : NULL) < 0) {
+    if (t->call.kind == RT__KIND_CREATE)
+        spec = (rt__actor_spec){t->call.actor->handle, (uint64_t)(uintptr_t)t->call.actor->fini,
+                                (uint64_t)t->call.actor->concurrency};
+    if (n->ops->send(n, l->worker, t, t->call.kind == RT__KIND_CREATE ? &spec : NULL) < 0) {
         give_back(d, l, t);
         rt__task_fail(t, RT_ENOMEM, "no memory to send the task");
-        if (t->kind == RT__KIND_CREATE) {
-            rt__sched_push_front(&d->sched, t->cls, t); /* the actor keeps it */
+        if (t->call.kind == RT__KIND_CREATE) {
+            rt__sched_push_front(&d->sched, t->run.cls, t); /* the actor keeps it */
             d->retry_soon = 1;
         } else
             rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
     rt__sched_sent(l, t, now);
-    if (t->timeout_ms && rt__timeouts_add(&d->timeouts, t, l) < 0)
+    if (t->call.timeout_ms && rt__timeouts_add(&d->timeouts, t, l) < 0)
         rt__warn("no memory to watch a task's timeout_ms: it runs without its limit");
-    if (t->board_seq && d->sched.nnodes == 1)
+    if (t->run.board_seq && d->sched.nnodes == 1)
         rt__graph_sent(&d->graph, t);
 }
 
@@ -240,11 +240,11 @@ static void expire(rt__dispatch *d, uint64_t now)
     for (size_t i = 0; i < d->timeouts.n; i++) {
         rt__task *t = d->timeouts.v[i].task;
         rt__lease *l = d->timeouts.v[i].lease;
-        uint64_t limit_us = (uint64_t)t->timeout_ms * 1000, ran_us = 0;
-        if (l->inflight.head == t && !t->cancelling)
+        uint64_t limit_us = (uint64_t)t->call.timeout_ms * 1000, ran_us = 0;
+        if (l->inflight.head == t && !t->run.cancelling)
             ran_us = rt__dispatch_node_of(d, l)->ops->busy_us(rt__dispatch_node_of(d, l), l->worker, now);
         if (ran_us >= limit_us) {
-            t->cancelling = RT__CANCEL_TIMEOUT;
+            t->run.cancelling = RT__CANCEL_TIMEOUT;
             rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
             continue;
         }
@@ -281,13 +281,13 @@ static int all_have_room(const rt__dispatch *d, const rt__class *c, uint64_t now
  * again for the next). */
 static void feed_class(rt__dispatch *d, rt__class *c, uint64_t now)
 {
-    int in_turn = c->pending.head && c->pending.head->early && all_have_room(d, c, now);
+    int in_turn = c->pending.head && c->pending.head->run.early && all_have_room(d, c, now);
     for (rt__lease *l = rt__sched_first_lease(c), *next; l; l = next) {
         next = rt__sched_next_lease(c, l);
         rt__node *n = rt__dispatch_node_of(d, l);
         size_t share = rt__sched_share(l, n->ops->busy_us(n, l->worker, now), now);
         for (rt__task *t; (t = c->pending.head);) {
-            if (t->early) {
+            if (t->run.early) {
                 if (in_turn && takes_turns(d, l, now)) {
                     send_task(d, l, rt__sched_pop(&d->sched, c), now);
                     d->filed_early = 1; /* another pass for the next */
@@ -322,7 +322,7 @@ static void feed(rt__dispatch *d)
 
 int rt__dispatch_await(rt__dispatch *d, rt__task *t)
 {
-    rt__class *c = t->cls;
+    rt__class *c = t->run.cls;
     /* A class seen for the first time (classes go when they empty) gets
      * the slack alone: a long task costs the caller that much, once. */
     if (!c || (c->timed && c->run_us > AWAIT_MAX_US) || c->pending.count)
@@ -378,21 +378,21 @@ void rt__dispatch_run(rt__dispatch *d)
  * did. */
 static void fail_cancelled(rt__dispatch *d, rt__task *t, int sent)
 {
-    if (t->cancelling == RT__CANCEL_TIMEOUT) {
+    if (t->run.cancelling == RT__CANCEL_TIMEOUT) {
         rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
-                      "its worker was killed", t->timeout_ms);
+                      "its worker was killed", t->call.timeout_ms);
         rt__dispatch_finish(d, t, RT_EKILLED);
         return;
     }
-    if (t->cancelling == RT__CANCEL_MEMORY) {
+    if (t->run.cancelling == RT__CANCEL_MEMORY) {
         rt__task_fail(t, RT_EKILLED, "the task held more GPU memory than its share "
                       "(rt_config.gpu_memory_kill): its worker was killed");
         rt__dispatch_finish(d, t, RT_EKILLED);
         return;
     }
-    const char *why = t->cancelling == RT__CANCEL_GROUP ? "its placement group was removed"
+    const char *why = t->run.cancelling == RT__CANCEL_GROUP ? "its placement group was removed"
                       : !sent ? "rt_cancel: cancelled before it ran"
-                      : t->cancelling == RT__CANCEL_KILL
+                      : t->run.cancelling == RT__CANCEL_KILL
                           ? "rt_cancel: its worker was killed"
                           : "rt_cancel: it ran to its end; its result was dropped";
     rt__task_fail(t, RT_ECANCELLED, "%s", why);
@@ -401,30 +401,30 @@ static void fail_cancelled(rt__dispatch *d, rt__task *t, int sent)
 
 void rt__dispatch_file(rt__dispatch *d, rt__task *t)
 {
-    if (t->kind == RT__KIND_CALL) {
-        rt__actors_release_held(d, t->actor);
+    if (t->call.kind == RT__KIND_CALL) {
+        rt__actors_release_held(d, t->call.actor);
         return;
     }
-    if (t->status != RT_OK || rt__remote_lost(t)) {
-        rt__dispatch_finish(d, t, t->status);
+    if (t->obj.status != RT_OK || rt__remote_lost(t)) {
+        rt__dispatch_finish(d, t, t->obj.status);
         return;
     }
     rt__res req;
     rt__task_request(t, &req);
     if (req.group && !rt__sched_group(&d->sched, req.group)) {
-        t->cancelling = RT__CANCEL_GROUP;
+        t->run.cancelling = RT__CANCEL_GROUP;
         fail_cancelled(d, t, 0);
         return;
     }
     if (rt__remote_place(d, t, &req))
         return; /* filed again once its objects are here */
-    rt__class *c = rt__sched_class(&d->sched, &req, t->max_calls);
+    rt__class *c = rt__sched_class(&d->sched, &req, t->call.max_calls);
     if (!c) {
         rt__task_fail(t, RT_ENOMEM, "no memory for a scheduling class");
         rt__dispatch_finish(d, t, RT_ENOMEM);
         return;
     }
-    if (t->nested)
+    if (t->call.nested)
         rt__sched_push_front(&d->sched, c, t);
     else
         rt__sched_push(&d->sched, c, t);
@@ -434,12 +434,12 @@ void rt__dispatch_file(rt__dispatch *d, rt__task *t)
  * first for the objects it takes. */
 static void absorb_one(rt__dispatch *d, rt__task *t)
 {
-    if (t->kind == RT__KIND_CREATE) {
+    if (t->call.kind == RT__KIND_CREATE) {
         rt__actors_absorb(d, t);
         return;
     }
-    int waits = t->args_form == RT__ARGS_LIST ? rt__graph_wait(t) : 0;
-    if (t->kind == RT__KIND_CALL)
+    int waits = t->call.args_form == RT__ARGS_LIST ? rt__graph_wait(t) : 0;
+    if (t->call.kind == RT__KIND_CALL)
         rt__actors_absorb_call(d, t);
     else if (waits <= 0)
         rt__dispatch_file(d, t);
@@ -452,7 +452,7 @@ void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming)
 {
     uint64_t now = d->timeline && incoming->count ? timeline_now(d) : 0;
     for (rt__task *t; (t = rt__tasks_pop(incoming));) {
-        t->queued_ns = now;
+        t->run.queued_ns = now;
         absorb_one(d, t);
     }
 }
@@ -510,7 +510,7 @@ static void resumed(rt__dispatch *d, rt__task *t)
         rt__warn("no memory to let a waiting task go on: it waits for its end");
         return;
     }
-    t->resuming = 1;
+    t->run.resuming = 1;
 }
 
 /* Tasks wait this long for their CPUs back, then take them anyway. */
@@ -531,7 +531,7 @@ static int resume(rt__dispatch *d)
     size_t kept = 0;
     for (size_t i = 0; i < d->nresuming; i++) {
         rt__task *t = d->resuming[i];
-        rt__lease *l = rt__sched_lease_of(t->cls, t);
+        rt__lease *l = rt__sched_lease_of(t->run.cls, t);
         if (l && l->lent_by == t && !anyway &&
             rt__sched_pool(&d->sched, l->cls, &l->grant, 0)->res.cpu < l->cls->req.cpu) {
             d->resuming[kept++] = t;
@@ -539,7 +539,7 @@ static int resume(rt__dispatch *d)
         }
         if (l && l->lent_by == t)
             lend_lease(d, l, NULL);
-        t->resuming = 0;
+        t->run.resuming = 0;
         resumed(d, t);
     }
     if (kept < d->nresuming || !kept)
@@ -556,11 +556,11 @@ void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited
     if (run != rt__task_attempt(t))
         return;
     /* t may be in flight behind a task whose answer is on its way. */
-    rt__lease *l = t->kind == RT__KIND_TASK && t->cls ? rt__sched_lease_of(t->cls, t) : NULL;
+    rt__lease *l = t->call.kind == RT__KIND_TASK && t->run.cls ? rt__sched_lease_of(t->run.cls, t) : NULL;
     if (!lend) {
         if (l && l->lent_by == t &&
             list_add(&d->resuming, &d->nresuming, &d->cap_resuming, t) == 0)
-            t->resuming = 1;
+            t->run.resuming = 1;
         else
             resumed(d, t);
         return;
@@ -571,9 +571,9 @@ void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited
     /* What it waits for runs next where it waits in its class's queue, as
      * a work-first scheduler runs a waiting task's own child: the waiting
      * tasks then stay one chain per CPU, not a tree. */
-    if (awaited && awaited->cls && awaited->kind == RT__KIND_TASK &&
-        rt__sched_withdraw(&d->sched, awaited->cls, awaited))
-        rt__sched_push_front(&d->sched, awaited->cls, awaited);
+    if (awaited && awaited->run.cls && awaited->call.kind == RT__KIND_TASK &&
+        rt__sched_withdraw(&d->sched, awaited->run.cls, awaited))
+        rt__sched_push_front(&d->sched, awaited->run.cls, awaited);
 }
 
 /* Whether awaited can run in l's worker, inside the wait of the task
@@ -582,9 +582,9 @@ void rt__dispatch_lend(rt__dispatch *d, rt__task *t, int lend, rt__task *awaited
  * the task it runs inside) and a call left of max_calls. */
 static int fits_inside(const rt__lease *l, const rt__task *awaited)
 {
-    return awaited && awaited->cls == l->cls && awaited->kind == RT__KIND_TASK &&
-           awaited->args_form != RT__ARGS_LIST && awaited->arg_fd < 0 &&
-           !awaited->timeout_ms && !awaited->cancelling && l->budget;
+    return awaited && awaited->run.cls == l->cls && awaited->call.kind == RT__KIND_TASK &&
+           awaited->call.args_form != RT__ARGS_LIST && awaited->call.arg_fd < 0 &&
+           !awaited->call.timeout_ms && !awaited->run.cancelling && l->budget;
 }
 
 /* Give awaited, queued or sent to a worker that has not started it (l's,
@@ -616,8 +616,8 @@ static int give_inside(rt__dispatch *d, rt__lease *l, const rt__task *waiting,
 int rt__dispatch_lend_or_give(rt__dispatch *d, rt__task *t, rt__task *awaited, unsigned run,
                               uint64_t lane)
 {
-    rt__lease *l = run == rt__task_attempt(t) && t->kind == RT__KIND_TASK && t->cls
-                       ? rt__sched_lease_of(t->cls, t) : NULL;
+    rt__lease *l = run == rt__task_attempt(t) && t->call.kind == RT__KIND_TASK && t->run.cls
+                       ? rt__sched_lease_of(t->run.cls, t) : NULL;
     rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
     if (l && !l->lent_by && n->ops->lane(n, l->worker) == lane && give_inside(d, l, t, awaited))
         return 1;
@@ -632,7 +632,7 @@ int rt__dispatch_lend_or_give(rt__dispatch *d, rt__task *t, rt__task *awaited, u
 static void cancel_waiting(rt__dispatch *d, rt__task *t)
 {
     rt__task_fail(t, RT_ECANCELLED, "rt_cancel: cancelled before it ran");
-    if (t->parked)
+    if (t->run.parked)
         rt__remote_unpark_one(d, t);
     if (rt__task_deps(t))
         rt__graph_detach(t);
@@ -641,9 +641,9 @@ static void cancel_waiting(rt__dispatch *d, rt__task *t)
 
 void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
 {
-    rt__class *c = t->cls;
+    rt__class *c = t->run.cls;
     if (!c) {
-        if (!t->ended && t->status == RT_OK)
+        if (!t->run.ended && t->obj.status == RT_OK)
             cancel_waiting(d, t);
         return; /* else finished, waiting to be published */
     }
@@ -657,10 +657,10 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
     rt__node *n = l ? rt__dispatch_node_of(d, l) : NULL;
     if (l)
         give_back(d, l, t); /* what it has not posted is never taken */
-    if (l && t->cancelling >= RT__CANCEL_KILL && t->kind == RT__KIND_TASK)
+    if (l && t->run.cancelling >= RT__CANCEL_KILL && t->call.kind == RT__KIND_TASK)
         n->ops->kill(n, l->worker); /* lost: on_lost() */
     else if (l && n->ops->ask_stop)
-        n->ops->ask_stop(n, l->worker, t->id); /* it may stop itself (rt_cancelled()) */
+        n->ops->ask_stop(n, l->worker, t->call.id); /* it may stop itself (rt_cancelled()) */
 }
 
 
@@ -688,31 +688,31 @@ static int take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__ans
         rt__dispatch_finish(d, t, RT_ENOMEM);
         return RT_ENOMEM;
     }
-    if (r->status && t->retry_exceptions && t->retries_left > 0) {
+    if (r->status && t->call.retry_exceptions && t->run.retries_left > 0) {
         rt__remote_drop(d, l, t, r); /* as Ray: the failed run's result is not kept */
-        t->retries_left--;
-        t->runs_failed++;
+        t->run.retries_left--;
+        t->run.runs_failed++;
         rt__dispatch_file(d, t);
         return RT_ETASK; /* this run's outcome, though the task goes on */
     }
-    t->task_status = r->status;
-    t->result = r->result;
-    t->result_len = r->len;
-    t->packed = (unsigned char)r->packed;
+    t->obj.task_status = r->status;
+    t->obj.result = r->result;
+    t->obj.result_len = r->len;
+    t->run.packed = (unsigned char)r->packed;
     r->result = NULL; /* the task's now */
     if (r->held)
         rt__remote_adopt(d, l, t, r);
-    if (t->task_status)
-        rt__task_fail(t, RT_ETASK, "the task returned %d", t->task_status);
-    rt__dispatch_finish(d, t, t->task_status ? RT_ETASK : RT_OK);
-    return t->task_status ? RT_ETASK : RT_OK;
+    if (t->obj.task_status)
+        rt__task_fail(t, RT_ETASK, "the task returned %d", t->obj.task_status);
+    rt__dispatch_finish(d, t, t->obj.task_status ? RT_ETASK : RT_OK);
+    return t->obj.task_status ? RT_ETASK : RT_OK;
 }
 
 /* The texts that name t's actor in the timeline, kept once per actor;
  * 0 for a task (a call's name is its method's). */
 static uint32_t actor_texts(rt__dispatch *d, const rt__task *t)
 {
-    rt__actor *a = t->actor;
+    rt__actor *a = t->call.actor;
     if (a && !a->timeline_texts)
         a->timeline_texts = rt__timeline_actor(d->timeline, a->name, a->handle);
     return a ? a->timeline_texts : 0;
@@ -725,19 +725,19 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
                    int status, unsigned attempt)
 {
     uint64_t now = timeline_now(d);
-    rt__span s = {.id = t->id, .fn = (const void *)t->fn, .node = l->grant.node,
+    rt__span s = {.id = t->call.id, .fn = (const void *)t->call.fn, .node = l->grant.node,
                   .gpu_peak = l->gpu_peak,
                   .lane = rt__dispatch_node_of(d, l)->ops->lane(rt__dispatch_node_of(d, l), l->worker),
-                  .queued_ns = t->queued_ns, .started_ns = now - ran_us * 1000,
+                  .queued_ns = t->run.queued_ns, .started_ns = now - ran_us * 1000,
                   .ended_ns = now, .status = status,
-                  .retries = (int)attempt, .call = t->kind == RT__KIND_CALL,
+                  .retries = (int)attempt, .call = t->call.kind == RT__KIND_CALL,
                   .actor = actor_texts(d, t),
                   .gpu_share = (float)l->grant.gpu.each / RT__UNIT,
                   .accel_share = (float)l->grant.accel.each / RT__UNIT};
     rt__devices dev = {0};
     if (l->grant.gpu.each || l->grant.accel.each) /* a CPU task's devices are none */
         dev = describe(d, l);
-    if (rt__timeline_add(d->timeline, &s, t->name, dev.gpus, dev.accel) < 0)
+    if (rt__timeline_add(d->timeline, &s, t->call.name, dev.gpus, dev.accel) < 0)
         rt__warn("no memory to record a task in the timeline: it is left out");
 }
 
@@ -762,10 +762,10 @@ int rt__dispatch_answers_soon(rt__dispatch *d)
  * failed. */
 static void not_run(rt__dispatch *d, rt__task *t)
 {
-    t->bounced = 1;
-    t->early = 0;
-    if (t->status != RT_OK)
-        rt__dispatch_finish(d, t, t->status);
+    t->run.bounced = 1;
+    t->run.early = 0;
+    if (t->obj.status != RT_OK)
+        rt__dispatch_finish(d, t, t->obj.status);
     else if (!rt__task_deps(t))
         rt__dispatch_file(d, t);
 }
@@ -800,11 +800,11 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
         return;
     }
     give_back(d, l, t);
-    if (r->bounced && t->kind == RT__KIND_TASK) {
+    if (r->bounced && t->call.kind == RT__KIND_TASK) {
         rt__sched_recall(l); /* unrun: not timed */
         rt__answer_drop(r);
         rt__timeouts_remove(&d->timeouts, t);
-        if (t->cancelling)
+        if (t->run.cancelling)
             fail_cancelled(d, t, 0);
         else
             not_run(d, t);
@@ -819,23 +819,23 @@ static void on_answered(void *ctx, void *owner, rt__answer *r)
         lend_lease(d, l, NULL);
     unsigned attempt = rt__task_attempt(t); /* this run's, before a retry counts */
     int outcome = RT_OK;
-    if (t->kind == RT__KIND_CREATE) {
+    if (t->call.kind == RT__KIND_CREATE) {
         rt__actors_constructed(d, t, r);
-    } else if (t->cancelling) {
+    } else if (t->run.cancelling) {
         rt__remote_drop(d, l, t, r);
         fail_cancelled(d, t, 1);
-        outcome = t->status;
-    } else if (t->early && t->status != RT_OK) {
+        outcome = t->obj.status;
+    } else if (t->run.early && t->obj.status != RT_OK) {
         /* An object it took from the board failed before its answer
          * came (a cancel dropped its producer's result): as if it never
          * ran, as a task filed late would not have. */
         rt__remote_drop(d, l, t, r);
-        rt__dispatch_finish(d, t, t->status);
-        outcome = t->status;
+        rt__dispatch_finish(d, t, t->obj.status);
+        outcome = t->obj.status;
     } else {
         outcome = take_result(d, l, t, r);
     }
-    if (d->timeline && t->kind != RT__KIND_CREATE)
+    if (d->timeline && t->call.kind != RT__KIND_CREATE)
         record(d, l, t, r->run_us, outcome, attempt);
     l->gpu_peak = 0; /* the next task's own */
     l->gpu_over = 0;
@@ -888,16 +888,16 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
         give_back(d, l, t);
         if (started && d->timeline)
             record(d, l, t, 0, RT_EWORKERDIED, rt__task_attempt(t));
-        if (t->early && t->status != RT_OK) {
-            rt__dispatch_finish(d, t, t->status); /* failed along the graph */
-        } else if (t->cancelling) {
+        if (t->run.early && t->obj.status != RT_OK) {
+            rt__dispatch_finish(d, t, t->obj.status); /* failed along the graph */
+        } else if (t->run.cancelling) {
             fail_cancelled(d, t, 1); /* never run again */
         } else if (!started) {
             rt__tasks_push(&unstarted, t);
-        } else if (t->retries_left > 0) {
+        } else if (t->run.retries_left > 0) {
             forget_resume(d, t); /* the next run waits for nothing yet */
-            t->retries_left--;
-            t->runs_lost++;
+            t->run.retries_left--;
+            t->run.runs_lost++;
             rt__tasks_push(&retried, t);
         } else {
             explain_loss(t, l, loss);
@@ -924,7 +924,7 @@ static void on_took_back(void *ctx, void *owner, size_t n)
 
 int rt__dispatch_where(const rt__dispatch *d, const rt__task *t, int *node, uint64_t *pid)
 {
-    const rt__lease *l = t->cls ? rt__sched_lease_of(t->cls, t) : NULL;
+    const rt__lease *l = t->run.cls ? rt__sched_lease_of(t->run.cls, t) : NULL;
     if (!l)
         return 0;
     rt__node *n = rt__dispatch_node_of(d, l);
@@ -961,9 +961,9 @@ static void graph_file_early(void *owner, rt__task *t)
 static void graph_early_failed(void *owner, rt__task *t)
 {
     rt__dispatch *d = owner;
-    rt__class *c = t->cls;
+    rt__class *c = t->run.cls;
     if (c && rt__sched_withdraw(&d->sched, c, t)) {
-        rt__dispatch_finish(d, t, t->status);
+        rt__dispatch_finish(d, t, t->obj.status);
         rt__sched_release_class(&d->sched, c);
     }
 }
@@ -1038,8 +1038,8 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     }
     rt__sched_free(&d->sched, &orphans);
     for (rt__task *t = orphans.head; t; t = t->next) {
-        t->cls = NULL; /* freed: a task filed early then fails here, not there */
-        t->board_seq = 0; /* the board goes with the node: no result yet */
+        t->run.cls = NULL; /* freed: a task filed early then fails here, not there */
+        t->run.board_seq = 0; /* the board goes with the node: no result yet */
     }
     rt__tasks_append(&orphans, &d->parked);
     rt__free(d->pulls);
@@ -1049,7 +1049,7 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     d->resuming = NULL;
     d->nresuming = d->cap_resuming = 0;
     for (rt__task *t; (t = rt__tasks_pop(&orphans));) {
-        if (t->kind == RT__KIND_CREATE)
+        if (t->call.kind == RT__KIND_CREATE)
             continue; /* the actor's own record, freed with it */
         rt__task_fail(t, RT_ESHUTDOWN, "%s", why);
         rt__dispatch_finish(d, t, RT_ESHUTDOWN);

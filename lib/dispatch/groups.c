@@ -17,13 +17,13 @@ static void end_tasks(rt__dispatch *d, rt__class *c)
 {
     for (rt__lease *l = rt__sched_first_lease(c); l; l = rt__sched_next_lease(c, l)) {
         for (rt__task *t = l->inflight.head; t; t = t->next)
-            t->cancelling = RT__CANCEL_GROUP;
+            t->run.cancelling = RT__CANCEL_GROUP;
         if (l->inflight.head)
             rt__dispatch_cancel(d, l->inflight.head); /* kills the worker */
     }
     for (size_t n = c->pending.count; n > 0; n--) {
         rt__task *t = c->pending.head;
-        t->cancelling = RT__CANCEL_GROUP;
+        t->run.cancelling = RT__CANCEL_GROUP;
         rt__dispatch_cancel(d, t);
     }
 }

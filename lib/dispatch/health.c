@@ -169,13 +169,13 @@ static void usage(rt__dispatch *d, int node, const rt__gpu_event *e, rt__lease *
     if (!share || e->code <= share || l->gpu_over || l->cls->owner)
         return;
     l->gpu_over = 1;
-    const char *name = rt__task_name((uint64_t)(uintptr_t)t->fn, t->name);
+    const char *name = rt__task_name((uint64_t)(uintptr_t)t->call.fn, t->call.name);
     rt__warn("%s (handle %llu) holds %llu bytes of the memory of the GPU at %s on node %d, "
-             "more than its share of %llu%s", name, (unsigned long long)t->id,
+             "more than its share of %llu%s", name, (unsigned long long)t->call.id,
              (unsigned long long)e->code, e->bus_id, node, (unsigned long long)share,
              d->gpu_memory_kill ? ": killed (rt_config.gpu_memory_kill)" : "");
-    if (d->gpu_memory_kill && !t->cancelling) {
-        t->cancelling = RT__CANCEL_MEMORY;
+    if (d->gpu_memory_kill && !t->run.cancelling) {
+        t->run.cancelling = RT__CANCEL_MEMORY;
         rt__dispatch_node_of(d, l)->ops->kill(rt__dispatch_node_of(d, l), l->worker);
     }
 }

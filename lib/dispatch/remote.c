@@ -17,10 +17,10 @@
 void rt__remote_adopt(rt__dispatch *d, const rt__lease *l, rt__task *t, const rt__answer *r)
 {
     (void)d;
-    t->result = NULL;
-    t->result_len = r->len;
-    t->holder = (unsigned char)l->grant.node;
-    t->held_run = (unsigned char)rt__task_attempt(t);
+    t->obj.result = NULL;
+    t->obj.result_len = r->len;
+    t->obj.holder = (unsigned char)l->grant.node;
+    t->obj.held_run = (unsigned char)rt__task_attempt(t);
 }
 
 void rt__remote_drop(rt__dispatch *d, const rt__lease *l, const rt__task *t, rt__answer *r)
@@ -37,7 +37,7 @@ void rt__remote_drop(rt__dispatch *d, const rt__lease *l, const rt__task *t, rt_
  * they are not here yet. */
 static int must_come(const rt__task *o)
 {
-    return o && o->holder && !o->result && o->result_len && o->status == RT_OK;
+    return o && o->obj.holder && !o->obj.result && o->obj.result_len && o->obj.status == RT_OK;
 }
 
 void rt__dispatch_pull(rt__dispatch *d, int holder, uint64_t object, unsigned run)
@@ -62,11 +62,11 @@ void rt__dispatch_pull(rt__dispatch *d, int holder, uint64_t object, unsigned ru
 
 int rt__remote_lost(rt__task *t)
 {
-    for (uint32_t i = 0; t->args_form == RT__ARGS_LIST && i < t->nargs; i++) {
+    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < t->call.nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
-        if (o && o->holder && o->status != RT_OK) {
+        if (o && o->obj.holder && o->obj.status != RT_OK) {
             rt__task_fail(t, RT_EDEPENDENCY, "an object the task takes was lost: %s",
-                          o->error ? o->error : "its rank no longer holds it");
+                          o->obj.error ? o->obj.error : "its rank no longer holds it");
             return 1;
         }
     }
@@ -77,10 +77,10 @@ int rt__remote_lost(rt__task *t)
 static int pull_args(rt__dispatch *d, const rt__task *t)
 {
     int some = 0;
-    for (uint32_t i = 0; i < t->nargs; i++) {
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (must_come(o)) {
-            rt__dispatch_pull(d, o->holder, o->id, o->held_run);
+            rt__dispatch_pull(d, o->obj.holder, o->call.id, o->obj.held_run);
             some = 1;
         }
     }
@@ -116,10 +116,10 @@ static int64_t near_node(const rt__dispatch *d, const rt__task *t)
 {
     uint64_t bytes[RT__NODES_MAX] = {0};
     int best = 0;
-    for (uint32_t i = 0; i < t->nargs; i++) {
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
         const rt__task *o = rt__task_args(t)[i].object;
-        if (o && o->holder < d->sched.nnodes)
-            bytes[o->holder] += o->result_len;
+        if (o && o->obj.holder < d->sched.nnodes)
+            bytes[o->obj.holder] += o->obj.result_len;
     }
     for (int k = 1; k < d->sched.nnodes; k++)
         if (bytes[k] > bytes[best])
@@ -130,17 +130,17 @@ static int64_t near_node(const rt__dispatch *d, const rt__task *t)
 /* Wait here until what t takes has come (it is filed again then). */
 static void park(rt__dispatch *d, rt__task *t)
 {
-    t->parked = 1;
+    t->run.parked = 1;
     rt__tasks_push(&d->parked, t);
 }
 
 int rt__remote_place(rt__dispatch *d, rt__task *t, rt__res *req)
 {
-    if (t->args_form != RT__ARGS_LIST || d->sched.nnodes < 2)
+    if (t->call.args_form != RT__ARGS_LIST || d->sched.nnodes < 2)
         return 0; /* one node: every object is here, and no choice to make */
     req->near = near_node(d, t);
     int missing = 0;
-    for (uint32_t i = 0; i < t->nargs && !missing; i++)
+    for (uint32_t i = 0; i < t->call.nargs && !missing; i++)
         missing = must_come(rt__task_args(t)[i].object);
     if (!missing)
         return 0;
@@ -160,9 +160,9 @@ int rt__remote_place(rt__dispatch *d, rt__task *t, rt__res *req)
 
 int rt__remote_call_waits(rt__dispatch *d, const rt__task *t)
 {
-    const rt__actor *a = t->actor;
+    const rt__actor *a = t->call.actor;
     const rt__lease *l = a->cls ? rt__sched_first_lease(a->cls) : NULL;
-    if (t->args_form != RT__ARGS_LIST || (l && l->grant.node != 0))
+    if (t->call.args_form != RT__ARGS_LIST || (l && l->grant.node != 0))
         return 0; /* its actor's rank pulls them itself */
     return pull_args(d, t);
 }
@@ -174,15 +174,15 @@ void rt__remote_unpark_one(rt__dispatch *d, rt__task *t)
         if (p != t)
             rt__tasks_push(&keep, p);
     d->parked = keep;
-    t->parked = 0;
+    t->run.parked = 0;
 }
 
 rt__task *rt__dispatch_parked_object(const rt__dispatch *d, uint64_t id)
 {
     for (const rt__task *t = d->parked.head; t; t = t->next)
-        for (uint32_t i = 0; i < t->nargs; i++) {
+        for (uint32_t i = 0; i < t->call.nargs; i++) {
             rt__task *o = rt__task_args(t)[i].object;
-            if (o && o->id == id && o->holder)
+            if (o && o->call.id == id && o->obj.holder)
                 return o;
         }
     return NULL;
@@ -193,13 +193,13 @@ void rt__dispatch_unpark(rt__dispatch *d)
     rt__tasks still = {0}, go = {0};
     for (rt__task *t; (t = rt__tasks_pop(&d->parked));) {
         int waits = 0;
-        for (uint32_t i = 0; i < t->nargs; i++)
+        for (uint32_t i = 0; i < t->call.nargs; i++)
             waits |= must_come(rt__task_args(t)[i].object);
         rt__tasks_push(waits && !rt__remote_lost(t) ? &still : &go, t);
     }
     d->parked = still;
     for (rt__task *t; (t = rt__tasks_pop(&go));) {
-        t->parked = 0;
+        t->run.parked = 0;
         rt__dispatch_file(d, t);
     }
     for (rt__actor *a = RT__FIRST(&d->actors, rt__actor, link); a;

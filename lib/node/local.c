@@ -191,15 +191,15 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
  * would wake the runtime thread. */
 static int send_name(rt__worker *w, const rt__task *t)
 {
-    const char *name = t->name ? t->name : "";
+    const char *name = t->call.name ? t->call.name : "";
     int label = w->calls == 0 && w->pid > 0;
-    if (t->kind == RT__KIND_CALL || (!label && same_state(w->name_sent, name)))
+    if (t->call.kind == RT__KIND_CALL || (!label && same_state(w->name_sent, name)))
         return 0;
     if (remember(&w->name_sent, name) < 0 || rt__proto_send_name(&w->chan, name, label) < 0)
         return -1;
     if (label) {
-        rt__relay_label(&w->out, (uint64_t)(uintptr_t)t->fn, t->name, w->pid);
-        rt__relay_label(&w->err, (uint64_t)(uintptr_t)t->fn, t->name, w->pid);
+        rt__relay_label(&w->out, (uint64_t)(uintptr_t)t->call.fn, t->call.name, w->pid);
+        rt__relay_label(&w->err, (uint64_t)(uintptr_t)t->call.fn, t->call.name, w->pid);
     }
     return 0;
 }
@@ -210,7 +210,7 @@ static int send_name(rt__worker *w, const rt__task *t)
 static int send_env(rt__worker *w, const rt__task *t)
 {
     const char *vars = rt__task_env(t) ? rt__task_env(t) : "";
-    if (t->kind == RT__KIND_CALL || same_state(w->env_sent ? w->env_sent : "", vars))
+    if (t->call.kind == RT__KIND_CALL || same_state(w->env_sent ? w->env_sent : "", vars))
         return 0;
     return remember(&w->env_sent, vars) < 0 || rt__proto_send_env(&w->chan, vars) < 0 ? -1 : 0;
 }
@@ -218,8 +218,8 @@ static int send_env(rt__worker *w, const rt__task *t)
 /* The message of a record: by its kind, and whether it takes a list. */
 static uint32_t msg_of(const rt__task *t)
 {
-    int list = t->args_form != RT__ARGS_ONE;
-    switch (t->kind) {
+    int list = t->call.args_form != RT__ARGS_ONE;
+    switch (t->call.kind) {
     case RT__KIND_CREATE: return RT__MSG_CREATE;
     case RT__KIND_CALL: return list ? RT__MSG_CALL_ARGS : RT__MSG_CALL;
     default: return list ? RT__MSG_TASK_ARGS : RT__MSG_TASK;
@@ -230,15 +230,15 @@ static uint32_t msg_of(const rt__task *t)
  * they are, so that the worker maps what the store holds. */
 static int send_task(rt__worker *w, const rt__task *t)
 {
-    rt__task_msg m = {.type = msg_of(t), .id = t->id, .fn = (uint64_t)(uintptr_t)t->fn,
+    rt__task_msg m = {.type = msg_of(t), .id = t->call.id, .fn = (uint64_t)(uintptr_t)t->call.fn,
                       .attempt = rt__task_attempt(t),
-                      .arg = rt__task_arg(t), .arg_fd = t->arg_fd, .nargs = t->nargs,
+                      .arg = rt__task_arg(t), .arg_fd = t->call.arg_fd, .nargs = t->call.nargs,
                       .by_fd = 1};
-    if (t->args_form != RT__ARGS_LIST) {
-        m.len = t->arg_len;
+    if (t->call.args_form != RT__ARGS_LIST) {
+        m.len = t->call.arg_len;
         return rt__proto_send_task(&w->chan, &m);
     }
-    rt__arg_msg *args = rt__malloc((t->nargs + 1) * sizeof *args);
+    rt__arg_msg *args = rt__malloc((t->call.nargs + 1) * sizeof *args);
     if (!args)
         return -1;
     rt__task_arg_msgs(t, args);
@@ -255,9 +255,9 @@ static int send_task(rt__worker *w, const rt__task *t)
 static int send_last(rt__worker *w, const rt__task *t)
 {
     size_t ran = w->calls - w->taken_back;
-    if (t->kind != RT__KIND_TASK || !w->max_calls || ran + 1 < w->max_calls)
+    if (t->call.kind != RT__KIND_TASK || !w->max_calls || ran + 1 < w->max_calls)
         return 0;
-    w->last_task = t->id;
+    w->last_task = t->call.id;
     return rt__proto_send_last(&w->chan);
 }
 
@@ -276,7 +276,7 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
 {
     (void)n;
     if (send_name(w, t) < 0 || send_env(w, t) < 0 || send_spare(w) < 0 ||
-        (t->board_seq && rt__proto_send_post(&w->chan, t->board_seq) < 0) ||
+        (t->run.board_seq && rt__proto_send_post(&w->chan, t->run.board_seq) < 0) ||
         send_last(w, t) < 0 ||
         (actor && rt__proto_send_actor(&w->chan, actor->handle, actor->fini,
                                        actor->concurrency) < 0) ||

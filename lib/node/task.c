@@ -134,17 +134,17 @@ static rt__task *record_new(rt__task_kind kind, rt__any_fn fn, const char *name,
     if (!t)
         return NULL;
     memset(t, 0, sizeof *t);
-    t->kind = (unsigned char)kind;
-    t->fn = fn;
-    t->arg_fd = -1;
-    t->nneeds = (unsigned char)nneeds;
+    t->call.kind = (unsigned char)kind;
+    t->call.fn = fn;
+    t->call.arg_fd = -1;
+    t->call.nneeds = (unsigned char)nneeds;
     if (name_len) {
-        t->name = t->tail + head + inline_len;
-        memcpy(t->name, name ? name : "", name_len);
+        t->call.name = t->tail + head + inline_len;
+        memcpy(t->call.name, name ? name : "", name_len);
     }
     if (env) {
-        t->has_env = 1;
-        memcpy(t->name + name_len, env, env_len);
+        t->call.has_env = 1;
+        memcpy(t->call.name + name_len, env, env_len);
     }
     return t;
 }
@@ -155,8 +155,8 @@ int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, const char
     rt__task *t = record_new(kind, fn, name, env, nneeds, 0, inline_room(arg_len));
     if (!t)
         return rt__error(RT_ENOMEM, "no memory for the task");
-    t->arg_len = arg_len;
-    int rc = store_bytes(arg, arg_len, t->tail + nneeds * sizeof(rt__need), &t->arg_fd);
+    t->call.arg_len = arg_len;
+    int rc = store_bytes(arg, arg_len, t->tail + nneeds * sizeof(rt__need), &t->call.arg_fd);
     if (rc < 0) {
         rt__free(t);
         return rc;
@@ -174,8 +174,8 @@ int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, const
     rt__task *t = record_new(kind, fn, name, env, nneeds, nargs, inline_len);
     if (!t)
         return rt__error(RT_ENOMEM, "no memory for the task");
-    t->args_form = RT__ARGS_LIST;
-    t->nargs = (uint32_t)nargs;
+    t->call.args_form = RT__ARGS_LIST;
+    t->call.nargs = (uint32_t)nargs;
     rt__arg *list = rt__task_args(t);
     size_t at = (size_t)((char *)(list + nargs) - t->tail);
     int rc = 0;
@@ -202,8 +202,8 @@ int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, const
 
 const void *rt__task_arg(const rt__task *t)
 {
-    return t->arg_fd >= 0 || t->args_form == RT__ARGS_LIST
-               ? NULL : t->tail + t->nneeds * sizeof(rt__need);
+    return t->call.arg_fd >= 0 || t->call.args_form == RT__ARGS_LIST
+               ? NULL : t->tail + t->call.nneeds * sizeof(rt__need);
 }
 
 /* o's result: len bytes copied, into a sealed memfd when large, which
@@ -212,15 +212,15 @@ const void *rt__task_arg(const rt__task *t)
 static int set_bytes(rt__task *o, const void *data, size_t len, const char *call)
 {
     int rc = 0, fd;
-    o->result_len = len;
+    o->obj.result_len = len;
     if (len < RT__SHM_MIN) {
-        if ((o->result = rt__buf_alloc(len)) && len)
-            memcpy(o->result, data, len);
+        if ((o->obj.result = rt__buf_alloc(len)) && len)
+            memcpy(o->obj.result, data, len);
     } else if ((rc = store_bytes(data, len, NULL, &fd)) == 0 &&
-               !(o->result = rt__shm_open(fd, len, 1))) {
+               !(o->obj.result = rt__shm_open(fd, len, 1))) {
         close(fd);
     }
-    if (rc == 0 && !o->result)
+    if (rc == 0 && !o->obj.result)
         rc = rt__error(RT_ENOMEM, "%s: no memory for %zu bytes", call, len);
     return rc;
 }
@@ -230,7 +230,7 @@ int rt__task_new_object(const void *data, size_t len, rt__task **out)
     rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, NULL, 0, 0, 0);
     if (!o)
         return rt__error(RT_ENOMEM, "rt_put: no memory for the object");
-    o->ended = 1;
+    o->run.ended = 1;
     int rc = set_bytes(o, data, len, "rt_put");
     if (rc < 0) {
         rt__task_free(o);
@@ -250,8 +250,8 @@ int rt__task_add_parts(rt__task *t, unsigned n)
             rt__task_free_parts(t);
             return rt__error(RT_ENOMEM, "no memory for the task's %u results", n);
         }
-        p->parts = t->parts; /* made last to first, linked first to last */
-        t->parts = p;
+        p->run.parts = t->run.parts; /* made last to first, linked first to last */
+        t->run.parts = p;
     }
     return 0;
 }
@@ -260,23 +260,23 @@ int rt__task_add_parts(rt__task *t, unsigned n)
  * failed (RT_ETASK), not the runtime. */
 static int keeps_bytes(const rt__task *o)
 {
-    return o->status == RT_OK || o->status == RT_ETASK;
+    return o->obj.status == RT_OK || o->obj.status == RT_ETASK;
 }
 
 static void drop_bytes(rt__task *o)
 {
-    rt__buf_free(o->result);
-    o->result = NULL;
-    o->result_len = 0;
+    rt__buf_free(o->obj.result);
+    o->obj.result = NULL;
+    o->obj.result_len = 0;
 }
 
 /* The first of t's parts, unlinked. */
 static rt__task *next_part(rt__task *t)
 {
-    rt__task *p = t->parts;
+    rt__task *p = t->run.parts;
     if (p) {
-        t->parts = p->parts;
-        p->parts = NULL;
+        t->run.parts = p->run.parts;
+        p->run.parts = NULL;
     }
     return p;
 }
@@ -288,9 +288,9 @@ static void split(rt__task *t)
 {
     rt_value v[RT_RETURNS_MAX];
     size_t n = 0, nparts = 1;
-    for (const rt__task *p = t->parts; p; p = p->parts)
+    for (const rt__task *p = t->run.parts; p; p = p->run.parts)
         nparts++;
-    if (rt__parts_read(t->result, t->result_len, v, &n) < 0)
+    if (rt__parts_read(t->obj.result, t->obj.result_len, v, &n) < 0)
         rt__task_fail(t, RT_ESYS, "the task's results came malformed");
     else if (n > nparts)
         rt__task_fail(t, RT_EINVAL, "the task set result %zu, past its num_returns (%zu)",
@@ -300,11 +300,11 @@ static void split(rt__task *t)
         return;
     }
     size_t i = 1;
-    for (rt__task *p = t->parts; p && i < n; p = p->parts, i++)
+    for (rt__task *p = t->run.parts; p && i < n; p = p->run.parts, i++)
         if (set_bytes(p, v[i].data, v[i].len, "a task's results") < 0)
             rt__task_fail(p, RT_ENOMEM, "no memory for the task's result %zu", i);
-    void *packed = t->result;
-    t->result = NULL;
+    void *packed = t->obj.result;
+    t->obj.result = NULL;
     if (set_bytes(t, v[0].data, v[0].len, "a task's results") < 0)
         rt__task_fail(t, RT_ENOMEM, "no memory for the task's first result");
     rt__buf_free(packed);
@@ -312,13 +312,13 @@ static void split(rt__task *t)
 
 void rt__task_end_parts(rt__task *t, rt__tasks *out)
 {
-    if (t->packed && keeps_bytes(t) && t->result)
+    if (t->run.packed && keeps_bytes(t) && t->obj.result)
         split(t);
-    t->packed = 0;
+    t->run.packed = 0;
     for (rt__task *p; (p = next_part(t));) {
-        p->task_status = t->task_status;
-        if (t->status != RT_OK && p->status == RT_OK) /* not its own failure */
-            rt__task_fail(p, t->status, "%s", t->error ? t->error : rt__strerror(t->status));
+        p->obj.task_status = t->obj.task_status;
+        if (t->obj.status != RT_OK && p->obj.status == RT_OK) /* not its own failure */
+            rt__task_fail(p, t->obj.status, "%s", t->obj.error ? t->obj.error : rt__strerror(t->obj.status));
         if (!keeps_bytes(p))
             drop_bytes(p);
         rt__tasks_push(out, p);
@@ -328,12 +328,12 @@ void rt__task_end_parts(rt__task *t, rt__tasks *out)
 void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out)
 {
     const rt__arg *list = rt__task_args(t);
-    for (uint32_t i = 0; i < t->nargs; i++) {
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
         const rt__arg *a = &list[i];
         const rt__task *o = a->object;
-        out[i] = o && !o->ended ? (rt__arg_msg){.fd = -1, .board = 1, .seq = o->board_seq}
-                 : o   ? (rt__arg_msg){.data = o->result, .len = o->result_len,
-                                       .fd = rt__shm_fd(o->result)}
+        out[i] = o && !o->run.ended ? (rt__arg_msg){.fd = -1, .board = 1, .seq = o->run.board_seq}
+                 : o   ? (rt__arg_msg){.data = o->obj.result, .len = o->obj.result_len,
+                                       .fd = rt__shm_fd(o->obj.result)}
                  : a->fd >= 0 ? (rt__arg_msg){.len = a->len, .fd = a->fd}
                               : (rt__arg_msg){.data = t->tail + a->at, .len = a->len, .fd = -1};
     }
@@ -347,10 +347,10 @@ const rt__need *rt__task_needs(const rt__task *t)
 void rt__task_request(const rt__task *t, rt__res *req)
 {
     memset(req, 0, sizeof *req);
-    req->cpu = t->cpu;
-    req->gpu = t->gpu;
+    req->cpu = t->call.cpu;
+    req->gpu = t->call.gpu;
     const rt__need *needs = rt__task_needs(t);
-    for (int i = 0; i < t->nneeds; i++)
+    for (int i = 0; i < t->call.nneeds; i++)
         if (needs[i].index >= 0)
             req->custom[needs[i].index] = needs[i].amount;
         else if (needs[i].index == RT__NEED_GPU_BYTES)
@@ -365,7 +365,7 @@ void rt__task_request(const rt__task *t, rt__res *req)
 
 unsigned rt__task_attempt(const rt__task *t)
 {
-    unsigned runs = (unsigned)t->runs_lost + t->runs_failed;
+    unsigned runs = (unsigned)t->run.runs_lost + t->run.runs_failed;
     return runs < RT__ATTEMPT_MAX ? runs : RT__ATTEMPT_MAX;
 }
 
@@ -376,16 +376,16 @@ void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    t->status = status;
-    rt__free(t->error);
-    t->error = rt__strdup(msg); /* without memory, rt_get() names the code */
+    t->obj.status = status;
+    rt__free(t->obj.error);
+    t->obj.error = rt__strdup(msg); /* without memory, rt_get() names the code */
 }
 
 int rt__task_explain(const rt__task *t)
 {
-    if (t->status == RT_OK)
+    if (t->obj.status == RT_OK)
         return 0;
-    return rt__error(t->status, "%s", t->error ? t->error : rt__strerror(t->status));
+    return rt__error(t->obj.status, "%s", t->obj.error ? t->obj.error : rt__strerror(t->obj.status));
 }
 
 /* The notes of rt__task_forgotten(): any thread adds, the round's holder
@@ -410,12 +410,12 @@ static void note_forgotten(const rt__task *t)
         }
     }
     if (forgotten.n < forgotten.cap) {
-        forgotten.v[forgotten.n++] = (rt__forgotten){t->id, t->holder, t->held_run};
+        forgotten.v[forgotten.n++] = (rt__forgotten){t->call.id, t->obj.holder, t->obj.held_run};
         atomic_store(&forgotten.count, forgotten.n);
     }
     else
         rt__warn("no memory to free object %llu on node %d: it stays there",
-                 (unsigned long long)t->id, t->holder);
+                 (unsigned long long)t->call.id, t->obj.holder);
     pthread_mutex_unlock(&forgotten.lock);
 }
 
@@ -441,10 +441,10 @@ rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len)
 {
     rt__task *o = record_new(RT__KIND_TASK, NULL, NULL, NULL, 0, 0, 0);
     if (o) {
-        o->id = id;
-        o->ended = 1;
-        o->result = bytes;
-        o->result_len = len;
+        o->call.id = id;
+        o->run.ended = 1;
+        o->obj.result = bytes;
+        o->obj.result_len = len;
     }
     return o;
 }
@@ -458,15 +458,15 @@ void rt__task_free_parts(rt__task *t)
 void rt__task_free(rt__task *task)
 {
     rt__task_free_parts(task);
-    if (task->holder)
+    if (task->obj.holder)
         note_forgotten(task);
-    if (task->arg_fd >= 0)
-        close(task->arg_fd);
-    for (uint32_t i = 0; i < task->nargs; i++)
+    if (task->call.arg_fd >= 0)
+        close(task->call.arg_fd);
+    for (uint32_t i = 0; i < task->call.nargs; i++)
         if (rt__task_args(task)[i].fd >= 0)
             close(rt__task_args(task)[i].fd);
-    rt__buf_free(task->result);
-    rt__free(task->error);
+    rt__buf_free(task->obj.result);
+    rt__free(task->obj.error);
     rt__free(task);
 }
 

@@ -9,10 +9,14 @@
  * at a time (the incoming queue, a class's pending queue, a lease's queue
  * in flight, or the queue of finished records) by the `next` link.
  *
- * Who writes what: the submitter fills the record before it is queued;
- * from then on the round's holder alone writes it, until it publishes the
- * outcome under the lock (state becomes RT__TASK_DONE).  Fields marked [L]
- * are read or written under the lock only; [R] marks the round holder's.
+ * Who writes what, one part of the record each (rt__call, rt__run,
+ * rt__object below): the submitter (api/, runtime/calls.c) fills the call
+ * before the record is queued, and nobody writes it after; the round's
+ * holder (dispatch/, sched/, the nodes) alone writes the run, which the
+ * submitter only sets up, and the object's outcome, until it publishes
+ * the end under the lock (obj.state becomes RT__TASK_DONE); from then on
+ * the runtime (runtime/objects.c, calls.c) owns the object, under the
+ * lock.  Fields marked [L] are read or written under the lock only.
  */
 #ifndef RT_TASK_H
 #define RT_TASK_H
@@ -78,88 +82,95 @@ typedef struct rt__need {
 #define RT__NEED_GROUP (-4) /* amount: rt__res.group */
 #define RT__NEED_BUNDLE (-5) /* amount: rt__res.bundle */
 
-typedef struct rt__task {
-    struct rt__task *next;
+/* The record has three parts, one per owner, so that each layer reads
+ * the others' parts and writes its own.  What the submitter fixes before
+ * the record is queued, and every layer reads from then on: the call, as
+ * a node sends it. */
+typedef struct rt__call {
     uint64_t id;             /* its handle */
     uint64_t seq;            /* submission order, for fairness between classes */
     rt__any_fn fn;
-    struct rt__class *cls;   /* [R] the class it is filed under */
     struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
     rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
                                 are in tail */
-    uint64_t queued_ns;      /* taken in by a round, when a timeline records */
-    char *error;             /* the message rt_get() gives, or NULL */
-    /* The object the record is, once it ended: result and result_len (a
-     * large result's buffer owns the sealed memfd that workers map:
-     * rt__shm_fd()); or the bytes of rt_put(). */
-    void *result;            /* rt__buf_free()-able bytes, or NULL */
-    union {
-        size_t result_len;   /* once it ended */
-        uint64_t board_seq;  /* [R] while it is in flight: its
-                                entry on the node's board (board.h), or 0 */
-    };
-    union {
-        size_t arg_len;      /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
-        struct rt__deps *deps; /* RT__ARGS_LIST, [R]: what it
-                                  waits for, or NULL */
-    };
     char *name;              /* points into tail, or NULL */
-    struct rt__edge *waiters; /* [R] who wait for it */
+    uint64_t whole;          /* a part (one of several results): its task's
+                                handle; else 0 */
+    size_t arg_len;          /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
+    int max_calls;           /* of the workers that may run it; 0 = unlimited */
+    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
+    int arg_fd;              /* memfd holding the argument, or -1 */
+    uint32_t nargs;          /* RT__ARGS_LIST: entries of rt__task_args() */
+    unsigned char nneeds;    /* rt__need entries at the start of tail */
+    unsigned char kind : 2;      /* rt__task_kind */
+    unsigned char args_form : 2; /* RT__ARGS_* */
+    unsigned char nested : 1;    /* submitted by a task, it goes first in
+                                    line (the waiting task's work first) */
+    unsigned char retry_exceptions : 1; /* a failed function spends a retry */
+    unsigned char has_env : 1;   /* variables of its own follow its name in
+                                    tail (rt__task_env()) */
+} rt__call;
+
+/* Where the task is in its life: set up by the submitter, then the round
+ * holder's alone, from the round that takes it in until the one that
+ * publishes its end. */
+typedef struct rt__run {
+    struct rt__class *cls;   /* the class it is filed under */
+    uint64_t queued_ns;      /* taken in by a round, when a timeline records */
+    struct rt__edge *waiters; /* who wait for it */
+    struct rt__deps *deps;   /* RT__ARGS_LIST: what it waits for, or NULL */
+    uint64_t board_seq;      /* in flight: its entry on the node's board
+                                (board.h), or 0 */
     /* num_returns > 1: the records of its results after the first (its
      * parts), made with it and linked in order through this field; they
      * end when it does (rt__task_end_parts()), which unlinks them. */
     struct rt__task *parts;
-    uint64_t whole;          /* a part: its task's handle; else 0.  Fixed */
-    int max_calls;           /* of the workers that may run it; 0 = unlimited */
     int retries_left;
-    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
     uint16_t runs_lost;      /* runs lost with their worker, then retried */
     uint16_t runs_failed;    /* runs whose function failed, then retried
                                 (retry_exceptions) */
     uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
+    unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
+                                 time limit passed */
+    unsigned char ended : 1;     /* its outcome is known */
+    unsigned char resuming : 1;  /* in the dispatcher's resuming or resumed
+                                    list */
+    unsigned char parked : 1;    /* it waits for objects that other ranks
+                                    hold to come here */
+    unsigned char early : 1;     /* filed before the objects it takes
+                                    ended, from the board */
+    unsigned char bounced : 1;   /* sent early, it was not run; it is never
+                                    sent early again */
+    unsigned char inside : 1;    /* it runs inside the wait of a task that
+                                    waits for it, in that task's worker
+                                    (rt__sched_sent_inside()) */
+    unsigned char packed : 1;    /* its result is several, packed
+                                    (rt_result_set_at(), proto.h): split
+                                    when it ends */
+} rt__run;
+
+/* The object the record is once it ended (or from rt_put()), and what
+ * the runtime keeps of its handle.  The outcome (status to held_run) is
+ * written by the round's holder until it publishes the end (state), and
+ * read under the lock from then on; the fields marked [L] are read and
+ * written under the lock only. */
+typedef struct rt__object {
     int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
     int task_status;         /* what the function returned */
-    int arg_fd;              /* memfd holding the argument, or -1 */
+    char *error;             /* the message rt_get() gives, or NULL */
+    /* result and result_len: a large result's buffer owns the sealed
+     * memfd that workers map (rt__shm_fd()); or the bytes of rt_put(). */
+    void *result;            /* rt__buf_free()-able bytes, or NULL */
+    size_t result_len;
+    unsigned char holder;    /* the node that holds its bytes when it is an
+                                object made on another rank (result NULL
+                                until pulled here), else 0 */
+    unsigned char held_run;  /* with holder: the run that made them */
+    unsigned char went_run;  /* [L] see going_on: which run
+                                (rt__task_attempt()) */
     uint32_t holds;          /* [L] who keep it besides the application's
                                 handle: unfinished tasks that take it,
                                 views, a copy being read */
-    uint32_t nargs;          /* RT__ARGS_LIST: entries of rt__task_args() */
-    unsigned char nneeds;    /* rt__need entries at the start of tail */
-    unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
-                                 time limit passed (set by the round) */
-    unsigned char went_run;  /* [L] see going_on: which run (rt__task_attempt()) */
-    unsigned char holder;    /* the node that holds its bytes when it is an
-                                object made on another rank (result NULL
-                                until pulled here), else 0; fixed once ended */
-    unsigned char held_run;  /* with holder: the run that made them */
-    /* Bits share a byte only with bits of the same writer: the submitter
-     * before the record is queued (then fixed), the round's holder ([R]), or
-     * whoever holds the lock ([L]). */
-    unsigned char kind : 2;      /* rt__task_kind; fixed */
-    unsigned char args_form : 2; /* RT__ARGS_*; fixed */
-    unsigned char nested : 1;    /* fixed: submitted by a task, it goes first
-                                    in line (the waiting task's work first) */
-    unsigned char retry_exceptions : 1; /* fixed: a failed function spends a
-                                           retry */
-    unsigned char has_env : 1;   /* fixed: variables of its own follow its
-                                    name in tail (rt__task_env()) */
-    unsigned char : 0;
-    unsigned char ended : 1;     /* [R] its outcome is known */
-    unsigned char resuming : 1;  /* [R] in the dispatcher's
-                                    resuming or resumed list */
-    unsigned char parked : 1;    /* [R] it waits for objects
-                                    that other ranks hold to come here */
-    unsigned char early : 1;     /* [R] filed before the objects
-                                    it takes ended, from the board */
-    unsigned char bounced : 1;   /* [R] sent early, it was not
-                                    run; it is never sent early again */
-    unsigned char inside : 1;    /* [R] it runs inside the wait
-                                    of a task that waits for it, in that
-                                    task's worker (rt__sched_sent_inside()) */
-    unsigned char packed : 1;    /* [R] its result is several, packed
-                                    (rt_result_set_at(), proto.h): split
-                                    when it ends */
-    unsigned char : 0;
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
     unsigned char awaited : 1;   /* [L] a thread waits for its end alone
@@ -171,6 +182,13 @@ typedef struct rt__task {
                                     (holder), for a reader here */
     unsigned char has_children : 1; /* [L] tasks it submitted are on record
                                        (runtime/children.c) */
+} rt__object;
+
+typedef struct rt__task {
+    struct rt__task *next;   /* the one queue it is on */
+    rt__call call;
+    rt__run run;
+    rt__object obj;
     _Alignas(8) char tail[]; /* needs, arguments, the name (8 is enough
                                 for them: a 16 would round the record up) */
 } rt__task;
@@ -178,19 +196,19 @@ typedef struct rt__task {
 /* Its own variables (rt_opts.env_vars): "NAME=value" lines; NULL: none. */
 static inline const char *rt__task_env(const rt__task *t)
 {
-    return t->has_env ? t->name + strlen(t->name) + 1 : NULL;
+    return t->call.has_env ? t->call.name + strlen(t->call.name) + 1 : NULL;
 }
 
 /* What t waits for (graph.h), or NULL: only a list can hold objects. */
 static inline struct rt__deps *rt__task_deps(const rt__task *t)
 {
-    return t->args_form == RT__ARGS_LIST ? t->deps : NULL;
+    return t->call.args_form == RT__ARGS_LIST ? t->run.deps : NULL;
 }
 
 /* RT__ARGS_LIST: the record's arguments, after its needs in tail. */
 static inline struct rt__arg *rt__task_args(const rt__task *t)
 {
-    return (struct rt__arg *)(void *)((char *)(uintptr_t)t->tail + t->nneeds * sizeof(rt__need));
+    return (struct rt__arg *)(void *)((char *)(uintptr_t)t->tail + t->call.nneeds * sizeof(rt__need));
 }
 
 /* A FIFO of records through their `next` links. */

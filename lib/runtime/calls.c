@@ -79,7 +79,7 @@ static int place_request(rt__runtime *rt, rt__request *r, rt__task *t)
  * part concerns.  NULL for NULL. */
 static rt__task *maker_of(rt__runtime *rt, rt__task *t)
 {
-    return t && t->whole && t->state != RT__TASK_DONE ? rt__objects_running(rt, t->whole) : t;
+    return t && t->call.whole && t->obj.state != RT__TASK_DONE ? rt__objects_running(rt, t->call.whole) : t;
 }
 
 /* [L] Give each of the n records a handle; on failure none has one. */
@@ -88,8 +88,8 @@ static int add_handles(rt__runtime *rt, rt__task **tasks, size_t n, rt_ref *refs
 {
     for (size_t i = 0; i < n; i++) {
         void *old;
-        if (rt__table_add(&rt->tasks, tasks[i], &tasks[i]->id, &old) == 0) {
-            refs[i].id = tasks[i]->id;
+        if (rt__table_add(&rt->tasks, tasks[i], &tasks[i]->call.id, &old) == 0) {
+            refs[i].id = tasks[i]->call.id;
             continue;
         }
         while (i-- > 0)
@@ -104,7 +104,7 @@ static int add_part_handles(rt__runtime *rt, rt__task *t, rt_ref *refs, const ch
 {
     rt__task *parts[RT_RETURNS_MAX];
     size_t n = 0;
-    for (rt__task *p = t->parts; p; p = p->parts)
+    for (rt__task *p = t->run.parts; p; p = p->run.parts)
         parts[n++] = p;
     return add_handles(rt, parts, n, refs + 1, call);
 }
@@ -125,11 +125,11 @@ static int submit_with_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
         return rc;
     }
     rc = rt__submit_ref(rt, t, ref);
-    for (rt__task *p = t->parts; p; p = p->parts)
-        p->whole = t->id;
+    for (rt__task *p = t->run.parts; p; p = p->run.parts)
+        p->call.whole = t->call.id;
     if (rc < 0) {
-        for (rt__task *p = t->parts; p; p = p->parts)
-            rt__table_drop(&rt->tasks, p->id);
+        for (rt__task *p = t->run.parts; p; p = p->run.parts)
+            rt__table_drop(&rt->tasks, p->call.id);
         if (args)
             rt__objects_untake_args(t);
     }
@@ -142,7 +142,7 @@ int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, call);
     if (rc == 0)
-        rc = check_code(rt, (const void *)t->fn, call, "the function");
+        rc = check_code(rt, (const void *)t->call.fn, call, "the function");
     if (rc == 0)
         rc = place_request(rt, r, t);
     if (rc == 0)
@@ -157,7 +157,7 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, call);
     if (rc == 0)
-        rc = check_code(rt, (const void *)tasks[0]->fn, call, "the function");
+        rc = check_code(rt, (const void *)tasks[0]->call.fn, call, "the function");
     if (rc == 0)
         rc = place_request(rt, r, tasks[0]);
     if (rc == 0)
@@ -201,7 +201,7 @@ int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *dea
 int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
                  const struct timespec *deadline)
 {
-    t->awaited = 1; /* for good: a timed-out wait costs one broadcast more */
+    t->obj.awaited = 1; /* for good: a timed-out wait costs one broadcast more */
     return wait_for(rt, 0, timeout_ms, deadline);
 }
 
@@ -217,15 +217,15 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
             return rc;
         if (!(*t = rt__table_find(&rt->tasks, ref.id)))
             return rt__error(RT_EBADREF, "%s: unknown or consumed handle", call);
-        if ((*t)->state == RT__TASK_DONE && !rt__objects_elsewhere(*t))
+        if ((*t)->obj.state == RT__TASK_DONE && !rt__objects_elsewhere(*t))
             return 0;
-        if ((*t)->state == RT__TASK_DONE && rt__objects_ask_pull(rt, *t)) {
+        if ((*t)->obj.state == RT__TASK_DONE && rt__objects_ask_pull(rt, *t)) {
             pthread_mutex_unlock(&rt->lock); /* its bytes are another rank's */
             rt__wake_runtime(rt);
             pthread_mutex_lock(&rt->lock);
             continue;
         }
-        if (may_await && (*t)->state != RT__TASK_DONE) {
+        if (may_await && (*t)->obj.state != RT__TASK_DONE) {
             may_await = 0;
             pthread_mutex_unlock(&rt->lock);
             rt__await(rt, ref);
@@ -237,8 +237,11 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
     }
 }
 
-int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
-                  int *shared)
+/* [L] not held: wait up to timeout_ms for ref's object, and take its
+ * record out of the table: 0 and *done, or an error.  *shared 0: the
+ * record is the caller's to free.  1: tasks still take it; the caller
+ * copies what it needs, then gives it back (rt__call_unhold()). */
+static int take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done, int *shared)
 {
     pthread_mutex_lock(&rt->lock);
     rt__task *t;
@@ -247,12 +250,12 @@ int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
     rt__stream *s = NULL;
     if (rc == 0) {
         rt__table_drop(&rt->tasks, ref.id);
-        t->orphan = 1;
+        t->obj.orphan = 1;
         s = rt__streams_drop(rt, ref.id, &freed);
         /* Tasks that take the object still need it: the caller copies. */
-        *shared = t->holds > 0;
+        *shared = t->obj.holds > 0;
         if (*shared)
-            t->holds++;
+            t->obj.holds++;
         else
             rt__objects_leave(rt, t);
         *done = t;
@@ -260,6 +263,41 @@ int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
     pthread_mutex_unlock(&rt->lock);
     rt__tasks_free(&freed);
     rt__stream_free(s);
+    return rc;
+}
+
+/* The bytes of an object that tasks still take: a copy. */
+static void *copy_result(const rt__task *t)
+{
+    void *copy = rt__buf_alloc(t->obj.result_len);
+    if (copy && t->obj.result_len)
+        memcpy(copy, t->obj.result, t->obj.result_len);
+    return copy;
+}
+
+int rt__call_get(rt__runtime *rt, rt_ref ref, long timeout_ms, void **data, size_t *len)
+{
+    rt__task *t = NULL;
+    int shared = 0;
+    int rc = take(rt, ref, timeout_ms, &t, &shared);
+    if (rc < 0)
+        return rc;
+    void *bytes = t->obj.result;
+    int no_copy = data && shared && t->obj.result && !(bytes = copy_result(t));
+    rc = no_copy ? rt__error(RT_ENOMEM, "rt_get: no memory for a copy of %zu bytes",
+                             t->obj.result_len)
+                 : rt__task_explain(t);
+    if (data)
+        *data = no_copy ? NULL : bytes;
+    if (len)
+        *len = no_copy ? 0 : t->obj.result_len;
+    if (shared) {
+        rt__call_unhold(rt, t);
+        return rc;
+    }
+    if (data)
+        t->obj.result = NULL; /* the caller's now */
+    rt__task_free(t);
     return rc;
 }
 
@@ -280,7 +318,7 @@ static long mark_ready(rt__runtime *rt, const rt_ref *refs, size_t n, unsigned c
         rt__task *t = rt__table_find(&rt->tasks, refs[i].id);
         if (!t)
             return rt__error(RT_EBADREF, "rt_wait: handle %zu is unknown or consumed", i);
-        ready[i] = t->state == RT__TASK_DONE;
+        ready[i] = t->obj.state == RT__TASK_DONE;
         count += ready[i];
     }
     return count;
@@ -385,13 +423,13 @@ static int cancel_one(rt__runtime *rt, rt_ref ref, int force, uint64_t *task)
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, "rt_cancel");
     rt__task *t = rc == 0 ? maker_of(rt, rt__table_find(&rt->tasks, ref.id)) : NULL;
-    *task = t ? t->id : ref.id;
+    *task = t ? t->call.id : ref.id;
     if (rc == 0 && !t)
         rc = rt__error(RT_EBADREF, "rt_cancel: unknown or consumed handle");
-    else if (rc == 0 && force && t->kind != RT__KIND_TASK)
+    else if (rc == 0 && force && t->call.kind != RT__KIND_TASK)
         rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
                                   "ends with its actor (rt_actor_kill())");
-    int asked = rc == 0 && t->state != RT__TASK_DONE;
+    int asked = rc == 0 && t->obj.state != RT__TASK_DONE;
     ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL, 0, 0);
     return rc;
 }
@@ -448,11 +486,11 @@ int rt__call_cancel(rt__runtime *rt, rt_ref ref, int flags)
 static int may_go_on(rt__runtime *rt, uint64_t task, unsigned run)
 {
     rt__task *t = rt__objects_running(rt, task);
-    if (!t || t->state == RT__TASK_DONE || rt->state != RT__RUNNING)
+    if (!t || t->obj.state == RT__TASK_DONE || rt->state != RT__RUNNING)
         return 1;
-    if (!t->going_on || t->went_run != run)
+    if (!t->obj.going_on || t->obj.went_run != run)
         return 0;
-    t->going_on = 0;
+    t->obj.going_on = 0;
     return 1;
 }
 
@@ -478,10 +516,10 @@ static rt__ask *ask_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend,
         return NULL; /* the task keeps its CPUs while it waits */
     pthread_mutex_lock(&rt->lock);
     rt__task *t = rt->state == RT__RUNNING ? rt__objects_running(rt, task) : NULL;
-    int asked = t && t->state != RT__TASK_DONE && t->kind == RT__KIND_TASK;
+    int asked = t && t->obj.state != RT__TASK_DONE && t->call.kind == RT__KIND_TASK;
     rt__task *w = asked && lend ? maker_of(rt, rt__table_find(&rt->tasks, awaited.id)) : NULL;
     ask_unlock(rt, a, asked ? t : NULL, lend ? RT__ASK_LEND : RT__ASK_GO_ON,
-               w && w->state != RT__TASK_DONE ? w : NULL, run, lane);
+               w && w->obj.state != RT__TASK_DONE ? w : NULL, run, lane);
     return asked ? a : NULL; /* a pointer to compare only, without a lane */
 }
 
@@ -503,8 +541,8 @@ int rt__call_given(rt__runtime *rt, rt__ask *a, rt__given *out)
         pthread_cond_wait(&rt->answered, &rt->lock);
     rt__task *g = a->given;
     if (g)
-        *out = (rt__given){g, (uint64_t)(uintptr_t)g->fn, g->id, a->given_run,
-                           rt__task_arg(g), g->arg_len};
+        *out = (rt__given){g, (uint64_t)(uintptr_t)g->call.fn, g->call.id, a->given_run,
+                           rt__task_arg(g), g->call.arg_len};
     int last = --a->refs == 0;
     pthread_mutex_unlock(&rt->lock);
     if (last)
@@ -599,8 +637,8 @@ static int start_actor(rt__runtime *rt, rt__actor *a, rt__task *create, rt__requ
                        void **old, uint64_t *existing)
 {
     int rc = rt__check_running(rt, "rt_actor_create");
-    if (rc == 0 && create->fn)
-        rc = check_code(rt, (const void *)create->fn, "rt_actor_create", "the constructor");
+    if (rc == 0 && create->call.fn)
+        rc = check_code(rt, (const void *)create->call.fn, "rt_actor_create", "the constructor");
     if (rc == 0 && a->fini)
         rc = check_code(rt, (const void *)(uintptr_t)a->fini, "rt_actor_create",
                         "the destructor");
@@ -614,8 +652,8 @@ static int start_actor(rt__runtime *rt, rt__actor *a, rt__task *create, rt__requ
     }
     if (rc < 0 || *existing)
         return rc;
-    create->actor = a;
-    create->id = a->handle; /* how its answer is matched */
+    create->call.actor = a;
+    create->call.id = a->handle; /* how its answer is matched */
     return rt__submit(rt, create);
 }
 
@@ -666,12 +704,12 @@ int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_a
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, call);
     if (rc == 0)
-        rc = check_code(rt, (const void *)t->fn, call, "the method");
+        rc = check_code(rt, (const void *)t->call.fn, call, "the method");
     if (rc == 0)
         rc = find_live(rt, actor, call, &a);
     if (rc == 0) {
-        t->actor = a;
-        t->retries_left = a->task_retries;
+        t->call.actor = a;
+        t->run.retries_left = a->task_retries;
         rc = submit_with_args(rt, t, args, call, ref);
     }
     return rt__submit_done(rt, t, rc);

@@ -51,13 +51,12 @@ int rt__call_stream_next(rt__runtime *rt, rt_ref ref, rt_ref *item, long timeout
  * refs[i]; all or none.  On failure the caller frees them. */
 int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__request *r,
                           rt_ref *refs);
-/* rt_get(): wait up to timeout_ms (-1: no limit) for ref's object, and
- * take its record out of the table: 0 and *done, or an error.  *shared
- * 0: the record is the caller's to free.  1: tasks still take it; the
- * caller copies what it needs, then gives it back (rt__call_unhold()). */
-int rt__call_take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done,
-                  int *shared);
-/* Drop a hold of the caller's (rt__call_take(), a view) on t. */
+/* rt_get(): wait up to timeout_ms (-1: no limit) for ref's object and
+ * consume the handle: its bytes in *data (the caller's, rt_free()) and
+ * *len (either NULL: dropped), and 0 or the error it ended with (its
+ * bytes are set on RT_ETASK); or an error of the wait. */
+int rt__call_get(rt__runtime *rt, rt_ref ref, long timeout_ms, void **data, size_t *len);
+/* Drop a hold of the caller's (a view, a task given to run) on t. */
 void rt__call_unhold(rt__runtime *rt, rt__task *t);
 /* rt_put(): o, an object already (rt__task_new_object()), gets a handle
  * once the store has room.  On failure o is freed. */
@@ -65,10 +64,10 @@ int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref);
 /* RT_ENOMEM, named call's, when len bytes are more than the whole object
  * store: rt_put() asks before it copies them. */
 int rt__call_fits(rt__runtime *rt, size_t len, const char *call);
-/* rt_get_view(): wait for ref's object and hold it for a view: 0, *o and
- * the view's id, or an error. */
-int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **o,
-                  uint64_t *view);
+/* rt_get_view(): wait for ref's object and hold it for a view: 0 or
+ * RT_ETASK, with *view set (its bytes and its id); or an error, with no
+ * view (a failure other than RT_ETASK has no bytes to view). */
+int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt_view *view);
 /* rt_view_release(): 0 or RT_EBADREF. */
 int rt__call_view_release(rt__runtime *rt, uint64_t view);
 /* rt_wait(): wait until num_ready of refs are done (or the time is up);

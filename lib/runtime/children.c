@@ -28,9 +28,9 @@ void rt__call_child(rt__runtime *rt, uint64_t parent, rt_ref task)
     *c = (child){.byparent = {.id = parent}, .task = task.id};
     pthread_mutex_lock(&rt->lock);
     rt__task *p = rt->state == RT__RUNNING ? rt__objects_running(rt, parent) : NULL;
-    if (p && p->state != RT__TASK_DONE) {
+    if (p && p->obj.state != RT__TASK_DONE) {
         rt__idmap_add(&rt->children, &c->byparent);
-        p->has_children = 1;
+        p->obj.has_children = 1;
         c = NULL;
     }
     pthread_mutex_unlock(&rt->lock);
@@ -51,11 +51,11 @@ size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t
 
 void rt__children_forget_locked(rt__runtime *rt, rt__task *parent)
 {
-    for (rt__idnode *k; (k = rt__idmap_find(&rt->children, parent->id));) {
+    for (rt__idnode *k; (k = rt__idmap_find(&rt->children, parent->call.id));) {
         rt__idmap_remove(&rt->children, k);
         rt__free(RT__OWNER(k, child, byparent));
     }
-    parent->has_children = 0;
+    parent->obj.has_children = 0;
 }
 
 void rt__children_free(rt__runtime *rt)

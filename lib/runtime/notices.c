@@ -80,11 +80,11 @@ int rt__notices_publish(rt__runtime *rt, rt__task *t)
 {
     int signal = 0;
     rt__idnode *n;
-    while ((n = rt__idmap_find(&rt->notices.watches, t->id))) {
+    while ((n = rt__idmap_find(&rt->notices.watches, t->call.id))) {
         rt__idmap_remove(&rt->notices.watches, n);
         signal |= queue(rt, (rt__watch_rec *)n);
     }
-    t->watched = 0;
+    t->obj.watched = 0;
     return signal;
 }
 
@@ -116,11 +116,11 @@ int rt__call_notify(rt__runtime *rt, rt_ref ref, uint64_t tag)
     rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, ref.id) : NULL;
     if (rc == 0 && !t)
         rc = rt__error(RT_EBADREF, "rt_notify: unknown or consumed handle");
-    if (t && t->state == RT__TASK_DONE) {
+    if (t && t->obj.state == RT__TASK_DONE) {
         signal = queue(rt, w);
     } else if (t) {
         rt__idmap_add(&rt->notices.watches, &w->byid);
-        t->watched = 1;
+        t->obj.watched = 1;
     }
     pthread_mutex_unlock(&rt->lock);
     if (rc < 0)

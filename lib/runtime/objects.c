@@ -13,18 +13,18 @@
 /* [L] Freed once nothing names or holds it and it has ended. */
 static int collectable(const rt__task *o)
 {
-    return o->orphan && o->holds == 0 && o->state == RT__TASK_DONE;
+    return o->obj.orphan && o->obj.holds == 0 && o->obj.state == RT__TASK_DONE;
 }
 
 int rt__objects_elsewhere(const rt__task *o)
 {
-    return o->holder && !o->result && o->result_len && o->status == RT_OK;
+    return o->obj.holder && !o->obj.result && o->obj.result_len && o->obj.status == RT_OK;
 }
 
 /* The bytes of o that this node's store holds. */
 static size_t bytes_here(const rt__task *o)
 {
-    return o->holder && !o->result ? 0 : o->result_len;
+    return o->obj.holder && !o->obj.result ? 0 : o->obj.result_len;
 }
 
 void rt__objects_leave(rt__runtime *rt, rt__task *o)
@@ -36,7 +36,7 @@ void rt__objects_leave(rt__runtime *rt, rt__task *o)
 
 int rt__objects_ask_pull(rt__runtime *rt, rt__task *o)
 {
-    if (o->pulling)
+    if (o->obj.pulling)
         return 0;
     if (rt->npull_asks == rt->cap_pull_asks) {
         size_t cap = rt->cap_pull_asks ? 2 * rt->cap_pull_asks : 16;
@@ -46,8 +46,8 @@ int rt__objects_ask_pull(rt__runtime *rt, rt__task *o)
         rt->pull_asks = v;
         rt->cap_pull_asks = cap;
     }
-    rt->pull_asks[rt->npull_asks++] = (rt__pull){o->id, o->held_run, o->holder};
-    o->pulling = 1;
+    rt->pull_asks[rt->npull_asks++] = (rt__pull){o->call.id, o->obj.held_run, o->obj.holder};
+    o->obj.pulling = 1;
     return 1;
 }
 
@@ -56,18 +56,18 @@ int rt__objects_arrived(rt__runtime *rt, rt__outbox *out)
     for (size_t i = 0; i < out->narrived; i++) {
         rt__arrival *a = &out->arrived[i];
         rt__task *o = rt__table_find(&rt->tasks, a->object);
-        if (!o || !o->holder)
+        if (!o || !o->obj.holder)
             o = rt__dispatch_parked_object(&rt->dispatch, a->object);
         if (!o || !rt__objects_elsewhere(o))
             continue;
-        o->pulling = 0;
+        o->obj.pulling = 0;
         if (a->found && a->bytes) {
-            o->result = a->bytes;
+            o->obj.result = a->bytes;
             a->bytes = NULL;
-            rt->store_used += o->result_len;
+            rt->store_used += o->obj.result_len;
         } else {
             rt__task_fail(o, RT_EWORKERDIED, "the object's %zu bytes were lost: rank %d "
-                          "no longer holds them", o->result_len, o->holder);
+                          "no longer holds them", o->obj.result_len, o->obj.holder);
         }
     }
     return out->narrived > 0;
@@ -75,7 +75,7 @@ int rt__objects_arrived(rt__runtime *rt, rt__outbox *out)
 
 int rt__objects_unhold(rt__runtime *rt, rt__task *o)
 {
-    o->holds--;
+    o->obj.holds--;
     if (!collectable(o))
         return 0;
     rt__objects_leave(rt, o);
@@ -93,13 +93,13 @@ static void note_running(rt__runtime *rt, rt__task *t)
     running_orphan *o = rt__malloc(sizeof *o);
     if (!o)
         return; /* it keeps its CPUs while it waits */
-    *o = (running_orphan){.byid.id = t->id, .task = t};
+    *o = (running_orphan){.byid.id = t->call.id, .task = t};
     rt__idmap_add(&rt->running_orphans, &o->byid);
 }
 
 static void forget_running(rt__runtime *rt, const rt__task *t)
 {
-    for (rt__idnode *n = rt__idmap_find(&rt->running_orphans, t->id); n;
+    for (rt__idnode *n = rt__idmap_find(&rt->running_orphans, t->call.id); n;
          n = rt__idmap_next(n))
         if (((running_orphan *)n)->task == t) {
             rt__idmap_remove(&rt->running_orphans, n);
@@ -126,13 +126,13 @@ void rt__objects_running_free(rt__runtime *rt)
 
 void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
 {
-    if (t->orphan)
+    if (t->obj.orphan)
         forget_running(rt, t);
-    t->state = RT__TASK_DONE;
-    rt->ended[rt->nended++ % RT__ENDED_LOG] = t->id;
+    t->obj.state = RT__TASK_DONE;
+    rt->ended[rt->nended++ % RT__ENDED_LOG] = t->call.id;
     rt->store_used += bytes_here(t);
     rt__arg *list = rt__task_args(t);
-    for (uint32_t i = 0; i < t->nargs; i++) {
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
         rt__task *o = list[i].object;
         list[i].object = NULL; /* its record may go now */
         if (o && rt__objects_unhold(rt, o))
@@ -147,15 +147,15 @@ void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
 int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
                           const char *call)
 {
-    for (uint32_t i = 0; i < t->nargs; i++)
+    for (uint32_t i = 0; i < t->call.nargs; i++)
         if (args[i].ref.id && !rt__table_find(&rt->tasks, args[i].ref.id))
             return rt__error(RT_EBADREF, "%s: argument %u is an unknown or consumed "
                                          "handle", call, i);
-    for (uint32_t i = 0; i < t->nargs; i++) {
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
         if (!args[i].ref.id)
             continue;
         rt__task *o = rt__table_find(&rt->tasks, args[i].ref.id);
-        o->holds++;
+        o->obj.holds++;
         rt__task_args(t)[i].object = o;
     }
     return 0;
@@ -164,9 +164,9 @@ int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
 void rt__objects_untake_args(rt__task *t)
 {
     rt__arg *list = rt__task_args(t);
-    for (uint32_t i = 0; i < t->nargs; i++) {
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
         if (list[i].object)
-            list[i].object->holds--; /* named by a handle: never the last */
+            list[i].object->obj.holds--; /* named by a handle: never the last */
         list[i].object = NULL;
     }
 }
@@ -247,14 +247,14 @@ int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref)
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, "rt_put");
     if (rc == 0)
-        rc = rt__objects_room(rt, o->result_len, "rt_put");
+        rc = rt__objects_room(rt, o->obj.result_len, "rt_put");
     void *old;
-    if (rc == 0 && rt__table_add(&rt->tasks, o, &o->id, &old) < 0)
+    if (rc == 0 && rt__table_add(&rt->tasks, o, &o->call.id, &old) < 0)
         rc = rt__error(RT_ENOMEM, "rt_put: no memory for the handle");
     if (rc == 0) {
-        o->state = RT__TASK_DONE;
-        rt->store_used += o->result_len;
-        ref->id = o->id;
+        o->obj.state = RT__TASK_DONE;
+        rt->store_used += o->obj.result_len;
+        ref->id = o->call.id;
     }
     pthread_mutex_unlock(&rt->lock);
     if (rc < 0)
@@ -262,17 +262,28 @@ int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref)
     return rc;
 }
 
-int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **o,
-                  uint64_t *view)
+int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt_view *view)
 {
     pthread_mutex_lock(&rt->lock);
-    int rc = rt__wait_done(rt, ref, timeout_ms, 1, "rt_get_view", o);
+    rt__task *o;
+    uint64_t id;
     void *old;
-    if (rc == 0 && rt__table_add(&rt->views, *o, view, &old) < 0)
+    int rc = rt__wait_done(rt, ref, timeout_ms, 1, "rt_get_view", &o);
+    if (rc == 0 && rt__table_add(&rt->views, o, &id, &old) < 0)
         rc = rt__error(RT_ENOMEM, "rt_get_view: no memory for the view");
     if (rc == 0)
-        (*o)->holds++;
+        o->obj.holds++;
     pthread_mutex_unlock(&rt->lock);
+    if (rc < 0)
+        return rc;
+    /* A failed task's result bytes explain its failure: RT_ETASK has
+     * them; the other failures have none, and no view. */
+    rc = rt__task_explain(o);
+    if (rc < 0 && rc != RT_ETASK) {
+        (void)rt__call_view_release(rt, id);
+        return rc;
+    }
+    *view = (rt_view){o->obj.result, o->obj.result_len, id};
     return rc;
 }
 
@@ -297,10 +308,10 @@ rt__task *rt__objects_drop_handle(rt__runtime *rt, uint64_t id)
     if (!t)
         return NULL;
     rt__table_drop(&rt->tasks, id);
-    t->orphan = 1;
-    if (t->state != RT__TASK_DONE)
+    t->obj.orphan = 1;
+    if (t->obj.state != RT__TASK_DONE)
         note_running(rt, t);
-    if (t->state != RT__TASK_DONE || t->holds > 0)
+    if (t->obj.state != RT__TASK_DONE || t->obj.holds > 0)
         return NULL;
     rt__objects_leave(rt, t);
     return t;

@@ -298,10 +298,11 @@ int rt__request_bundle(const rt__sched *s, const rt_bundle *b, rt__res *res)
 
 void rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t)
 {
-    t->cpu = r->res.cpu;
-    t->gpu = r->res.gpu;
-    t->max_calls = r->max_calls;
-    t->timeout_ms = r->timeout_ms;
-    t->retry_exceptions = (unsigned char)r->retry_exceptions;
-    needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->nneeds);
+    t->call.cpu = r->res.cpu;
+    t->call.gpu = r->res.gpu;
+    t->call.max_calls = r->max_calls;
+    t->call.timeout_ms = r->timeout_ms;
+    t->call.retry_exceptions = (unsigned char)r->retry_exceptions;
+    t->run.retries_left = r->max_retries;
+    needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->call.nneeds);
 }

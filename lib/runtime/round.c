@@ -112,7 +112,7 @@ void rt__round_give(rt__runtime *rt)
 
 int rt__submit(rt__runtime *rt, rt__task *t)
 {
-    t->seq = rt->next_seq++;
+    t->call.seq = rt->next_seq++;
     rt__tasks_push(&rt->incoming, t);
     return need_wake(rt);
 }
@@ -120,9 +120,9 @@ int rt__submit(rt__runtime *rt, rt__task *t)
 int rt__submit_ref(rt__runtime *rt, rt__task *t, rt_ref *ref)
 {
     void *old;
-    if (rt__table_add(&rt->tasks, t, &t->id, &old) < 0)
+    if (rt__table_add(&rt->tasks, t, &t->call.id, &old) < 0)
         return rt__error(RT_ENOMEM, "no memory for the handle");
-    ref->id = t->id;
+    ref->id = t->call.id;
     return rt__submit(rt, t);
 }
 
@@ -150,7 +150,7 @@ int rt__ask_answered_locked(rt__runtime *rt, rt__ask *c, rt__task *given)
     if (!c->may_run)
         return 1;
     if (given) {
-        given->holds++; /* its argument is read for the caller */
+        given->obj.holds++; /* its argument is read for the caller */
         c->given = given;
         c->given_run = rt__task_attempt(given);
     }
@@ -180,10 +180,10 @@ static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
 {
     int published = done->count > 0 && rt->any_waiters;
     for (rt__task *t; (t = rt__tasks_pop(done));) {
-        published |= t->awaited; /* before it may be freed */
-        if (t->watched)
+        published |= t->obj.awaited; /* before it may be freed */
+        if (t->obj.watched)
             x->notify |= rt__notices_publish(rt, t);
-        if (t->has_children)
+        if (t->obj.has_children)
             rt__children_forget_locked(rt, t);
         rt__objects_publish(rt, t, &x->orphans);
     }
@@ -196,9 +196,9 @@ static int publish_resumed(const rt__outbox *out)
 {
     for (size_t i = 0; i < out->nresumed; i++) {
         rt__task *t = out->resumed[i];
-        t->going_on = 1;
-        t->went_run = (unsigned char)rt__task_attempt(t);
-        t->resuming = 0;
+        t->obj.going_on = 1;
+        t->obj.went_run = (unsigned char)rt__task_attempt(t);
+        t->run.resuming = 0;
     }
     return out->nresumed > 0;
 }
@@ -286,14 +286,14 @@ static void take_asks(rt__runtime *rt, rt__exchange *x)
     x->asks = NULL;
     for (rt__ask *c = rt->asks, *next; c; c = next) {
         next = c->next;
-        if (c->task->state == RT__TASK_DONE) {
+        if (c->task->obj.state == RT__TASK_DONE) {
             c->next = x->dropped;
             x->dropped = c;
             continue;
         }
-        if (c->how < RT__ASK_LEND && c->how > c->task->cancelling)
-            c->task->cancelling = (unsigned char)c->how;
-        if (c->awaited && c->awaited->state == RT__TASK_DONE)
+        if (c->how < RT__ASK_LEND && c->how > c->task->run.cancelling)
+            c->task->run.cancelling = (unsigned char)c->how;
+        if (c->awaited && c->awaited->obj.state == RT__TASK_DONE)
             c->awaited = NULL; /* it may be freed once the lock is let go */
         c->next = x->asks;
         x->asks = c;
@@ -550,7 +550,7 @@ void rt__await(rt__runtime *rt, rt_ref ref)
     /* Holding the round, nobody else can finish the task, so it stays. */
     rt__task *t = rt->state == RT__RUNNING ? rt__table_find(&rt->tasks, ref.id)
                                               : NULL;
-    int waiting = t && t->state != RT__TASK_DONE;
+    int waiting = t && t->obj.state != RT__TASK_DONE;
     pthread_mutex_unlock(&rt->lock);
     /* The wait is the node's (on the task's worker); what it read goes
      * through the node's reports, then through the round as any other. */

@@ -68,16 +68,16 @@ static int fill_task(rt__runtime *rt, void *item, uint64_t id, void *out)
 {
     rt__task *t = item;
     rt_task_info *i = out;
-    if (!t->fn)
+    if (!t->call.fn)
         return 0; /* rt_put()'s */
-    *i = (rt_task_info){.ref = {id}, .node = -1, .num_cpus = amount(t->cpu),
-                        .num_gpus = amount(t->gpu), .attempt = rt__task_attempt(t),
-                        .actor = {t->kind == RT__KIND_CALL && t->actor ? t->actor->handle : 0}};
-    snprintf(i->name, sizeof i->name, "%s", rt__task_name((uint64_t)(uintptr_t)t->fn, t->name));
+    *i = (rt_task_info){.ref = {id}, .node = -1, .num_cpus = amount(t->call.cpu),
+                        .num_gpus = amount(t->call.gpu), .attempt = rt__task_attempt(t),
+                        .actor = {t->call.kind == RT__KIND_CALL && t->call.actor ? t->call.actor->handle : 0}};
+    snprintf(i->name, sizeof i->name, "%s", rt__task_name((uint64_t)(uintptr_t)t->call.fn, t->call.name));
     uint64_t pid = 0;
-    if (t->state == RT__TASK_DONE || t->ended) {
-        i->state = t->status == RT_OK ? RT_TASK_FINISHED : RT_TASK_FAILED;
-        i->error = t->status;
+    if (t->obj.state == RT__TASK_DONE || t->run.ended) {
+        i->state = t->obj.status == RT_OK ? RT_TASK_FINISHED : RT_TASK_FAILED;
+        i->error = t->obj.status;
     } else if (rt__dispatch_where(&rt->dispatch, t, &i->node, &pid)) {
         i->state = RT_TASK_RUNNING;
         i->pid = (long)pid;
@@ -92,11 +92,11 @@ static int fill_object(rt__runtime *rt, void *item, uint64_t id, void *out)
 {
     rt__task *t = item;
     (void)rt;
-    if (!(t->state == RT__TASK_DONE && t->status == RT_OK))
+    if (!(t->obj.state == RT__TASK_DONE && t->obj.status == RT_OK))
         return 0; /* no bytes (yet) */
-    *(rt_object_info *)out = (rt_object_info){.ref = {id}, .size = t->result_len,
-                                              .node = t->holder, .holds = t->holds,
-                                              .put = !t->fn && !t->whole};
+    *(rt_object_info *)out = (rt_object_info){.ref = {id}, .size = t->obj.result_len,
+                                              .node = t->obj.holder, .holds = t->obj.holds,
+                                              .put = !t->call.fn && !t->call.whole};
     return 1;
 }
 

@@ -69,7 +69,7 @@ int rt__call_stream_add(rt__runtime *rt, uint64_t task, rt_ref item)
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, "rt_yield");
     rt__task *t = rc == 0 ? rt__table_find(&rt->tasks, task) : NULL;
-    if (rc == 0 && (!t || t->state == RT__TASK_DONE))
+    if (rc == 0 && (!t || t->obj.state == RT__TASK_DONE))
         rc = rt__error(RT_EBADREF, "rt_yield: nobody reads this task's results (its "
                        "handle was released)");
     rt__stream *s = rc == 0 ? find(rt, task) : NULL;
@@ -124,7 +124,7 @@ int rt__call_stream_next(rt__runtime *rt, rt_ref ref, rt_ref *item, long timeout
             *item = (rt_ref){taken->id};
             break;
         }
-        if (t->state == RT__TASK_DONE) { /* every yield came before its end */
+        if (t->obj.state == RT__TASK_DONE) { /* every yield came before its end */
             if (s)
                 rt__idmap_remove(&rt->streams, &s->byid);
             ended = s;

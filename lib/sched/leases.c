@@ -152,7 +152,7 @@ void rt__sched_sent_inside(rt__lease *l, rt__task *t, const rt__task *waiting)
     rt__tasks_insert_before(&l->inflight, t, waiting);
     l->cls->inflight++;
     l->inside++;
-    t->inside = 1;
+    t->run.inside = 1;
     if (l->budget != SIZE_MAX)
         l->budget--;
 }
@@ -163,8 +163,8 @@ rt__task *rt__sched_recall(rt__lease *l)
     if (!t)
         return NULL;
     l->cls->inflight--;
-    l->inside -= t->inside;
-    t->inside = 0;
+    l->inside -= t->run.inside;
+    t->run.inside = 0;
     return t;
 }
 
@@ -191,10 +191,10 @@ void rt__sched_take_back(rt__lease *l, size_t n, rt__tasks *q)
 rt__task *rt__sched_in_flight(rt__lease *l, uint64_t id)
 {
     rt__task *t = l->inflight.head;
-    if (!t || t->id == id || l->cls->concurrency < 2)
-        return t && t->id == id ? t : NULL;
+    if (!t || t->call.id == id || l->cls->concurrency < 2)
+        return t && t->call.id == id ? t : NULL;
     for (rt__task *prev = t; (t = prev->next); prev = t)
-        if (t->id == id) { /* to the front, where rt__sched_answered() takes it */
+        if (t->call.id == id) { /* to the front, where rt__sched_answered() takes it */
             prev->next = t->next;
             if (l->inflight.tail == t)
                 l->inflight.tail = prev;

@@ -258,7 +258,7 @@ int rt__sched_release_class(rt__sched *s, rt__class *c)
 
 static uint64_t head_seq(const rt__class *c)
 {
-    return c->pending.head->seq;
+    return c->pending.head->call.seq;
 }
 
 static rt__class *waiting_class(const rt__sched *s, const rt__link *l)
@@ -322,7 +322,7 @@ static void reorder(rt__sched *s, rt__class *c, int was_waiting)
 
 void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
 {
-    t->cls = c;
+    t->run.cls = c;
     rt__tasks_push(&c->pending, t);
     s->npending++;
     if (c->pending.count == 1) {
@@ -334,7 +334,7 @@ void rt__sched_push(rt__sched *s, rt__class *c, rt__task *t)
 void rt__sched_push_front(rt__sched *s, rt__class *c, rt__task *t)
 {
     int was_waiting = c->pending.count > 0;
-    t->cls = c;
+    t->run.cls = c;
     rt__tasks_push_front(&c->pending, t);
     s->npending++;
     reorder(s, c, was_waiting);
@@ -346,7 +346,7 @@ void rt__sched_requeue(rt__sched *s, rt__class *c, rt__tasks *q)
         return;
     int was_waiting = c->pending.count > 0;
     for (rt__task *t = q->head; t; t = t->next)
-        t->cls = c;
+        t->run.cls = c;
     s->npending += q->count;
     rt__tasks_append(q, &c->pending);
     c->pending = *q;
@@ -498,7 +498,7 @@ static int wants_lease(const rt__class *c)
  * class is older than no class. */
 static int older(const rt__class *a, const rt__class *b)
 {
-    return !b || a->pending.head->seq < b->pending.head->seq;
+    return !b || a->pending.head->call.seq < b->pending.head->call.seq;
 }
 
 /* An actor's calls never wait behind other requests: the actor already
