@@ -370,12 +370,11 @@ START_TEST(timeline_entries_write_what_they_were_told)
                      .retries = 2};
     ck_assert_int_eq(rt__timeline_add(&tl, &quick, "quick", NULL, NULL), 0);
     ck_assert_int_eq(rt__timeline_add(&tl, &slow, "slow", "0,1", NULL), 0);
-    char path[256];
-    temp_path(path, sizeof path, "entries");
-    ck_assert_int_eq(rt__timeline_write(&tl, path), 0);
+    char *text;
+    size_t len;
+    ck_assert_int_eq(rt__timeline_render(&tl, &text, &len), 0);
     rt__timeline_free(&tl);
-    const char *text = slurp(path);
-    unlink(path);
+    ck_assert_uint_eq(strlen(text), len);
     ck_assert_msg(strstr(text, "{\"name\":\"quick\",\"cat\":\"actor call\",\"ph\":\"X\","
                                "\"ts\":5.000,\"dur\":7.000,\"pid\":1,\"tid\":4242,\"args\":"
                                "{\"id\":7,\"gpus\":\"\",\"gpu_share\":0,\"accel\":\"\","
@@ -388,6 +387,7 @@ START_TEST(timeline_entries_write_what_they_were_told)
                                "\"queued_us\":0.000,\"status\":\"success\",\"retries\":2,"
                                "\"gpu_mem_peak\":123}}"),
                   "%s", text);
+    free(text);
 }
 END_TEST
 
@@ -409,7 +409,11 @@ START_TEST(timeline_chunks_made_ahead_keep_every_entry)
     }
     char path[256], line[512];
     temp_path(path, sizeof path, "ahead");
-    ck_assert_int_eq(rt__timeline_write(&tl, path), 0);
+    char *text;
+    size_t len;
+    ck_assert_int_eq(rt__timeline_render(&tl, &text, &len), 0);
+    ck_assert_int_eq(rt__timeline_save(text, len, path), 0);
+    free(text);
     rt__timeline_free(&tl);
     FILE *f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -289,13 +290,12 @@ static void write_span(FILE *f, const rt__timeline *tl, const rt__span *s)
     fprintf(f, "}}");
 }
 
-int rt__timeline_write(const rt__timeline *tl, const char *path)
+int rt__timeline_render(const rt__timeline *tl, char **text, size_t *len)
 {
-    if (!path || !*path)
-        return rt__error(RT_EINVAL, "rt_timeline: no path");
-    FILE *f = fopen(path, "w");
+    *text = NULL;
+    FILE *f = open_memstream(text, len); /* memory: no system call */
     if (!f)
-        return rt__error(RT_ESYS, "rt_timeline: %s: %s", path, strerror(errno));
+        return rt__error(RT_ENOMEM, "rt_timeline: no memory for the trace");
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     int nodes = 0;
     for (size_t i = 0; i < tl->n; i++) {
@@ -308,6 +308,22 @@ int rt__timeline_write(const rt__timeline *tl, const char *path)
         fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
                    "\"args\":{\"name\":\"node %d\"}}%s\n", k, k, k + 1 < nodes ? "," : "");
     fprintf(f, "]}\n");
-    int bad = ferror(f) | (fclose(f) != 0);
+    if (ferror(f) | (fclose(f) != 0)) {
+        free(*text);
+        *text = NULL;
+        return rt__error(RT_ENOMEM, "rt_timeline: no memory for the trace");
+    }
+    return 0;
+}
+
+int rt__timeline_save(const char *text, size_t len, const char *path)
+{
+    if (!path || !*path)
+        return rt__error(RT_EINVAL, "rt_timeline: no path");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return rt__error(RT_ESYS, "rt_timeline: %s: %s", path, strerror(errno));
+    int bad = fwrite(text, 1, len, f) != len;
+    bad |= fclose(f) != 0;
     return bad ? rt__error(RT_ESYS, "rt_timeline: writing %s failed", path) : 0;
 }

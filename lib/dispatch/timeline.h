@@ -74,8 +74,12 @@ uint32_t rt__timeline_actor(rt__timeline *tl, const char *name, uint64_t handle)
  * pages present (the kernel zeroes fresh pages, which is most of what a
  * record costs when its own add does it), once entries are kept. */
 void rt__timeline_prepare(rt__timeline *tl);
-/* Write the spans to path: 0, or RT_ESYS / RT_EINVAL with a message. */
-int rt__timeline_write(const rt__timeline *tl, const char *path);
+/* The spans as Chrome trace-event JSON, in *text (free()) of *len bytes,
+ * made in memory by the round's holder; then written to path by whoever
+ * asked, outside the round.  0, or RT_ENOMEM / RT_ESYS / RT_EINVAL with
+ * a message. */
+int rt__timeline_render(const rt__timeline *tl, char **text, size_t *len);
+int rt__timeline_save(const char *text, size_t len, const char *path);
 void rt__timeline_free(rt__timeline *tl);
 
 #endif

@@ -312,13 +312,10 @@ static void post(uint64_t seq, const rt__result_msg *m, const rt_result *r, int 
                        !m->bounced && !m->sys_errno && !m->status && inline_bytes);
 }
 
-/* Queue m, r's answer, and keep it in the journal; what the journal
- * cannot keep (a memfd, or no room) is sent at once.  Large bytes go as
- * the memfd they are in.  Then post it under post_seq (or 0); r is
- * spent. */
-static void send_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
+/* Make r m's bytes: large ones go as the memfd they are in, read-only
+ * and sealed from here on (system calls: before any lock). */
+static void seal_result(rt__result_msg *m, rt_result *r)
 {
-    int inline_bytes = r->fd < 0;
     m->data = r->data;
     m->len = r->len;
     m->fd = r->fd;
@@ -329,6 +326,14 @@ static void send_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
         m->data = NULL;
         rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
     }
+}
+
+/* Queue m, r's answer sealed, and keep it in the journal; what the
+ * journal cannot keep (a memfd, or no room) is sent at once.  Then post
+ * it under post_seq (or 0); r is spent. */
+static void queue_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
+{
+    int inline_bytes = m->fd < 0;
     int queued = rt__proto_send_result(&self.chan, m) == 0, sent = 1;
     if (queued) {
         self.results++;
@@ -341,6 +346,12 @@ static void send_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
         leave_lost();
     post(post_seq, m, r, inline_bytes);
     result_drop(r);
+}
+
+static void send_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
+{
+    seal_result(m, r);
+    queue_result(m, r, post_seq);
 }
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val,
@@ -698,8 +709,9 @@ static void run_call(call_job *job)
     for (size_t i = 0; i < job->nmapped; i++)
         if (job->mapped[i].data)
             rt__shm_unmap((void *)job->mapped[i].data, job->mapped[i].len);
+    seal_result(&answer, &r);
     pthread_mutex_lock(&pool.sending);
-    send_result(&answer, &r, 0);
+    queue_result(&answer, &r, 0);
     int rc = flush_channel(); /* the main thread may wait in a read */
     pthread_mutex_unlock(&pool.sending);
     if (rc < 0)

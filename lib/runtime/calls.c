@@ -783,18 +783,30 @@ int rt__call_unhealthy(rt__runtime *rt, rt_gpu_health **out, size_t *n)
     return rc;
 }
 
-/* The timeline is the round holder's: it writes the file. */
-static int write_timeline(rt__runtime *rt, void *path)
+typedef struct trace {
+    char *text;
+    size_t len;
+} trace;
+
+/* The timeline is the round holder's: it renders the trace, in memory;
+ * the asker writes the file. */
+static int render_timeline(rt__runtime *rt, void *out)
 {
+    trace *t = out;
     if (!rt->recording)
         return rt__error(RT_EINVAL, "rt_timeline: nothing was recorded: set "
                                     "rt_config.timeline or RTASK_TIMELINE before rt_init()");
-    return rt__timeline_write(&rt->timeline, path);
+    return rt__timeline_render(&rt->timeline, &t->text, &t->len);
 }
 
 int rt__call_timeline(rt__runtime *rt, const char *path)
 {
-    return rt__errand_ask(rt, "rt_timeline", write_timeline, (void *)path);
+    trace t = {NULL, 0};
+    int rc = rt__errand_ask(rt, "rt_timeline", render_timeline, &t);
+    if (rc == 0)
+        rc = rt__timeline_save(t.text, t.len, path);
+    free(t.text);
+    return rc;
 }
 
 uint64_t rt__call_payload_in(rt__runtime *rt)

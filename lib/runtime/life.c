@@ -425,7 +425,10 @@ static void finish_shutdown(rt__runtime *rt)
     rt__table_free(&groups, NULL);
     rt__dispatch_absorb(d, &incoming);
     rt__dispatch_free(d, "the runtime was shut down");
-    if (rt->timeline_path && rt__timeline_write(&rt->timeline, rt->timeline_path) < 0)
+    char *trace = NULL; /* RTASK_TIMELINE's: rendered here, written after the round */
+    size_t trace_len = 0;
+    if (rt->timeline_path &&
+        rt__timeline_render(&rt->timeline, &trace, &trace_len) < 0)
         rt__warn("RTASK_TIMELINE: %s", rt__last_error());
     pthread_mutex_lock(&rt->lock);
     rt__exchange_locked(rt, &x);
@@ -441,6 +444,9 @@ static void finish_shutdown(rt__runtime *rt)
     rt->pull_asks = NULL;
     rt->npull_asks = rt->cap_pull_asks = 0;
     rt__round_give(rt);
+    if (trace && rt__timeline_save(trace, trace_len, rt->timeline_path) < 0)
+        rt__warn("RTASK_TIMELINE: %s", rt__last_error());
+    free(trace);
     rt__free(x.pulls);
     rt__outbox_free(&x.out);
     rt__tasks_free(&x.orphans);

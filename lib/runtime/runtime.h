@@ -32,7 +32,9 @@
  *   placement groups) do not take it for their own work: they post an
  *   errand, which the round's holder runs between two exchanges; when
  *   the round is free the asker does that round itself, as a submitter
- *   does (rt__errand_ask()).
+ *   does (rt__errand_ask()).  An errand reads the books and makes what
+ *   is asked in memory; what the asker does with it (rt_timeline()
+ *   writes a file) it does after, outside the round.
  * - The order, for a thread that holds more than one: `changing` (the
  *   right to start or stop the runtime, below), then the round, then
  *   `lock`, then `wake_lock`.  The round and `changing` are flags under
