@@ -554,5 +554,6 @@ int main(void)
     bench_objects(rt_rate, rt_sync, &gp);
     bench_nested(rt_rate, rt_sync, raw_rt, raw_poll);
     bench_health();
+    bench_spill();
     return 0;
 }

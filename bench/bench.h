@@ -56,4 +56,7 @@ void bench_nested(double rt_rate, double rt_sync, double raw_rt, double raw_poll
 /* health.c: section 14. */
 void bench_health(void);
 
+/* spill.c: section 15. */
+void bench_spill(void);
+
 #endif

@@ -162,12 +162,15 @@ typedef struct rt_config {
                             of a GPU's memory than its share is killed and
                             fails with RT_EKILLED; 0 (the default): a
                             warning names it */
+    const char *spill_dir; /* where objects move when the object store is
+                              full (rt_put(3), "Spilling"); NULL =
+                              $RTASK_SPILL_DIR, else $TMPDIR, else /tmp */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL, 0 }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL, 0, NULL }
 
 /* A handle to a placement group (rt_pg_create()); a plain value, valid
  * until rt_pg_remove() or rt_shutdown(); the zero handle is never valid. */

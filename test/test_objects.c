@@ -6,11 +6,13 @@
  */
 #include "tests.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- task functions (extern: dladdr() names them) --------------------------------- */
@@ -625,35 +627,150 @@ END_TEST
 
 /* ---- the store's size ----------------------------------------------------------- */
 
-START_TEST(a_full_store_refuses_puts_after_waiting)
+/* A store of 1 MiB, whose objects spill into a fresh folder (in dir). */
+static void start_small_store(char *dir, size_t len)
 {
+    temp_path(dir, len, "spill");
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
     rt_config c = RT_CONFIG_INIT;
     c.num_cpus = 2;
     c.num_gpus = 0;
     c.num_workers = 1;
     c.object_store_bytes = 1 << 20;
+    c.spill_dir = dir;
     ck_ok(rt_init_config(&c));
+}
+
+/* The files in dir. */
+static int files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* part bytes of value v. */
+static char *filled(size_t part, int v)
+{
+    char *data = malloc(part);
+    ck_assert_ptr_nonnull(data);
+    memset(data, v, part);
+    return data;
+}
+
+/* Puts of 8 times the store go through: what nobody holds moves to files
+ * and comes back, whole, when rt_get(), a view or a task reads it; the
+ * files go with their objects. */
+START_TEST(a_full_store_spills_what_nobody_holds)
+{
+    char dir[128];
+    start_small_store(dir, sizeof dir);
+    enum { N = 16 };
+    size_t part = 512 * 1024;
+    rt_ref refs[N], sums[N];
+    for (int i = 0; i < N; i++) {
+        char *data = filled(part, 'a' + i);
+        ck_ok(rt_put(data, part, &refs[i]));
+        free(data);
+    }
+    ck_assert_int_ge(files_in(dir), N - 2); /* at most 1 MiB stays in memory */
+    for (int i = 0; i < N; i += 2) /* tasks take them: they come back first */
+        ck_ok(rt_remote_args(o_touch_pages, NULL, &RT_ARG_REF(refs[i]), 1, &sums[i]));
+    for (int i = 0; i < N; i += 2)
+        ck_assert_uint_eq(get_u64(sums[i], 60000), (uint64_t)('a' + i) * (part / 4096));
+    rt_view v;
+    ck_ok(rt_get_view(refs[1], &v, 60000));
+    ck_assert_uint_eq(v.len, part);
+    ck_assert_int_eq(((const char *)v.data)[part - 1], 'b');
+    ck_ok(rt_view_release(&v));
+    for (int i = N - 1; i >= 0; i--) {
+        char *data;
+        size_t len;
+        ck_ok(rt_get(refs[i], (void **)&data, &len, 60000));
+        ck_assert_uint_eq(len, part);
+        ck_assert_int_eq(data[0], 'a' + i);
+        ck_assert_int_eq(data[part - 1], 'a' + i);
+        rt_free(data);
+    }
+    ck_assert_int_eq(files_in(dir), 0);
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* A file that went missing fails its object with RT_ESYS, naming it; a
+ * spill folder that cannot be used fails rt_init(). */
+START_TEST(a_lost_spill_file_fails_its_object)
+{
+    char dir[128];
+    start_small_store(dir, sizeof dir);
+    size_t part = 700 * 1024;
+    char *data = filled(part, 'x');
+    rt_ref first, second;
+    ck_ok(rt_put(data, part, &first));
+    ck_ok(rt_put(data, part, &second)); /* the first spills */
+    free(data);
+    DIR *d = opendir(dir);
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.') {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            ck_assert_int_eq(unlink(path), 0);
+        }
+    closedir(d);
+    ck_fails(rt_get(first, NULL, NULL, 60000), RT_ESYS, "could not be read back");
+    ck_ok(rt_get(second, NULL, NULL, 60000));
+    ck_ok(rt_shutdown());
+    ck_assert_int_eq(rmdir(dir), 0);
+    rt_config c = RT_CONFIG_INIT;
+    c.num_gpus = 0;
+    c.spill_dir = "/nonexistent/rtask";
+    ck_fails(rt_init_config(&c), RT_EINVAL, "rt_config.spill_dir");
+    setenv("RTASK_SPILL_DIR", "/proc/self/status", 1);
+    ck_fails(rt_init(0), RT_EINVAL, "RTASK_SPILL_DIR");
+    unsetenv("RTASK_SPILL_DIR");
+}
+END_TEST
+
+/* What is held (a view, a task that takes it) does not spill: with
+ * nothing else to move, puts and submissions wait, then fail. */
+START_TEST(a_full_store_refuses_puts_after_waiting)
+{
+    char dir[128];
+    start_small_store(dir, sizeof dir);
     size_t part = 600 * 1024;
     char *data = calloc(1, 2 << 20);
     rt_ref first, second;
+    rt_view v;
     ck_ok(rt_put(data, part, &first));
+    ck_ok(rt_get_view(first, &v, 0));
     ck_fails(rt_put(data, part, &second), RT_ENOMEM, "object store is full");
     ck_fails(rt_put(data, 2 << 20, &second), RT_ENOMEM, "more than the whole object store");
+    ck_ok(rt_view_release(&v));
     ck_ok(rt_release(first));
     ck_ok(rt_put(data, part, &second));
     /* Results may pass the size (nothing finished is lost); submissions
-     * then wait, and fail when nothing is released. */
+     * then wait, and fail when nothing can move or is released. */
+    ck_ok(rt_get_view(second, &v, 0));
     ck_ok(rt_remote(t_echo, NULL, data, part, &first));
-    size_t ready;
-    ck_ok(rt_wait(&first, 1, 1, 60000, &ready));
+    rt_view v2;
+    ck_ok(rt_get_view(first, &v2, 60000));
     rt_ref third;
     ck_fails(rt_remote(t_echo, NULL, "x", 1, &third), RT_ENOMEM,
              "held by objects (it stays over full)");
-    ck_ok(rt_release(first));
-    ck_ok(rt_remote(t_echo, NULL, "x", 1, &third));
+    ck_ok(rt_view_release(&v2));
+    ck_ok(rt_remote(t_echo, NULL, "x", 1, &third)); /* first spills */
     ck_ok(rt_get(third, NULL, NULL, 60000));
+    ck_assert_int_eq(files_in(dir), 1);
+    ck_ok(rt_view_release(&v));
     free(data);
     ck_ok(rt_shutdown());
+    ck_assert_int_eq(files_in(dir), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 END_TEST
 
@@ -756,6 +873,8 @@ Suite *objects_suite(void)
     tcase_add_test(tc, a_view_reads_in_place);
     tcase_add_test(tc, a_large_object_read_by_64_tasks_is_not_copied);
     tcase_add_test(tc, a_full_store_refuses_puts_after_waiting);
+    tcase_add_test(tc, a_full_store_spills_what_nobody_holds);
+    tcase_add_test(tc, a_lost_spill_file_fails_its_object);
     tcase_add_test(tc, shutdown_while_a_graph_waits);
     tcase_add_test(tc, actor_calls_take_objects_in_order);
     tcase_add_test(tc, bad_argument_lists_are_refused);

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/shm.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -90,28 +91,60 @@ void rt__tasks_split_tail(rt__tasks *q, size_t n, rt__tasks *tail)
     q->count = keep;
 }
 
+/* Bytes copied from ctx, or read from the descriptor ctx points at. */
+static int copy_from(void *dst, size_t len, const void *ctx)
+{
+    if (len)
+        memcpy(dst, ctx, len);
+    return 0;
+}
+
+int rt__task_read_fd(void *dst, size_t len, const void *ctx)
+{
+    int fd = *(const int *)ctx;
+    for (char *p = dst; len > 0;) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 /* Bytes go in a memfd (*fd) when large, so that they cross to the worker
  * without a copy; the record keeps the memfd for retries.  Small ones are
- * copied to inline_at (*fd -1).  0 or an error. */
-static int store_bytes(const void *arg, size_t arg_len, char *inline_at, int *fd)
+ * put at inline_at (*fd -1).  fill(dst, len, ctx) writes them.  0 or an
+ * error. */
+static int store_bytes_with(size_t arg_len, rt__task_fill *fill, const void *ctx,
+                            char *inline_at, int *fd)
 {
     *fd = -1;
-    if (arg_len < RT__SHM_MIN) {
-        if (arg_len)
-            memcpy(inline_at, arg, arg_len);
-        return 0;
-    }
+    if (arg_len < RT__SHM_MIN)
+        return fill(inline_at, arg_len, ctx) < 0 ? rt__syserror("reading an object") : 0;
     void *dst;
     if ((*fd = rt__shm_create(arg_len, &dst)) < 0)
         return rt__syserror("shared memory for the argument");
-    memcpy(dst, arg, arg_len);
+    int filled = fill(dst, arg_len, ctx);
     rt__shm_done(dst, arg_len, *fd);
+    if (filled < 0) {
+        close(*fd);
+        *fd = -1;
+        return rt__syserror("reading an object");
+    }
     if (rt__shm_seal(*fd) < 0) {
         close(*fd);
         *fd = -1;
         return rt__syserror("sealing the argument's shared memory");
     }
     return 0;
+}
+
+static int store_bytes(const void *arg, size_t arg_len, char *inline_at, int *fd)
+{
+    return store_bytes_with(arg_len, copy_from, arg, inline_at, fd);
 }
 
 /* Bytes of the record's tail that a copied argument takes. */
@@ -206,23 +239,35 @@ const void *rt__task_arg(const rt__task *t)
                ? NULL : t->tail + t->call.nneeds * sizeof(rt__need);
 }
 
-/* o's result: len bytes copied, into a sealed memfd when large, which
- * the buffer owns (what rt_get() hands out, as a large result's).  0 or
- * an error named call's. */
+void *rt__task_object_fill(size_t len, rt__task_fill *fill, const void *ctx)
+{
+    void *bytes = NULL;
+    int fd;
+    if (len < RT__SHM_MIN) {
+        if ((bytes = rt__buf_alloc(len)) && fill(bytes, len, ctx) < 0) {
+            rt__buf_free(bytes);
+            bytes = NULL;
+        }
+    } else if (store_bytes_with(len, fill, ctx, NULL, &fd) == 0 &&
+               !(bytes = rt__shm_open(fd, len, 1))) {
+        close(fd); /* the buffer owns fd: what rt_get() hands out, as a large result's */
+    }
+    return bytes;
+}
+
+void *rt__task_object_bytes(const void *data, size_t len)
+{
+    return rt__task_object_fill(len, copy_from, data);
+}
+
+/* o's result: len bytes copied (rt__task_object_bytes()).  0 or an
+ * error named call's. */
 static int set_bytes(rt__task *o, const void *data, size_t len, const char *call)
 {
-    int rc = 0, fd;
     o->obj.result_len = len;
-    if (len < RT__SHM_MIN) {
-        if ((o->obj.result = rt__buf_alloc(len)) && len)
-            memcpy(o->obj.result, data, len);
-    } else if ((rc = store_bytes(data, len, NULL, &fd)) == 0 &&
-               !(o->obj.result = rt__shm_open(fd, len, 1))) {
-        close(fd);
-    }
-    if (rc == 0 && !o->obj.result)
-        rc = rt__error(RT_ENOMEM, "%s: no memory for %zu bytes", call, len);
-    return rc;
+    if ((o->obj.result = rt__task_object_bytes(data, len)))
+        return 0;
+    return rt__error(RT_ENOMEM, "%s: no memory for %zu bytes", call, len);
 }
 
 int rt__task_new_object(const void *data, size_t len, rt__task **out)
@@ -458,6 +503,10 @@ void rt__task_free_parts(rt__task *t)
 void rt__task_free(rt__task *task)
 {
     rt__task_free_parts(task);
+    if (task->obj.spill_file) {
+        unlink(task->obj.spill_file);
+        rt__free(task->obj.spill_file);
+    }
     if (task->obj.holder)
         note_forgotten(task);
     if (task->call.arg_fd >= 0)

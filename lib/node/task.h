@@ -171,6 +171,9 @@ typedef struct rt__object {
     uint32_t holds;          /* [L] who keep it besides the application's
                                 handle: unfinished tasks that take it,
                                 views, a copy being read */
+    char *spill_file;        /* [L] the file its bytes were moved to
+                                (runtime/spill.c: result is NULL then),
+                                or NULL; rt__task_free() removes it */
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
     unsigned char awaited : 1;   /* [L] a thread waits for its end alone
@@ -182,6 +185,9 @@ typedef struct rt__object {
                                     (holder), for a reader here */
     unsigned char has_children : 1; /* [L] tasks it submitted are on record
                                        (runtime/children.c) */
+    unsigned char spilling : 1;  /* [L] its bytes are being written to a
+                                    file */
+    unsigned char restoring : 1; /* [L] its bytes are being read back */
 } rt__object;
 
 typedef struct rt__task {
@@ -242,6 +248,15 @@ int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, const char
  * fill with the object's record.  As rt__task_new(). */
 int rt__task_new_args(rt__task_kind kind, rt__any_fn fn, const char *name, const char *env,
                       int nneeds, const rt_arg *args, size_t nargs, rt__task **out);
+/* The bytes an object keeps: len bytes in an rt__buf_free()-able buffer,
+ * a sealed memfd's mapping when large (which workers map), written by
+ * fill(dst, len, ctx) (0, or -1 when it could not); NULL without memory
+ * or when fill failed.  rt__task_object_bytes() copies data;
+ * rt__task_read_fd() is a fill that reads a descriptor (ctx: an int *). */
+typedef int rt__task_fill(void *dst, size_t len, const void *ctx);
+void *rt__task_object_fill(size_t len, rt__task_fill *fill, const void *ctx);
+void *rt__task_object_bytes(const void *data, size_t len);
+int rt__task_read_fd(void *dst, size_t len, const void *ctx);
 /* A record that is an object from the start (rt_put()): len bytes copied,
  * into a sealed memfd when large, ended with RT_OK.  0 or an error. */
 int rt__task_new_object(const void *data, size_t len, rt__task **out);

@@ -109,30 +109,33 @@ static int add_part_handles(rt__runtime *rt, rt__task *t, rt_ref *refs, const ch
     return add_handles(rt, parts, n, refs + 1, call);
 }
 
-/* [L] The last steps of every submission: room in the store, the
- * objects it takes held, a handle (and one for each of its parts). */
-static int submit_with_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
-                            const char *call, rt_ref *ref)
+/* [L] The first steps of every submission, which may wait with the lock
+ * released (the store full: objects spill, or come back): room in the
+ * store, the objects it takes held, and here.  What was looked up before
+ * must be looked up again after. */
+static int take_objects(rt__runtime *rt, rt__task *t, const rt_arg *args, const char *call)
 {
     int rc = rt__objects_room(rt, 0, call);
     if (rc == 0 && args)
         rc = rt__objects_take_args(rt, t, args, call);
-    if (rc == 0)
-        rc = add_part_handles(rt, t, ref, call);
-    if (rc < 0) {
-        if (args)
-            rt__objects_untake_args(t);
-        return rc;
-    }
-    rc = rt__submit_ref(rt, t, ref);
-    for (rt__task *p = t->run.parts; p; p = p->run.parts)
-        p->call.whole = t->call.id;
-    if (rc < 0) {
+    return rc;
+}
+
+/* [L] The last: a handle (and one for each of its parts), and the
+ * queue; on failure, the objects given back. */
+static int submit_taken(rt__runtime *rt, rt__task *t, const rt_arg *args, const char *call,
+                        rt_ref *ref)
+{
+    int rc = add_part_handles(rt, t, ref, call);
+    if (rc == 0) {
+        rc = rt__submit_ref(rt, t, ref);
         for (rt__task *p = t->run.parts; p; p = p->run.parts)
+            p->call.whole = t->call.id;
+        for (rt__task *p = t->run.parts; p && rc < 0; p = p->run.parts)
             rt__table_drop(&rt->tasks, p->call.id);
-        if (args)
-            rt__objects_untake_args(t);
     }
+    if (rc < 0 && args)
+        rt__objects_untake_args(t);
     return rc;
 }
 
@@ -144,9 +147,11 @@ int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *
     if (rc == 0)
         rc = check_code(rt, (const void *)t->call.fn, call, "the function");
     if (rc == 0)
-        rc = place_request(rt, r, t);
+        rc = take_objects(rt, t, args, call);
+    if (rc == 0 && (rc = place_request(rt, r, t)) < 0 && args)
+        rt__objects_untake_args(t);
     if (rc == 0)
-        rc = submit_with_args(rt, t, args, call, ref);
+        rc = submit_taken(rt, t, args, call, ref);
     return rt__submit_done(rt, t, rc);
 }
 
@@ -217,6 +222,10 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
             return rc;
         if (!(*t = rt__table_find(&rt->tasks, ref.id)))
             return rt__error(RT_EBADREF, "%s: unknown or consumed handle", call);
+        if ((*t)->obj.state == RT__TASK_DONE && rt__objects_spilled(*t)) {
+            rt__spill_restore(rt, *t); /* the lock released meanwhile */
+            continue;
+        }
         if ((*t)->obj.state == RT__TASK_DONE && !rt__objects_elsewhere(*t))
             return 0;
         if ((*t)->obj.state == RT__TASK_DONE && rt__objects_ask_pull(rt, *t)) {
@@ -706,11 +715,13 @@ int rt__call_actor_call(rt__runtime *rt, rt_actor actor, rt__task *t, const rt_a
     if (rc == 0)
         rc = check_code(rt, (const void *)t->call.fn, call, "the method");
     if (rc == 0)
-        rc = find_live(rt, actor, call, &a);
+        rc = take_objects(rt, t, args, call);
+    if (rc == 0 && (rc = find_live(rt, actor, call, &a)) < 0 && args)
+        rt__objects_untake_args(t);
     if (rc == 0) {
         t->call.actor = a;
         t->run.retries_left = a->task_retries;
-        rc = submit_with_args(rt, t, args, call, ref);
+        rc = submit_taken(rt, t, args, call, ref);
     }
     return rt__submit_done(rt, t, rc);
 }

@@ -360,7 +360,9 @@ int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks h
         return rt__error(RT_EALREADY, "rt_init: the runtime is already running");
     rt->door_hooks = hooks; /* before the runtime thread watches the door */
     start_timeline(rt, config);
-    rc = start(rt, &set);
+    rc = rt__spill_open(rt, config ? config->spill_dir : NULL);
+    if (rc == 0)
+        rc = start(rt, &set);
     if (rc == 0 && cluster)
         rc = join_cluster(rt, &set);
     if (rc == 0) {
@@ -450,7 +452,8 @@ static void finish_shutdown(rt__runtime *rt)
     rt__free(x.pulls);
     rt__outbox_free(&x.out);
     rt__tasks_free(&x.orphans);
-    rt__table_free(&tasks, free_task_item);
+    rt__table_free(&tasks, free_task_item); /* and the files of those spilled */
+    rt__spill_close(rt);
     rt__forgotten none[64]; /* the ranks that held them are gone */
     while (rt__task_forgotten(none, 64) > 0)
         continue;

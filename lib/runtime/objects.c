@@ -21,10 +21,17 @@ int rt__objects_elsewhere(const rt__task *o)
     return o->obj.holder && !o->obj.result && o->obj.result_len && o->obj.status == RT_OK;
 }
 
-/* The bytes of o that this node's store holds. */
+int rt__objects_spilled(const rt__task *o)
+{
+    return o->obj.spill_file && !o->obj.result &&
+           (o->obj.status == RT_OK || o->obj.status == RT_ETASK);
+}
+
+/* The bytes of o that this node's store holds: none when another rank
+ * holds them, or a file (spill.c). */
 static size_t bytes_here(const rt__task *o)
 {
-    return o->obj.holder && !o->obj.result ? 0 : o->obj.result_len;
+    return (o->obj.holder || o->obj.spill_file) && !o->obj.result ? 0 : o->obj.result_len;
 }
 
 void rt__objects_leave(rt__runtime *rt, rt__task *o)
@@ -158,6 +165,21 @@ int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
         o->obj.holds++;
         rt__task_args(t)[i].object = o;
     }
+    /* Held, none spills again: those in files come back (the lock is
+     * released meanwhile, and each read makes the list be looked at
+     * again). */
+    for (uint32_t i = 0; i < t->call.nargs; i++) {
+        rt__task *o = rt__task_args(t)[i].object;
+        if (o && rt__objects_spilled(o)) {
+            rt__spill_restore(rt, o);
+            int rc = rt__check_running(rt, call);
+            if (rc < 0) {
+                rt__objects_untake_args(t);
+                return rc;
+            }
+            i = UINT32_MAX; /* from the first again */
+        }
+    }
     return 0;
 }
 
@@ -220,7 +242,15 @@ int rt__objects_room(rt__runtime *rt, size_t need, const char *call)
     int rc = 0;
     rt->room_waiters++;
     while (rc == 0 && !has_room(rt, need)) {
-        if (rt__wait_change(rt, RT__STORE_WAIT_MS, &deadline) == RT_ETIMEDOUT)
+        /* Objects nobody holds move to files (the lock released
+         * meanwhile); while another thread moves them, wait for it. */
+        int moved = rt__spill_make_room(rt, need);
+        if (moved > 0 || rt->spill.busy)
+            deadline = rt__deadline_after(RT__STORE_WAIT_MS);
+        if (moved > 0)
+            rc = rt__check_running(rt, call);
+        else if (rt__wait_change(rt, RT__STORE_WAIT_MS, &deadline) == RT_ETIMEDOUT &&
+                 !rt->spill.busy)
             rc = store_full(rt, need, call);
         else
             rc = rt__check_running(rt, call);

@@ -160,6 +160,12 @@ typedef struct rt__runtime {
                                     (children.c) */
     rt__idmap running_orphans;   /* [L] tasks not done whose handle was
                                     dropped (objects.c) */
+    struct {
+        char *dir;               /* where objects spill (fixed by rt_init()),
+                                    or NULL: they do not (spill.c) */
+        int busy;                /* [L] a thread moves objects to files */
+        uint64_t spilled, restored; /* [L] bytes moved out, and read back */
+    } spill;
     rt__pull *pull_asks;         /* [L] objects other ranks hold that
                                     readers here wait for (objects.c) */
     size_t npull_asks, cap_pull_asks; /* [L] */
@@ -344,6 +350,24 @@ void rt__stream_free(rt__stream *s);
 /* rt_shutdown(): free every stream. */
 void rt__streams_free(rt__runtime *rt);
 
+/* ---- spill.c: objects in files while the store is full ------------------------------ */
+
+/* rt_init(): the spill folder, the configuration's (dir) or the
+ * environment's (RTASK_SPILL_DIR, else TMPDIR, else /tmp): 0, or
+ * RT_EINVAL when the one named cannot be written in.  rt_shutdown():
+ * forget it (each file went with its object). */
+int rt__spill_open(rt__runtime *rt, const char *dir);
+void rt__spill_close(rt__runtime *rt);
+/* [L] The store needs need more bytes (0: to be no longer over full):
+ * move objects nothing holds to files, the lock released meanwhile.
+ * 1 when some moved, -1 when none could, 0 when none was tried (none
+ * may move, or another thread moves them). */
+int rt__spill_make_room(rt__runtime *rt, size_t need);
+/* [L] o is spilled (rt__objects_spilled()): read its bytes back, or fail
+ * it with RT_ESYS when they cannot be; or wait while another thread does.
+ * The lock is released meanwhile: look o up again after. */
+void rt__spill_restore(rt__runtime *rt, rt__task *o);
+
 /* ---- objects.c: the store's books and the objects' lifetimes -------------------------
  *
  * A record is an object once it ended (or from rt_put()).  It lives while
@@ -372,6 +396,8 @@ int rt__objects_room(rt__runtime *rt, size_t need, const char *call);
  * [L] Whether o is such an object, its bytes not here yet; ask for them
  * (once): 1 when the runtime thread must be woken (after unlocking). */
 int rt__objects_elsewhere(const rt__task *o);
+/* [L] Whether o's bytes are in a file (spill.c), to read back. */
+int rt__objects_spilled(const rt__task *o);
 int rt__objects_ask_pull(rt__runtime *rt, rt__task *o);
 /* [L] What the dispatcher pulled came (out->arrived): each record, found
  * by handle or among the parked tasks' arguments, gets its bytes, or is
