@@ -369,7 +369,8 @@ fuzz: deps-test
 
 # decide.c includes internal headers to drive the scheduler.
 BENCH_SRC = bench/bench.c bench/measure.c bench/decide.c bench/scale.c bench/deaths.c \
-            bench/graph.c bench/nested.c bench/health.c bench/spill.c
+            bench/graph.c bench/nested.c bench/health.c bench/spill.c \
+            bench/keep.c
 $(BENCH_BIN): $(BENCH_SRC) bench/bench.h $(LIB_HDR) $(STATIC)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(PROG_LDFLAGS) $(BENCH_SRC) -o $@ \

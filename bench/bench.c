@@ -555,5 +555,6 @@ int main(void)
     bench_nested(rt_rate, rt_sync, raw_rt, raw_poll);
     bench_health();
     bench_spill();
+    bench_keep();
     return 0;
 }

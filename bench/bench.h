@@ -59,4 +59,7 @@ void bench_health(void);
 /* spill.c: section 15. */
 void bench_spill(void);
 
+/* keep.c: section 16. */
+void bench_keep(void);
+
 #endif

@@ -165,12 +165,17 @@ typedef struct rt_config {
     const char *spill_dir; /* where objects move when the object store is
                               full (rt_put(3), "Spilling"); NULL =
                               $RTASK_SPILL_DIR, else $TMPDIR, else /tmp */
+    const char *checkpoint_dir; /* keep every task's result there, and take
+                                   it from there instead of running the
+                                   task again in a later run
+                                   (rtask_checkpoint(7)); NULL =
+                                   $RTASK_CHECKPOINT_DIR, else none */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL, 0, NULL }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL, 0, NULL, NULL }
 
 /* A handle to a placement group (rt_pg_create()); a plain value, valid
  * until rt_pg_remove() or rt_shutdown(); the zero handle is never valid. */
@@ -253,6 +258,10 @@ typedef struct rt_opts {
                               each its own object with its own handle, as
                               Ray's num_returns (rt_remote_n()); from 1 to
                               RT_RETURNS_MAX; RT_DEFAULT (or 0) = 1 */
+    int nondeterministic;  /* tasks only: 1 = its result may differ from
+                              run to run: it always runs, never taken
+                              from a checkpoint (rtask_checkpoint(7));
+                              0 (the default) = deterministic */
 } rt_opts;
 
 /* The most results one task may give (rt_opts.num_returns). */
@@ -262,7 +271,7 @@ typedef struct rt_opts {
 #define RT_OPTS_INIT \
     { RT_OPTS_MAGIC_, NULL, RT_DEFAULT, 0.0, RT_DEFAULT, RT_DEFAULT, RT_DEFAULT, \
       NULL, NULL, 0, 0, 0, RT_DEFAULT, RT_DEFAULT, NULL, {0}, RT_DEFAULT, NULL, 0, 0, \
-      RT_DEFAULT }
+      RT_DEFAULT, 0 }
 
 /* Accelerator types, with the names and values of Ray's
  * ray.util.accelerators.  Asking for type T asks for 0.001 of the custom

@@ -34,5 +34,6 @@ int main(void)
     srunner_add_suite(sr, isolation_suite());
     srunner_add_suite(sr, state_suite());
     srunner_add_suite(sr, returns_suite());
+    srunner_add_suite(sr, checkpoint_suite());
     return run_and_free(sr);
 }

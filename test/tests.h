@@ -155,5 +155,6 @@ Suite *health_suite(void);
 Suite *isolation_suite(void);
 Suite *state_suite(void);
 Suite *returns_suite(void);
+Suite *checkpoint_suite(void);
 
 #endif

@@ -25,6 +25,8 @@ int rt__app_put(const void *data, size_t len, rt_ref *ref)
     int rc = rt__call_fits(rt__runtime_here(), len, "rt_put");
     if (rc == 0)
         rc = rt__task_new_object(data, len, &o);
+    if (rc == 0)
+        rt__call_key_object(rt__runtime_here(), o, data, len);
     return rc < 0 ? rc : rt__call_put(rt__runtime_here(), o, ref);
 }
 

@@ -476,6 +476,8 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
     case RT__CALL_END:
         if (len % 8)
             return -1;
+        if (len && h->word) /* its result names handles of this run */
+            rt__call_unkept(rt__runtime_here(), h->word);
         release_made(p, (const uint64_t *)(const void *)payload, len / 8);
         return reply(p, 0, 0, NULL, 0, -1);
     default:

@@ -35,7 +35,9 @@ int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref)
     if (rc < 0)
         return rc;
     t->call.nested = (unsigned char)nested;
-    return rt__call_submit(rt__runtime_here(), t, &r, list ? s->args : NULL, call, ref);
+    rt__runtime *rt = rt__runtime_here();
+    rt__call_key_task(rt, t, s->args, s->nargs, r.nondeterministic);
+    return rt__call_submit(rt, t, &r, list ? s->args : NULL, call, ref);
 }
 
 /* rt_remote() and rt_remote_args() give one handle: a task of several
@@ -151,6 +153,8 @@ static int batch_records(rt_fn fn, const rt_opts *opts, const rt__request *r,
             rt__free(tasks);
             return rc;
         }
+        rt_arg one = RT_ARG_BYTES(args[i].data, args[i].len);
+        rt__call_key_task(rt__runtime_here(), tasks[i], &one, 1, r->nondeterministic);
     }
     *out = tasks;
     return 0;

@@ -4,7 +4,6 @@
 
 #include "alloc.h"
 #include "error.h"
-#include "error.h"
 #include "rtask.h"
 
 #include <errno.h>
@@ -13,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -335,6 +335,23 @@ int rt__shm_fd(const void *data)
 {
     const buf_hdr *h = (const buf_hdr *)(const void *)((const char *)data - RT__BUF_HDR);
     return data && h->magic == BUF_MAGIC && h->map_len ? (int)h->fd : -1;
+}
+
+int rt__buf_write(int fd, const void *data, size_t len)
+{
+    int from = rt__shm_fd(data);
+    off_t at = RT__BUF_HDR; /* where the bytes start in the memfd */
+    size_t left = len;
+    while (left > 0) {
+        ssize_t n = from >= 0 ? sendfile(fd, from, &at, left)
+                              : write(fd, (const char *)data + (len - left), left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        left -= (size_t)n;
+    }
+    return 0;
 }
 
 void rt__shm_unmap(void *data, size_t len)

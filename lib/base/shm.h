@@ -50,6 +50,11 @@ int rt__shm_seal(int fd);
 void *rt__shm_open(int fd, size_t len, int writable);
 /* The memfd a buffer of rt__shm_open() owns, or -1 (a heap buffer). */
 int rt__shm_fd(const void *data);
+/* Write a buffer's len bytes to fd (at its offset): from the memfd
+ * inside the kernel when it has one (through its mapping, whose pages
+ * this process may not have touched, each would cost a fault).  0, or
+ * -1 with errno. */
+int rt__buf_write(int fd, const void *data, size_t len);
 /* A copy of that memfd goes to another process, which maps it: when the
  * buffer is freed the memfd is closed, not given to the pool, whose next
  * user would write into the pages that process still reads. */

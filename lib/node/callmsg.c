@@ -5,6 +5,7 @@
 #include "base/shm.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -165,7 +166,10 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
 }
 
 /* A field added to rt_opts must be carried here too (on LP64, where the
- * size is known). */
+ * size is known; the last int, nondeterministic, fills what was padding:
+ * offsetof says so). */
+_Static_assert(sizeof(void *) != 8 || offsetof(rt_opts, nondeterministic) == 140,
+               "put_opts() and read_opts() carry every field of rt_opts");
 _Static_assert(sizeof(void *) != 8 || sizeof(rt_opts) == 144,
                "put_opts() and read_opts() carry every field of rt_opts");
 
@@ -195,6 +199,7 @@ static void put_opts(pack *p, const rt_opts *o)
     put_u64(p, (uint64_t)(int64_t)o->get_if_exists);
     put_u64(p, (uint64_t)(int64_t)o->detached);
     put_u64(p, (uint64_t)(int64_t)o->num_returns);
+    put_u64(p, (uint64_t)(int64_t)o->nondeterministic);
 }
 
 int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission *s)
@@ -322,6 +327,7 @@ static void read_opts(unpack *u, rt_opts *o)
     o->get_if_exists = (int)(int64_t)get_u64(u);
     o->detached = (int)(int64_t)get_u64(u);
     o->num_returns = (int)(int64_t)get_u64(u);
+    o->nondeterministic = (int)(int64_t)get_u64(u);
 }
 
 int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission *s,

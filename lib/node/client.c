@@ -304,7 +304,7 @@ void rt__client_task_end(const void *result, size_t len)
      * so its caller never sees them alive. */
     reply r;
     conn.nmade = conn.base;
-    if (rt__callmsg_put(&conn.chan, RT__CALL_END, 0, 0, mine, kept * 8) < 0)
+    if (rt__callmsg_put(&conn.chan, RT__CALL_END, 0, asker(), mine, kept * 8) < 0)
         (void)lost();
     else if (finish(&r) != RT_ESHUTDOWN || conn.open)
         done(&r);

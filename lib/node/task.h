@@ -97,6 +97,8 @@ typedef struct rt__call {
     uint64_t whole;          /* a part (one of several results): its task's
                                 handle; else 0 */
     size_t arg_len;          /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
+    uint64_t key[2];         /* with checkpoints: what determines its result
+                                (runtime/checkpoint.c), or 0, 0: none */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
     uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
     int arg_fd;              /* memfd holding the argument, or -1 */
@@ -188,6 +190,8 @@ typedef struct rt__object {
     unsigned char spilling : 1;  /* [L] its bytes are being written to a
                                     file */
     unsigned char restoring : 1; /* [L] its bytes are being read back */
+    unsigned char unkept : 1;    /* [L] its result is not to be checkpointed
+                                    (it names handles, or it yielded) */
 } rt__object;
 
 typedef struct rt__task {

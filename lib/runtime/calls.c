@@ -139,6 +139,43 @@ static int submit_taken(rt__runtime *rt, rt__task *t, const rt_arg *args, const 
     return rc;
 }
 
+/* [L] t, with its handles, ends at once with the results an earlier run
+ * kept (checkpoint.c): done, as a put object is, without running. */
+static void end_kept(rt__runtime *rt, rt__task *t)
+{
+    rt__tasks parts = {0}, none = {0};
+    for (rt__task *p = t->run.parts; p; p = p->run.parts)
+        p->call.whole = t->call.id;
+    rt__task_end_parts(t, &parts); /* status RT_OK: each keeps its bytes */
+    t->run.ended = 1;
+    rt__objects_publish(rt, t, &none); /* named by its handle: never an orphan */
+    for (rt__task *p; (p = rt__tasks_pop(&parts));) {
+        p->run.ended = 1;
+        rt__objects_publish(rt, p, &none);
+    }
+}
+
+/* [L] A task whose results were kept by an earlier run (checkpoint.c):
+ * handles for it and its parts, and it ends at once, as done, without
+ * running.  0, or RT_ENOMEM with nothing given. */
+static int submit_kept(rt__runtime *rt, rt__task *t, rt_ref *ref, const char *call)
+{
+    void *old;
+    int rc = add_part_handles(rt, t, ref, call);
+    if (rc == 0 && rt__table_add(&rt->tasks, t, &t->call.id, &old) < 0) {
+        for (rt__task *p = t->run.parts; p; p = p->run.parts)
+            rt__table_drop(&rt->tasks, p->call.id);
+        rc = rt__error(RT_ENOMEM, "%s: no memory for the handle", call);
+    }
+    if (rc < 0) {
+        rt__objects_untake_args(t);
+        return rc;
+    }
+    ref->id = t->call.id;
+    end_kept(rt, t);
+    return 0;
+}
+
 int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *args,
                     const char *call, rt_ref *ref)
 {
@@ -150,7 +187,12 @@ int rt__call_submit(rt__runtime *rt, rt__task *t, rt__request *r, const rt_arg *
         rc = take_objects(rt, t, args, call);
     if (rc == 0 && (rc = place_request(rt, r, t)) < 0 && args)
         rt__objects_untake_args(t);
-    if (rc == 0)
+    int kept = rc == 0 ? rt__checkpoint_take(rt, t) : 0;
+    if (kept < 0 && args)
+        rt__objects_untake_args(t);
+    if (kept)
+        rc = kept < 0 ? kept : submit_kept(rt, t, ref, call);
+    else if (rc == 0)
         rc = submit_taken(rt, t, args, call, ref);
     return rt__submit_done(rt, t, rc);
 }
@@ -173,7 +215,11 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (i > 0)
             rt__request_write(&rt->dispatch.sched, r, tasks[i]);
-        how |= rt__submit(rt, tasks[i]);
+        int kept = rt__checkpoint_take(rt, tasks[i]); /* handles given: it stays */
+        if (kept > 0)
+            end_kept(rt, tasks[i]);
+        else
+            how |= rt__submit(rt, tasks[i]);
     }
     pthread_mutex_unlock(&rt->lock);
     /* Many: the runtime thread sends them while the caller goes on. */

@@ -58,6 +58,16 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
 int rt__call_get(rt__runtime *rt, rt_ref ref, long timeout_ms, void **data, size_t *len);
 /* Drop a hold of the caller's (a view, a task given to run) on t. */
 void rt__call_unhold(rt__runtime *rt, rt__task *t);
+/* With checkpoints (rt_init()), what determines t's result, as far as
+ * its function and the bytes it takes say (the objects it takes are
+ * added when it is submitted); a nondeterministic task, or any without
+ * checkpoints, has none.  Returns 0.  An rt_put() object's: its bytes. */
+int rt__call_key_task(rt__runtime *rt, rt__task *t, const rt_arg *args, size_t nargs,
+                      int nondeterministic);
+void rt__call_key_object(rt__runtime *rt, rt__task *o, const void *data, size_t len);
+/* The running task `task` named handles in its result, or yielded: its
+ * result is not kept (its handles are its run's). */
+void rt__call_unkept(rt__runtime *rt, uint64_t task);
 /* rt_put(): o, an object already (rt__task_new_object()), gets a handle
  * once the store has room.  On failure o is freed. */
 int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref);

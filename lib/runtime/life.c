@@ -362,6 +362,8 @@ int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks h
     start_timeline(rt, config);
     rc = rt__spill_open(rt, config ? config->spill_dir : NULL);
     if (rc == 0)
+        rc = rt__checkpoint_open(rt, config ? config->checkpoint_dir : NULL);
+    if (rc == 0)
         rc = start(rt, &set);
     if (rc == 0 && cluster)
         rc = join_cluster(rt, &set);
@@ -445,6 +447,8 @@ static void finish_shutdown(rt__runtime *rt)
     rt__free(rt->pull_asks);
     rt->pull_asks = NULL;
     rt->npull_asks = rt->cap_pull_asks = 0;
+    rt__checkpoint_write(rt, &x.keep); /* the round's still: it writes them */
+    rt__checkpoint_close(rt);
     rt__round_give(rt);
     if (trace && rt__timeline_save(trace, trace_len, rt->timeline_path) < 0)
         rt__warn("RTASK_TIMELINE: %s", rt__last_error());

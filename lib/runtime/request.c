@@ -218,6 +218,13 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     if (rc == 0 && actor && r->num_returns > 1)
         rc = rt__error(RT_EINVAL, "num_returns is for tasks: an actor's calls give one "
                                   "result each");
+    if (rc == 0 && (o->nondeterministic & ~1))
+        rc = rt__error(RT_EINVAL, "nondeterministic must be 0 or 1; %d is invalid",
+                       o->nondeterministic);
+    if (rc == 0 && actor && o->nondeterministic)
+        rc = rt__error(RT_EINVAL, "nondeterministic is for tasks: actors are never "
+                                  "taken from a checkpoint");
+    r->nondeterministic = rc == 0 && o->nondeterministic;
     r->named = actor && o->name && *o->name;
     r->get_if_exists = o->get_if_exists;
     r->detached = o->detached;

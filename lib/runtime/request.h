@@ -31,6 +31,7 @@ typedef struct rt__request {
     int get_if_exists;    /* actors: a live one of that name is taken */
     int detached;         /* actors a task creates: outlive it */
     int num_returns;      /* tasks: results, each an object (1 to RT_RETURNS_MAX) */
+    int nondeterministic; /* tasks: never taken from a checkpoint */
     int nitems;
     rt__item items[RT__CUSTOM_MAX];
 } rt__request;

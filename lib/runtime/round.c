@@ -185,6 +185,7 @@ static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
             x->notify |= rt__notices_publish(rt, t);
         if (t->obj.has_children)
             rt__children_forget_locked(rt, t);
+        rt__checkpoint_note(rt, t, &x->keep);
         rt__objects_publish(rt, t, &x->orphans);
     }
     return published;
@@ -373,6 +374,7 @@ static rt__state exchange_and_act(rt__runtime *rt)
     if (x.notify)
         rt__notices_signal(rt);
     rt__tasks_free(&x.orphans);
+    rt__checkpoint_write(rt, &x.keep);
     take_objects(rt, &x);
     rt__dispatch_absorb(d, &x.incoming);
     for (rt__ask *c = x.asks, *next; c; c = next) {

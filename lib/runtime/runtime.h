@@ -85,6 +85,8 @@ typedef enum rt__state {
     RT__STOPPING
 } rt__state;
 
+#define RT__FOLDER_MAX 1024 /* the longest spill or checkpoint folder's name + 1 */
+
 typedef struct rt__runtime {
     pthread_mutex_t lock;
     pthread_mutex_t wake_lock;
@@ -161,11 +163,20 @@ typedef struct rt__runtime {
     rt__idmap running_orphans;   /* [L] tasks not done whose handle was
                                     dropped (objects.c) */
     struct {
-        char *dir;               /* where objects spill (fixed by rt_init()),
-                                    or NULL: they do not (spill.c) */
+        /* Where objects spill (fixed by rt_init()), or "": they do not
+         * (spill.c).  An array, not a string of the heap: a process the
+         * application forks blanks the runtime without freeing. */
+        char dir[RT__FOLDER_MAX];
         int busy;                /* [L] a thread moves objects to files */
         uint64_t spilled, restored; /* [L] bytes moved out, and read back */
     } spill;
+    struct {
+        char dir[RT__FOLDER_MAX]; /* where results are kept (fixed by
+                                     rt_init()), or "" (checkpoint.c) */
+        size_t unsynced;         /* the round holder's: files written since
+                                    the folder was last flushed */
+        uint64_t first_unsynced_ns; /* when the first of them was */
+    } checkpoint;
     rt__pull *pull_asks;         /* [L] objects other ranks hold that
                                     readers here wait for (objects.c) */
     size_t npull_asks, cap_pull_asks; /* [L] */
@@ -316,6 +327,8 @@ typedef struct rt__exchange {
                               (freed by the taker once published) */
     rt__actor *published;  /* given: dead actors, now only epitaphs */
     rt__tasks orphans;     /* given: finished tasks nobody wants, to free */
+    rt__tasks keep;        /* given: finished tasks whose results are to be
+                              kept (checkpoint.c), held */
     int notify;            /* given: write the notices' descriptor */
 } rt__exchange;
 
@@ -349,6 +362,23 @@ rt__stream *rt__streams_drop(rt__runtime *rt, uint64_t task, rt__tasks *freed);
 void rt__stream_free(rt__stream *s);
 /* rt_shutdown(): free every stream. */
 void rt__streams_free(rt__runtime *rt);
+
+/* ---- checkpoint.c: results kept for a later run --------------------------------- */
+
+/* rt_init(): the folder (rt_config.checkpoint_dir, $RTASK_CHECKPOINT_DIR,
+ * or none), made if missing, claimed for this program: 0, or RT_EINVAL
+ * (another program's, or unusable).  rt_shutdown(): flush it. */
+int rt__checkpoint_open(rt__runtime *rt, const char *dir);
+void rt__checkpoint_close(rt__runtime *rt);
+/* [L] A submission of t, its objects held: when its results are kept,
+ * they become its (and its parts') bytes, the lock released meanwhile:
+ * 1; 0 when they are not (t runs); or the runtime's end. */
+int rt__checkpoint_take(rt__runtime *rt, rt__task *t);
+/* [L] t is published: when its result is to be kept, hold it into keep.
+ * Then ([L] not held, by the round's holder) write what keep holds, and
+ * let go of it. */
+void rt__checkpoint_note(rt__runtime *rt, rt__task *t, rt__tasks *keep);
+void rt__checkpoint_write(rt__runtime *rt, rt__tasks *keep);
 
 /* ---- spill.c: objects in files while the store is full ------------------------------ */
 

@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,20 +46,24 @@ int rt__spill_open(rt__runtime *rt, const char *configured)
                                                   : NULL;
     struct stat st;
     int usable = stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) == 0;
-    rt__free(rt->spill.dir);
-    rt->spill.dir = NULL;
+    rt->spill.dir[0] = 0;
     if (!usable && named)
         return rt__error(RT_EINVAL, "rt_init: %s \"%s\" is not a folder this process may "
                          "write in", named, dir);
-    if (usable && !(rt->spill.dir = rt__strdup(dir)))
-        return rt__error(RT_ENOMEM, "rt_init: no memory for the spill folder's name");
+    if (usable && strlen(dir) >= sizeof rt->spill.dir) {
+        if (named)
+            return rt__error(RT_EINVAL, "rt_init: %s is longer than %d bytes", named,
+                             RT__FOLDER_MAX - 1);
+        return 0;
+    }
+    if (usable)
+        strcpy(rt->spill.dir, dir);
     return 0; /* a default that cannot be used: objects do not spill */
 }
 
 void rt__spill_close(rt__runtime *rt)
 {
-    rt__free(rt->spill.dir);
-    rt->spill.dir = NULL;
+    rt->spill.dir[0] = 0;
 }
 
 /* [L] Whether o may move to a file now. */
@@ -72,27 +75,14 @@ static int spillable(const rt__task *o)
 }
 
 /* Write the len bytes of an object to a new file at path: 0, or -1
- * (nothing left).  A large object's go from its memfd, inside the
- * kernel: read through its mapping, whose pages this process has not
- * touched, they would cost a fault each. */
+ * (nothing left). */
 static int write_file(const char *path, const void *data, size_t len)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
-    int from = rt__shm_fd(data);
-    off_t at = RT__BUF_HDR; /* where the bytes start in the memfd (shm.h) */
-    size_t left = len;
-    while (left > 0) {
-        ssize_t n = from >= 0 ? sendfile(fd, from, &at, left)
-                              : write(fd, (const char *)data + (len - left), left);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        left -= (size_t)n;
-    }
-    if (close(fd) < 0 || left > 0) {
+    int bad = rt__buf_write(fd, data, len) < 0;
+    if ((close(fd) < 0) | bad) {
         unlink(path);
         return -1;
     }
@@ -155,7 +145,7 @@ int rt__spill_make_room(rt__runtime *rt, size_t need)
     char *path[SPILL_BATCH];
     void *gone[SPILL_BATCH];
     size_t over = rt->store_used + need - rt->store_size;
-    size_t n = rt->spill.dir && !rt->spill.busy ? pick(rt, over, v) : 0;
+    size_t n = rt->spill.dir[0] && !rt->spill.busy ? pick(rt, over, v) : 0;
     if (n == 0)
         return 0;
     rt->spill.busy = 1;

@@ -72,6 +72,8 @@ int rt__call_stream_add(rt__runtime *rt, uint64_t task, rt_ref item)
     if (rc == 0 && (!t || t->obj.state == RT__TASK_DONE))
         rc = rt__error(RT_EBADREF, "rt_yield: nobody reads this task's results (its "
                        "handle was released)");
+    if (rc == 0)
+        t->obj.unkept = 1; /* a later run takes its result only with its items */
     rt__stream *s = rc == 0 ? find(rt, task) : NULL;
     if (rc == 0 && !s) {
         *fresh = (rt__stream){.byid.id = task};

@@ -1,0 +1,423 @@
+/*
+ * checkpoint.c - results kept in a folder, so that a run of the same
+ * program that was killed resumes where it stopped (rtask_checkpoint(7)).
+ *
+ * Each task has a key: what determines its result, the attempt aside.
+ * It is a 128-bit hash of its function (the object it is in and its
+ * offset there: the same in every run of the same program), the bytes
+ * it takes, the keys of the objects it takes, in their order, and how
+ * many results it gives; a part's is its task's and its number; an
+ * rt_put() object's, its bytes.  An object without a key (an actor
+ * call's result, a nondeterministic task's) gives none to the tasks that
+ * take it: they always run.
+ *
+ * A task that ends well is kept as one file per result, named by the
+ * key: written whole under a temporary name, then renamed, and the
+ * folder's file system flushed every KEEP_BATCH files or SYNC_NS (and at
+ * rt_shutdown()).  A submission whose key has its files (all of them, for
+ * several results) becomes those objects at once and never runs.  A file
+ * that is cut short, or whose bytes do not hash to what its header says,
+ * is not taken: the task runs again, with a warning.  The folder names
+ * its program (PROGRAM): another program's is refused.
+ *
+ * Kept: results that end well and whose bytes are here.  Not kept:
+ * failures, actors and their calls, results that name handles (a
+ * task's handles are of its run), what a task yielded, and large results
+ * that another rank of an MPI job holds.
+ */
+#include "calls.h"
+
+#include "runtime.h"
+
+#include "base/alloc.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/shm.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KEEP_BATCH 64
+#define SYNC_NS 100000000ULL /* 100 ms */
+#define MAGIC "rtaskck1"
+
+/* ---- keys ----------------------------------------------------------------------- */
+
+typedef struct hash {
+    uint64_t a, b;
+} hash;
+
+static hash hash_start(uint64_t tag)
+{
+    return (hash){0x9e3779b97f4a7c15ULL ^ tag, 0xc2b2ae3d27d4eb4fULL + tag};
+}
+
+static uint64_t rotl(uint64_t x, int r)
+{
+    return x << r | x >> (64 - r);
+}
+
+static void hash_word(hash *h, uint64_t w)
+{
+    h->a = rotl((h->a ^ w) * 0x9e3779b97f4a7c15ULL, 29);
+    h->b = rotl((h->b + w) * 0xff51afd7ed558ccdULL, 31) ^ h->a;
+}
+
+static void hash_bytes(hash *h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    hash_word(h, len);
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        hash_word(h, w);
+    }
+    uint64_t last = 0;
+    memcpy(&last, p, len);
+    hash_word(h, last);
+}
+
+static void set_key(rt__task *t, hash h)
+{
+    hash_word(&h, 0x5ca1ab1e); /* a key is never 0, 0: that is none */
+    t->call.key[0] = h.a | 1;
+    t->call.key[1] = h.b;
+}
+
+static int has_key(const rt__task *t)
+{
+    return t->call.key[0] != 0;
+}
+
+/* The function, as every run of the program names it. */
+static void hash_function(hash *h, const void *fn)
+{
+    Dl_info info;
+    if (dladdr(fn, &info) && info.dli_fname) {
+        hash_bytes(h, info.dli_fname, strlen(info.dli_fname));
+        hash_word(h, (uint64_t)((const char *)fn - (const char *)info.dli_fbase));
+    } else {
+        hash_word(h, (uint64_t)(uintptr_t)fn);
+    }
+}
+
+int rt__call_key_task(rt__runtime *rt, rt__task *t, const rt_arg *args, size_t nargs,
+                      int nondeterministic)
+{
+    if (!rt->checkpoint.dir[0] || nondeterministic || t->call.kind != RT__KIND_TASK)
+        return 0;
+    hash h = hash_start(1);
+    hash_function(&h, (const void *)t->call.fn);
+    hash_word(&h, t->call.args_form);
+    hash_word(&h, nargs);
+    unsigned parts = 1;
+    for (const rt__task *p = t->run.parts; p; p = p->run.parts)
+        parts++;
+    hash_word(&h, parts);
+    for (size_t i = 0; i < nargs; i++)
+        if (!args[i].ref.id)
+            hash_bytes(&h, args[i].data, args[i].len);
+        else
+            hash_word(&h, ~(uint64_t)i); /* an object's key comes under the lock */
+    set_key(t, h);
+    return 0;
+}
+
+void rt__call_key_object(rt__runtime *rt, rt__task *o, const void *data, size_t len)
+{
+    if (!rt->checkpoint.dir[0])
+        return;
+    hash h = hash_start(2);
+    hash_bytes(&h, data, len);
+    set_key(o, h);
+}
+
+void rt__call_unkept(rt__runtime *rt, uint64_t task)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt__task *t = rt__objects_running(rt, task);
+    if (t && t->obj.state != RT__TASK_DONE)
+        t->obj.unkept = 1;
+    pthread_mutex_unlock(&rt->lock);
+}
+
+/* [L] t's key gets the keys of the objects it takes (none when one has
+ * none), and its parts get theirs. */
+static void finish_key(rt__task *t)
+{
+    hash h = {t->call.key[0], t->call.key[1]};
+    const rt__arg *list = rt__task_args(t);
+    for (uint32_t i = 0; i < t->call.nargs && has_key(t); i++) {
+        const rt__task *o = list[i].object;
+        if (o && !has_key(o))
+            t->call.key[0] = t->call.key[1] = 0;
+        else if (o)
+            hash_word(&h, o->call.key[0]), hash_word(&h, o->call.key[1]);
+    }
+    if (has_key(t) && t->call.nargs)
+        set_key(t, h);
+    uint64_t n = 1;
+    for (rt__task *p = t->run.parts; p; p = p->run.parts, n++) {
+        hash ph = {t->call.key[0], t->call.key[1]};
+        hash_word(&ph, n);
+        if (has_key(t))
+            set_key(p, ph);
+    }
+}
+
+/* ---- files --------------------------------------------------------------------- */
+
+typedef struct header {
+    char magic[8];
+    uint64_t key[2];
+    uint64_t len;
+    uint64_t sum[2]; /* the hash of the bytes */
+} header;
+
+static char *path_of(const rt__runtime *rt, const uint64_t key[2], const char *prefix)
+{
+    size_t len = strlen(rt->checkpoint.dir) + 64;
+    char *path = rt__malloc(len);
+    if (path)
+        snprintf(path, len, "%s/%s%016llx%016llx", rt->checkpoint.dir, prefix,
+                 (unsigned long long)key[0], (unsigned long long)key[1]);
+    return path;
+}
+
+static hash sum_of(const void *data, size_t len)
+{
+    hash h = hash_start(3);
+    hash_bytes(&h, data, len);
+    return h;
+}
+
+/* The bytes kept for key, in a buffer an object keeps, and their length;
+ * NULL when there are none, or none that can be trusted (a warning says
+ * why). */
+static void *read_kept(const rt__runtime *rt, const uint64_t key[2], size_t *len)
+{
+    char *path = path_of(rt, key, "");
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    header h;
+    struct stat st;
+    void *bytes = NULL;
+    const char *bad = NULL;
+    if (fd < 0) {
+        rt__free(path);
+        return NULL; /* not kept: the usual case */
+    }
+    if (fstat(fd, &st) < 0 || read(fd, &h, sizeof h) != (ssize_t)sizeof h ||
+        memcmp(h.magic, MAGIC, 8) != 0 || h.key[0] != key[0] || h.key[1] != key[1])
+        bad = "its header is not a checkpoint's";
+    else if ((uint64_t)st.st_size != sizeof h + h.len || h.len > RT__LEN_MAX)
+        bad = "it is cut short";
+    else if (!(bytes = rt__task_object_fill(h.len, rt__task_read_fd, &fd)))
+        bad = "it could not be read";
+    else {
+        hash sum = sum_of(bytes, h.len);
+        if (sum.a != h.sum[0] || sum.b != h.sum[1]) {
+            bad = "its bytes are not what it says";
+            rt__buf_free(bytes);
+            bytes = NULL;
+        }
+    }
+    close(fd);
+    if (bad)
+        rt__warn("checkpoint %s: %s: the task runs again", path, bad);
+    rt__free(path);
+    *len = bytes ? h.len : 0;
+    return bytes;
+}
+
+/* Keep o's bytes under its key: 0, or -1 (a warning says why). */
+static int write_kept(const rt__runtime *rt, const rt__task *o)
+{
+    char *tmp = path_of(rt, o->call.key, ".tmp-"), *path = path_of(rt, o->call.key, "");
+    int fd = tmp && path ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    hash sum = sum_of(o->obj.result, o->obj.result_len);
+    header h = {MAGIC, {o->call.key[0], o->call.key[1]}, o->obj.result_len, {sum.a, sum.b}};
+    int bad = fd < 0 || write(fd, &h, sizeof h) != (ssize_t)sizeof h ||
+              rt__buf_write(fd, o->obj.result, o->obj.result_len) < 0;
+    bad |= fd >= 0 && close(fd) < 0;
+    if (!bad && rename(tmp, path) < 0)
+        bad = 1;
+    if (bad) {
+        rt__warn("checkpoint %s: %s: the result is not kept", path ? path : "?",
+                 strerror(errno));
+        if (tmp)
+            unlink(tmp);
+    }
+    rt__free(tmp);
+    rt__free(path);
+    return bad ? -1 : 0;
+}
+
+/* Flush what was written to the folder's file system, when enough is
+ * waiting (or now). */
+static void sync_kept(rt__runtime *rt, int now)
+{
+    uint64_t t = rt__now_ns();
+    if (!rt->checkpoint.unsynced || (!now && rt->checkpoint.unsynced < KEEP_BATCH &&
+                                     t - rt->checkpoint.first_unsynced_ns < SYNC_NS))
+        return;
+    int fd = open(rt->checkpoint.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || syncfs(fd) < 0)
+        rt__warn("checkpoints in %s: flushing them: %s", rt->checkpoint.dir, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    rt->checkpoint.unsynced = 0;
+}
+
+/* ---- the runtime's side ------------------------------------------------------------ */
+
+int rt__checkpoint_take(rt__runtime *rt, rt__task *t)
+{
+    if (!rt->checkpoint.dir[0] || !has_key(t))
+        return 0;
+    finish_key(t);
+    if (!has_key(t))
+        return 0;
+    pthread_mutex_unlock(&rt->lock);
+    int found = 1;
+    for (rt__task *x = t; x && found; x = x == t ? t->run.parts : x->run.parts) {
+        size_t len = 0;
+        void *bytes = read_kept(rt, x->call.key, &len);
+        found = bytes != NULL;
+        x->obj.result = bytes;
+        x->obj.result_len = len;
+    }
+    if (!found) /* all or none */
+        for (rt__task *x = t; x; x = x == t ? t->run.parts : x->run.parts) {
+            rt__buf_free(x->obj.result);
+            x->obj.result = NULL;
+            x->obj.result_len = 0;
+        }
+    pthread_mutex_lock(&rt->lock);
+    int rc = rt__check_running(rt, "rt_remote");
+    return rc < 0 ? rc : found;
+}
+
+void rt__checkpoint_note(rt__runtime *rt, rt__task *t, rt__tasks *keep)
+{
+    if (rt->checkpoint.dir[0] && has_key(t) && t->obj.status == RT_OK && !t->obj.unkept &&
+        (t->obj.result || !t->obj.result_len) && !t->obj.holder && !t->obj.spill_file) {
+        t->obj.holds++; /* kept alive until written */
+        rt__tasks_push(keep, t);
+    }
+}
+
+void rt__checkpoint_write(rt__runtime *rt, rt__tasks *keep)
+{
+    if (!keep->count)
+        return;
+    size_t n = 0;
+    for (rt__task *t = keep->head; t; t = t->next)
+        n += write_kept(rt, t) == 0;
+    if (rt->checkpoint.unsynced == 0)
+        rt->checkpoint.first_unsynced_ns = rt__now_ns();
+    rt->checkpoint.unsynced += n;
+    sync_kept(rt, 0);
+    rt__tasks freed = {0};
+    pthread_mutex_lock(&rt->lock);
+    for (rt__task *t; (t = rt__tasks_pop(keep));)
+        if (rt__objects_unhold(rt, t))
+            rt__tasks_push(&freed, t);
+    pthread_mutex_unlock(&rt->lock);
+    rt__tasks_free(&freed);
+}
+
+/* ---- the folder -------------------------------------------------------------------- */
+
+/* This program, as a line: its path and the hash of its bytes. */
+static char *program_line(void)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (n < 0 || fd < 0 || fstat(fd, &st) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    exe[n] = 0;
+    void *map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                           : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED)
+        return NULL;
+    hash h = sum_of(map, (size_t)st.st_size);
+    munmap(map, (size_t)st.st_size);
+    size_t len = strlen(exe) + 80;
+    char *line = rt__malloc(len);
+    if (line)
+        snprintf(line, len, "rtask checkpoints of %s %016llx%016llx\n", exe,
+                 (unsigned long long)h.a, (unsigned long long)h.b);
+    return line;
+}
+
+/* The folder's PROGRAM file names this program, or is written so. */
+static int claim(const char *dir, const char *named, const char *line)
+{
+    char path[4200], seen[4200];
+    snprintf(path, sizeof path, "%s/PROGRAM", dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(seen, 1, sizeof seen - 1, f);
+        fclose(f);
+        seen[n] = 0;
+        if (strcmp(seen, line) == 0)
+            return 0;
+        seen[strcspn(seen, "\n")] = 0;
+        return rt__error(RT_EINVAL, "rt_init: %s %s holds another program's results (%s): "
+                         "give each program a folder of its own", named, dir, seen);
+    }
+    if (!(f = fopen(path, "w")) || fputs(line, f) < 0 || fclose(f) != 0)
+        return rt__error(RT_ESYS, "rt_init: %s %s: writing PROGRAM: %s", named, dir,
+                         strerror(errno));
+    return 0;
+}
+
+int rt__checkpoint_open(rt__runtime *rt, const char *configured)
+{
+    const char *env = getenv("RTASK_CHECKPOINT_DIR");
+    const char *dir = configured && *configured ? configured : env && *env ? env : NULL;
+    const char *named = configured && *configured ? "rt_config.checkpoint_dir"
+                                                  : "RTASK_CHECKPOINT_DIR";
+    rt->checkpoint.dir[0] = 0;
+    rt->checkpoint.unsynced = 0;
+    if (!dir)
+        return 0;
+    if (strlen(dir) >= sizeof rt->checkpoint.dir)
+        return rt__error(RT_EINVAL, "rt_init: %s is longer than %d bytes", named,
+                         RT__FOLDER_MAX - 1);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return rt__error(RT_EINVAL, "rt_init: %s %s: %s", named, dir, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) < 0)
+        return rt__error(RT_EINVAL, "rt_init: %s %s is not a folder this process may write "
+                         "in", named, dir);
+    char *line = program_line();
+    if (!line)
+        return rt__error(RT_ESYS, "rt_init: %s: reading this program: %s", named,
+                         strerror(errno));
+    int rc = claim(dir, named, line);
+    rt__free(line);
+    if (rc == 0)
+        strcpy(rt->checkpoint.dir, dir);
+    return rc;
+}
+
+void rt__checkpoint_close(rt__runtime *rt)
+{
+    if (rt->checkpoint.dir[0])
+        sync_kept(rt, 1);
+    rt->checkpoint.dir[0] = 0;
+}
