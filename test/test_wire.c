@@ -340,11 +340,13 @@ START_TEST(rank_message_words_round_trip)
     ck_assert_int_eq(rt__rank_task_read(&m, &w), -1);
     /* Objects other ranks hold: only in a table, whose bytes name them. */
     rt__task table = {.call.id = 9, .call.kind = RT__KIND_TASK, .call.fn = (rt__any_fn)1,
-                      .call.args_form = RT__ARGS_LIST};
+                      .call.args_form = RT__ARGS_LIST, .call.key = {0xabcdef, 77}};
     m = rt__rank_task(4, &table, 0, 2, label);
     m.len = 2 * sizeof(rt__rank_ref) + 16;
     ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);
     ck_assert_uint_eq(w.remote, 2);
+    ck_assert_uint_eq(w.key[0], 0xabcdef); /* a checkpoint's key goes with it */
+    ck_assert_uint_eq(w.key[1], 77);
     m.len = sizeof(rt__rank_ref);
     ck_assert_int_eq(rt__rank_task_read(&m, &w), -1); /* no room for their refs */
     m = rt__rank_task(4, &t, 1, 1, label);

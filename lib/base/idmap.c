@@ -78,10 +78,23 @@ rt__idnode *rt__idmap_next(const rt__idnode *n)
     return (rt__idnode *)n;
 }
 
-rt__idnode *rt__idmap_any(const rt__idmap *m)
+/* The first record of the chains from bucket i on. */
+static rt__idnode *from_bucket(const rt__idmap *m, size_t i)
 {
-    for (size_t i = 0; i < m->nbuckets; i++)
+    for (; i < m->nbuckets; i++)
         if (m->bucket[i])
             return m->bucket[i];
     return NULL;
+}
+
+rt__idnode *rt__idmap_any(const rt__idmap *m)
+{
+    return from_bucket(m, 0);
+}
+
+rt__idnode *rt__idmap_after(const rt__idmap *m, const rt__idnode *n)
+{
+    if (n->hnext)
+        return n->hnext;
+    return from_bucket(m, (size_t)(chain(m, n->id) - m->bucket) + 1);
 }

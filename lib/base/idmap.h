@@ -33,7 +33,10 @@ void rt__idmap_remove(rt__idmap *m, rt__idnode *n);
  * n; NULL when there is none. */
 rt__idnode *rt__idmap_find(const rt__idmap *m, uint64_t id);
 rt__idnode *rt__idmap_next(const rt__idnode *n);
-/* Any record, to empty the map; NULL when it is empty. */
+/* Any record, to empty the map; NULL when it is empty.  Then the record
+ * after n, to visit each (the map unchanged meanwhile, but for n's own
+ * removal after the next was taken); NULL after the last. */
 rt__idnode *rt__idmap_any(const rt__idmap *m);
+rt__idnode *rt__idmap_after(const rt__idmap *m, const rt__idnode *n);
 
 #endif

@@ -13,7 +13,7 @@ typedef struct fixed {
     uint32_t type;
     uint32_t text_len;       /* with its NUL */
     uint64_t lease;
-    uint64_t w[5];
+    uint64_t w[7];
     uint64_t len;            /* of the bytes */
     uint32_t follows;        /* the bytes follow as pieces */
     uint32_t places;         /* bytes of fn's and fini's places (TASK, CALL) */
@@ -180,7 +180,8 @@ rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t r
     if (env)
         snprintf(label, RT__RANK_LABEL, "%s\n%s", name, env);
     return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
-                          .w = {t->call.id, (uint64_t)t->call.kind, flags, remote, env_at},
+                          .w = {t->call.id, (uint64_t)t->call.kind, flags, remote, env_at,
+                                t->call.key[0], t->call.key[1]},
                           .text = env ? label : name, .fd = -1};
 }
 
@@ -192,7 +193,7 @@ int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w)
                                .has_fini = (flags & TASK_FINI) != 0,
                                .table = (flags & TASK_TABLE) != 0,
                                .attempt = (unsigned)(flags >> TASK_ATTEMPT_SHIFT),
-                               .remote = (size_t)m->w[3]};
+                               .remote = (size_t)m->w[3], .key = {m->w[5], m->w[6]}};
     size_t text_len = strlen(m->text), name_len = m->w[4] ? m->w[4] - 1 : text_len;
     if (name_len >= sizeof w->name || m->w[4] > text_len)
         return -1;

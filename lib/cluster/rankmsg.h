@@ -30,7 +30,8 @@ typedef enum rt__rank_type {
                            fini; text = name ("" = none); bytes = argument,
                            or a table (proto.h) whose entries for those
                            objects are "mapped", then each object's
-                           rt__rank_ref */
+                           rt__rank_ref; w4 = where its variables start
+                           in text; w5, w6 = its key (node/keep.h) */
     RT__RANK_RELEASE,   /* 0 -> r: w0 = retire */
     RT__RANK_STOP,      /* 0 -> r: an actor finishes and exits */
     RT__RANK_KILL,      /* 0 -> r: kill the worker */
@@ -69,7 +70,7 @@ typedef enum rt__rank_type {
 typedef struct rt__rank_msg {
     uint32_t type;
     uint64_t lease;
-    uint64_t w[5];
+    uint64_t w[7];
     rt__fn_place fn, fini;   /* TASK and CALL only */
     const char *text;        /* NUL-terminated; "" when none */
     const void *bytes;       /* the bytes (inline, or in owned); NULL with fd */
@@ -117,6 +118,7 @@ typedef struct rt__rank_task_words {
     size_t remote;    /* objects other ranks hold among its arguments */
     char name[RT__RANK_NAME]; /* "": none */
     const char *env;  /* its variables, in the message's text, or NULL */
+    uint64_t key[2];  /* with checkpoints, its key (node/keep.h), or 0, 0 */
 } rt__rank_task_words;
 int rt__rank_task_read(const rt__rank_msg *m, rt__rank_task_words *w);
 /* ANSWER: the result's bytes inline when small (copied into the

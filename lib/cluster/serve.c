@@ -8,6 +8,7 @@
 #include "base/idmap.h"
 #include "base/list.h"
 #include "base/shm.h"
+#include "node/keep.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -32,6 +33,8 @@ typedef struct lease {
 } lease;
 
 struct rt__serve {
+    const char *kept_dir;   /* checkpoints: where the results kept here go
+                               (node/keep.h), or NULL */
     rt__bridge *bridge;
     rt__node *local;
     rt__idmap leases;
@@ -205,12 +208,16 @@ int rt__serve_run(rt__serve *s)
 /* A large result stays here, where it was made, until rank 0 frees it:
  * rank 0 pulls it when it is read there, other ranks when their tasks
  * take it, and tasks here take it as it is.  Several results (packed)
- * go to rank 0, which makes each an object. */
+ * go to rank 0, which makes each an object.  With checkpoints, one kept
+ * here is written here too (rank 0 writes those it gets); rank 0 takes
+ * it back if it turns out to name handles. */
 static void keep_result(rt__serve *s, const rt__task *t, rt__answer *a)
 {
     if ((t->call.kind == RT__KIND_TASK || t->call.kind == RT__KIND_CALL) && a->len >= RT__SHM_MIN &&
         a->result && !a->refused && !a->sys_errno && !a->packed &&
         rt__store_keep(s->store, a->id, rt__task_attempt(t), a->result, a->len) == 0) {
+        if (s->kept_dir && t->call.key[0] && a->status == 0)
+            (void)rt__keep_write(s->kept_dir, t->call.key, a->result, a->len, 1);
         a->result = NULL;
         a->held = 1;
     }
@@ -360,6 +367,8 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
                      m->len, &t);
     if (t) {
         t->call.id = w.id;
+        t->call.key[0] = w.key[0];
+        t->call.key[1] = w.key[1];
         t->run.runs_lost = (uint16_t)w.attempt; /* the worker hears which run it is */
         if (!w.remote)
             t->call.args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
@@ -520,17 +529,18 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
     return 0;
 }
 
-rt__serve *rt__serve_new(rt__bridge *b, rt__node *local)
+rt__serve *rt__serve_new(rt__bridge *b, rt__node *local, const rt__serve_setup *setup)
 {
     rt__serve *s = rt__malloc(sizeof *s);
     if (!s)
         return NULL;
     memset(s, 0, sizeof *s);
+    s->kept_dir = setup->kept_dir;
     if (rt__idmap_init(&s->leases) < 0) {
         rt__free(s);
         return NULL;
     }
-    if (!(s->store = rt__store_new())) {
+    if (!(s->store = rt__store_new(setup->store_size, setup->spill_dir))) {
         rt__idmap_free(&s->leases);
         rt__free(s);
         return NULL;

@@ -17,9 +17,17 @@
 
 typedef struct rt__serve rt__serve;
 
+/* What a serving rank's runtime gives it (its strings outlive it). */
+typedef struct rt__serve_setup {
+    const char *kept_dir;  /* checkpoints: where the large results kept here
+                              are written too (node/keep.h), or NULL */
+    const char *spill_dir; /* where they spill past store_size, or NULL */
+    size_t store_size;     /* this rank's object_store_bytes */
+} rt__serve_setup;
+
 /* Serve rank 0 with the local node, whose events become this server's.
  * NULL without memory. */
-rt__serve *rt__serve_new(rt__bridge *b, rt__node *local);
+rt__serve *rt__serve_new(rt__bridge *b, rt__node *local, const rt__serve_setup *setup);
 /* What rank `from` sent: rank 0's leases and frees, any rank's pulls of
  * objects held here and the objects pulled from others (held.h).
  * Returns 1 when it was SHUTDOWN. */

@@ -1,10 +1,19 @@
-/* store.c - objects a serving rank holds: results kept, copies pulled. */
+/* store.c - objects a serving rank holds: results kept, copies pulled;
+ * and, past the rank's object_store_bytes, the results kept that no task
+ * here uses spilled to files, read back when used or pulled (as rank 0's
+ * store does: runtime/spill.c). */
 #include "store.h"
 
 #include "base/alloc.h"
+#include "base/error.h"
 #include "base/idmap.h"
+#include "base/shm.h"
+#include "node/keep.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct held_obj {
     rt__idnode byid;   /* first; the object's id (its task's) */
@@ -16,16 +25,77 @@ typedef struct held_obj {
 
 struct rt__store {
     rt__idmap objects;
+    size_t size;           /* bytes the objects here may take, or 0: any */
+    size_t used;           /* bytes they take in memory */
+    const char *spill_dir; /* where kept ones spill past size, or NULL */
 };
 
-rt__store *rt__store_new(void)
+rt__store *rt__store_new(size_t size, const char *spill_dir)
 {
     rt__store *h = rt__calloc(1, sizeof *h);
     if (h && rt__idmap_init(&h->objects) < 0) {
         rt__free(h);
         return NULL;
     }
+    if (h) {
+        h->size = size;
+        h->spill_dir = spill_dir;
+    }
     return h;
+}
+
+/* ---- spilling ------------------------------------------------------------------- */
+
+/* Move o's bytes to a file: 0, or -1 (they stay, with a warning). */
+static int spill_one(rt__store *h, held_obj *o)
+{
+    rt__task *t = o->object;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/rtask-spill-%ld-%016llx-%u", h->spill_dir, (long)getpid(),
+             (unsigned long long)t->call.id, o->run);
+    if (rt__keep_spill(path, t->obj.result, t->obj.result_len) < 0 ||
+        !(t->obj.spill_file = rt__strdup(path))) {
+        rt__warn("spilling an object of %zu bytes to %s: %s", t->obj.result_len, path,
+                 strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    rt__buf_free(t->obj.result);
+    t->obj.result = NULL;
+    h->used -= t->obj.result_len;
+    return 0;
+}
+
+/* Past its size, the store moves what nobody here uses to files. */
+static void spill(rt__store *h)
+{
+    if (!h->size || !h->spill_dir)
+        return;
+    for (rt__idnode *n = rt__idmap_any(&h->objects); n && h->used > h->size;) {
+        held_obj *o = (held_obj *)n;
+        n = rt__idmap_after(&h->objects, n);
+        if (o->kept && !o->users && o->object->obj.result && o->object->obj.result_len)
+            (void)spill_one(h, o);
+    }
+}
+
+/* o's bytes back from their file (or o missing: RT_ESYS). */
+static void restore(rt__store *h, held_obj *o)
+{
+    rt__task *t = o->object;
+    if (!t->obj.spill_file || t->obj.result)
+        return;
+    void *bytes = rt__keep_unspill(t->obj.spill_file, t->obj.result_len);
+    if (!bytes) {
+        rt__task_fail(t, RT_ESYS, "the object's %zu bytes, spilled to %s, could not be "
+                      "read back", t->obj.result_len, t->obj.spill_file);
+        return;
+    }
+    unlink(t->obj.spill_file);
+    rt__free(t->obj.spill_file);
+    t->obj.spill_file = NULL;
+    t->obj.result = bytes;
+    h->used += t->obj.result_len;
 }
 
 static held_obj *find(const rt__store *h, uint64_t id, unsigned run)
@@ -38,6 +108,8 @@ static held_obj *find(const rt__store *h, uint64_t id, unsigned run)
 
 static void drop(rt__store *h, held_obj *o)
 {
+    if (o->object->obj.result)
+        h->used -= o->object->obj.result_len;
     rt__idmap_remove(&h->objects, &o->byid);
     rt__task_free(o->object);
     rt__free(o);
@@ -65,6 +137,8 @@ int rt__store_keep(rt__store *h, uint64_t id, unsigned run, void *bytes, size_t 
     if (!o)
         return -1;
     o->kept = 1;
+    h->used += len;
+    spill(h);
     return 0;
 }
 
@@ -77,6 +151,7 @@ rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *
     if (!o)
         return NULL;
     o->users++;
+    restore(h, o);
     return o->object;
 }
 
@@ -107,9 +182,11 @@ void rt__store_forget(rt__store *h, uint64_t id, unsigned run)
     }
 }
 
-const rt__task *rt__store_find(const rt__store *h, uint64_t id, unsigned run)
+const rt__task *rt__store_find(rt__store *h, uint64_t id, unsigned run)
 {
     held_obj *o = find(h, id, run);
+    if (o)
+        restore(h, o);
     return o && o->object->obj.result ? o->object : NULL;
 }
 
@@ -122,6 +199,8 @@ void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int
     }
     o->object->obj.result = bytes;
     o->object->obj.status = found ? RT_OK : RT_EDEPENDENCY;
+    if (bytes)
+        h->used += o->object->obj.result_len;
 }
 
 int rt__store_ready(const rt__task *o)

@@ -17,7 +17,9 @@
 
 typedef struct rt__store rt__store;
 
-rt__store *rt__store_new(void);
+/* A store of size bytes (0: any), whose results kept that no task here
+ * uses spill to files in spill_dir (NULL: none) past it. */
+rt__store *rt__store_new(size_t size, const char *spill_dir);
 void rt__store_free(rt__store *h);
 /* Keep len bytes (rt__buf_free()-able, now h's) that run `run` of task id
  * made; 0, or -1 without memory (they stay the caller's). */
@@ -30,9 +32,9 @@ rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *
 void rt__store_unuse(rt__store *h, rt__task *o);
 /* Rank 0 wants the object no more: it goes once no task here uses it. */
 void rt__store_forget(rt__store *h, uint64_t id, unsigned run);
-/* The record with the object's bytes, for another rank that pulls it, or
- * NULL when they are not here. */
-const rt__task *rt__store_find(const rt__store *h, uint64_t id, unsigned run);
+/* The record with the object's bytes (read back when spilled), for
+ * another rank that pulls it, or NULL when they are not here. */
+const rt__task *rt__store_find(rt__store *h, uint64_t id, unsigned run);
 /* A pulled object arrived (bytes, now h's), or its holder had it not
  * (found 0: the copy is marked missing, and the tasks that take it fail). */
 void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int found);

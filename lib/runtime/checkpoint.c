@@ -33,6 +33,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/shm.h"
+#include "node/keep.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -46,47 +47,12 @@
 
 #define KEEP_BATCH 64
 #define SYNC_NS 100000000ULL /* 100 ms */
-#define MAGIC "rtaskck1"
 
 /* ---- keys ----------------------------------------------------------------------- */
 
-typedef struct hash {
-    uint64_t a, b;
-} hash;
-
-static hash hash_start(uint64_t tag)
+static void set_key(rt__task *t, rt__hash h)
 {
-    return (hash){0x9e3779b97f4a7c15ULL ^ tag, 0xc2b2ae3d27d4eb4fULL + tag};
-}
-
-static uint64_t rotl(uint64_t x, int r)
-{
-    return x << r | x >> (64 - r);
-}
-
-static void hash_word(hash *h, uint64_t w)
-{
-    h->a = rotl((h->a ^ w) * 0x9e3779b97f4a7c15ULL, 29);
-    h->b = rotl((h->b + w) * 0xff51afd7ed558ccdULL, 31) ^ h->a;
-}
-
-static void hash_bytes(hash *h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    hash_word(h, len);
-    for (; len >= 8; p += 8, len -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        hash_word(h, w);
-    }
-    uint64_t last = 0;
-    memcpy(&last, p, len);
-    hash_word(h, last);
-}
-
-static void set_key(rt__task *t, hash h)
-{
-    hash_word(&h, 0x5ca1ab1e); /* a key is never 0, 0: that is none */
+    rt__hash_word(&h, 0x5ca1ab1e); /* a key is never 0, 0: that is none */
     t->call.key[0] = h.a | 1;
     t->call.key[1] = h.b;
 }
@@ -97,14 +63,14 @@ static int has_key(const rt__task *t)
 }
 
 /* The function, as every run of the program names it. */
-static void hash_function(hash *h, const void *fn)
+static void hash_function(rt__hash *h, const void *fn)
 {
     Dl_info info;
     if (dladdr(fn, &info) && info.dli_fname) {
-        hash_bytes(h, info.dli_fname, strlen(info.dli_fname));
-        hash_word(h, (uint64_t)((const char *)fn - (const char *)info.dli_fbase));
+        rt__hash_bytes(h, info.dli_fname, strlen(info.dli_fname));
+        rt__hash_word(h, (uint64_t)((const char *)fn - (const char *)info.dli_fbase));
     } else {
-        hash_word(h, (uint64_t)(uintptr_t)fn);
+        rt__hash_word(h, (uint64_t)(uintptr_t)fn);
     }
 }
 
@@ -113,19 +79,19 @@ int rt__call_key_task(rt__runtime *rt, rt__task *t, const rt_arg *args, size_t n
 {
     if (!rt->checkpoint.dir[0] || nondeterministic || t->call.kind != RT__KIND_TASK)
         return 0;
-    hash h = hash_start(1);
+    rt__hash h = rt__hash_start(1);
     hash_function(&h, (const void *)t->call.fn);
-    hash_word(&h, t->call.args_form);
-    hash_word(&h, nargs);
+    rt__hash_word(&h, t->call.args_form);
+    rt__hash_word(&h, nargs);
     unsigned parts = 1;
     for (const rt__task *p = t->run.parts; p; p = p->run.parts)
         parts++;
-    hash_word(&h, parts);
+    rt__hash_word(&h, parts);
     for (size_t i = 0; i < nargs; i++)
         if (!args[i].ref.id)
-            hash_bytes(&h, args[i].data, args[i].len);
+            rt__hash_bytes(&h, args[i].data, args[i].len);
         else
-            hash_word(&h, ~(uint64_t)i); /* an object's key comes under the lock */
+            rt__hash_word(&h, ~(uint64_t)i); /* an object's key comes under the lock */
     set_key(t, h);
     return 0;
 }
@@ -134,8 +100,8 @@ void rt__call_key_object(rt__runtime *rt, rt__task *o, const void *data, size_t 
 {
     if (!rt->checkpoint.dir[0])
         return;
-    hash h = hash_start(2);
-    hash_bytes(&h, data, len);
+    rt__hash h = rt__hash_start(2);
+    rt__hash_bytes(&h, data, len);
     set_key(o, h);
 }
 
@@ -152,112 +118,27 @@ void rt__call_unkept(rt__runtime *rt, uint64_t task)
  * none), and its parts get theirs. */
 static void finish_key(rt__task *t)
 {
-    hash h = {t->call.key[0], t->call.key[1]};
+    rt__hash h = {t->call.key[0], t->call.key[1]};
     const rt__arg *list = rt__task_args(t);
     for (uint32_t i = 0; i < t->call.nargs && has_key(t); i++) {
         const rt__task *o = list[i].object;
         if (o && !has_key(o))
             t->call.key[0] = t->call.key[1] = 0;
         else if (o)
-            hash_word(&h, o->call.key[0]), hash_word(&h, o->call.key[1]);
+            rt__hash_word(&h, o->call.key[0]), rt__hash_word(&h, o->call.key[1]);
     }
     if (has_key(t) && t->call.nargs)
         set_key(t, h);
     uint64_t n = 1;
     for (rt__task *p = t->run.parts; p; p = p->run.parts, n++) {
-        hash ph = {t->call.key[0], t->call.key[1]};
-        hash_word(&ph, n);
+        rt__hash ph = {t->call.key[0], t->call.key[1]};
+        rt__hash_word(&ph, n);
         if (has_key(t))
             set_key(p, ph);
     }
 }
 
-/* ---- files --------------------------------------------------------------------- */
-
-typedef struct header {
-    char magic[8];
-    uint64_t key[2];
-    uint64_t len;
-    uint64_t sum[2]; /* the hash of the bytes */
-} header;
-
-static char *path_of(const rt__runtime *rt, const uint64_t key[2], const char *prefix)
-{
-    size_t len = strlen(rt->checkpoint.dir) + 64;
-    char *path = rt__malloc(len);
-    if (path)
-        snprintf(path, len, "%s/%s%016llx%016llx", rt->checkpoint.dir, prefix,
-                 (unsigned long long)key[0], (unsigned long long)key[1]);
-    return path;
-}
-
-static hash sum_of(const void *data, size_t len)
-{
-    hash h = hash_start(3);
-    hash_bytes(&h, data, len);
-    return h;
-}
-
-/* The bytes kept for key, in a buffer an object keeps, and their length;
- * NULL when there are none, or none that can be trusted (a warning says
- * why). */
-static void *read_kept(const rt__runtime *rt, const uint64_t key[2], size_t *len)
-{
-    char *path = path_of(rt, key, "");
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-    header h;
-    struct stat st;
-    void *bytes = NULL;
-    const char *bad = NULL;
-    if (fd < 0) {
-        rt__free(path);
-        return NULL; /* not kept: the usual case */
-    }
-    if (fstat(fd, &st) < 0 || read(fd, &h, sizeof h) != (ssize_t)sizeof h ||
-        memcmp(h.magic, MAGIC, 8) != 0 || h.key[0] != key[0] || h.key[1] != key[1])
-        bad = "its header is not a checkpoint's";
-    else if ((uint64_t)st.st_size != sizeof h + h.len || h.len > RT__LEN_MAX)
-        bad = "it is cut short";
-    else if (!(bytes = rt__task_object_fill(h.len, rt__task_read_fd, &fd)))
-        bad = "it could not be read";
-    else {
-        hash sum = sum_of(bytes, h.len);
-        if (sum.a != h.sum[0] || sum.b != h.sum[1]) {
-            bad = "its bytes are not what it says";
-            rt__buf_free(bytes);
-            bytes = NULL;
-        }
-    }
-    close(fd);
-    if (bad)
-        rt__warn("checkpoint %s: %s: the task runs again", path, bad);
-    rt__free(path);
-    *len = bytes ? h.len : 0;
-    return bytes;
-}
-
-/* Keep o's bytes under its key: 0, or -1 (a warning says why). */
-static int write_kept(const rt__runtime *rt, const rt__task *o)
-{
-    char *tmp = path_of(rt, o->call.key, ".tmp-"), *path = path_of(rt, o->call.key, "");
-    int fd = tmp && path ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
-    hash sum = sum_of(o->obj.result, o->obj.result_len);
-    header h = {MAGIC, {o->call.key[0], o->call.key[1]}, o->obj.result_len, {sum.a, sum.b}};
-    int bad = fd < 0 || write(fd, &h, sizeof h) != (ssize_t)sizeof h ||
-              rt__buf_write(fd, o->obj.result, o->obj.result_len) < 0;
-    bad |= fd >= 0 && close(fd) < 0;
-    if (!bad && rename(tmp, path) < 0)
-        bad = 1;
-    if (bad) {
-        rt__warn("checkpoint %s: %s: the result is not kept", path ? path : "?",
-                 strerror(errno));
-        if (tmp)
-            unlink(tmp);
-    }
-    rt__free(tmp);
-    rt__free(path);
-    return bad ? -1 : 0;
-}
+/* ---- files ---------------------------------------------------------------------- */
 
 /* Flush what was written to the folder's file system, when enough is
  * waiting (or now). */
@@ -288,7 +169,7 @@ int rt__checkpoint_take(rt__runtime *rt, rt__task *t)
     int found = 1;
     for (rt__task *x = t; x && found; x = x == t ? t->run.parts : x->run.parts) {
         size_t len = 0;
-        void *bytes = read_kept(rt, x->call.key, &len);
+        void *bytes = rt__keep_read(rt->checkpoint.dir, x->call.key, &len);
         found = bytes != NULL;
         x->obj.result = bytes;
         x->obj.result_len = len;
@@ -306,8 +187,13 @@ int rt__checkpoint_take(rt__runtime *rt, rt__task *t)
 
 void rt__checkpoint_note(rt__runtime *rt, rt__task *t, rt__tasks *keep)
 {
-    if (rt->checkpoint.dir[0] && has_key(t) && t->obj.status == RT_OK && !t->obj.unkept &&
-        (t->obj.result || !t->obj.result_len) && !t->obj.holder && !t->obj.spill_file) {
+    if (!rt->checkpoint.dir[0] || !has_key(t) || t->obj.status != RT_OK)
+        return;
+    /* One its rank kept (cluster/serve.c) is taken back if it may not
+     * be; the others are written (rt__checkpoint_write()). */
+    int here = !t->obj.holder && !t->obj.unkept && (t->obj.result || !t->obj.result_len) &&
+               !t->obj.spill_file;
+    if (here || (t->obj.holder && t->obj.unkept)) {
         t->obj.holds++; /* kept alive until written */
         rt__tasks_push(keep, t);
     }
@@ -319,7 +205,11 @@ void rt__checkpoint_write(rt__runtime *rt, rt__tasks *keep)
         return;
     size_t n = 0;
     for (rt__task *t = keep->head; t; t = t->next)
-        n += write_kept(rt, t) == 0;
+        if (t->obj.holder)
+            rt__keep_remove(rt->checkpoint.dir, t->call.key);
+        else
+            n += rt__keep_write(rt->checkpoint.dir, t->call.key, t->obj.result,
+                                t->obj.result_len, 0) == 0; /* flushed in batches */
     if (rt->checkpoint.unsynced == 0)
         rt->checkpoint.first_unsynced_ns = rt__now_ns();
     rt->checkpoint.unsynced += n;
@@ -353,7 +243,8 @@ static char *program_line(void)
     close(fd);
     if (map == MAP_FAILED)
         return NULL;
-    hash h = sum_of(map, (size_t)st.st_size);
+    rt__hash h = rt__hash_start(4);
+    rt__hash_bytes(&h, map, (size_t)st.st_size);
     munmap(map, (size_t)st.st_size);
     size_t len = strlen(exe) + 80;
     char *line = rt__malloc(len);

@@ -218,14 +218,15 @@ static void to_serve(void *ctx, int from, const rt__rank_msg *m)
     pthread_mutex_unlock(&c->mu);
 }
 
-static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local)
+static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local,
+                         const rt__serve_setup *setup)
 {
     char label[128];
     char host[64] = "";
     gethostname(host, sizeof host - 1);
     snprintf(label, sizeof label, ", node=%d host=%s", c->rank, host);
     rt__output_node(label);
-    if (!(c->serve = rt__serve_new(c->bridge, local)))
+    if (!(c->serve = rt__serve_new(c->bridge, local, setup)))
         return rt__error(RT_ENOMEM, "rt_init: no memory to serve rank 0");
     return rt__bridge_attach(c->bridge, loop, to_serve, c) < 0
                ? rt__syserror("rt_init: watching the MPI bridge")
@@ -233,12 +234,12 @@ static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local)
 }
 
 int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local,
-                      void (*serve_calls)(int connection))
+                      void (*serve_calls)(int connection), const rt__serve_setup *setup)
 {
     c->tunnel = rt__tunnel_new(c->bridge, loop, c->rank == 0 ? serve_calls : NULL);
     int rc = !c->tunnel ? rt__error(RT_ENOMEM, "rt_init: no memory to tunnel tasks' calls")
              : c->rank == 0 ? start_peers(c, loop, d)
-                            : start_serving(c, loop, local);
+                            : start_serving(c, loop, local, setup);
     rt__free(c->descs);
     c->descs = NULL;
     return rc;

@@ -374,9 +374,10 @@ void rt__checkpoint_close(rt__runtime *rt);
  * they become its (and its parts') bytes, the lock released meanwhile:
  * 1; 0 when they are not (t runs); or the runtime's end. */
 int rt__checkpoint_take(rt__runtime *rt, rt__task *t);
-/* [L] t is published: when its result is to be kept, hold it into keep.
- * Then ([L] not held, by the round's holder) write what keep holds, and
- * let go of it. */
+/* [L] t is published: when its result is to be kept (or, kept by the
+ * rank that holds it, taken back: it names handles), hold it into keep.
+ * Then ([L] not held, by the round's holder) write (or take back) what
+ * keep holds, and let go of it. */
 void rt__checkpoint_note(rt__runtime *rt, rt__task *t, rt__tasks *keep);
 void rt__checkpoint_write(rt__runtime *rt, rt__tasks *keep);
 

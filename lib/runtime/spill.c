@@ -22,6 +22,7 @@
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/shm.h"
+#include "node/keep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,40 +75,6 @@ static int spillable(const rt__task *o)
            !o->obj.restoring;
 }
 
-/* Write the len bytes of an object to a new file at path: 0, or -1
- * (nothing left). */
-static int write_file(const char *path, const void *data, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    int bad = rt__buf_write(fd, data, len) < 0;
-    if ((close(fd) < 0) | bad) {
-        unlink(path);
-        return -1;
-    }
-    return 0;
-}
-
-/* The object's bytes read back from path, in a buffer it keeps; NULL
- * when they cannot be (errno) or are not len bytes. */
-static void *read_file(const char *path, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return NULL;
-    void *bytes = NULL;
-    if (fstat(fd, &st) == 0 && (size_t)st.st_size == len)
-        bytes = rt__task_object_fill(len, rt__task_read_fd, &fd);
-    else
-        errno = EPROTO; /* cut short, or grown */
-    int why = errno;
-    close(fd);
-    errno = why;
-    return bytes;
-}
-
 /* [L] Up to SPILL_BATCH objects nothing holds, together at least `want`
  * bytes when there are, each held and marked: how many. */
 static size_t pick(rt__runtime *rt, size_t want, rt__task **out)
@@ -153,7 +120,7 @@ int rt__spill_make_room(rt__runtime *rt, size_t need)
         path[i] = file_of(rt, v[i]); /* the directory is fixed while it runs */
     pthread_mutex_unlock(&rt->lock);
     for (size_t i = 0; i < n; i++)
-        if (path[i] && write_file(path[i], v[i]->obj.result, v[i]->obj.result_len) < 0) {
+        if (path[i] && rt__keep_spill(path[i], v[i]->obj.result, v[i]->obj.result_len) < 0) {
             rt__warn("spilling an object of %zu bytes to %s: %s", v[i]->obj.result_len,
                      path[i], strerror(errno));
             rt__free(path[i]);
@@ -203,7 +170,7 @@ void rt__spill_restore(rt__runtime *rt, rt__task *o)
     const char *path = o->obj.spill_file;
     size_t len = o->obj.result_len;
     pthread_mutex_unlock(&rt->lock);
-    void *bytes = read_file(path, len);
+    void *bytes = rt__keep_unspill(path, len);
     int why = errno;
     pthread_mutex_lock(&rt->lock);
     o->obj.restoring = 0;

@@ -28,6 +28,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1179,6 +1180,116 @@ static Suite *suite(const char *which)
     return s;
 }
 
+/* The sum of the bytes of its one argument. */
+static int checksum_of(const rt_value *args, size_t n, rt_result *res)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; n == 1 && i < args[0].len; i++)
+        sum += ((const unsigned char *)args[0].data)[i];
+    return rt_result_set(res, &sum, sizeof sum);
+}
+
+/* Log a run (a byte appended to $KEPT_LOG, when set), then give *arg
+ * bytes of 0x6b. */
+static int logged_bytes(const void *arg, size_t len, rt_result *res)
+{
+    (void)len;
+    const char *log = getenv("KEPT_LOG");
+    int fd = log ? open(log, O_WRONLY | O_APPEND | O_CREAT, 0600) : -1;
+    if (log && (fd < 0 || write(fd, "x", 1) != 1))
+        return 1;
+    if (fd >= 0)
+        close(fd);
+    size_t n = *(const size_t *)arg;
+    char *out = rt_result_alloc(res, n);
+    if (!out)
+        return 2;
+    memset(out, 0x6b, n);
+    return 0;
+}
+
+/* With $RTASK_CHECKPOINT_DIR: a small and a large result made on rank 1
+ * (the large one stays there, and rank 1 keeps it); run twice with the
+ * same folder, the second run takes both from it.  Prints how many ran. */
+static int kept(void)
+{
+    const char *log = getenv("KEPT_LOG");
+    struct stat st;
+    long before = log && stat(log, &st) == 0 ? (long)st.st_size : 0;
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "rank=1";
+    size_t sizes[2] = {100, 300 * 1024};
+    int bad = 0;
+    for (int i = 0; i < 2; i++) {
+        rt_ref r;
+        void *data;
+        size_t n;
+        if (rt_remote(logged_bytes, &o, &sizes[i], sizeof sizes[i], &r) < 0 ||
+            rt_get(r, &data, &n, 60000) < 0) {
+            fprintf(stderr, "kept: %s\n", rt_last_error());
+            return 1;
+        }
+        bad |= n != sizes[i] || ((unsigned char *)data)[n - 1] != 0x6b;
+        rt_free(data);
+    }
+    long after = log && stat(log, &st) == 0 ? (long)st.st_size : 0;
+    printf("kept: ran %ld, %s\n", after - before, bad ? "WRONG" : "results right");
+    return rt_shutdown() < 0 || bad;
+}
+
+/* The spill files in dir. */
+static int spill_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strncmp(e->d_name, "rtask-spill-", 12) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Every rank's store of 1 MiB spills to $SPILL_DIR: 8 large results made
+ * on rank 1 stay there, most of them in files, and come back whole when
+ * rank 0 reads them or a task there takes one.  Before rt_init(): the
+ * configuration is this mode's. */
+static int spilled(void)
+{
+    const char *dir = getenv("SPILL_DIR");
+    rt_config c = RT_CONFIG_INIT;
+    c.object_store_bytes = 1 << 20;
+    c.spill_dir = dir;
+    if (!dir || rt_init_config(&c) < 0) { /* only rank 0 returns */
+        fprintf(stderr, "spill: %s\n", rt_last_error());
+        return 1;
+    }
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = "rank=1";
+    enum { N = 8 };
+    size_t size = 512 * 1024;
+    rt_ref refs[N], sum;
+    size_t ready;
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad |= rt_remote(logged_bytes, &o, &size, sizeof size, &refs[i]) < 0;
+    bad |= bad || rt_wait(refs, N, N, 60000, &ready) < 0;
+    int files = spill_files(dir);
+    bad |= rt_remote_args(checksum_of, &o, &RT_ARG_REF(refs[0]), 1, &sum) < 0;
+    for (int i = 0; !bad && i < N; i++) {
+        void *data;
+        size_t n;
+        bad |= rt_get(refs[i], &data, &n, 60000) < 0 || n != size ||
+               ((unsigned char *)data)[0] != 0x6b || ((unsigned char *)data)[n - 1] != 0x6b;
+        rt_free(data);
+    }
+    void *v;
+    bad |= bad || rt_get(sum, &v, NULL, 60000) < 0 || *(uint64_t *)v != 0x6b * (uint64_t)size;
+    if (!bad)
+        rt_free(v);
+    printf("spill: %s with %d files at the peak\n", bad ? "WRONG" : "results right", files);
+    return rt_shutdown() < 0 || bad;
+}
+
 /* Rank 0 of a job whose rank 1 runs another program: rt_init() fails. */
 static int stranger(void)
 {
@@ -1193,10 +1304,14 @@ int main(int argc, char **argv)
     const char *which = argc > 1 ? argv[1] : "pair";
     if (strcmp(which, "stranger") == 0)
         return stranger();
+    if (strcmp(which, "spill") == 0)
+        return spilled();
     if (rt_init(RT_DETECT) < 0) { /* RTASK_CLUSTER=mpi; only rank 0 returns */
         fprintf(stderr, "rt_init: %s\n", rt_last_error());
         return 1;
     }
+    if (strcmp(which, "kept") == 0)
+        return kept();
     if (strcmp(which, "rankdies") == 0) {
         rt_opts o = gpu_opts(1, RT_ACCEL_NVIDIA_H100);
         rt_ref r, r2;
