@@ -203,17 +203,18 @@ void rt__checkpoint_write(rt__runtime *rt, rt__tasks *keep)
 {
     if (!keep->count)
         return;
-    size_t n = 0;
-    for (rt__task *t = keep->head; t; t = t->next)
-        if (t->obj.holder)
+    for (rt__task *t = keep->head; t; t = t->next) {
+        if (t->obj.holder) {
             rt__keep_remove(rt->checkpoint.dir, t->call.key);
-        else
-            n += rt__keep_write(rt->checkpoint.dir, t->call.key, t->obj.result,
-                                t->obj.result_len, 0) == 0; /* flushed in batches */
-    if (rt->checkpoint.unsynced == 0)
-        rt->checkpoint.first_unsynced_ns = rt__now_ns();
-    rt->checkpoint.unsynced += n;
-    sync_kept(rt, 0);
+            continue;
+        }
+        if (rt__keep_write(rt->checkpoint.dir, t->call.key, t->obj.result,
+                           t->obj.result_len, 0) < 0) /* flushed in batches */
+            continue;
+        if (rt->checkpoint.unsynced++ == 0)
+            rt->checkpoint.first_unsynced_ns = rt__now_ns();
+        sync_kept(rt, 0); /* every 64 files, or once 100 ms passed */
+    }
     rt__tasks freed = {0};
     pthread_mutex_lock(&rt->lock);
     for (rt__task *t; (t = rt__tasks_pop(keep));)
