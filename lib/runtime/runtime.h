@@ -168,7 +168,6 @@ typedef struct rt__runtime {
          * application forks blanks the runtime without freeing. */
         char dir[RT__FOLDER_MAX];
         int busy;                /* [L] a thread moves objects to files */
-        uint64_t spilled, restored; /* [L] bytes moved out, and read back */
     } spill;
     struct {
         char dir[RT__FOLDER_MAX]; /* where results are kept (fixed by

@@ -139,7 +139,6 @@ int rt__spill_make_room(rt__runtime *rt, size_t need)
             o->obj.result = NULL;
             o->obj.spill_file = path[i];
             path[i] = NULL;
-            rt->spill.spilled += o->obj.result_len;
             moved++;
         }
         if (rt__objects_unhold(rt, o)) /* released meanwhile */
@@ -179,7 +178,6 @@ void rt__spill_restore(rt__runtime *rt, rt__task *o)
         o->obj.result = bytes;
         o->obj.spill_file = NULL;
         rt->store_used += len;
-        rt->spill.restored += len;
     } else {
         rt__task_fail(o, RT_ESYS, "the object's %zu bytes, spilled to %s, could not be "
                       "read back: %s", len, path, strerror(why));
