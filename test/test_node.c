@@ -165,11 +165,15 @@ static rt__task *submit(uint64_t id, int retries, int max_calls, uint32_t timeou
     rt__task *t = NULL;
     ck_assert_int_eq(rt__task_new(RT__KIND_TASK, (rt__any_fn)fake_fn, NULL, NULL, 0, &id,
                                   sizeof id, &t), 0);
-    t->call.id = t->call.seq = id;
+    t->call.id = id;
+    t->call.seq = (uint32_t)id;
     t->call.cpu = RT__UNIT;
     t->run.retries_left = retries;
     t->call.max_calls = max_calls;
-    t->call.timeout_ms = timeout_ms;
+    if (timeout_ms) {
+        ck_assert_ptr_nonnull(rt__task_more(t));
+        t->call.more->timeout_ms = timeout_ms;
+    }
     rt__tasks q = {0};
     rt__tasks_push(&q, t);
     rt__dispatch_absorb(&d, &q);

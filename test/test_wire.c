@@ -339,8 +339,9 @@ START_TEST(rank_message_words_round_trip)
     m.w[2] = 4;
     ck_assert_int_eq(rt__rank_task_read(&m, &w), -1);
     /* Objects other ranks hold: only in a table, whose bytes name them. */
+    rt__more more = {.key = {0xabcdef, 77}};
     rt__task table = {.call.id = 9, .call.kind = RT__KIND_TASK, .call.fn = (rt__any_fn)1,
-                      .call.args_form = RT__ARGS_LIST, .call.key = {0xabcdef, 77}};
+                      .call.args_form = RT__ARGS_LIST, .call.more = &more};
     m = rt__rank_task(4, &table, 0, 2, label);
     m.len = 2 * sizeof(rt__rank_ref) + 16;
     ck_assert_int_eq(rt__rank_task_read(&m, &w), 0);

@@ -88,7 +88,7 @@ static int arg_msgs(const rt__task *t, rt__arg_msg *args, size_t *remote)
     int rc = 0;
     rt__task_arg_msgs(t, args);
     *remote = 0;
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (o && o->obj.holder) { /* pulled by the rank, from the holder */
             args[i] = (rt__arg_msg){.len = o->obj.result_len, .fd = ELSEWHERE};
@@ -103,7 +103,7 @@ static int arg_msgs(const rt__task *t, rt__arg_msg *args, size_t *remote)
 
 static void unmap_args(const rt__task *t, const rt__arg_msg *args)
 {
-    for (uint32_t i = 0; i < t->call.nargs; i++)
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++)
         if (!rt__task_args(t)[i].object && rt__task_args(t)[i].fd >= 0 && args[i].data)
             rt__shm_unmap((void *)args[i].data, args[i].len);
 }
@@ -115,15 +115,15 @@ static void unmap_args(const rt__task *t, const rt__arg_msg *args)
  * rt__buf_free()-able buffer, or NULL without memory. */
 static char *flatten(const rt__task *t, size_t *len, size_t *remote)
 {
-    rt__arg_msg *args = rt__calloc(t->call.nargs + 1, sizeof *args);
+    rt__arg_msg *args = rt__calloc(rt__task_nargs(t) + 1, sizeof *args);
     char *table = NULL;
     if (args && arg_msgs(t, args, remote) == 0) {
-        size_t table_len = rt__args_size(args, t->call.nargs, 0);
+        size_t table_len = rt__args_size(args, rt__task_nargs(t), 0);
         *len = table_len + *remote * sizeof(rt__rank_ref);
         if ((table = rt__buf_alloc(*len))) {
-            rt__args_write(table, args, t->call.nargs, 0);
+            rt__args_write(table, args, rt__task_nargs(t), 0);
             char *at = table + table_len;
-            for (uint32_t i = 0; i < t->call.nargs; i++) {
+            for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
                 const rt__task *o = rt__task_args(t)[i].object;
                 if (!o || !o->obj.holder)
                     continue;

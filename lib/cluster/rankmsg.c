@@ -175,13 +175,14 @@ rt__rank_msg rt__rank_task(uint64_t lease, const rt__task *t, int fini, size_t r
     uint64_t flags = (fini ? TASK_FINI : 0) | (t->call.fn ? 0 : TASK_NO_FN) |
                      (t->call.args_form != RT__ARGS_ONE ? TASK_TABLE : 0) |
                      (uint64_t)rt__task_attempt(t) << TASK_ATTEMPT_SHIFT;
-    const char *name = t->call.name ? t->call.name : "", *env = rt__task_env(t);
+    const char *name = rt__task_named(t) ? rt__task_named(t) : "", *env = rt__task_env(t);
     size_t env_at = env ? strlen(name) + 1 : 0;
+    const uint64_t *key = rt__task_key(t);
     if (env)
         snprintf(label, RT__RANK_LABEL, "%s\n%s", name, env);
     return (rt__rank_msg){.type = RT__RANK_TASK, .lease = lease,
                           .w = {t->call.id, (uint64_t)t->call.kind, flags, remote, env_at,
-                                t->call.key[0], t->call.key[1]},
+                                key ? key[0] : 0, key ? key[1] : 0},
                           .text = env ? label : name, .fd = -1};
 }
 

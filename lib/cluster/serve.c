@@ -53,7 +53,7 @@ static void reply(rt__serve *s, const rt__rank_msg *m)
 /* A task is done here: the objects it took are no longer its. */
 static void free_task(rt__serve *s, rt__task *t)
 {
-    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < t->call.nargs; i++)
+    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < rt__task_nargs(t); i++)
         if (rt__task_args(t)[i].object)
             rt__store_unuse(s->store, rt__task_args(t)[i].object);
     rt__task_free(t);
@@ -115,7 +115,7 @@ static int get_worker(rt__serve *s, lease *l)
 static int task_ready(const rt__task *t)
 {
     int ready = 1;
-    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < t->call.nargs; i++) {
+    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < rt__task_nargs(t); i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (o && rt__store_missing(o))
             return -1;
@@ -216,8 +216,8 @@ static void keep_result(rt__serve *s, const rt__task *t, rt__answer *a)
     if ((t->call.kind == RT__KIND_TASK || t->call.kind == RT__KIND_CALL) && a->len >= RT__SHM_MIN &&
         a->result && !a->refused && !a->sys_errno && !a->packed &&
         rt__store_keep(s->store, a->id, rt__task_attempt(t), a->result, a->len) == 0) {
-        if (s->kept_dir && t->call.key[0] && a->status == 0)
-            (void)rt__keep_write(s->kept_dir, t->call.key, a->result, a->len, 1);
+        if (s->kept_dir && rt__task_key(t) && a->status == 0)
+            (void)rt__keep_write(s->kept_dir, rt__task_key(t), a->result, a->len, 1);
         a->result = NULL;
         a->held = 1;
     }
@@ -365,11 +365,15 @@ static rt__task *make_task(rt__serve *s, lease *l, const rt__rank_msg *m)
     else
         rt__task_new(w.kind, (rt__any_fn)fn, w.name[0] ? w.name : NULL, w.env, 0, m->bytes,
                      m->len, &t);
+    if (t && w.key[0] && !rt__task_more(t)) { /* a key needs t's more */
+        rt__task_free(t);
+        t = NULL;
+    }
     if (t) {
         t->call.id = w.id;
-        t->call.key[0] = w.key[0];
-        t->call.key[1] = w.key[1];
-        t->run.runs_lost = (uint16_t)w.attempt; /* the worker hears which run it is */
+        if (w.key[0])
+            memcpy(t->call.more->key, w.key, sizeof w.key);
+        t->run.runs_lost = (unsigned char)w.attempt; /* the worker hears which run it is */
         if (!w.remote)
             t->call.args_form = w.table ? RT__ARGS_TABLE : RT__ARGS_ONE;
         l->fini = w.has_fini ? (uint64_t)(uintptr_t)fini : l->fini;

@@ -53,15 +53,17 @@ static int spill_one(rt__store *h, held_obj *o)
     char path[1200];
     snprintf(path, sizeof path, "%s/rtask-spill-%ld-%016llx-%u", h->spill_dir, (long)getpid(),
              (unsigned long long)t->call.id, o->run);
-    if (rt__keep_spill(path, t->obj.result, t->obj.result_len) < 0 ||
-        !(t->obj.spill_file = rt__strdup(path))) {
+    char *file = rt__strdup(path);
+    if (!file || rt__keep_spill(path, t->obj.result, t->obj.result_len) < 0) {
         rt__warn("spilling an object of %zu bytes to %s: %s", t->obj.result_len, path,
                  strerror(errno));
         unlink(path);
+        rt__free(file);
         return -1;
     }
     rt__buf_free(t->obj.result);
-    t->obj.result = NULL;
+    t->obj.spill_file = file;
+    t->obj.spilled = 1;
     h->used -= t->obj.result_len;
     return 0;
 }
@@ -74,7 +76,7 @@ static void spill(rt__store *h)
     for (rt__idnode *n = rt__idmap_any(&h->objects); n && h->used > h->size;) {
         held_obj *o = (held_obj *)n;
         n = rt__idmap_after(&h->objects, n);
-        if (o->kept && !o->users && o->object->obj.result && o->object->obj.result_len)
+        if (o->kept && !o->users && rt__task_bytes(o->object) && o->object->obj.result_len)
             (void)spill_one(h, o);
     }
 }
@@ -83,19 +85,21 @@ static void spill(rt__store *h)
 static void restore(rt__store *h, held_obj *o)
 {
     rt__task *t = o->object;
-    if (!t->obj.spill_file || t->obj.result)
+    if (!t->obj.spilled)
         return;
-    void *bytes = rt__keep_unspill(t->obj.spill_file, t->obj.result_len);
-    if (!bytes) {
+    char *file = t->obj.spill_file;
+    void *bytes = rt__keep_unspill(file, t->obj.result_len);
+    if (!bytes)
         rt__task_fail(t, RT_ESYS, "the object's %zu bytes, spilled to %s, could not be "
-                      "read back", t->obj.result_len, t->obj.spill_file);
-        return;
-    }
-    unlink(t->obj.spill_file);
-    rt__free(t->obj.spill_file);
-    t->obj.spill_file = NULL;
+                      "read back", t->obj.result_len, file);
+    unlink(file);
+    rt__free(file);
+    t->obj.spilled = 0;
     t->obj.result = bytes;
-    h->used += t->obj.result_len;
+    if (bytes)
+        h->used += t->obj.result_len;
+    else
+        t->obj.result_len = 0;
 }
 
 static held_obj *find(const rt__store *h, uint64_t id, unsigned run)
@@ -108,7 +112,7 @@ static held_obj *find(const rt__store *h, uint64_t id, unsigned run)
 
 static void drop(rt__store *h, held_obj *o)
 {
-    if (o->object->obj.result)
+    if (rt__task_bytes(o->object))
         h->used -= o->object->obj.result_len;
     rt__idmap_remove(&h->objects, &o->byid);
     rt__task_free(o->object);
@@ -187,13 +191,13 @@ const rt__task *rt__store_find(rt__store *h, uint64_t id, unsigned run)
     held_obj *o = find(h, id, run);
     if (o)
         restore(h, o);
-    return o && o->object->obj.result ? o->object : NULL;
+    return o && rt__task_bytes(o->object) ? o->object : NULL;
 }
 
 void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int found)
 {
     held_obj *o = find(h, id, run);
-    if (!o || o->object->obj.result) {
+    if (!o || o->object->obj.result || o->object->obj.spilled) {
         rt__buf_free(bytes); /* nobody waits for it any more */
         return;
     }
@@ -205,7 +209,7 @@ void rt__store_arrived(rt__store *h, uint64_t id, unsigned run, void *bytes, int
 
 int rt__store_ready(const rt__task *o)
 {
-    return o->obj.result != NULL || o->obj.result_len == 0;
+    return rt__task_bytes(o) != NULL || o->obj.result_len == 0;
 }
 
 int rt__store_missing(const rt__task *o)

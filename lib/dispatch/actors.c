@@ -233,7 +233,7 @@ void rt__actors_lost(rt__dispatch *d, rt__lease *l, const rt__loss *loss)
             continue;
         else if (restart && t->run.retries_left > 0) {
             t->run.retries_left--;
-            t->run.runs_lost++;
+            rt__task_count_run(&t->run.runs_lost);
             rt__tasks_push(&again, t);
         } else if (restart)
             fail_restarting_call(d, t, a);

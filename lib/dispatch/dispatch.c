@@ -64,7 +64,7 @@ void rt__dispatch_finish(rt__dispatch *d, rt__task *t, int status)
     t->obj.status = status;
     t->run.cls = NULL; /* its class may go: only tasks queued or in flight have one */
     rt__tasks parts = {0};
-    if (t->run.parts || t->run.packed)
+    if (rt__task_parts(t) || t->run.packed)
         rt__task_end_parts(t, &parts); /* several results: each its own object */
     rt__tasks_push(&d->out.done, t);
     rt__graph_ended(&d->graph, t);
@@ -199,7 +199,7 @@ static void give_back(rt__dispatch *d, const rt__lease *l, rt__task *t)
  * several results, which are one object each only once split. */
 static void claim_board(rt__dispatch *d, rt__node *n, rt__worker *w, rt__task *t)
 {
-    if (t->run.waiters && t->call.kind == RT__KIND_TASK && !t->run.parts && n->ops->board_claim &&
+    if (t->run.waiters && t->call.kind == RT__KIND_TASK && !rt__task_parts(t) && n->ops->board_claim &&
         d->sched.nnodes == 1)
         t->run.board_seq = n->ops->board_claim(n, w);
 }
@@ -227,7 +227,7 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
         return;
     }
     rt__sched_sent(l, t, now);
-    if (t->call.timeout_ms && rt__timeouts_add(&d->timeouts, t, l) < 0)
+    if (rt__task_timeout_ms(t) && rt__timeouts_add(&d->timeouts, t, l) < 0)
         rt__warn("no memory to watch a task's timeout_ms: it runs without its limit");
     if (t->run.board_seq && d->sched.nnodes == 1)
         rt__graph_sent(&d->graph, t);
@@ -240,7 +240,7 @@ static void expire(rt__dispatch *d, uint64_t now)
     for (size_t i = 0; i < d->timeouts.n; i++) {
         rt__task *t = d->timeouts.v[i].task;
         rt__lease *l = d->timeouts.v[i].lease;
-        uint64_t limit_us = (uint64_t)t->call.timeout_ms * 1000, ran_us = 0;
+        uint64_t limit_us = (uint64_t)rt__task_timeout_ms(t) * 1000, ran_us = 0;
         if (l->inflight.head == t && !t->run.cancelling)
             ran_us = rt__dispatch_node_of(d, l)->ops->busy_us(rt__dispatch_node_of(d, l), l->worker, now);
         if (ran_us >= limit_us) {
@@ -380,7 +380,7 @@ static void fail_cancelled(rt__dispatch *d, rt__task *t, int sent)
 {
     if (t->run.cancelling == RT__CANCEL_TIMEOUT) {
         rt__task_fail(t, RT_EKILLED, "the task ran longer than its timeout_ms (%u ms): "
-                      "its worker was killed", t->call.timeout_ms);
+                      "its worker was killed", rt__task_timeout_ms(t));
         rt__dispatch_finish(d, t, RT_EKILLED);
         return;
     }
@@ -584,7 +584,7 @@ static int fits_inside(const rt__lease *l, const rt__task *awaited)
 {
     return awaited && awaited->run.cls == l->cls && awaited->call.kind == RT__KIND_TASK &&
            awaited->call.args_form != RT__ARGS_LIST && awaited->call.arg_fd < 0 &&
-           !awaited->call.timeout_ms && !awaited->run.cancelling && l->budget;
+           !rt__task_timeout_ms(awaited) && !awaited->run.cancelling && l->budget;
 }
 
 /* Give awaited, queued or sent to a worker that has not started it (l's,
@@ -691,7 +691,7 @@ static int take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__ans
     if (r->status && t->call.retry_exceptions && t->run.retries_left > 0) {
         rt__remote_drop(d, l, t, r); /* as Ray: the failed run's result is not kept */
         t->run.retries_left--;
-        t->run.runs_failed++;
+        rt__task_count_run(&t->run.runs_failed);
         rt__dispatch_file(d, t);
         return RT_ETASK; /* this run's outcome, though the task goes on */
     }
@@ -737,7 +737,7 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
     rt__devices dev = {0};
     if (l->grant.gpu.each || l->grant.accel.each) /* a CPU task's devices are none */
         dev = describe(d, l);
-    if (rt__timeline_add(d->timeline, &s, t->call.name, dev.gpus, dev.accel) < 0)
+    if (rt__timeline_add(d->timeline, &s, rt__task_named(t), dev.gpus, dev.accel) < 0)
         rt__warn("no memory to record a task in the timeline: it is left out");
 }
 
@@ -897,7 +897,7 @@ static void on_lost(void *ctx, void *owner, const rt__loss *loss)
         } else if (t->run.retries_left > 0) {
             forget_resume(d, t); /* the next run waits for nothing yet */
             t->run.retries_left--;
-            t->run.runs_lost++;
+            rt__task_count_run(&t->run.runs_lost);
             rt__tasks_push(&retried, t);
         } else {
             explain_loss(t, l, loss);

@@ -11,7 +11,7 @@
 /* What names a task in a message: its name, else its function's. */
 static const char *name_of(const rt__task *t)
 {
-    return t->call.fn ? rt__task_name((uint64_t)(uintptr_t)t->call.fn, t->call.name) : "object";
+    return t->call.fn ? rt__task_name((uint64_t)(uintptr_t)t->call.fn, rt__task_named(t)) : "object";
 }
 
 /* t never runs: the object o it takes failed.  A failure that came along
@@ -29,7 +29,7 @@ static void fail_dependent(rt__task *t, const rt__task *o)
 int rt__graph_wait(rt__task *t)
 {
     uint32_t left = 0;
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         rt__task *o = rt__task_args(t)[i].object;
         if (o && !o->run.ended)
             left++;
@@ -48,7 +48,7 @@ int rt__graph_wait(rt__task *t)
     w->task = t;
     w->left = left;
     rt__edge *e = w->edge;
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         rt__task *o = rt__task_args(t)[i].object;
         if (!o || o->run.ended)
             continue;
@@ -100,7 +100,7 @@ static int may_go_early(const rt__task *t)
 {
     if (t->run.early || t->run.bounced || t->call.kind != RT__KIND_TASK || t->obj.status != RT_OK)
         return 0;
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (o && (o->run.ended ? o->obj.status != RT_OK : !o->run.board_seq))
             return 0;

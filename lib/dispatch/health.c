@@ -169,7 +169,7 @@ static void usage(rt__dispatch *d, int node, const rt__gpu_event *e, rt__lease *
     if (!share || e->code <= share || l->gpu_over || l->cls->owner)
         return;
     l->gpu_over = 1;
-    const char *name = rt__task_name((uint64_t)(uintptr_t)t->call.fn, t->call.name);
+    const char *name = rt__task_name((uint64_t)(uintptr_t)t->call.fn, rt__task_named(t));
     rt__warn("%s (handle %llu) holds %llu bytes of the memory of the GPU at %s on node %d, "
              "more than its share of %llu%s", name, (unsigned long long)t->call.id,
              (unsigned long long)e->code, e->bus_id, node, (unsigned long long)share,

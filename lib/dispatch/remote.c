@@ -62,7 +62,7 @@ void rt__dispatch_pull(rt__dispatch *d, int holder, uint64_t object, unsigned ru
 
 int rt__remote_lost(rt__task *t)
 {
-    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < t->call.nargs; i++) {
+    for (uint32_t i = 0; t->call.args_form == RT__ARGS_LIST && i < rt__task_nargs(t); i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (o && o->obj.holder && o->obj.status != RT_OK) {
             rt__task_fail(t, RT_EDEPENDENCY, "an object the task takes was lost: %s",
@@ -77,7 +77,7 @@ int rt__remote_lost(rt__task *t)
 static int pull_args(rt__dispatch *d, const rt__task *t)
 {
     int some = 0;
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (must_come(o)) {
             rt__dispatch_pull(d, o->obj.holder, o->call.id, o->obj.held_run);
@@ -116,7 +116,7 @@ static int64_t near_node(const rt__dispatch *d, const rt__task *t)
 {
     uint64_t bytes[RT__NODES_MAX] = {0};
     int best = 0;
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         const rt__task *o = rt__task_args(t)[i].object;
         if (o && o->obj.holder < d->sched.nnodes)
             bytes[o->obj.holder] += o->obj.result_len;
@@ -140,7 +140,7 @@ int rt__remote_place(rt__dispatch *d, rt__task *t, rt__res *req)
         return 0; /* one node: every object is here, and no choice to make */
     req->near = near_node(d, t);
     int missing = 0;
-    for (uint32_t i = 0; i < t->call.nargs && !missing; i++)
+    for (uint32_t i = 0; i < rt__task_nargs(t) && !missing; i++)
         missing = must_come(rt__task_args(t)[i].object);
     if (!missing)
         return 0;
@@ -180,7 +180,7 @@ void rt__remote_unpark_one(rt__dispatch *d, rt__task *t)
 rt__task *rt__dispatch_parked_object(const rt__dispatch *d, uint64_t id)
 {
     for (const rt__task *t = d->parked.head; t; t = t->next)
-        for (uint32_t i = 0; i < t->call.nargs; i++) {
+        for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
             rt__task *o = rt__task_args(t)[i].object;
             if (o && o->call.id == id && o->obj.holder)
                 return o;
@@ -193,7 +193,7 @@ void rt__dispatch_unpark(rt__dispatch *d)
     rt__tasks still = {0}, go = {0};
     for (rt__task *t; (t = rt__tasks_pop(&d->parked));) {
         int waits = 0;
-        for (uint32_t i = 0; i < t->call.nargs; i++)
+        for (uint32_t i = 0; i < rt__task_nargs(t); i++)
             waits |= must_come(rt__task_args(t)[i].object);
         rt__tasks_push(waits && !rt__remote_lost(t) ? &still : &go, t);
     }

@@ -10,18 +10,18 @@ int rt__timeouts_add(rt__timeouts *q, rt__task *t, void *lease)
         return -1;
     q->v = v;
     q->v[q->n] = (rt__timed){t, lease};
-    t->run.timed_at = (uint32_t)++q->n;
+    t->call.more->timed_at = (uint32_t)++q->n; /* a time limit has its more */
     return 0;
 }
 
 void rt__timeouts_remove(rt__timeouts *q, rt__task *t)
 {
-    if (!t->run.timed_at)
+    if (!t->call.more || !t->call.more->timed_at)
         return;
-    size_t i = t->run.timed_at - 1;
+    size_t i = t->call.more->timed_at - 1;
     q->v[i] = q->v[--q->n]; /* the last takes its place */
-    q->v[i].task->run.timed_at = (uint32_t)(i + 1);
-    t->run.timed_at = 0;
+    q->v[i].task->call.more->timed_at = (uint32_t)(i + 1);
+    t->call.more->timed_at = 0;
 }
 
 void rt__timeouts_free(rt__timeouts *q)

@@ -191,15 +191,15 @@ static int op_devices(rt__node *n, rt__worker *w, const rt__devices *d)
  * would wake the runtime thread. */
 static int send_name(rt__worker *w, const rt__task *t)
 {
-    const char *name = t->call.name ? t->call.name : "";
+    const char *name = rt__task_named(t) ? rt__task_named(t) : "";
     int label = w->calls == 0 && w->pid > 0;
     if (t->call.kind == RT__KIND_CALL || (!label && same_state(w->name_sent, name)))
         return 0;
     if (remember(&w->name_sent, name) < 0 || rt__proto_send_name(&w->chan, name, label) < 0)
         return -1;
     if (label) {
-        rt__relay_label(&w->out, (uint64_t)(uintptr_t)t->call.fn, t->call.name, w->pid);
-        rt__relay_label(&w->err, (uint64_t)(uintptr_t)t->call.fn, t->call.name, w->pid);
+        rt__relay_label(&w->out, (uint64_t)(uintptr_t)t->call.fn, rt__task_named(t), w->pid);
+        rt__relay_label(&w->err, (uint64_t)(uintptr_t)t->call.fn, rt__task_named(t), w->pid);
     }
     return 0;
 }
@@ -232,13 +232,13 @@ static int send_task(rt__worker *w, const rt__task *t)
 {
     rt__task_msg m = {.type = msg_of(t), .id = t->call.id, .fn = (uint64_t)(uintptr_t)t->call.fn,
                       .attempt = rt__task_attempt(t),
-                      .arg = rt__task_arg(t), .arg_fd = t->call.arg_fd, .nargs = t->call.nargs,
+                      .arg = rt__task_arg(t), .arg_fd = t->call.arg_fd, .nargs = rt__task_nargs(t),
                       .by_fd = 1};
     if (t->call.args_form != RT__ARGS_LIST) {
         m.len = t->call.arg_len;
         return rt__proto_send_task(&w->chan, &m);
     }
-    rt__arg_msg *args = rt__malloc((t->call.nargs + 1) * sizeof *args);
+    rt__arg_msg *args = rt__malloc((rt__task_nargs(t) + 1) * sizeof *args);
     if (!args)
         return -1;
     rt__task_arg_msgs(t, args);

@@ -88,21 +88,20 @@ typedef struct rt__need {
  * a node sends it. */
 typedef struct rt__call {
     uint64_t id;             /* its handle */
-    uint64_t seq;            /* submission order, for fairness between classes */
     rt__any_fn fn;
     struct rt__actor *actor; /* CREATE and CALL: the actor it belongs to */
     rt__amount cpu, gpu;     /* its request; custom needs (and GPU memory)
                                 are in tail */
-    char *name;              /* points into tail, or NULL */
-    uint64_t whole;          /* a part (one of several results): its task's
-                                handle; else 0 */
-    size_t arg_len;          /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
-    uint64_t key[2];         /* with checkpoints: what determines its result
-                                (runtime/checkpoint.c), or 0, 0: none */
+    union {
+        size_t arg_len;      /* RT__ARGS_ONE, RT__ARGS_TABLE: its bytes */
+        uint32_t nargs;      /* RT__ARGS_LIST: entries of rt__task_args()
+                                (read it through rt__task_nargs()) */
+    };
+    struct rt__more *more;   /* what few records have, or NULL */
+    uint32_t seq;            /* submission order, for fairness between
+                                classes (rt__seq_before(): it wraps) */
     int max_calls;           /* of the workers that may run it; 0 = unlimited */
-    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
     int arg_fd;              /* memfd holding the argument, or -1 */
-    uint32_t nargs;          /* RT__ARGS_LIST: entries of rt__task_args() */
     unsigned char nneeds;    /* rt__need entries at the start of tail */
     unsigned char kind : 2;      /* rt__task_kind */
     unsigned char args_form : 2; /* RT__ARGS_* */
@@ -112,6 +111,25 @@ typedef struct rt__call {
     unsigned char has_env : 1;   /* variables of its own follow its name in
                                     tail (rt__task_env()) */
 } rt__call;
+
+/* What few records have, apart so that the many stay small (a million
+ * queued tasks are a million records): made by the submitter before the
+ * record is queued (rt__task_more()), freed with the record.  The call's
+ * fields are fixed from then on; parts and timed_at are the run's. */
+typedef struct rt__more {
+    char *name;              /* the name given, in the record's tail */
+    uint64_t key[2];         /* with checkpoints: what determines its result
+                                (runtime/checkpoint.c), or 0, 0: none */
+    uint64_t whole;          /* a part (one of several results): its task's
+                                handle; else 0 */
+    /* num_returns > 1: the first of its results after the first (its
+     * parts), made with it; each links the next through its `next`
+     * (parts are on no queue).  They end when it does
+     * (rt__task_end_parts()), which unlinks them. */
+    struct rt__task *parts;
+    uint32_t timeout_ms;     /* how long it may run; 0 = no limit */
+    uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
+} rt__more;
 
 /* Where the task is in its life: set up by the submitter, then the round
  * holder's alone, from the round that takes it in until the one that
@@ -123,15 +141,11 @@ typedef struct rt__run {
     struct rt__deps *deps;   /* RT__ARGS_LIST: what it waits for, or NULL */
     uint64_t board_seq;      /* in flight: its entry on the node's board
                                 (board.h), or 0 */
-    /* num_returns > 1: the records of its results after the first (its
-     * parts), made with it and linked in order through this field; they
-     * end when it does (rt__task_end_parts()), which unlinks them. */
-    struct rt__task *parts;
     int retries_left;
-    uint16_t runs_lost;      /* runs lost with their worker, then retried */
-    uint16_t runs_failed;    /* runs whose function failed, then retried
-                                (retry_exceptions) */
-    uint32_t timed_at;       /* its place among the timed tasks + 1, or 0 */
+    unsigned char runs_lost;   /* runs lost with their worker, then retried
+                                  (counted up to RT__ATTEMPT_MAX) */
+    unsigned char runs_failed; /* runs whose function failed, then retried
+                                  (retry_exceptions; as runs_lost) */
     unsigned char cancelling; /* RT__CANCEL_*: what rt_cancel() asked, or a
                                  time limit passed */
     unsigned char ended : 1;     /* its outcome is known */
@@ -152,30 +166,32 @@ typedef struct rt__run {
 } rt__run;
 
 /* The object the record is once it ended (or from rt_put()), and what
- * the runtime keeps of its handle.  The outcome (status to held_run) is
- * written by the round's holder until it publishes the end (state), and
+ * the runtime keeps of its handle.  The outcome (the fields not marked
+ * [L]) is written by the round's holder until it publishes the end (state), and
  * read under the lock from then on; the fields marked [L] are read and
  * written under the lock only. */
 typedef struct rt__object {
-    int status;              /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
-    int task_status;         /* what the function returned */
     char *error;             /* the message rt_get() gives, or NULL */
-    /* result and result_len: a large result's buffer owns the sealed
-     * memfd that workers map (rt__shm_fd()); or the bytes of rt_put(). */
-    void *result;            /* rt__buf_free()-able bytes, or NULL */
+    /* Where its bytes are: in memory (result: a large result's buffer
+     * owns the sealed memfd that workers map, rt__shm_fd(); or the bytes
+     * of rt_put()), or, once spilled, in a file (spill_file: [L] the file
+     * they were moved to, runtime/spill.c; rt__task_free() removes it). */
+    union {
+        void *result;        /* !spilled: rt__buf_free()-able bytes, or NULL */
+        char *spill_file;    /* spilled */
+    };
     size_t result_len;
+    signed char status;      /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
     unsigned char holder;    /* the node that holds its bytes when it is an
                                 object made on another rank (result NULL
                                 until pulled here), else 0 */
     unsigned char held_run;  /* with holder: the run that made them */
     unsigned char went_run;  /* [L] see going_on: which run
                                 (rt__task_attempt()) */
+    int task_status;         /* what the function returned */
     uint32_t holds;          /* [L] who keep it besides the application's
                                 handle: unfinished tasks that take it,
                                 views, a copy being read */
-    char *spill_file;        /* [L] the file its bytes were moved to
-                                (runtime/spill.c: result is NULL then),
-                                or NULL; rt__task_free() removes it */
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
     unsigned char awaited : 1;   /* [L] a thread waits for its end alone
@@ -189,6 +205,7 @@ typedef struct rt__object {
                                        (runtime/children.c) */
     unsigned char spilling : 1;  /* [L] its bytes are being written to a
                                     file */
+    unsigned char spilled : 1;   /* [L] its bytes are in spill_file */
     unsigned char restoring : 1; /* [L] its bytes are being read back */
     unsigned char unkept : 1;    /* [L] its result is not to be checkpointed
                                     (it names handles, or it yielded) */
@@ -203,10 +220,68 @@ typedef struct rt__task {
                                 for them: a 16 would round the record up) */
 } rt__task;
 
+/* Its bytes in memory: result, NULL while spilled (spill_file) or none. */
+static inline void *rt__task_bytes(const rt__task *t)
+{
+    return t->obj.spilled ? NULL : t->obj.result;
+}
+
+/* The name it was given (rt_opts.name), or NULL. */
+static inline const char *rt__task_named(const rt__task *t)
+{
+    return t->call.more ? t->call.more->name : NULL;
+}
+
 /* Its own variables (rt_opts.env_vars): "NAME=value" lines; NULL: none. */
 static inline const char *rt__task_env(const rt__task *t)
 {
-    return t->call.has_env ? t->call.name + strlen(t->call.name) + 1 : NULL;
+    const char *name = rt__task_named(t);
+    return t->call.has_env ? name + strlen(name) + 1 : NULL;
+}
+
+/* Its checkpoint key (rt__more), or NULL: none. */
+static inline const uint64_t *rt__task_key(const rt__task *t)
+{
+    return t->call.more && t->call.more->key[0] ? t->call.more->key : NULL;
+}
+
+/* A part's task (rt__more's whole), or 0. */
+static inline uint64_t rt__task_whole(const rt__task *t)
+{
+    return t->call.more ? t->call.more->whole : 0;
+}
+
+/* Its time limit in ms, or 0: none. */
+static inline uint32_t rt__task_timeout_ms(const rt__task *t)
+{
+    return t->call.more ? t->call.more->timeout_ms : 0;
+}
+
+/* The first of its parts (rt__more), or NULL. */
+static inline struct rt__task *rt__task_parts(const rt__task *t)
+{
+    return t->call.more ? t->call.more->parts : NULL;
+}
+
+/* RT__ARGS_LIST: how many arguments; 0 for the other forms. */
+static inline uint32_t rt__task_nargs(const rt__task *t)
+{
+    return t->call.args_form == RT__ARGS_LIST ? t->call.nargs : 0;
+}
+
+/* One more run lost or failed (runs_lost, runs_failed), counted up to
+ * RT__ATTEMPT_MAX as rt__task_attempt() counts them. */
+static inline void rt__task_count_run(unsigned char *runs)
+{
+    if (*runs < RT__ATTEMPT_MAX)
+        (*runs)++;
+}
+
+/* Whether submission a came before b (seq wraps: records queued at
+ * once are never 2^31 submissions apart). */
+static inline int rt__seq_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
 }
 
 /* What t waits for (graph.h), or NULL: only a list can hold objects. */
@@ -309,6 +384,9 @@ void rt__task_fail(rt__task *t, int status, const char *fmt, ...)
 /* The error of a failed record, with its message, as rt_get() gives it
  * (rt__error()); 0 when it succeeded. */
 int rt__task_explain(const rt__task *t);
+/* t's rt__more, made when it has none: the submitter's, before t is
+ * queued.  NULL without memory. */
+rt__more *rt__task_more(rt__task *t);
 /* Free a record, its argument memfd, its message and its result, and the
  * parts it still has.  The holds it has on the objects it takes are the
  * caller's to drop first. */

@@ -79,7 +79,7 @@ static int place_request(rt__runtime *rt, rt__request *r, rt__task *t)
  * part concerns.  NULL for NULL. */
 static rt__task *maker_of(rt__runtime *rt, rt__task *t)
 {
-    return t && t->call.whole && t->obj.state != RT__TASK_DONE ? rt__objects_running(rt, t->call.whole) : t;
+    return t && rt__task_whole(t) && t->obj.state != RT__TASK_DONE ? rt__objects_running(rt, rt__task_whole(t)) : t;
 }
 
 /* [L] Give each of the n records a handle; on failure none has one. */
@@ -104,7 +104,7 @@ static int add_part_handles(rt__runtime *rt, rt__task *t, rt_ref *refs, const ch
 {
     rt__task *parts[RT_RETURNS_MAX];
     size_t n = 0;
-    for (rt__task *p = t->run.parts; p; p = p->run.parts)
+    for (rt__task *p = rt__task_parts(t); p; p = p->next)
         parts[n++] = p;
     return add_handles(rt, parts, n, refs + 1, call);
 }
@@ -129,9 +129,9 @@ static int submit_taken(rt__runtime *rt, rt__task *t, const rt_arg *args, const 
     int rc = add_part_handles(rt, t, ref, call);
     if (rc == 0) {
         rc = rt__submit_ref(rt, t, ref);
-        for (rt__task *p = t->run.parts; p; p = p->run.parts)
-            p->call.whole = t->call.id;
-        for (rt__task *p = t->run.parts; p && rc < 0; p = p->run.parts)
+        for (rt__task *p = rt__task_parts(t); p; p = p->next)
+            p->call.more->whole = t->call.id;
+        for (rt__task *p = rt__task_parts(t); p && rc < 0; p = p->next)
             rt__table_drop(&rt->tasks, p->call.id);
     }
     if (rc < 0 && args)
@@ -144,8 +144,8 @@ static int submit_taken(rt__runtime *rt, rt__task *t, const rt_arg *args, const 
 static void end_kept(rt__runtime *rt, rt__task *t)
 {
     rt__tasks parts = {0}, none = {0};
-    for (rt__task *p = t->run.parts; p; p = p->run.parts)
-        p->call.whole = t->call.id;
+    for (rt__task *p = rt__task_parts(t); p; p = p->next)
+        p->call.more->whole = t->call.id;
     rt__task_end_parts(t, &parts); /* status RT_OK: each keeps its bytes */
     t->run.ended = 1;
     rt__objects_publish(rt, t, &none); /* named by its handle: never an orphan */
@@ -163,7 +163,7 @@ static int submit_kept(rt__runtime *rt, rt__task *t, rt_ref *ref, const char *ca
     void *old;
     int rc = add_part_handles(rt, t, ref, call);
     if (rc == 0 && rt__table_add(&rt->tasks, t, &t->call.id, &old) < 0) {
-        for (rt__task *p = t->run.parts; p; p = p->run.parts)
+        for (rt__task *p = rt__task_parts(t); p; p = p->next)
             rt__table_drop(&rt->tasks, p->call.id);
         rc = rt__error(RT_ENOMEM, "%s: no memory for the handle", call);
     }
@@ -207,14 +207,14 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
         rc = check_code(rt, (const void *)tasks[0]->call.fn, call, "the function");
     if (rc == 0)
         rc = place_request(rt, r, tasks[0]);
+    for (size_t i = 1; rc == 0 && i < n; i++)
+        rc = rt__request_write(&rt->dispatch.sched, r, tasks[i]);
     if (rc == 0)
         rc = rt__objects_room(rt, 0, call);
     if (rc == 0)
         rc = add_handles(rt, tasks, n, refs, call);
     int how = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (i > 0)
-            rt__request_write(&rt->dispatch.sched, r, tasks[i]);
         int kept = rt__checkpoint_take(rt, tasks[i]); /* handles given: it stays */
         if (kept > 0)
             end_kept(rt, tasks[i]);

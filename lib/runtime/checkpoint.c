@@ -50,16 +50,26 @@
 
 /* ---- keys ----------------------------------------------------------------------- */
 
+/* Without memory for its rt__more, t has no key: it runs again in a
+ * later run, as a nondeterministic task does. */
 static void set_key(rt__task *t, rt__hash h)
 {
+    if (!rt__task_more(t))
+        return;
     rt__hash_word(&h, 0x5ca1ab1e); /* a key is never 0, 0: that is none */
-    t->call.key[0] = h.a | 1;
-    t->call.key[1] = h.b;
+    t->call.more->key[0] = h.a | 1;
+    t->call.more->key[1] = h.b;
+}
+
+static void drop_key(rt__task *t)
+{
+    if (t->call.more)
+        t->call.more->key[0] = t->call.more->key[1] = 0;
 }
 
 static int has_key(const rt__task *t)
 {
-    return t->call.key[0] != 0;
+    return rt__task_key(t) != NULL;
 }
 
 /* The function, as every run of the program names it. */
@@ -84,7 +94,7 @@ int rt__call_key_task(rt__runtime *rt, rt__task *t, const rt_arg *args, size_t n
     rt__hash_word(&h, t->call.args_form);
     rt__hash_word(&h, nargs);
     unsigned parts = 1;
-    for (const rt__task *p = t->run.parts; p; p = p->run.parts)
+    for (const rt__task *p = rt__task_parts(t); p; p = p->next)
         parts++;
     rt__hash_word(&h, parts);
     for (size_t i = 0; i < nargs; i++)
@@ -118,23 +128,22 @@ void rt__call_unkept(rt__runtime *rt, uint64_t task)
  * none), and its parts get theirs. */
 static void finish_key(rt__task *t)
 {
-    rt__hash h = {t->call.key[0], t->call.key[1]};
+    rt__hash h = {rt__task_key(t)[0], rt__task_key(t)[1]};
     const rt__arg *list = rt__task_args(t);
-    for (uint32_t i = 0; i < t->call.nargs && has_key(t); i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t) && has_key(t); i++) {
         const rt__task *o = list[i].object;
         if (o && !has_key(o))
-            t->call.key[0] = t->call.key[1] = 0;
+            drop_key(t);
         else if (o)
-            rt__hash_word(&h, o->call.key[0]), rt__hash_word(&h, o->call.key[1]);
+            rt__hash_word(&h, rt__task_key(o)[0]), rt__hash_word(&h, rt__task_key(o)[1]);
     }
-    if (has_key(t) && t->call.nargs)
+    if (has_key(t) && rt__task_nargs(t))
         set_key(t, h);
     uint64_t n = 1;
-    for (rt__task *p = t->run.parts; p; p = p->run.parts, n++) {
-        rt__hash ph = {t->call.key[0], t->call.key[1]};
+    for (rt__task *p = rt__task_parts(t); p && has_key(t); p = p->next, n++) {
+        rt__hash ph = {rt__task_key(t)[0], rt__task_key(t)[1]};
         rt__hash_word(&ph, n);
-        if (has_key(t))
-            set_key(p, ph);
+        set_key(p, ph);
     }
 }
 
@@ -167,15 +176,15 @@ int rt__checkpoint_take(rt__runtime *rt, rt__task *t)
         return 0;
     pthread_mutex_unlock(&rt->lock);
     int found = 1;
-    for (rt__task *x = t; x && found; x = x == t ? t->run.parts : x->run.parts) {
+    for (rt__task *x = t; x && found; x = x == t ? rt__task_parts(t) : x->next) {
         size_t len = 0;
-        void *bytes = rt__keep_read(rt->checkpoint.dir, x->call.key, &len);
+        void *bytes = rt__keep_read(rt->checkpoint.dir, rt__task_key(x), &len);
         found = bytes != NULL;
         x->obj.result = bytes;
         x->obj.result_len = len;
     }
     if (!found) /* all or none */
-        for (rt__task *x = t; x; x = x == t ? t->run.parts : x->run.parts) {
+        for (rt__task *x = t; x; x = x == t ? rt__task_parts(t) : x->next) {
             rt__buf_free(x->obj.result);
             x->obj.result = NULL;
             x->obj.result_len = 0;
@@ -192,7 +201,7 @@ void rt__checkpoint_note(rt__runtime *rt, rt__task *t, rt__tasks *keep)
     /* One its rank kept (cluster/serve.c) is taken back if it may not
      * be; the others are written (rt__checkpoint_write()). */
     int here = !t->obj.holder && !t->obj.unkept && (t->obj.result || !t->obj.result_len) &&
-               !t->obj.spill_file;
+               !t->obj.spilled;
     if (here || (t->obj.holder && t->obj.unkept)) {
         t->obj.holds++; /* kept alive until written */
         rt__tasks_push(keep, t);
@@ -205,10 +214,10 @@ void rt__checkpoint_write(rt__runtime *rt, rt__tasks *keep)
         return;
     for (rt__task *t = keep->head; t; t = t->next) {
         if (t->obj.holder) {
-            rt__keep_remove(rt->checkpoint.dir, t->call.key);
+            rt__keep_remove(rt->checkpoint.dir, rt__task_key(t));
             continue;
         }
-        if (rt__keep_write(rt->checkpoint.dir, t->call.key, t->obj.result,
+        if (rt__keep_write(rt->checkpoint.dir, rt__task_key(t), t->obj.result,
                            t->obj.result_len, 0) < 0) /* flushed in batches */
             continue;
         if (rt->checkpoint.unsynced++ == 0)

@@ -23,15 +23,14 @@ int rt__objects_elsewhere(const rt__task *o)
 
 int rt__objects_spilled(const rt__task *o)
 {
-    return o->obj.spill_file && !o->obj.result &&
-           (o->obj.status == RT_OK || o->obj.status == RT_ETASK);
+    return o->obj.spilled;
 }
 
 /* The bytes of o that this node's store holds: none when another rank
  * holds them, or a file (spill.c). */
 static size_t bytes_here(const rt__task *o)
 {
-    return (o->obj.holder || o->obj.spill_file) && !o->obj.result ? 0 : o->obj.result_len;
+    return o->obj.spilled || (o->obj.holder && !o->obj.result) ? 0 : o->obj.result_len;
 }
 
 void rt__objects_leave(rt__runtime *rt, rt__task *o)
@@ -139,7 +138,7 @@ void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
     rt->ended[rt->nended++ % RT__ENDED_LOG] = t->call.id;
     rt->store_used += bytes_here(t);
     rt__arg *list = rt__task_args(t);
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         rt__task *o = list[i].object;
         list[i].object = NULL; /* its record may go now */
         if (o && rt__objects_unhold(rt, o))
@@ -154,11 +153,11 @@ void rt__objects_publish(rt__runtime *rt, rt__task *t, rt__tasks *orphans)
 int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
                           const char *call)
 {
-    for (uint32_t i = 0; i < t->call.nargs; i++)
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++)
         if (args[i].ref.id && !rt__table_find(&rt->tasks, args[i].ref.id))
             return rt__error(RT_EBADREF, "%s: argument %u is an unknown or consumed "
                                          "handle", call, i);
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         if (!args[i].ref.id)
             continue;
         rt__task *o = rt__table_find(&rt->tasks, args[i].ref.id);
@@ -168,7 +167,7 @@ int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
     /* Held, none spills again: those in files come back (the lock is
      * released meanwhile, and each read makes the list be looked at
      * again). */
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         rt__task *o = rt__task_args(t)[i].object;
         if (o && rt__objects_spilled(o)) {
             rt__spill_restore(rt, o);
@@ -186,7 +185,7 @@ int rt__objects_take_args(rt__runtime *rt, rt__task *t, const rt_arg *args,
 void rt__objects_untake_args(rt__task *t)
 {
     rt__arg *list = rt__task_args(t);
-    for (uint32_t i = 0; i < t->call.nargs; i++) {
+    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
         if (list[i].object)
             list[i].object->obj.holds--; /* named by a handle: never the last */
         list[i].object = NULL;

@@ -272,7 +272,7 @@ int rt__request_place(const rt__sched *s, const rt__group *group, rt__request *r
     if (rc == 0)
         rc = group ? rt__group_admits(s, group, &r->res) : rt__sched_feasible(s, &r->res);
     if (rc == 0)
-        rt__request_write(s, r, t);
+        rc = rt__request_write(s, r, t);
     return rc;
 }
 
@@ -303,13 +303,17 @@ int rt__request_bundle(const rt__sched *s, const rt_bundle *b, rt__res *res)
     return rc;
 }
 
-void rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t)
+int rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t)
 {
+    if (r->timeout_ms && !rt__task_more(t))
+        return rt__error(RT_ENOMEM, "no memory for the task's time limit");
+    if (r->timeout_ms)
+        t->call.more->timeout_ms = r->timeout_ms;
     t->call.cpu = r->res.cpu;
     t->call.gpu = r->res.gpu;
     t->call.max_calls = r->max_calls;
-    t->call.timeout_ms = r->timeout_ms;
     t->call.retry_exceptions = (unsigned char)r->retry_exceptions;
     t->run.retries_left = r->max_retries;
     needs_of(&r->res, s->names.count, (rt__need *)(void *)t->tail, t->call.nneeds);
+    return 0;
 }

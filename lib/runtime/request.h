@@ -51,7 +51,8 @@ int rt__request_place(const rt__sched *s, const struct rt__group *group, rt__req
  * the scheduler's names and the nodes' labels (.nodes); 0, or
  * RT_EINVAL / RT_EINFEASIBLE with a message. */
 int rt__request_bundle(const rt__sched *s, const rt_bundle *b, rt__res *res);
-/* Write r, placed already, into another record t. */
-void rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t);
+/* Write r, placed already, into another record t: 0, or RT_ENOMEM
+ * (a time limit needs t's rt__more). */
+int rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t);
 
 #endif

@@ -110,7 +110,7 @@ typedef struct rt__runtime {
     int any_waiters;             /* [L] of them, those that any task's end
                                     may concern (not one task's alone) */
     int loop_asleep;             /* [L] the runtime thread may block: wake it */
-    uint64_t next_seq;           /* [L] submission order */
+    uint32_t next_seq;           /* [L] submission order (it wraps) */
     size_t queued;               /* [L] tasks waiting to be sent, as of the
                                     last exchange */
     rt__table tasks;             /* [L] object handles: tasks', puts' */

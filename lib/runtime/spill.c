@@ -70,9 +70,8 @@ void rt__spill_close(rt__runtime *rt)
 /* [L] Whether o may move to a file now. */
 static int spillable(const rt__task *o)
 {
-    return o->obj.state == RT__TASK_DONE && o->obj.result && o->obj.result_len &&
-           !o->obj.holder && !o->obj.holds && !o->obj.spill_file && !o->obj.spilling &&
-           !o->obj.restoring;
+    return o->obj.state == RT__TASK_DONE && rt__task_bytes(o) && o->obj.result_len &&
+           !o->obj.holder && !o->obj.holds && !o->obj.spilling && !o->obj.restoring;
 }
 
 /* [L] Up to SPILL_BATCH objects nothing holds, together at least `want`
@@ -136,8 +135,8 @@ int rt__spill_make_room(rt__runtime *rt, size_t need)
         if (path[i] && o->obj.holds == 1) { /* nothing took hold of it meanwhile */
             rt__objects_leave(rt, o);
             gone[i] = o->obj.result;
-            o->obj.result = NULL;
             o->obj.spill_file = path[i];
+            o->obj.spilled = 1;
             path[i] = NULL;
             moved++;
         }
@@ -174,21 +173,20 @@ void rt__spill_restore(rt__runtime *rt, rt__task *o)
     pthread_mutex_lock(&rt->lock);
     o->obj.restoring = 0;
     char *file = o->obj.spill_file;
+    o->obj.spilled = 0;
+    o->obj.result = bytes;
     if (bytes) {
-        o->obj.result = bytes;
-        o->obj.spill_file = NULL;
         rt->store_used += len;
-    } else {
+    } else { /* the file goes too: a damaged file stays damaged */
+        o->obj.result_len = 0;
         rt__task_fail(o, RT_ESYS, "the object's %zu bytes, spilled to %s, could not be "
                       "read back: %s", len, path, strerror(why));
     }
     pthread_cond_broadcast(&rt->changed);
     int last = rt__objects_unhold(rt, o);
     pthread_mutex_unlock(&rt->lock);
-    if (bytes) {
-        unlink(file);
-        rt__free(file);
-    }
+    unlink(file);
+    rt__free(file);
     if (last)
         rt__task_free(o);
     pthread_mutex_lock(&rt->lock);

@@ -73,7 +73,7 @@ static int fill_task(rt__runtime *rt, void *item, uint64_t id, void *out)
     *i = (rt_task_info){.ref = {id}, .node = -1, .num_cpus = amount(t->call.cpu),
                         .num_gpus = amount(t->call.gpu), .attempt = rt__task_attempt(t),
                         .actor = {t->call.kind == RT__KIND_CALL && t->call.actor ? t->call.actor->handle : 0}};
-    snprintf(i->name, sizeof i->name, "%s", rt__task_name((uint64_t)(uintptr_t)t->call.fn, t->call.name));
+    snprintf(i->name, sizeof i->name, "%s", rt__task_name((uint64_t)(uintptr_t)t->call.fn, rt__task_named(t)));
     uint64_t pid = 0;
     if (t->obj.state == RT__TASK_DONE || t->run.ended) {
         i->state = t->obj.status == RT_OK ? RT_TASK_FINISHED : RT_TASK_FAILED;
@@ -96,7 +96,7 @@ static int fill_object(rt__runtime *rt, void *item, uint64_t id, void *out)
         return 0; /* no bytes (yet) */
     *(rt_object_info *)out = (rt_object_info){.ref = {id}, .size = t->obj.result_len,
                                               .node = t->obj.holder, .holds = t->obj.holds,
-                                              .put = !t->call.fn && !t->call.whole};
+                                              .put = !t->call.fn && !rt__task_whole(t)};
     return 1;
 }
 

@@ -256,7 +256,7 @@ int rt__sched_release_class(rt__sched *s, rt__class *c)
  * waiting goes last, unless a task sent back makes it older; taking a
  * task makes its class younger, and it moves back, rarely far. */
 
-static uint64_t head_seq(const rt__class *c)
+static uint32_t head_seq(const rt__class *c)
 {
     return c->pending.head->call.seq;
 }
@@ -272,7 +272,7 @@ static void place_before(rt__sched *s, rt__class *c, rt__link *from)
 {
     rt__link *prev = from->prev;
     rt__class *p;
-    while ((p = waiting_class(s, prev)) && head_seq(p) > head_seq(c))
+    while ((p = waiting_class(s, prev)) && rt__seq_before(head_seq(c), head_seq(p)))
         prev = prev->prev;
     rt__list_insert_after(prev, &c->wait);
 }
@@ -282,10 +282,10 @@ static void move_back(rt__sched *s, rt__class *c)
 {
     rt__link *next = c->wait.next;
     rt__class *n = waiting_class(s, next);
-    if (!n || head_seq(n) > head_seq(c))
+    if (!n || rt__seq_before(head_seq(c), head_seq(n)))
         return;
     rt__list_remove(&c->wait);
-    while ((n = waiting_class(s, next->next)) && head_seq(n) < head_seq(c))
+    while ((n = waiting_class(s, next->next)) && rt__seq_before(head_seq(n), head_seq(c)))
         next = next->next;
     rt__list_insert_after(next, &c->wait);
 }
@@ -498,7 +498,7 @@ static int wants_lease(const rt__class *c)
  * class is older than no class. */
 static int older(const rt__class *a, const rt__class *b)
 {
-    return !b || a->pending.head->call.seq < b->pending.head->call.seq;
+    return !b || rt__seq_before(head_seq(a), head_seq(b));
 }
 
 /* An actor's calls never wait behind other requests: the actor already
