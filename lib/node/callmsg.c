@@ -2,6 +2,7 @@
 #include "callmsg.h"
 
 #include "base/alloc.h"
+#include "base/linger.h"
 #include "base/shm.h"
 
 #include <errno.h>
@@ -275,6 +276,7 @@ int rt__callmsg_take(rt__chan *c, rt__hdr *h, const char **payload, size_t *len,
     int more;
     *fd = -1;
     while ((more = rt__chan_next(c, h, payload, fds)) == 0) {
+        rt__linger(c->fd); /* a call's reply, or the next call, is often near */
         long got = rt__chan_fill(c);
         if (got == 0)
             return 0;

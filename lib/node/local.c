@@ -8,6 +8,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/linger.h"
 #include "base/shm.h"
 
 #include <errno.h>
@@ -418,6 +419,7 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     rt__loop_remove(l->loop, &w->w_sock);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
+    rt__linger(fd); /* a quick task's answer comes before a sleep would end */
     int ready = ppoll(&p, 1, &ts, NULL) > 0;
     if (ready)
         rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
