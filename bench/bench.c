@@ -83,18 +83,15 @@ int sleep_ms(const void *arg, size_t len, rt_result *r)
 /* ---- raw limits ----------------------------------------------------------- */
 
 /* The raw limits in rtask's own state, when lingering is set: each side
- * looks for the next message for up to LINGER_NS, yielding the CPU, as
+ * looks for the next message for up to 50 us, yielding the CPU, as
  * rtask's workers and runtime thread do (lib/base/linger.h), before it
  * blocks in read(); else it blocks at once. */
-#define LINGER_NS 50000.0
 static int lingering;
 
 static ssize_t read_msg(int fd, char *buf)
 {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    for (double start = now(); lingering && poll(&p, 1, 0) == 0 &&
-                               (now() - start) * 1e9 < LINGER_NS;)
-        sched_yield();
+    if (lingering)
+        linger_for(fd);
     return read(fd, buf, MSG);
 }
 

@@ -16,6 +16,9 @@ int actor_noop(void *state, const void *arg, size_t len, rt_result *r);
 
 /* measure.c */
 double now(void);
+/* Look for fd to be readable for up to 50 us, yielding the CPU, as
+ * rtask's threads do before they sleep (lib/base/linger.h). */
+void linger_for(int fd);
 double median(double *v, int n);
 /* The value at fraction q (0.99) of v, which is sorted in place. */
 double quantile(double *v, size_t n, double q);

@@ -4,6 +4,8 @@
  */
 #include "bench.h"
 
+#include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,13 @@ double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+
+void linger_for(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    for (double start = now(); poll(&p, 1, 0) == 0 && (now() - start) * 1e9 < 50000;)
+        sched_yield();
+}
 
 static int cmp_double(const void *a, const void *b)
 {
