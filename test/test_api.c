@@ -352,6 +352,47 @@ START_TEST(a_wait_for_many_handles_hears_each_end)
 }
 END_TEST
 
+static void *wait_for_one(void *ref)
+{
+    size_t one = 0;
+    int rc = rt_wait(ref, 1, 1, 60000, &one);
+    return (void *)(intptr_t)(rc == 0 && one == 1);
+}
+
+/* A wait for k of its handles sleeps through fewer ends than it needs
+ * (runtime.h: rt__wait_ends()), yet returns once k ended, while other
+ * tasks end around it and another thread waits for a handle of its own. */
+START_TEST(a_wait_for_some_returns_once_they_ended)
+{
+    start_runtime();
+    enum { QUICK = 3, SLOW = 1, OTHERS = 50 }; /* one slow task: a CPU for the rest */
+    rt_ref refs[QUICK + SLOW];
+    uint64_t quick = 0, slow = 600;
+    for (int i = 0; i < SLOW; i++)
+        ck_ok(rt_remote(t_sleep_ms, NULL, &slow, sizeof slow, &refs[QUICK + i]));
+    pthread_t other;
+    ck_assert_int_eq(pthread_create(&other, NULL, wait_for_one, &refs[QUICK]), 0);
+    for (int i = 0; i < QUICK; i++)
+        ck_ok(rt_remote(t_sleep_ms, NULL, &quick, sizeof quick, &refs[i]));
+    for (int i = 0; i < OTHERS; i++) {
+        rt_ref r;
+        ck_ok(rt_remote(t_echo, NULL, "x", 1, &r));
+        ck_ok(rt_release(r));
+    }
+    size_t index[QUICK + SLOW], n_ready;
+    ck_ok(rt_wait_indices(refs, QUICK + SLOW, QUICK, 60000, index, &n_ready));
+    ck_assert_uint_eq(n_ready, QUICK);
+    for (size_t k = 0; k < QUICK; k++)
+        ck_assert_uint_eq(index[k], k); /* the quick ones, not the slow */
+    ck_ok(rt_wait_indices(refs, QUICK + SLOW, QUICK + SLOW, 60000, index, &n_ready));
+    ck_assert_uint_eq(n_ready, QUICK + SLOW);
+    void *heard;
+    ck_assert_int_eq(pthread_join(other, &heard), 0);
+    ck_assert_ptr_eq(heard, (void *)1);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(calls_after_shutdown_fail)
 {
     start_runtime();
@@ -482,6 +523,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, bad_handles_are_refused);
     tcase_add_test(tc, timeout_keeps_the_handle);
     tcase_add_test(tc, a_wait_for_many_handles_hears_each_end);
+    tcase_add_test(tc, a_wait_for_some_returns_once_they_ended);
     tcase_add_test(tc, calls_after_shutdown_fail);
     tcase_add_test(tc, failing_task_reports_its_status_and_bytes);
     tcase_add_test(tc, messages_name_the_call);

@@ -36,9 +36,10 @@ static void check(int rc, const char *what)
     }
 }
 
-/* Every task's handle is kept until the end, where each is waited for:
- * the clock stops when every task has ended, not only the last step's
- * (in a trivial graph they run in any order). */
+/* Every task's handle is kept until the end, where all are waited for
+ * (rt_wait(), as StarPU's starpu_task_wait_for_all()), then each result
+ * taken: the clock stops when every task has ended, not only the last
+ * step's (in a trivial graph they run in any order). */
 static double run(tb_shape s, long width, long steps, long iters)
 {
     rt_ref *refs = malloc((size_t)(width * steps) * sizeof *refs);
@@ -59,9 +60,13 @@ static double run(tb_shape s, long width, long steps, long iters)
                   "rt_remote_args");
         }
     }
-    for (long t = 0; t < steps; t++)
+    size_t n = 0, ready;
+    for (long t = 0; t < steps; t++) /* the refs in use, together */
         for (long i = 0; i < tb_width(s, width, t); i++)
-            check(rt_get(refs[t * width + i], NULL, NULL, RT_FOREVER), "a task");
+            refs[n++] = refs[t * width + i];
+    check(rt_wait(refs, n, n, RT_FOREVER, &ready), "rt_wait");
+    for (size_t k = 0; k < n; k++)
+        check(rt_get(refs[k], NULL, NULL, RT_FOREVER), "a task");
     double took = tb_now() - start;
     free(refs);
     return took;

@@ -228,11 +228,16 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     return rc;
 }
 
-/* [L] The wait of both: `any` when any task's end may concern it. */
-static int wait_for(rt__runtime *rt, int any, long timeout_ms, const struct timespec *deadline)
+/* [L] The wait of all three: wake_at, when tasks' ends may concern it,
+ * is the count of ends (rt->nended) it wants to hear of; 0: none. */
+static int wait_for(rt__runtime *rt, uint64_t wake_at, long timeout_ms,
+                    const struct timespec *deadline)
 {
     if (timeout_ms == 0)
         return RT_ETIMEDOUT;
+    int any = wake_at != 0;
+    if (any && (rt->any_waiters == 0 || wake_at < rt->any_wake_at))
+        rt->any_wake_at = wake_at;
     rt->waiters++;
     rt->any_waiters += any;
     int rc = timeout_ms < 0 ? pthread_cond_wait(&rt->changed, &rt->lock)
@@ -246,7 +251,13 @@ static int wait_for(rt__runtime *rt, int any, long timeout_ms, const struct time
 
 int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
 {
-    return wait_for(rt, 1, timeout_ms, deadline);
+    return wait_for(rt, rt->nended + 1, timeout_ms, deadline);
+}
+
+int rt__wait_ends(rt__runtime *rt, uint64_t ends, long timeout_ms,
+                  const struct timespec *deadline)
+{
+    return wait_for(rt, rt->nended + (ends ? ends : 1), timeout_ms, deadline);
 }
 
 int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
@@ -438,7 +449,8 @@ long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_rea
     if (count == 0)
         count = mark_ready(rt, refs, n, ready);
     while (count >= 0 && (size_t)count < num_ready) {
-        if (rt__wait_change(rt, timeout_ms, &deadline) == RT_ETIMEDOUT) {
+        /* Each of its handles that ends is one end more: no fewer wake it. */
+        if (rt__wait_ends(rt, num_ready - (size_t)count, timeout_ms, &deadline) == RT_ETIMEDOUT) {
             count = mark_ready(rt, refs, n, ready);
             break;
         }

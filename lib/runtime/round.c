@@ -178,7 +178,7 @@ static void ask_done(rt__runtime *rt, rt__ask *c, rt__task *given)
  * a waiting thread should hear of them. */
 static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
 {
-    int published = done->count > 0 && rt->any_waiters;
+    int published = 0;
     for (rt__task *t; (t = rt__tasks_pop(done));) {
         published |= t->obj.awaited; /* before it may be freed */
         if (t->obj.watched)
@@ -188,7 +188,7 @@ static int publish_tasks(rt__runtime *rt, rt__tasks *done, rt__exchange *x)
         rt__checkpoint_note(rt, t, &x->keep);
         rt__objects_publish(rt, t, &x->orphans);
     }
-    return published;
+    return published || (rt->any_waiters && rt->nended >= rt->any_wake_at);
 }
 
 /* [L] Tell the tasks whose wait ended that they have their CPUs back;
@@ -333,8 +333,10 @@ void rt__exchange_locked(rt__runtime *rt, rt__exchange *x)
         rt->stop_reason = d->failed;
         changed = 1;
     }
-    if (changed && rt->waiters)
+    if (changed && rt->waiters) {
+        rt->any_wake_at = 0; /* each says again what it waits for */
         pthread_cond_broadcast(&rt->changed);
+    }
 }
 
 /* ---- the runtime thread ------------------------------------------------ */

@@ -125,6 +125,11 @@ typedef struct rt__runtime {
      * than every handle (rt__call_wait()). */
     uint64_t ended[RT__ENDED_LOG];
     uint64_t nended;
+    /* [L] The least nended at which one of the threads that wait for any
+     * task's end wants waking (rt__wait_ends()): a round that publishes
+     * less wakes none of them.  Each lowers it as it goes to sleep; a
+     * broadcast, waking them all, sets it back to 0. */
+    uint64_t any_wake_at;
     size_t store_size;           /* fixed by rt_init(): object_store_bytes */
     int room_waiters;            /* [L] threads waiting for room in it */
     rt__tasks incoming;          /* [L] submitted, not yet taken */
@@ -207,6 +212,11 @@ int rt__check_running(const rt__runtime *rt, const char *call);
  * wake it (a thread waiting for the last task of a graph would wake at
  * every round). */
 int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline);
+/* [L] As rt__wait_change(), for a thread that needs `ends` more tasks
+ * to end: fewer ends than that do not wake it (a wait for all of a
+ * graph's tasks would wake at every round). */
+int rt__wait_ends(rt__runtime *rt, uint64_t ends, long timeout_ms,
+                  const struct timespec *deadline);
 int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
                  const struct timespec *deadline);
 /* [L] Wait until ref's record is done, with its bytes here (pulled from
