@@ -36,14 +36,18 @@ static void check_clean(int rc, const char *what)
                   "%s = %d (%s)", what, rc, rt_last_error());
 }
 
-/* Submit fn(x) and check its doubled answer when it succeeds. */
+/* Submit fn(x) and check its doubled answer when it succeeds: named
+ * and with a time limit, which a record keeps apart (node/task.h). */
 static void one_task(uint64_t x, size_t big)
 {
     rt_ref ref;
+    rt_opts named = RT_OPTS_INIT;
+    named.name = "doubler";
+    named.timeout_ms = 60000;
     char *arg = big ? calloc(1, big) : NULL;
     if (arg)
         memcpy(arg, &x, sizeof x);
-    int rc = rt_remote(t_double, NULL, arg ? arg : (void *)&x, big ? big : sizeof x, &ref);
+    int rc = rt_remote(t_double, &named, arg ? arg : (void *)&x, big ? big : sizeof x, &ref);
     free(arg);
     check_clean(rc, "rt_remote");
     if (rc < 0)

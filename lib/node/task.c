@@ -207,7 +207,7 @@ int rt__task_new(rt__task_kind kind, rt__any_fn fn, const char *name, const char
     t->call.arg_len = arg_len;
     int rc = store_bytes(arg, arg_len, t->tail + nneeds * sizeof(rt__need), &t->call.arg_fd);
     if (rc < 0) {
-        rt__free(t);
+        rt__task_free(t); /* its rt__more too, when it has a name */
         return rc;
     }
     *out = t;
