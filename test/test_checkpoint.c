@@ -131,6 +131,14 @@ static void want_last(uint64_t *want)
 
 /* ---- tests ------------------------------------------------------------------------ */
 
+/* The run's folder and its log, gone. */
+static void remove_files(const char *dir, const char *log)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, log);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 /* A run of 1 000 tasks SIGKILLed at a random moment, then run again with
  * the same folder: the same results as a run never killed, and only the
  * tasks whose results were not kept run again. */
@@ -180,9 +188,7 @@ START_TEST(a_killed_run_resumes_where_it_stopped)
     ck_assert_int_eq(file_size(log) - ran_first - ran_again, 0);
     for (int c = 0; c < CHAINS; c++)
         ck_assert_uint_eq(last[c], want[c]);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, log);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_files(dir, log);
 }
 END_TEST
 
@@ -233,9 +239,7 @@ START_TEST(a_damaged_checkpoint_runs_its_task_again)
     /* Two files damaged: one or two tasks ran again, never all. */
     ck_assert_int_ge(file_size(log), 4);
     ck_assert_int_le(file_size(log), 5);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, log);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_files(dir, log);
 }
 END_TEST
 
@@ -285,9 +289,7 @@ START_TEST(another_programs_folder_is_refused)
     rt_ref ref;
     ck_fails(rt_remote(t_echo, &opts, "x", 1, &ref), RT_EINVAL, "nondeterministic");
     ck_ok(rt_shutdown());
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, log);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_files(dir, log);
 }
 END_TEST
 

@@ -251,7 +251,7 @@ static int wait_for(rt__runtime *rt, uint64_t wake_at, long timeout_ms,
 
 int rt__wait_change(rt__runtime *rt, long timeout_ms, const struct timespec *deadline)
 {
-    return wait_for(rt, rt->nended + 1, timeout_ms, deadline);
+    return rt__wait_ends(rt, 1, timeout_ms, deadline);
 }
 
 int rt__wait_ends(rt__runtime *rt, uint64_t ends, long timeout_ms,

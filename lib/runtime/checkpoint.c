@@ -128,7 +128,8 @@ void rt__call_unkept(rt__runtime *rt, uint64_t task)
  * none), and its parts get theirs. */
 static void finish_key(rt__task *t)
 {
-    rt__hash h = {rt__task_key(t)[0], rt__task_key(t)[1]};
+    const uint64_t *key = rt__task_key(t);
+    rt__hash h = {key[0], key[1]};
     const rt__arg *list = rt__task_args(t);
     for (uint32_t i = 0; i < rt__task_nargs(t) && has_key(t); i++) {
         const rt__task *o = list[i].object;
@@ -140,8 +141,8 @@ static void finish_key(rt__task *t)
     if (has_key(t) && rt__task_nargs(t))
         set_key(t, h);
     uint64_t n = 1;
-    for (rt__task *p = rt__task_parts(t); p && has_key(t); p = p->next, n++) {
-        rt__hash ph = {rt__task_key(t)[0], rt__task_key(t)[1]};
+    for (rt__task *p = rt__task_parts(t); p && (key = rt__task_key(t)); p = p->next, n++) {
+        rt__hash ph = {key[0], key[1]};
         rt__hash_word(&ph, n);
         set_key(p, ph);
     }

@@ -113,6 +113,17 @@ static int resolve_cpus(const rt_opts *o, int zeroed, int actor, rt__amount *out
     return rt__amount_parse(cpus, "num_cpus", out);
 }
 
+/* A 0-or-1 option that only tasks take: rc, or an error naming it
+ * (why: what an actor does instead). */
+static int task_flag(int rc, int actor, int value, const char *name, const char *why)
+{
+    if (rc == 0 && (value & ~1))
+        rc = rt__error(RT_EINVAL, "%s must be 0 or 1; %d is invalid", name, value);
+    if (rc == 0 && actor && value)
+        rc = rt__error(RT_EINVAL, "%s is for tasks: %s", name, why);
+    return rc;
+}
+
 /* The placement group and its bundle (-1: any).  A group's bundles say
  * where its tasks run: a label selector of their own would only narrow
  * that, and a share of GPU memory asks for what a bundle does not hold. */
@@ -193,12 +204,8 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
         rc = rt__error(RT_EINVAL, "timeout_ms is for tasks: an actor lives until it is "
                                   "killed (rt_actor_kill())");
     r->timeout_ms = (uint32_t)(rc == 0 ? o->timeout_ms : 0);
-    if (rc == 0 && (o->retry_exceptions < 0 || o->retry_exceptions > 1))
-        rc = rt__error(RT_EINVAL, "retry_exceptions must be 0 or 1; %d is invalid",
-                       o->retry_exceptions);
-    if (rc == 0 && actor && o->retry_exceptions)
-        rc = rt__error(RT_EINVAL, "retry_exceptions is for tasks: an actor's calls are "
-                                  "never run again");
+    rc = task_flag(rc, actor, o->retry_exceptions, "retry_exceptions",
+                   "an actor's calls are never run again");
     r->retry_exceptions = rc == 0 && o->retry_exceptions;
     if (rc == 0 && o->name && strlen(o->name) > NAME_MAX_BYTES)
         rc = rt__error(RT_EINVAL, "name is longer than %d bytes", NAME_MAX_BYTES);
@@ -218,12 +225,8 @@ int rt__request_resolve(const rt_opts *o, int actor, rt__request *r)
     if (rc == 0 && actor && r->num_returns > 1)
         rc = rt__error(RT_EINVAL, "num_returns is for tasks: an actor's calls give one "
                                   "result each");
-    if (rc == 0 && (o->nondeterministic & ~1))
-        rc = rt__error(RT_EINVAL, "nondeterministic must be 0 or 1; %d is invalid",
-                       o->nondeterministic);
-    if (rc == 0 && actor && o->nondeterministic)
-        rc = rt__error(RT_EINVAL, "nondeterministic is for tasks: actors are never "
-                                  "taken from a checkpoint");
+    rc = task_flag(rc, actor, o->nondeterministic, "nondeterministic",
+                   "actors are never taken from a checkpoint");
     r->nondeterministic = rc == 0 && o->nondeterministic;
     r->named = actor && o->name && *o->name;
     r->get_if_exists = o->get_if_exists;
@@ -305,10 +308,11 @@ int rt__request_bundle(const rt__sched *s, const rt_bundle *b, rt__res *res)
 
 int rt__request_write(const rt__sched *s, const rt__request *r, rt__task *t)
 {
-    if (r->timeout_ms && !rt__task_more(t))
-        return rt__error(RT_ENOMEM, "no memory for the task's time limit");
-    if (r->timeout_ms)
+    if (r->timeout_ms) {
+        if (!rt__task_more(t))
+            return rt__error(RT_ENOMEM, "no memory for the task's time limit");
         t->call.more->timeout_ms = r->timeout_ms;
+    }
     t->call.cpu = r->res.cpu;
     t->call.gpu = r->res.gpu;
     t->call.max_calls = r->max_calls;
