@@ -383,7 +383,8 @@ RT_NODISCARD RT_EXPORT int rt_ready(rt_notice *out, size_t max, size_t *n);
  * not actor calls), else it runs to its end and its result is dropped.
  * Its rt_get() then fails with RT_ECANCELLED.  The tasks it submitted
  * are cancelled too, and theirs, as Ray's recursive cancel (unless
- * RT_CANCEL_NOT_RECURSIVE).  A finished task is left as it is.  0, or
+ * RT_CANCEL_NOT_RECURSIVE), and so are those it submits from then on.
+ * A finished task is left as it is.  0, or
  * RT_EBADREF / RT_EINVAL (rt_cancel(3)). */
 RT_NODISCARD RT_EXPORT int rt_cancel(rt_ref ref, int force);
 /* force is 0 or these flags, or'ed: */

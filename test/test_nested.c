@@ -1272,6 +1272,78 @@ START_TEST(a_forced_cancel_kills_the_tasks_a_task_submitted)
 }
 END_TEST
 
+/* An inner task of the stream below: its pid appended to the file its
+ * argument names, then a minute, unless cancelled. */
+static int inner_appends_pid(const void *arg, size_t len, rt_result *r)
+{
+    (void)r;
+    char path[256];
+    snprintf(path, sizeof path, "%.*s", (int)len, (const char *)arg);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+    }
+    for (int i = 0; i < 60000 && !rt_cancelled(); i++)
+        usleep(1000);
+    return 0;
+}
+
+/* Submits inner_appends_pid tasks without a pause, up to 100 000. */
+static int outer_submits_on(const void *arg, size_t len, rt_result *r)
+{
+    (void)r;
+    rt_ref inner;
+    for (int i = 0; i < 100000; i++)
+        if (rt_remote(inner_appends_pid, NULL, arg, len, &inner) < 0)
+            return 1;
+    return 0;
+}
+
+/* Whether every pid in the file is gone; *n: how many it names. */
+static int all_pids_gone(const char *path, int *n)
+{
+    FILE *f = fopen(path, "r");
+    int pid, gone = 1;
+    *n = 0;
+    while (f && fscanf(f, "%d", &pid) == 1) {
+        (*n)++;
+        gone &= kill(pid, 0) < 0 && errno == ESRCH;
+    }
+    if (f)
+        fclose(f);
+    return gone;
+}
+
+/* A task submitted while its parent's cancel is on its way (the parent
+ * still submitting) is cancelled too: no child escapes to run later. */
+START_TEST(a_child_submitted_as_its_parent_is_cancelled_is_cancelled)
+{
+    start_runtime();
+    char path[256];
+    int n = 0, was = -1, calm = 0;
+    temp_path(path, sizeof path, "pids");
+    unlink(path);
+    rt_ref outer;
+    ck_ok(rt_remote(outer_submits_on, NULL, path, strlen(path), &outer));
+    for (int i = 0; i < 3000 && n == 0; i++, usleep(10000))
+        (void)all_pids_gone(path, &n);
+    ck_assert_int_gt(n, 0);
+    ck_ok(rt_cancel(outer, RT_CANCEL_FORCE));
+    ck_assert_int_eq(rt_get(outer, NULL, NULL, 60000), RT_ECANCELLED);
+    /* Gone, and still gone half a second on: an escaped child would start
+     * once the CPU is free. */
+    for (int i = 0; i < 3000 && calm < 50; i++, usleep(10000)) {
+        int gone = all_pids_gone(path, &n);
+        calm = gone && n == was ? calm + 1 : 0;
+        was = n;
+    }
+    ck_assert_msg(calm >= 50, "%d tasks started, not all of them ended", n);
+    unlink(path);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* A stream whose task runs again (its worker killed, or retry_exceptions)
  * gives each item once, in order: the rerun's first items, which the
  * reader had already, are dropped. */
@@ -1511,6 +1583,7 @@ Suite *nested_suite(void)
     tcase_add_test(tc, a_task_reads_a_stream);
     tcase_add_test(tc, cancel_reaches_the_tasks_a_task_submitted);
     tcase_add_test(tc, a_forced_cancel_kills_the_tasks_a_task_submitted);
+    tcase_add_test(tc, a_child_submitted_as_its_parent_is_cancelled_is_cancelled);
     tcase_add_test(tc, an_actor_restarts_when_asked);
     tcase_add_test(tc, an_actor_restarted_before_it_starts_spends_a_restart);
     tcase_add_test(tc, a_large_object_read_in_a_task_stays);

@@ -203,6 +203,10 @@ typedef struct rt__object {
                                     (holder), for a reader here */
     unsigned char has_children : 1; /* [L] tasks it submitted are on record
                                        (runtime/children.c) */
+    unsigned char cancelling : 1; /* [L] a recursive rt_cancel() was asked:
+                                     what it submits from now on is
+                                     cancelled as it comes */
+    unsigned char cancel_kills : 1; /* [L] with cancelling: with force */
     unsigned char spilling : 1;  /* [L] its bytes are being written to a
                                     file */
     unsigned char spilled : 1;   /* [L] its bytes are in spill_file */

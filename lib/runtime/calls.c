@@ -480,72 +480,118 @@ static void ask_unlock(rt__runtime *rt, rt__ask *a, rt__task *t, int how, rt__ta
         rt__submitted(rt, wake);
 }
 
-/* One task, its children aside; *task gets its handle (a part's: its
- * task's). */
-static int cancel_one(rt__runtime *rt, rt_ref ref, int force, uint64_t *task)
+/* [L] What a cancel names: the application's handle (a part's: its
+ * task), or a child's id: a child's handle may be gone (its parent's
+ * handles end with it) while the child runs on. */
+static rt__task *cancelled_task(rt__runtime *rt, uint64_t id, int child)
 {
-    rt__ask *c = rt__malloc(sizeof *c); /* outside the lock */
-    if (!c)
-        return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
+    return child ? rt__objects_running(rt, id) : maker_of(rt, rt__table_find(&rt->tasks, id));
+}
+
+/* Check that a cancel (RT_CANCEL_* flags) may be asked of ref, *task its
+ * task's id, and for a recursive one mark the task before its children
+ * are looked up: a child whose submission is already on its way is then
+ * cancelled as it comes (rt__call_child()). */
+static int cancel_mark(rt__runtime *rt, rt_ref ref, int flags, int child, uint64_t *task)
+{
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, "rt_cancel");
-    rt__task *t = rc == 0 ? maker_of(rt, rt__table_find(&rt->tasks, ref.id)) : NULL;
+    rt__task *t = rc == 0 ? cancelled_task(rt, ref.id, child) : NULL;
     *task = t ? t->call.id : ref.id;
     if (rc == 0 && !t)
         rc = rt__error(RT_EBADREF, "rt_cancel: unknown or consumed handle");
-    else if (rc == 0 && force && t->call.kind != RT__KIND_TASK)
+    else if (rc == 0 && (flags & RT_CANCEL_FORCE) && t->call.kind != RT__KIND_TASK)
         rc = rt__error(RT_EINVAL, "rt_cancel: force is for tasks; an actor's call "
                                   "ends with its actor (rt_actor_kill())");
-    int asked = rc == 0 && t->obj.state != RT__TASK_DONE;
-    ask_unlock(rt, c, asked ? t : NULL, force ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL, 0, 0);
+    else if (rc == 0 && t->obj.state != RT__TASK_DONE && !(flags & RT_CANCEL_NOT_RECURSIVE)) {
+        t->obj.cancelling = 1;
+        t->obj.cancel_kills |= (flags & RT_CANCEL_FORCE) != 0; /* force upgrades */
+    }
+    pthread_mutex_unlock(&rt->lock);
     return rc;
+}
+
+/* Ask the runtime to cancel the task of id, unless it ended; c is
+ * rt__malloc()ed, and the runtime's or freed here. */
+static void cancel_ask(rt__runtime *rt, rt__ask *c, uint64_t task, int flags)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt__task *t = rt->state == RT__RUNNING ? rt__objects_running(rt, task) : NULL;
+    int asked = t && t->obj.state != RT__TASK_DONE;
+    ask_unlock(rt, c, asked ? t : NULL,
+               flags & RT_CANCEL_FORCE ? RT__CANCEL_KILL : RT__CANCEL_DROP, NULL, 0, 0);
 }
 
 #define CHILDREN_AT_ONCE 64
 
-/* The tasks that task submitted, and theirs, all the way down: each is
- * cancelled as the task was (one that ended, or whose handle is gone,
- * is left alone). */
-static void cancel_children(rt__runtime *rt, uint64_t task, int force)
+/* The ids of task (marked) and of the tasks it submitted, and theirs, all
+ * the way down, task first, each marked before its own are looked up; *n
+ * of them.  NULL when it has none (the common case costs one look), or
+ * without memory: then not all are found. */
+static uint64_t *mark_tree(rt__runtime *rt, uint64_t task, int flags, size_t *n)
 {
-    uint64_t got[CHILDREN_AT_ONCE], *todo;
-    size_t n = 0, cap = CHILDREN_AT_ONCE;
-    if (!rt__call_children(rt, task, got, 0))
-        return; /* none: the common case costs one look */
-    if ((todo = rt__malloc(cap * sizeof *todo)))
-        todo[n++] = task;
-    while (n > 0) {
-        uint64_t parent = todo[--n];
-        size_t k = rt__call_children(rt, parent, got, CHILDREN_AT_ONCE);
+    uint64_t got[CHILDREN_AT_ONCE], *ids;
+    size_t cap = CHILDREN_AT_ONCE;
+    *n = 0;
+    if (!rt__call_children(rt, task, got, 0) || !(ids = rt__malloc(cap * sizeof *ids)))
+        return NULL;
+    ids[(*n)++] = task;
+    for (size_t i = 0; i < *n; i++) {
+        size_t k = rt__call_children(rt, ids[i], got, CHILDREN_AT_ONCE);
         uint64_t *more = k > CHILDREN_AT_ONCE ? rt__malloc(k * sizeof *more) : got;
         if (!more)
             continue; /* without memory, that branch is not cancelled */
-        k = more == got ? k : rt__call_children(rt, parent, more, k);
-        for (size_t i = 0; i < k; i++) {
+        k = more == got ? k : rt__call_children(rt, ids[i], more, k);
+        for (size_t j = 0; j < k; j++) {
             uint64_t same;
-            (void)cancel_one(rt, (rt_ref){more[i]}, force, &same);
-            if (n == cap) {
-                uint64_t *grown = rt__realloc(todo, 2 * cap * sizeof *grown);
+            if (cancel_mark(rt, (rt_ref){more[j]}, flags, 1, &same) < 0)
+                continue; /* it ended */
+            if (*n == cap) {
+                uint64_t *grown = rt__realloc(ids, 2 * cap * sizeof *grown);
                 if (!grown)
-                    continue;
-                todo = grown;
+                    break;
+                ids = grown;
                 cap *= 2;
             }
-            todo[n++] = more[i];
+            ids[(*n)++] = more[j];
         }
         if (more != got)
             rt__free(more);
     }
-    rt__free(todo);
+    return ids;
+}
+
+/* The task, and unless flags say not, the tasks it submitted: all are
+ * marked first, then asked, the task first. */
+static int cancel_tree(rt__runtime *rt, rt_ref ref, int flags, int child)
+{
+    uint64_t task;
+    size_t n = 0;
+    rt__ask *c = rt__malloc(sizeof *c); /* outside the lock */
+    if (!c)
+        return rt__error(RT_ENOMEM, "rt_cancel: out of memory");
+    int rc = cancel_mark(rt, ref, flags, child, &task);
+    if (rc < 0) {
+        rt__free(c);
+        return rc;
+    }
+    uint64_t *ids = flags & RT_CANCEL_NOT_RECURSIVE ? NULL : mark_tree(rt, task, flags, &n);
+    cancel_ask(rt, c, task, flags);
+    for (size_t i = 1; i < n; i++)
+        if ((c = rt__malloc(sizeof *c)))
+            cancel_ask(rt, c, ids[i], flags);
+    rt__free(ids);
+    return rc;
 }
 
 int rt__call_cancel(rt__runtime *rt, rt_ref ref, int flags)
 {
-    uint64_t task;
-    int force = flags & RT_CANCEL_FORCE, rc = cancel_one(rt, ref, force, &task);
-    if (rc == 0 && !(flags & RT_CANCEL_NOT_RECURSIVE))
-        cancel_children(rt, task, force);
-    return rc;
+    return cancel_tree(rt, ref, flags, 0);
+}
+
+void rt__call_cancel_child(rt__runtime *rt, uint64_t task, int flags)
+{
+    (void)cancel_tree(rt, (rt_ref){task}, flags, 1);
 }
 
 /* [L] Whether run `run` of the task of handle `task`, whose wait ended,

@@ -86,8 +86,12 @@ long rt__call_wait(rt__runtime *rt, const rt_ref *refs, size_t n, size_t num_rea
                    long timeout_ms, unsigned char *ready);
 /* rt_cancel(): flags RT_CANCEL_*. */
 int rt__call_cancel(rt__runtime *rt, rt_ref ref, int flags);
-/* Task parent (running) submitted task (children.c); the handles of the
- * tasks it submitted, up to max of them into out: how many there are. */
+/* The same for a task another submitted, found by its id (children.c). */
+void rt__call_cancel_child(rt__runtime *rt, uint64_t task, int flags);
+/* Task parent (running) submitted task (children.c): on record for a
+ * cancel of parent, or cancelled now if one was asked already.  The
+ * handles of the tasks it submitted, up to max of them into out: how
+ * many there are. */
 void rt__call_child(rt__runtime *rt, uint64_t parent, rt_ref task);
 size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t max);
 /* The task whose handle is task waits for others in a call it made

@@ -23,18 +23,21 @@ typedef struct child {
 void rt__call_child(rt__runtime *rt, uint64_t parent, rt_ref task)
 {
     child *c = rt__malloc(sizeof *c); /* outside the lock */
-    if (!c)
-        return; /* a cancel of the parent misses this one */
-    *c = (child){.byparent = {.id = parent}, .task = task.id};
+    int cancel = -1; /* or the RT_CANCEL_* flags its parent's cancel had */
     pthread_mutex_lock(&rt->lock);
     rt__task *p = rt->state == RT__RUNNING ? rt__objects_running(rt, parent) : NULL;
-    if (p && p->obj.state != RT__TASK_DONE) {
+    if (p && p->obj.cancelling)
+        cancel = p->obj.cancel_kills ? RT_CANCEL_FORCE : 0; /* it came too late */
+    else if (p && c && p->obj.state != RT__TASK_DONE) {
+        *c = (child){.byparent = {.id = parent}, .task = task.id};
         rt__idmap_add(&rt->children, &c->byparent);
         p->obj.has_children = 1;
         c = NULL;
     }
     pthread_mutex_unlock(&rt->lock);
-    rt__free(c);
+    rt__free(c); /* without one, a cancel of the parent misses this child */
+    if (cancel >= 0)
+        rt__call_cancel_child(rt, task.id, cancel);
 }
 
 size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t max)
