@@ -407,6 +407,7 @@ bench: $(BENCH_BIN) $(FAKE_NVML) $(PEER_OPENMP) peer-starpu \
 	@mk/need-packages python3
 	$(BENCH_BIN)
 	$(if $(MPICC),RTASK_MPI_MODULE=$(CURDIR)/$(MPI_MODULE) $(MPIRUN) -np 3 $(CLUSTER_BENCH_BIN))
+	$(if $(MPICC),RTASK_MPI_MODULE=$(CURDIR)/$(MPI_MODULE) $(MPIRUN) -np 32 $(CLUSTER_BENCH_BIN) scale)
 
 # Task Bench (bench/taskbench/): its graphs on rtask, OpenMP, StarPU (where
 # installed) and Python's process pool, and METG(50 %) of each.

@@ -1,6 +1,7 @@
 /*
  * cluster.c - rtask over MPI, next to MPI's own figures measured in the
- * same run: `make bench` runs it under mpirun with 3 ranks on this machine.
+ * same run: `make bench` runs it under mpirun with 3 ranks on this machine,
+ * then with 32 for `scale` (C6: what an idle job and rank 0 cost per rank).
  *
  * It uses MPI itself, as rt_init(3) allows: before rt_init() every rank
  * takes part in MPI's ping-pong, message rate and 256 MiB transfer between
@@ -9,10 +10,12 @@
  */
 #include "bench.h"
 
+#include <dirent.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PINGS 2000
 #define RATE_MSGS 100000
@@ -206,12 +209,126 @@ static double groups_per_second(const char *selector, size_t n)
     return median(v, REPS);
 }
 
+/* ---- many ranks: what rank 0 and an idle job cost per rank ---------------------- */
+
+/* CPU seconds used so far by every process of this job on this machine:
+ * the ranks, their fork servers and workers all have this program's
+ * name.  The same count for rtask and for MPI alone. */
+static double job_cpu(void)
+{
+    char self[64] = "", path[300], line[1024];
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (!f || !fgets(self, sizeof self, f))
+        check(-1, "/proc/self/comm");
+    fclose(f);
+    self[strcspn(self, "\n")] = '\0';
+    double ticks = 0, hz = (double)sysconf(_SC_CLK_TCK);
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        char *open, *close;
+        unsigned long utime, stime;
+        if (fgets(line, sizeof line, f) && (open = strchr(line, '(')) &&
+            (close = strrchr(line, ')')) && (size_t)(close - open - 1) == strlen(self) &&
+            !strncmp(open + 1, self, strlen(self)) &&
+            sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                   &utime, &stime) == 2)
+            ticks += (double)(utime + stime);
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return ticks / hz;
+}
+
+/* Rank 0's resident memory, in bytes. */
+static double rss_bytes(void)
+{
+    char line[256];
+    double kib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %lf kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib * 1024;
+}
+
+#define IDLE_S 4
+
+/* Rank 0: the job's CPU per rank and second while it does nothing for
+ * IDLE_S seconds (rank 0 sleeps; the others wait as they would). */
+static double idle_cpu_per_rank(int size)
+{
+    double before = job_cpu();
+    sleep(IDLE_S);
+    return (job_cpu() - before) / IDLE_S / size;
+}
+
+/* `scale`: many ranks on this machine.  MPI alone first: the ranks wait
+ * in MPI_Barrier() for rank 0, which sleeps (what an idle MPI rank
+ * costs); then rtask's job, idle, then a graph over every rank. */
+static int scale(int size)
+{
+    double mpi_idle = 0, rss_mpi = rss_bytes();
+    if (rank == 0)
+        mpi_idle = idle_cpu_per_rank(size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 2;
+    c.num_workers = 2;
+    c.cluster = "mpi";
+    check(rt_init_config(&c), "rt_init"); /* the others serve inside */
+    double rss_joined = rss_bytes();
+    double rtask_idle = idle_cpu_per_rank(size);
+    /* A no-op task on every rank by its label, 20 rounds. */
+    double cpu0 = job_cpu(), start = now();
+    for (int round = 0; round < 20; round++) {
+        rt_ref refs[size];
+        for (int k = 0; k < size; k++) {
+            char selector[32];
+            snprintf(selector, sizeof selector, "rank=%d", k);
+            rt_opts o = RT_OPTS_INIT;
+            o.label_selector = selector;
+            o.num_cpus = 0.01;
+            check(rt_remote(noop, &o, NULL, 0, &refs[k]), "rt_remote");
+        }
+        for (int k = 0; k < size; k++)
+            check(rt_get(refs[k], NULL, NULL, RT_FOREVER), "rt_get");
+    }
+    double took = now() - start, work_cpu = job_cpu() - cpu0;
+    double rss_worked = rss_bytes();
+    printf("C6. %d ranks on this machine: what the job costs per rank\n", size);
+    row("rtask, idle: the job's CPU per rank", rtask_idle * 1e3, "ms/s", "bridges asleep");
+    row("raw: MPI ranks waiting in MPI_Barrier", mpi_idle * 1e3, "ms/s", "MPI's own wait");
+    row("rank 0's memory per rank, rtask's share", (rss_worked - rss_mpi) / size / 1024, "KiB",
+        "after a graph over every rank");
+    row("rank 0's memory per rank, once joined", (rss_joined - rss_mpi) / size / 1024, "KiB", "");
+    row("raw: rank 0's memory with MPI alone, per rank", rss_mpi / size / 1024, "KiB",
+        "MPI_Init's");
+    row("a no-op task on every rank, per round", took / 20 * 1e3, "ms",
+        "one task per rank by its label");
+    row("the job's CPU per task of those rounds", work_cpu / (20.0 * size) * 1e6, "us", "");
+    verdict("idle rtask / idle MPI, CPU per rank", rtask_idle / mpi_idle, 0.1, 1);
+    check(rt_shutdown(), "rt_shutdown");
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int level, size;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && strcmp(argv[1], "scale") == 0)
+        return scale(size);
     big_buffer = malloc(BIG);
     memset(big_buffer, 1, BIG);
     double rtt = median_of(ping_pong), mrate = median_of(message_rate);

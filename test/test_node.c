@@ -6,6 +6,7 @@
  */
 #include "tests.h"
 
+#include "../lib/base/alloc.h"
 #include "../lib/base/shm.h"
 #include "../lib/dispatch/dispatch.h" /* internal: the contract is driven directly */
 
@@ -149,6 +150,8 @@ static void scene(int cpus)
     memset(&f, 0, sizeof f);
     f.node.ops = &fake_ops;
     f.node.ev = rt__dispatch_events(&d);
+    d.node = rt__calloc(1, sizeof *d.node); /* as rt__dispatch_add_node() grows it */
+    ck_assert_ptr_nonnull(d.node);
     d.node[0] = &f.node;
 }
 

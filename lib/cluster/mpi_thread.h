@@ -21,7 +21,7 @@
 #define TAG_ALIVE 4 /* no bytes: a serving rank is there (keep_alive()) */
 #define BATCH_MAX ((size_t)1 << 20) /* bytes a batch grows to before it goes */
 #define SPIN_POLLS 200      /* polls with a yield before backing off */
-#define BACKOFF_MAX_US 1000 /* the longest sleep between idle polls */
+#define BACKOFF_MAX_US 20000 /* the longest sleep between idle polls */
 #define ALIVE_EVERY_NS 1000000000ull /* a serving rank's sign of life */
 #define SILENT_DEFAULT_S 60          /* RTASK_RANK_TIMEOUT's default */
 

@@ -9,12 +9,21 @@
 #ifndef RT_RESOURCES_H
 #define RT_RESOURCES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef int64_t rt__amount;
 #define RT__UNIT 10000
 #define RT__CUSTOM_MAX 16
 #define RT__NAME_LEN 64
+
+/* A set of nodes, a bit each: those a label selector picked.  Made
+ * once per set and kept while the scheduler lives (it interns them,
+ * sched/scheduler.c), so that a request names one by its address. */
+typedef struct rt__nodeset {
+    size_t nwords;
+    uint64_t bits[];
+} rt__nodeset;
 
 /* A request, or a node's totals or free amounts.  GPUs are also placed
  * on instances (instance.h); here they are counted. */
@@ -25,9 +34,11 @@ typedef struct rt__res {
     uint64_t gpu_bytes;  /* a request's GPU memory (rt_opts.gpu_memory),
                             which holds the fraction it is of the GPU it
                             lands on (instance.h); 0 in totals */
-    uint64_t nodes;      /* a request's nodes, a bit each: those its label
-                            selector picks (rt_opts.label_selector); 0 =
+    const rt__nodeset *nodes; /* a request's nodes: those its label
+                            selector picks (rt_opts.label_selector); NULL =
                             any node, and in totals */
+    int64_t elsewhere;   /* a request's: 1 = not on node 0, whose objects
+                            the node it lands on pulls itself */
     uint64_t group;      /* a request's placement group (its handle), or
                             0: none, and in totals */
     int64_t bundle;      /* in its group: the bundle, or -1: any */
@@ -35,6 +46,15 @@ typedef struct rt__res {
                             of the objects it takes, + 1, tried first; 0 =
                             none */
 } rt__res;
+
+/* Whether request r may run on node i, as its nodes and elsewhere say. */
+static inline int rt__res_on_node(const rt__res *r, int i)
+{
+    const rt__nodeset *set = r->nodes;
+    if (r->elsewhere && i == 0)
+        return 0;
+    return !set || ((size_t)i / 64 < set->nwords && (set->bits[i / 64] >> (i % 64) & 1));
+}
 
 /* The custom resources of the node, fixed at rt_init(). */
 typedef struct rt__names {

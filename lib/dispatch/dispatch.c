@@ -1011,7 +1011,11 @@ rt__node_events rt__dispatch_events(rt__dispatch *d)
 int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
 {
     int i = d->sched.nnodes;
-    if (i >= RT__NODES_MAX || rt__offer_add_node(offer, &d->sched) < 0)
+    rt__node **grown = rt__realloc(d->node, (size_t)(i + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    d->node = grown;
+    if (rt__offer_add_node(offer, &d->sched) < 0)
         return -1;
     rt__node_listen(n, rt__dispatch_events(d));
     d->node[i] = n;
@@ -1059,5 +1063,7 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     d->out.buried = d->out.declared = NULL; /* forgotten with the rest */
     d->running_actors = 0;
     rt__timeouts_free(&d->timeouts);
+    rt__free(d->node); /* the nodes are their owners' */
+    d->node = NULL;
     d->check_ms = -1;
 }

@@ -70,7 +70,7 @@ typedef struct rt__outbox {
 
 typedef struct rt__dispatch {
     rt__sched sched;
-    rt__node *node[RT__NODES_MAX]; /* node i of the scheduler */
+    rt__node **node;               /* node i of the scheduler */
     rt__outbox out;                /* for the runtime to publish */
     rt__link actors;               /* every actor record */
     size_t running_actors;         /* actor processes that may still run */

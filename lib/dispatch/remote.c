@@ -19,7 +19,7 @@ void rt__remote_adopt(rt__dispatch *d, const rt__lease *l, rt__task *t, const rt
     (void)d;
     t->obj.result = NULL;
     t->obj.result_len = r->len;
-    t->obj.holder = (unsigned char)l->grant.node;
+    t->obj.holder = (uint16_t)l->grant.node;
     t->obj.held_run = (unsigned char)rt__task_attempt(t);
 }
 
@@ -114,17 +114,29 @@ void rt__remote_pulled(void *ctx, uint64_t object, void *bytes, size_t len, int 
  * when they are few. */
 static int64_t near_node(const rt__dispatch *d, const rt__task *t)
 {
-    uint64_t bytes[RT__NODES_MAX] = {0};
+    const rt__arg *args = rt__task_args(t);
+    uint32_t nargs = rt__task_nargs(t);
+    uint64_t most = 0;
     int best = 0;
-    for (uint32_t i = 0; i < rt__task_nargs(t); i++) {
-        const rt__task *o = rt__task_args(t)[i].object;
-        if (o && o->obj.holder < d->sched.nnodes)
-            bytes[o->obj.holder] += o->obj.result_len;
+    /* Each holder's bytes, summed at its first argument: a task takes
+     * few arguments, and a job may have many nodes. */
+    for (uint32_t i = 0; i < nargs; i++) {
+        const rt__task *o = args[i].object;
+        int node = o ? o->obj.holder : 0, first = 1;
+        for (uint32_t j = 0; j < i && first; j++)
+            first = !args[j].object || args[j].object->obj.holder != node;
+        if (!o || !first || node >= d->sched.nnodes)
+            continue;
+        uint64_t bytes = 0;
+        for (uint32_t j = i; j < nargs; j++)
+            if (args[j].object && args[j].object->obj.holder == node)
+                bytes += args[j].object->obj.result_len;
+        if (bytes > most || (bytes == most && node < best)) {
+            most = bytes;
+            best = node;
+        }
     }
-    for (int k = 1; k < d->sched.nnodes; k++)
-        if (bytes[k] > bytes[best])
-            best = k;
-    return bytes[best] >= RT__SHM_MIN ? best + 1 : 0;
+    return most >= RT__SHM_MIN ? best + 1 : 0;
 }
 
 /* Wait here until what t takes has come (it is filed again then). */
@@ -146,11 +158,10 @@ int rt__remote_place(rt__dispatch *d, rt__task *t, rt__res *req)
         return 0;
     /* Another rank pulls the bytes from their holder itself: this node
      * takes the task only when no other could. */
-    uint64_t all = d->sched.nnodes >= 64 ? ~0ull : ((uint64_t)1 << d->sched.nnodes) - 1;
     rt__res elsewhere = *req;
-    elsewhere.nodes = (req->nodes ? req->nodes : all) & ~(uint64_t)1;
-    if (!req->group && elsewhere.nodes && rt__sched_feasible(&d->sched, &elsewhere) == 0) {
-        req->nodes = elsewhere.nodes;
+    elsewhere.elsewhere = 1;
+    if (!req->group && rt__sched_feasible(&d->sched, &elsewhere) == 0) {
+        req->elsewhere = 1;
         return 0;
     }
     pull_args(d, t);

@@ -421,7 +421,7 @@ void rt__task_request(const rt__task *t, rt__res *req)
         else if (needs[i].index == RT__NEED_GPU_BYTES)
             req->gpu_bytes = (uint64_t)needs[i].amount;
         else if (needs[i].index == RT__NEED_NODES)
-            req->nodes = (uint64_t)needs[i].amount;
+            req->nodes = (const rt__nodeset *)(intptr_t)needs[i].amount;
         else if (needs[i].index == RT__NEED_GROUP)
             req->group = (uint64_t)needs[i].amount;
         else if (needs[i].index == RT__NEED_BUNDLE)

@@ -78,7 +78,7 @@ typedef struct rt__need {
 } rt__need;
 
 #define RT__NEED_GPU_BYTES (-2)
-#define RT__NEED_NODES (-3) /* amount: rt__res.nodes */
+#define RT__NEED_NODES (-3) /* amount: rt__res.nodes, the set's address */
 #define RT__NEED_GROUP (-4) /* amount: rt__res.group */
 #define RT__NEED_BUNDLE (-5) /* amount: rt__res.bundle */
 
@@ -182,9 +182,6 @@ typedef struct rt__object {
     };
     size_t result_len;
     signed char status;      /* RT_OK, RT_ETASK, RT_EWORKERDIED, ... */
-    unsigned char holder;    /* the node that holds its bytes when it is an
-                                object made on another rank (result NULL
-                                until pulled here), else 0 */
     unsigned char held_run;  /* with holder: the run that made them */
     unsigned char went_run;  /* [L] see going_on: which run
                                 (rt__task_attempt()) */
@@ -192,6 +189,9 @@ typedef struct rt__object {
     uint32_t holds;          /* [L] who keep it besides the application's
                                 handle: unfinished tasks that take it,
                                 views, a copy being read */
+    uint16_t holder;         /* the node that holds its bytes when it is an
+                                object made on another rank (result NULL
+                                until pulled here), else 0 */
     unsigned char state : 1;     /* [L] rt__task_state */
     unsigned char orphan : 1;    /* [L] handle released: free it when done */
     unsigned char awaited : 1;   /* [L] a thread waits for its end alone

@@ -35,7 +35,8 @@ typedef struct node_desc {
 struct rt__cluster {
     rt__bridge *bridge;
     int rank, size;
-    rt__peer *peer[RT__NODES_MAX];  /* rank 0: the other ranks' nodes */
+    rt__peer **peer;                /* rank 0: the other ranks' nodes,
+                                       size of them (rank 0's NULL) */
     rt__serve *serve;               /* the others: what serves rank 0 */
     rt__tunnel *tunnel;               /* tasks' calls, to rank 0 */
     node_desc *descs;               /* rank 0, from join to start: every
@@ -149,6 +150,8 @@ int rt__cluster_join(rt__cluster **out, const rt__offer *set)
     if (c->size > RT__NODES_MAX)
         rc = rt__error(RT_EINVAL, "rt_init: %d ranks: rtask drives %d at most", c->size,
                        RT__NODES_MAX);
+    else if (!(c->peer = rt__calloc((size_t)c->size, sizeof *c->peer)))
+        rc = rt__error(RT_ENOMEM, "rt_init: no memory for %d ranks", c->size);
     else
         rc = meet(c, set);
     if (rc < 0) {
@@ -278,7 +281,7 @@ static void end_job_if_held_up(rt__cluster *c, const unsigned char *served)
 {
     for (int r = 1; c->rank == 0 && r < c->size; r++) {
         int left = rt__bridge_left(c->bridge, r);
-        if (!served[r] || left == 1)
+        if ((served && !served[r]) || left == 1)
             continue; /* a rank that never served (another program) left already */
         fprintf(stderr, "rtask: rt_shutdown: rank %d %s; MPI cannot end while it is held "
                 "up: the job is ended (MPI_Abort)\n", r,
@@ -293,17 +296,21 @@ void rt__cluster_end(rt__cluster *c)
     rt__bridge_detach(c->bridge);
     rt__tunnel_free(c->tunnel); /* rank 0's proxies end; workers' calls fail */
     int stopped = 0;
-    unsigned char served[RT__NODES_MAX] = {0};
-    for (int r = 1; r < c->size; r++) {
+    /* Without memory for it, every rank counts as served. */
+    unsigned char *served = rt__calloc((size_t)c->size, 1);
+    for (int r = 1; r < c->size && c->peer; r++) {
         if (c->peer[r]) {
             rt__peer_free(c->peer[r]);
-            served[r] = 1;
+            if (served)
+                served[r] = 1;
             stopped += rt__bridge_left(c->bridge, r) != 2; /* a silent one is not waited for */
         }
     }
     if (stopped && rt__bridge_wait_byes(c->bridge, stopped, BYE_WAIT_MS) < stopped)
         rt__warn("rt_shutdown: not every rank stopped within %d s", BYE_WAIT_MS / 1000);
     end_job_if_held_up(c, served);
+    rt__free(served);
+    rt__free(c->peer);
     if (c->serve) {
         rt__serve_free(c->serve);
         rt__rank_msg bye = {.type = RT__RANK_BYE, .fd = -1};

@@ -101,6 +101,8 @@ static int start_scheduler(rt__runtime *rt, const rt__offer *set)
         rt__dispatch_add_node(d, set, rt__local_node(rt->local)) < 0) {
         rt__tasks none = {0};
         rt__sched_free(&d->sched, &none);
+        rt__free(d->node); /* grown, maybe, before the node failed */
+        d->node = NULL;
         return rt__error(RT_ENOMEM, "rt_init: no memory for the scheduler");
     }
     return 0;

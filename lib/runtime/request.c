@@ -251,7 +251,7 @@ static void needs_of(const rt__res *res, int nnames, rt__need *needs, int room)
     if (res->gpu_bytes && n < room)
         needs[n++] = (rt__need){RT__NEED_GPU_BYTES, (rt__amount)res->gpu_bytes};
     if (res->nodes && n < room)
-        needs[n++] = (rt__need){RT__NEED_NODES, (rt__amount)res->nodes};
+        needs[n++] = (rt__need){RT__NEED_NODES, (rt__amount)(intptr_t)res->nodes};
     if (res->group && n + 1 < room) {
         needs[n++] = (rt__need){RT__NEED_GROUP, (rt__amount)res->group};
         needs[n++] = (rt__need){RT__NEED_BUNDLE, (rt__amount)res->bundle};

@@ -28,14 +28,14 @@ rt__group *rt__group_new(size_t n)
 typedef struct trial {
     const rt__sched *s;
     int whole;                      /* copies as if nothing were taken */
-    rt__pool *pool[RT__NODES_MAX];
-    int used[RT__NODES_MAX];
+    rt__pool **pool;                /* each node's, nnodes of them */
+    int *used;
     rt__grant *where;               /* each bundle's */
 } trial;
 
 static void trial_reset(trial *t)
 {
-    for (int i = 0; i < RT__NODES_MAX; i++) {
+    for (int i = 0; i < t->s->nnodes; i++) {
         rt__free(t->pool[i]);
         t->pool[i] = NULL;
         t->used[i] = 0;
@@ -60,7 +60,7 @@ static rt__pool *trial_pool(trial *t, int i)
 static int try_node(trial *t, const rt__group *g, size_t k, int i)
 {
     const rt__bundle *b = &g->bundle[k];
-    if (b->res.nodes && !(b->res.nodes >> i & 1))
+    if (!rt__res_on_node(&b->res, i))
         return 0;
     rt__pool *p = trial_pool(t, i);
     if (!p)
@@ -139,9 +139,14 @@ static int place(trial *t, const rt__group *g)
  * or -1 as place(); the grants are written to where. */
 static int run_trial(const rt__sched *s, const rt__group *g, int whole, rt__grant *where)
 {
-    trial t = {.s = s, .whole = whole, .where = where};
-    int rc = place(&t, g);
-    trial_reset(&t);
+    size_t n = (size_t)s->nnodes;
+    trial t = {.s = s, .whole = whole, .where = where,
+               .pool = rt__calloc(n, sizeof *t.pool), .used = rt__calloc(n, sizeof *t.used)};
+    int rc = t.pool && t.used ? place(&t, g) : -1;
+    if (t.pool && t.used)
+        trial_reset(&t);
+    rt__free(t.pool);
+    rt__free(t.used);
     return rc;
 }
 

@@ -6,8 +6,70 @@
 #include "base/error.h"
 #include "devices/family.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- node sets ------------------------------------------------------------ */
+
+/* Each distinct set once, for the scheduler's life: a request keeps its
+ * set's address, which compares (and hashes) as the set itself.  Any
+ * thread may add one (submitters, under the runtime's lock; a group's
+ * maker, in the round), so they have their own lock. */
+struct rt__nodesets {
+    pthread_mutex_t lock;
+    rt__nodeset **set;
+    size_t count, cap;
+};
+
+static rt__nodesets *nodesets_new(void)
+{
+    rt__nodesets *ns = rt__calloc(1, sizeof *ns);
+    if (ns)
+        pthread_mutex_init(&ns->lock, NULL);
+    return ns;
+}
+
+static void nodesets_free(rt__nodesets *ns)
+{
+    for (size_t i = 0; ns && i < ns->count; i++)
+        rt__free(ns->set[i]);
+    if (ns) {
+        rt__free(ns->set);
+        pthread_mutex_destroy(&ns->lock);
+    }
+    rt__free(ns);
+}
+
+static int same_set(const rt__nodeset *a, const rt__nodeset *b)
+{
+    return a->nwords == b->nwords && !memcmp(a->bits, b->bits, a->nwords * sizeof *a->bits);
+}
+
+/* The kept copy of set (made rt__malloc()ed; freed here when one is
+ * kept already), or NULL without memory. */
+static const rt__nodeset *intern(rt__nodesets *ns, rt__nodeset *set)
+{
+    const rt__nodeset *kept = NULL;
+    pthread_mutex_lock(&ns->lock);
+    for (size_t i = 0; i < ns->count && !kept; i++)
+        if (same_set(ns->set[i], set))
+            kept = ns->set[i];
+    if (!kept && ns->count == ns->cap) {
+        size_t cap = ns->cap ? 2 * ns->cap : 8;
+        rt__nodeset **grown = rt__realloc(ns->set, cap * sizeof *grown);
+        if (grown) {
+            ns->set = grown;
+            ns->cap = cap;
+        }
+    }
+    if (!kept && ns->count < ns->cap)
+        kept = ns->set[ns->count++] = set;
+    pthread_mutex_unlock(&ns->lock);
+    if (kept != set)
+        rt__free(set);
+    return kept;
+}
 
 int rt__sched_init(rt__sched *s, const rt__names *names)
 {
@@ -18,10 +80,11 @@ int rt__sched_init(rt__sched *s, const rt__names *names)
     rt__link_init(&s->all_groups);
     rt__link_init(&s->all_classes);
     s->names = *names;
-    if (rt__idmap_init(&s->classes) < 0)
-        return -1;
-    if (rt__idmap_init(&s->groups) < 0) {
+    if (!(s->nodesets = nodesets_new()) || rt__idmap_init(&s->classes) < 0 ||
+        rt__idmap_init(&s->groups) < 0) {
         rt__idmap_free(&s->classes);
+        nodesets_free(s->nodesets);
+        s->nodesets = NULL;
         return -1;
     }
     return 0;
@@ -65,6 +128,10 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
     int ngpus = spec->ngpus;
     if (s->nnodes == RT__NODES_MAX)
         return -1;
+    rt__sched_node **grown = rt__realloc(s->node, (size_t)(s->nnodes + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    s->node = grown;
     rt__sched_node *n = rt__calloc(1, sizeof *n);
     if (!n)
         return -1;
@@ -131,23 +198,28 @@ int rt__sched_gpu_unhealthy(rt__sched *s, int node, const char *bus, const char 
     return marked;
 }
 
-/* Whether req may run on node i (its label selector picked it). */
-static int selected(const rt__res *req, int i)
+int rt__sched_select(const rt__sched *s, const char *selector, const rt__nodeset **nodes)
 {
-    return req->nodes == 0 || (req->nodes >> i & 1);
-}
-
-int rt__sched_select(const rt__sched *s, const char *selector, uint64_t *nodes)
-{
-    *nodes = 0;
+    *nodes = NULL;
     if (!selector)
         return 0;
+    size_t nwords = ((size_t)s->nnodes + 63) / 64, picked = 0;
+    rt__nodeset *set = rt__calloc(1, sizeof *set + nwords * sizeof *set->bits);
+    if (!set)
+        return rt__error(RT_ENOMEM, "label_selector: out of memory");
+    set->nwords = nwords;
     for (int i = 0; i < s->nnodes; i++)
-        if (rt__selector_matches(selector, s->node[i]->labels))
-            *nodes |= (uint64_t)1 << i;
-    if (*nodes == 0)
+        if (rt__selector_matches(selector, s->node[i]->labels)) {
+            set->bits[i / 64] |= (uint64_t)1 << (i % 64);
+            picked++;
+        }
+    if (!picked) {
+        rt__free(set);
         return rt__error(RT_EINFEASIBLE, "label_selector \"%s\" picks no node: no node's "
                          "labels match it (rtask-info shows them)", selector);
+    }
+    if (!(*nodes = intern(s->nodesets, set)))
+        return rt__error(RT_ENOMEM, "label_selector: out of memory");
     return 0;
 }
 
@@ -156,7 +228,7 @@ int rt__sched_feasible(const rt__sched *s, const rt__res *req)
     int rc = RT_EINFEASIBLE, type = rt__sched_gpu_type(s, req);
     for (int i = 0; i < s->nnodes && rc < 0; i++) {
         const rt__sched_node *n = s->node[i];
-        if (!selected(req, i))
+        if (!rt__res_on_node(req, i))
             continue;
         rc = rt__res_feasible(&n->total, req, &s->names);
         if (rc == 0 && req->gpu_bytes &&
@@ -475,7 +547,7 @@ static int fits(const rt__sched *s, const rt__class *c, int unheld, rt__grant *g
     for (int k = near >= 0 ? -1 : 0; k < s->nnodes; k++) {
         int i = k < 0 ? near : k;
         const rt__sched_node *n = s->node[i];
-        if ((k >= 0 && i == near) || !selected(&c->req, i) ||
+        if ((k >= 0 && i == near) || !rt__res_on_node(&c->req, i) ||
             !rt__pool_pick(unheld ? &n->unheld : &n->free, n->accel_index, &c->req,
                            c->gpu_type, g))
             continue;
@@ -589,6 +661,8 @@ void rt__sched_free(rt__sched *s, rt__tasks *orphans)
     rt__sched_groups_free(s);
     for (int i = 0; i < s->nnodes; i++)
         rt__free(s->node[i]);
+    rt__free(s->node);
+    nodesets_free(s->nodesets);
     rt__idmap_free(&s->classes);
     memset(s, 0, sizeof *s);
 }

@@ -32,7 +32,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RT__NODES_MAX 64
+/* The most nodes a job may have: an object's holder is 16 bits
+ * (node/task.h).  Node arrays grow to what the job has. */
+#define RT__NODES_MAX 65535
+
+typedef struct rt__nodesets rt__nodesets; /* interned node sets (scheduler.c) */
 
 typedef struct rt__lease rt__lease;
 
@@ -103,7 +107,10 @@ typedef struct rt__sched_node {
 typedef struct rt__sched {
     rt__names names;                    /* every node's custom resources */
     int nnodes;
-    rt__sched_node *node[RT__NODES_MAX];
+    rt__sched_node **node;              /* nnodes of them; added before the
+                                           runtime runs (rt_init()) */
+    rt__nodesets *nodesets;             /* every rt__res.nodes made, each
+                                           once: label selectors' picks */
     rt__idmap classes;                  /* task classes by request */
     rt__link waiting;                   /* classes with pending tasks, oldest
                                            first task first */
@@ -167,8 +174,9 @@ int rt__sched_gpu_unhealthy(rt__sched *s, int node, const char *bus, const char 
  * message naming the resource. */
 int rt__sched_feasible(const rt__sched *s, const rt__res *req);
 /* The nodes whose labels a selector (checked; NULL: any node) picks, as
- * rt__res.nodes: 0, or RT_EINFEASIBLE with a message when it picks none. */
-int rt__sched_select(const rt__sched *s, const char *selector, uint64_t *nodes);
+ * rt__res.nodes (the same set, the same address): 0, or RT_EINFEASIBLE
+ * with a message when it picks none, or RT_ENOMEM.  Any thread. */
+int rt__sched_select(const rt__sched *s, const char *selector, const rt__nodeset **nodes);
 
 /* The class of a task request, made on first use; NULL without memory. */
 rt__class *rt__sched_class(rt__sched *s, const rt__res *req, int max_calls);

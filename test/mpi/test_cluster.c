@@ -1142,6 +1142,175 @@ START_TEST(test_tpu_chips_on_rank_one)
 }
 END_TEST
 
+/* ---- many ranks: make check-mpi's job of 128 on one machine ------------- */
+
+/* How many nodes the job has (rt_cluster_resources(): node -1 is the
+ * sums, then each node's entries). */
+static int job_nodes(void)
+{
+    rt_resource *r;
+    size_t n;
+    int most = -1;
+    ck_ok(rt_cluster_resources(&r, &n));
+    for (size_t i = 0; i < n; i++)
+        most = r[i].node > most ? r[i].node : most;
+    rt_free(r);
+    const char *size = getenv("OMPI_COMM_WORLD_SIZE"); /* under mpirun */
+    if (size)
+        ck_assert_int_eq(most + 1, atoi(size));
+    return most + 1;
+}
+
+/* The rank it runs on, as 8 bytes. */
+static int rank_of(const void *arg, size_t len, rt_result *res)
+{
+    rt_context ctx;
+    (void)arg, (void)len;
+    uint64_t node = rt_get_context(&ctx) == 0 ? (uint64_t)ctx.node : UINT64_MAX;
+    return rt_result_set(res, &node, sizeof node);
+}
+
+/* The sum of its arguments, each 8 bytes. */
+static int sum_u64(const rt_value *args, size_t n, rt_result *res)
+{
+    uint64_t sum = 0, v;
+    for (size_t i = 0; i < n; i++) {
+        if (args[i].len != sizeof v)
+            return 1;
+        memcpy(&v, args[i].data, sizeof v);
+        sum += v;
+    }
+    return rt_result_set(res, &sum, sizeof sum);
+}
+
+/* Options that pin a task to rank k by its "rank" label, written into
+ * selector. */
+static rt_opts on_rank(int k, char selector[32])
+{
+    snprintf(selector, 32, "rank=%d", k);
+    rt_opts o = RT_OPTS_INIT;
+    o.label_selector = selector;
+    o.num_cpus = 0.01;
+    return o;
+}
+
+/* The 8 bytes that ref's task returned (the handle consumed). */
+static uint64_t u64_of(rt_ref ref, long timeout_ms)
+{
+    uint64_t *v, got;
+    ck_ok(rt_get(ref, (void **)&v, NULL, timeout_ms));
+    got = *v;
+    rt_free(v);
+    return got;
+}
+
+/* A rank-local nested workload: its rank times 4, from 4 children it
+ * submits to its own rank and reads. */
+static int four_children_here(const void *arg, size_t len, rt_result *res)
+{
+    rt_context ctx;
+    char selector[32];
+    rt_ref child[4];
+    uint64_t sum = 0;
+    (void)arg, (void)len;
+    if (rt_get_context(&ctx) < 0)
+        return 1;
+    rt_opts o = on_rank(ctx.node, selector);
+    for (int i = 0; i < 4; i++)
+        if (rt_remote(rank_of, &o, NULL, 0, &child[i]) < 0)
+            return 2;
+    for (int i = 0; i < 4; i++) {
+        uint64_t *v;
+        if (rt_get(child[i], (void **)&v, NULL, RT_FOREVER) < 0)
+            return 3;
+        sum += *v;
+        rt_free(v);
+    }
+    return rt_result_set(res, &sum, sizeof sum);
+}
+
+/* fn once on each of the n ranks, pinned by its label: the handles
+ * (free()). */
+static rt_ref *on_every_rank(rt_fn fn, int n)
+{
+    rt_ref *refs = calloc((size_t)n, sizeof *refs);
+    ck_assert_ptr_nonnull(refs);
+    for (int k = 0; k < n; k++) {
+        char selector[32];
+        rt_opts o = on_rank(k, selector);
+        ck_ok(rt_remote(fn, &o, NULL, 0, &refs[k]));
+    }
+    return refs;
+}
+
+/* A graph over every rank: one task pinned to each by its "rank" label,
+ * and one task that takes all their results; each rank ran its own. */
+START_TEST(test_graph_over_every_rank)
+{
+    int n = job_nodes();
+    ck_assert_int_ge(n, 2);
+    rt_ref *refs = on_every_rank(rank_of, n);
+    rt_arg *parts = calloc((size_t)n, sizeof *parts);
+    ck_assert_ptr_nonnull(parts);
+    for (int k = 0; k < n; k++)
+        parts[k] = RT_ARG_REF(refs[k]);
+    rt_opts o = RT_OPTS_INIT;
+    o.num_cpus = 0.01;
+    rt_ref total;
+    ck_ok(rt_remote_args(sum_u64, &o, parts, (size_t)n, &total));
+    ck_assert_uint_eq(u64_of(total, 600000), (uint64_t)n * (uint64_t)(n - 1) / 2);
+    for (int k = 0; k < n; k++)
+        ck_assert_uint_eq(u64_of(refs[k], 600000), (uint64_t)k);
+    free(parts);
+    free(refs);
+}
+END_TEST
+
+/* A STRICT_SPREAD group of one bundle per rank: each bundle on its own
+ * rank, and a task in each runs there. */
+START_TEST(test_group_over_every_rank)
+{
+    int n = job_nodes();
+    rt_bundle *b = calloc((size_t)n, sizeof *b);
+    unsigned char *seen = calloc((size_t)n, 1);
+    rt_ref *refs = calloc((size_t)n, sizeof *refs);
+    ck_assert(b && seen && refs);
+    for (int k = 0; k < n; k++)
+        b[k] = (rt_bundle){.num_cpus = 0.1};
+    rt_pg pg;
+    ck_ok(rt_pg_create(b, (size_t)n, RT_PG_STRICT_SPREAD, &pg));
+    ck_ok(rt_pg_wait(pg, 600000));
+    for (int k = 0; k < n; k++) {
+        rt_opts o = RT_OPTS_INIT;
+        o.placement_group = pg;
+        o.bundle_index = k;
+        o.num_cpus = 0.1;
+        ck_ok(rt_remote(rank_of, &o, NULL, 0, &refs[k]));
+    }
+    for (int k = 0; k < n; k++) {
+        uint64_t node = u64_of(refs[k], 600000);
+        ck_assert_uint_lt(node, (uint64_t)n);
+        ck_assert_msg(!seen[node], "two bundles on rank %d", (int)node);
+        seen[node] = 1;
+    }
+    ck_ok(rt_pg_remove(pg));
+    free(b);
+    free(seen);
+    free(refs);
+}
+END_TEST
+
+/* On every rank at once, a task whose children run on its own rank. */
+START_TEST(test_nested_work_on_every_rank)
+{
+    int n = job_nodes();
+    rt_ref *refs = on_every_rank(four_children_here, n);
+    for (int k = 0; k < n; k++)
+        ck_assert_uint_eq(u64_of(refs[k], 600000), 4 * (uint64_t)k);
+    free(refs);
+}
+END_TEST
+
 static Suite *suite(const char *which)
 {
     Suite *s = suite_create(which);
@@ -1171,6 +1340,12 @@ static Suite *suite(const char *which)
     if (strcmp(which, "trio") == 0) {
         tcase_add_test(tc, test_cpu_task_on_rank_zero);
         tcase_add_test(tc, test_objects_stay_where_made);
+    }
+    if (strcmp(which, "many") == 0) {
+        tcase_set_timeout(tc, 900);
+        tcase_add_test(tc, test_graph_over_every_rank);
+        tcase_add_test(tc, test_group_over_every_rank);
+        tcase_add_test(tc, test_nested_work_on_every_rank);
     }
     if (strcmp(which, "single") == 0)
         tcase_add_test(tc, test_single_node);
@@ -1346,7 +1521,7 @@ int main(int argc, char **argv)
         fclose(f);
         rt_gpu_health *sick = NULL;
         size_t n = 0;
-        for (int i = 0; i < 1000 && n == 0; i++) {
+        for (int i = 0; i < 6000 && n == 0; i++) { /* up to a minute, on a busy machine */
             rt_free(sick);
             if (rt_unhealthy_gpus(&sick, &n) < 0)
                 return 1;
@@ -1400,7 +1575,13 @@ int main(int argc, char **argv)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int ended = rt_shutdown() == 0;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    printf("%s: rt_shutdown took %.1f s\n", which, took);
+    ended = ended && took < 60;
     if (strcmp(which, "single") == 0) { /* a process joins a job once */
         int rc = rt_init(RT_DETECT);
         ended = ended && rc == RT_EINVAL && strstr(rt_last_error(), "once") != NULL;
