@@ -8,14 +8,18 @@ void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_L
 {
     memset(in, 0, sizeof *in);
     in->count = count;
+    in->id = ids;
     memset(in->type, RT__ANY_TYPE, sizeof in->type);
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < count; i++)
         in->free[i] = RT__UNIT;
-        if (ids && ids[i][0])
-            memcpy(in->id[i], ids[i], RT__ID_LEN);
-        else
-            snprintf(in->id[i], RT__ID_LEN, "%d", i);
-    }
+}
+
+const char *rt__instance_name(const rt__instances *in, int i, char buf[16])
+{
+    if (in->id)
+        return in->id[i];
+    snprintf(buf, 16, "%d", i);
+    return buf;
 }
 
 int rt__pick_has(const rt__pick *pick, int i)
@@ -151,10 +155,11 @@ size_t rt__pick_format(const rt__pick *pick, const rt__instances *in, char *buf,
                        size_t size)
 {
     size_t len = 0;
+    char index[16];
     buf[0] = '\0';
     for (int i = 0; pick->each && i < in->count; i++)
         if (rt__pick_has(pick, i) && len < size)
             len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
-                                    in->id[i]);
+                                    rt__instance_name(in, i, index));
     return len < size ? len : size - 1;
 }

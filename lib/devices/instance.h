@@ -35,7 +35,10 @@
 typedef struct rt__instances {
     int count;
     rt__amount free[RT__INSTANCE_MAX];
-    char id[RT__INSTANCE_MAX][RT__ID_LEN]; /* what tasks are told */
+    const char (*id)[RT__ID_LEN];          /* what tasks are told, count of
+                                              them, kept by the node (its
+                                              pools' copies share them);
+                                              NULL: their indexes */
     signed char type[RT__INSTANCE_MAX];    /* a custom resource index, or
                                               RT__ANY_TYPE: untyped */
     uint64_t bytes[RT__INSTANCE_MAX];      /* its memory; 0 = unknown */
@@ -57,9 +60,11 @@ typedef struct rt__pick {
     uint64_t mask[RT__INSTANCE_MAX / 64];
 } rt__pick;
 
-/* count instances, all free, named by ids; an instance without an id (or
- * when ids is NULL) is named by its index: "0", "1", ... */
+/* count instances, all free, named by ids (kept, not copied: they must
+ * outlive in and its copies), or by their indexes when ids is NULL. */
 void rt__instances_init(rt__instances *in, int count, const char (*ids)[RT__ID_LEN]);
+/* What instance i is called: its id, or its index written into buf. */
+const char *rt__instance_name(const rt__instances *in, int i, char buf[16]);
 /* Choose where amount goes (a fraction of one, or a whole number), on
  * instances of the type (RT__ANY_TYPE: any).  Returns 1 and fills pick,
  * or 0 when it does not fit now. */

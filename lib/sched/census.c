@@ -68,7 +68,8 @@ size_t rt__sched_sick_census(const rt__sched *s, rt_gpu_health *out)
             if (out) {
                 rt_gpu_health *h = &out[n];
                 h->node = k;
-                snprintf(h->id, sizeof h->id, "%s", node->free.gpus.id[i]);
+                char index[16];
+                snprintf(h->id, sizeof h->id, "%s", rt__instance_name(&node->free.gpus, i, index));
                 snprintf(h->bus_id, sizeof h->bus_id, "%s", node->gpu_bus[i]);
                 snprintf(h->why, sizeof h->why, "%s", node->gpu_sick[i]);
             }

@@ -122,6 +122,20 @@ static void type_gpus(rt__sched *s, rt__instances *gpus,
     }
 }
 
+/* Keep count ids in kept: those given, or for one not given (or when
+ * none are) its index. */
+static const char (*keep_ids(char (*kept)[RT__ID_LEN], const char (*given)[RT__ID_LEN],
+                             int count))[RT__ID_LEN]
+{
+    for (int i = 0; i < count; i++) {
+        if (given && given[i][0])
+            memcpy(kept[i], given[i], RT__ID_LEN);
+        else
+            snprintf(kept[i], RT__ID_LEN, "%d", i);
+    }
+    return (const char (*)[RT__ID_LEN])kept;
+}
+
 int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
 {
     const rt__res *total = &spec->total;
@@ -139,7 +153,7 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
     n->total = free->res = *total;
     n->bind_cpus = spec->bind_cpus;
     snprintf(n->labels, sizeof n->labels, "%s", spec->labels ? spec->labels : "");
-    rt__instances_init(&free->gpus, ngpus, spec->gpu_ids);
+    rt__instances_init(&free->gpus, ngpus, keep_ids(n->gpu_ids, spec->gpu_ids, ngpus));
     type_gpus(s, &free->gpus, spec->gpu_types);
     if (spec->gpu_cpus)
         memcpy(n->gpu_cpus, spec->gpu_cpus, (size_t)ngpus * sizeof *n->gpu_cpus);
@@ -157,9 +171,9 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
     for (int i = 0; i < s->names.count; i++)
         if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
             n->accel_index = i;
+    int naccel = n->accel_index >= 0 ? (int)(total->custom[n->accel_index] / RT__UNIT) : 0;
     if (n->accel_index >= 0)
-        rt__instances_init(&free->accel, (int)(total->custom[n->accel_index] / RT__UNIT),
-                           spec->accel_ids);
+        rt__instances_init(&free->accel, naccel, keep_ids(n->accel_ids, spec->accel_ids, naccel));
     n->unheld = n->free;
     s->node[s->nnodes++] = n;
     return 0;

@@ -102,6 +102,10 @@ typedef struct rt__sched_node {
     char gpu_bus[RT__INSTANCE_MAX][16]; /* each GPU's PCI bus id; "" = unknown */
     char gpu_sick[RT__INSTANCE_MAX][96]; /* why each is unhealthy; "" = it is
                                             not (its instances' sick) */
+    /* The ids tasks are told, which its pools and their copies point to
+     * (instance.h): kept once per node, not in every copy. */
+    char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];
+    char accel_ids[RT__INSTANCE_MAX][RT__ID_LEN];
 } rt__sched_node;
 
 typedef struct rt__sched {
