@@ -141,6 +141,42 @@ START_TEST(bundles_go_where_their_labels_match)
 }
 END_TEST
 
+/* Past 64 nodes: a selector picks node 99 alone, and a task of its
+ * class is granted there; the same selector gives the same set. */
+START_TEST(a_label_picks_a_node_past_the_sixty_fourth)
+{
+    static rt__sched s;
+    rt__names names = {0};
+    ck_assert_int_eq(rt__sched_init(&s, &names), 0);
+    for (int i = 0; i < 130; i++) {
+        char labels[32];
+        snprintf(labels, sizeof labels, "slot=%d", i);
+        rt__node_spec spec = {.total = {.cpu = U}, .labels = labels};
+        ck_assert_int_eq(rt__sched_add_node(&s, &spec), 0);
+    }
+    rt__res req = {.cpu = U};
+    const rt__nodeset *again;
+    ck_assert_int_eq(rt__sched_select(&s, "slot=99", &req.nodes), 0);
+    ck_assert_int_eq(rt__sched_select(&s, "slot=99", &again), 0);
+    ck_assert_ptr_eq(again, req.nodes);
+    for (int i = 0; i < 130; i++)
+        ck_assert_int_eq(rt__res_on_node(&req, i), i == 99);
+    ck_assert_int_eq(rt__sched_select(&s, "slot=in(3,129)", &again), 0);
+    ck_assert_ptr_ne(again, req.nodes);
+    ck_assert_int_eq(rt__res_on_node(&(rt__res){.nodes = again}, 129), 1);
+    ck_assert_int_eq(rt__sched_select(&s, "slot=130", &again), RT_EINFEASIBLE);
+    rt__class *c = rt__sched_class(&s, &req, 0);
+    rt__task t = {.call.seq = 1};
+    rt__sched_push(&s, c, &t);
+    rt__grant grant;
+    ck_assert_ptr_eq(rt__sched_decide(&s, &grant), c);
+    ck_assert_int_eq(grant.node, 99);
+    ck_assert_ptr_eq(rt__sched_pop(&s, c), &t);
+    ck_assert_int_eq(rt__sched_release_class(&s, c), 1);
+    free_sched(&s);
+}
+END_TEST
+
 /* Reserved is reserved: a class outside the group cannot take it, one in
  * the group takes from its bundle alone, and a group that did not fit is
  * placed once enough comes back. */
@@ -496,6 +532,7 @@ Suite *groups_suite(void)
     TCase *tc = tcase_create("strategies");
     tcase_add_test(tc, strategies_lay_bundles_as_ray_does);
     tcase_add_test(tc, bundles_go_where_their_labels_match);
+    tcase_add_test(tc, a_label_picks_a_node_past_the_sixty_fourth);
     tcase_add_test(tc, a_reservation_is_for_its_group_alone);
     suite_add_tcase(s, tc);
     tc = tcase_create("calls");
