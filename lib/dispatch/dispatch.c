@@ -1012,10 +1012,14 @@ int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n)
 {
     int i = d->sched.nnodes;
     rt__node **grown = rt__realloc(d->node, (size_t)(i + 1) * sizeof *grown);
-    if (!grown)
-        return -1;
-    d->node = grown;
-    if (rt__offer_add_node(offer, &d->sched) < 0)
+    if (grown)
+        d->node = grown;
+    uint64_t *bytes = grown ? rt__realloc(d->node_bytes, (size_t)(i + 1) * sizeof *bytes) : NULL;
+    if (bytes) {
+        d->node_bytes = bytes;
+        bytes[i] = 0;
+    }
+    if (!bytes || rt__offer_add_node(offer, &d->sched) < 0)
         return -1;
     rt__node_listen(n, rt__dispatch_events(d));
     d->node[i] = n;
@@ -1065,5 +1069,7 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     rt__timeouts_free(&d->timeouts);
     rt__free(d->node); /* the nodes are their owners' */
     d->node = NULL;
+    rt__free(d->node_bytes);
+    d->node_bytes = NULL;
     d->check_ms = -1;
 }

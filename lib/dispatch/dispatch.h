@@ -71,6 +71,9 @@ typedef struct rt__outbox {
 typedef struct rt__dispatch {
     rt__sched sched;
     rt__node **node;               /* node i of the scheduler */
+    uint64_t *node_bytes;          /* per node, all 0 between uses: the
+                                      bytes a task's objects have there
+                                      (remote.c) */
     rt__outbox out;                /* for the runtime to publish */
     rt__link actors;               /* every actor record */
     size_t running_actors;         /* actor processes that may still run */

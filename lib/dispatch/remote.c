@@ -112,29 +112,28 @@ void rt__remote_pulled(void *ctx, uint64_t object, void *bytes, size_t len, int 
 
 /* The node that holds most of the bytes t takes (this node: 0), + 1; 0
  * when they are few. */
-static int64_t near_node(const rt__dispatch *d, const rt__task *t)
+static int64_t near_node(rt__dispatch *d, const rt__task *t)
 {
     const rt__arg *args = rt__task_args(t);
     uint32_t nargs = rt__task_nargs(t);
-    uint64_t most = 0;
+    uint64_t most = 0, *bytes = d->node_bytes;
     int best = 0;
-    /* Each holder's bytes, summed at its first argument: a task takes
-     * few arguments, and a job may have many nodes. */
     for (uint32_t i = 0; i < nargs; i++) {
         const rt__task *o = args[i].object;
-        int node = o ? o->obj.holder : 0, first = 1;
-        for (uint32_t j = 0; j < i && first; j++)
-            first = !args[j].object || args[j].object->obj.holder != node;
-        if (!o || !first || node >= d->sched.nnodes)
+        if (o && o->obj.holder < d->sched.nnodes)
+            bytes[o->obj.holder] += o->obj.result_len;
+    }
+    /* The most, the lowest node first on a tie; each entry back to 0. */
+    for (uint32_t i = 0; i < nargs; i++) {
+        const rt__task *o = args[i].object;
+        int node = o ? o->obj.holder : 0;
+        if (!o || node >= d->sched.nnodes || !bytes[node])
             continue;
-        uint64_t bytes = 0;
-        for (uint32_t j = i; j < nargs; j++)
-            if (args[j].object && args[j].object->obj.holder == node)
-                bytes += args[j].object->obj.result_len;
-        if (bytes > most || (bytes == most && node < best)) {
-            most = bytes;
+        if (bytes[node] > most || (bytes[node] == most && node < best)) {
+            most = bytes[node];
             best = node;
         }
+        bytes[node] = 0;
     }
     return most >= RT__SHM_MIN ? best + 1 : 0;
 }

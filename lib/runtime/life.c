@@ -102,7 +102,9 @@ static int start_scheduler(rt__runtime *rt, const rt__offer *set)
         rt__tasks none = {0};
         rt__sched_free(&d->sched, &none);
         rt__free(d->node); /* grown, maybe, before the node failed */
+        rt__free(d->node_bytes);
         d->node = NULL;
+        d->node_bytes = NULL;
         return rt__error(RT_ENOMEM, "rt_init: no memory for the scheduler");
     }
     return 0;
