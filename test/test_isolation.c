@@ -5,9 +5,13 @@
  */
 #include "tests.h"
 
+#include "../lib/api/proxy.h"    /* internal: the proxies' entry */
+#include "../lib/node/callmsg.h" /* internal: the frames of tasks' calls */
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -279,6 +283,43 @@ START_TEST(a_tasks_threads_are_bounded)
 }
 END_TEST
 
+/* A PUT_HELD says that the caller's rank kept an object's bytes: only
+ * another rank's tunnel makes it.  From a worker here (white box: a
+ * connection handed to the proxies as the door does) it would make a
+ * handle for bytes nobody holds, so the connection is closed and no
+ * reply comes; a PUT on the same kind of connection is answered. */
+START_TEST(a_worker_here_cannot_claim_an_object_held_elsewhere)
+{
+    start_runtime();
+    for (int claims = 0; claims < 2; claims++) {
+        int sv[2];
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        rt__proxies_serve(sv[1], 0); /* no task runs: nobody else knocks */
+        rt__chan chan;
+        rt__chan_init(&chan, sv[0]);
+        rt__callmsg_held held = {100, {0, 0}};
+        int rc = claims ? rt__callmsg_put(&chan, RT__CALL_PUT_HELD, 0, 0, &held, sizeof held)
+                        : rt__callmsg_put(&chan, RT__CALL_PUT, 0, 0, "x", 1);
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(rt__chan_flush(&chan), 0);
+        rt__hdr h;
+        const char *payload;
+        size_t len;
+        int fd;
+        int got = rt__callmsg_take(&chan, &h, &payload, &len, &fd);
+        ck_assert_int_eq(got, claims ? 0 : 1); /* 0: the end of the stream */
+        if (got == 1) {
+            ck_assert_uint_eq(h.type, RT__CALL_REPLY);
+            ck_assert_uint_eq((uint32_t)h.id, 0);
+            ck_assert_uint_ne(h.word, 0);
+            rt__callmsg_done(&h, payload, len);
+        }
+        rt__chan_close(&chan);
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *isolation_suite(void)
 {
     Suite *s = suite_create("isolation");
@@ -296,6 +337,7 @@ Suite *isolation_suite(void)
     tcase_add_test(tc, a_task_cannot_count_its_way_to_other_handles);
     tcase_add_test(tc, handles_of_an_earlier_runtime_are_refused);
     tcase_add_test(tc, a_tasks_threads_are_bounded);
+    tcase_add_test(tc, a_worker_here_cannot_claim_an_object_held_elsewhere);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -66,6 +66,7 @@ typedef struct proxy {
     rt__chan chan;
     _Atomic int ended;  /* its thread is done: join it */
     pid_t peer;         /* the worker process that connected (or 0) */
+    int rank;           /* where it runs: 0 here, else the tunnel's rank */
     struct made *made;  /* handles its tasks made and still hold (id 0:
                            one consumed below base) */
     size_t nmade, cap;
@@ -421,6 +422,23 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
                  -1); /* rc 1: found by its name */
 }
 
+/* An object whose bytes the worker's rank kept (cluster/tunnel.c): its
+ * record here names that rank as their holder.  Only the other rank's
+ * tunnel makes this call, never a worker: from here it breaks the
+ * protocol. */
+static int do_put_held(proxy *p, const char *payload, size_t len)
+{
+    rt__callmsg_held held;
+    if (p->rank <= 0 || len != sizeof held)
+        return -1;
+    memcpy(&held, payload, sizeof held);
+    rt_ref ref = {0};
+    int rc = rt__call_put_held(rt__runtime_here(), p->rank, held.len, held.hash, &ref);
+    if (rc == 0)
+        made(p, ref.id, MADE_OBJECT);
+    return reply(p, rc, ref.id, NULL, 0, -1);
+}
+
 /* Make the call h asks for and queue the reply: 0, or -1 when the
  * message breaks the protocol. */
 static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len)
@@ -436,6 +454,8 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
         if (rc == 0)
             made(p, ref.id, MADE_OBJECT);
         return reply(p, rc, ref.id, NULL, 0, -1);
+    case RT__CALL_PUT_HELD:
+        return do_put_held(p, payload, len);
     case RT__CALL_GET:
         return do_get(p, h, payload, len);
     case RT__CALL_WAIT:
@@ -510,6 +530,7 @@ static void *serve(void *arg)
     }
     p->base = 0; /* every task of the connection ended */
     release_made(p, NULL, 0);
+    shutdown(p->chan.fd, SHUT_RDWR); /* now, not when joined: the caller hears */
     atomic_store(&p->ended, 1);
     return NULL;
 }
@@ -591,7 +612,7 @@ static void refuse(int fd, pid_t peer)
     rt__chan_close(&chan);
 }
 
-void rt__proxies_serve(int fd)
+void rt__proxies_serve(int fd, int rank)
 {
     join(take_ended(0));
     pid_t peer = peer_of(fd);
@@ -606,6 +627,7 @@ void rt__proxies_serve(int fd)
     }
     rt__chan_init(&p->chan, fd);
     p->peer = peer;
+    p->rank = rank;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, PROXY_STACK);

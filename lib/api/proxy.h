@@ -3,8 +3,9 @@
 #define RT_PROXY_H
 
 /* The runtime thread: serve the calls that come on connection, a
- * stream socket (now the proxies'). */
-void rt__proxies_serve(int connection);
+ * stream socket (now the proxies'), from a worker here (rank 0) or on
+ * another rank, whose tunnel alone may make a PUT_HELD. */
+void rt__proxies_serve(int connection, int rank);
 /* After the runtime stops: end every connection, join every thread. */
 void rt__proxies_stop(void);
 

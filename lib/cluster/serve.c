@@ -558,6 +558,11 @@ rt__serve *rt__serve_new(rt__bridge *b, rt__node *local, const rt__serve_setup *
     return s;
 }
 
+rt__store *rt__serve_store(rt__serve *s)
+{
+    return s->store;
+}
+
 void rt__serve_free(rt__serve *s)
 {
     for (rt__idnode *n; (n = rt__idmap_any(&s->leases));)

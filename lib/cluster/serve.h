@@ -13,6 +13,7 @@
 #define RT_SERVE_H
 
 #include "bridge.h"
+#include "store.h"
 #include "node/node.h"
 
 typedef struct rt__serve rt__serve;
@@ -36,6 +37,9 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m);
  * what was answered since the last round; 1 when a lease still waits for
  * lack of a process (try again soon). */
 int rt__serve_run(rt__serve *s);
+/* Where s keeps the objects of this rank (tunnel.h keeps tasks' PUTs
+ * there too). */
+rt__store *rt__serve_store(rt__serve *s);
 /* Free s, once the local node has stopped (its workers with it). */
 void rt__serve_free(rt__serve *s);
 

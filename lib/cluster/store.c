@@ -146,6 +146,19 @@ int rt__store_keep(rt__store *h, uint64_t id, unsigned run, void *bytes, size_t 
     return 0;
 }
 
+int rt__store_rename(rt__store *h, uint64_t id, unsigned run, uint64_t to, unsigned to_run)
+{
+    held_obj *o = find(h, id, run);
+    if (!o)
+        return -1;
+    rt__idmap_remove(&h->objects, &o->byid);
+    o->byid.id = to;
+    rt__task_held_renamed(o->object, to); /* rt__store_unuse() finds it by it */
+    o->run = to_run;
+    rt__idmap_add(&h->objects, &o->byid);
+    return 0;
+}
+
 rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *pull)
 {
     held_obj *o = find(h, ref->object, (unsigned)ref->run);

@@ -1,7 +1,7 @@
 /*
  * store.h - objects on a rank that serves rank 0: the large results its
- * tasks made, kept where they were made until rank 0 frees them, and
- * copies of other ranks' objects pulled for the tasks here that take
+ * tasks made and the objects they put, kept where they were made until
+ * rank 0 frees them, and copies of other ranks' objects pulled for the tasks here that take
  * them, kept while those tasks last.
  *
  * Each is a record (node/task.h) with the object's bytes as its result,
@@ -24,6 +24,10 @@ void rt__store_free(rt__store *h);
 /* Keep len bytes (rt__buf_free()-able, now h's) that run `run` of task id
  * made; 0, or -1 without memory (they stay the caller's). */
 int rt__store_keep(rt__store *h, uint64_t id, unsigned run, void *bytes, size_t len);
+/* The object kept as (id, run) is (to, to_run) from now on: a task's
+ * rt_put() here, kept before rank 0 named it (tunnel.c).  0, or -1 when
+ * there is none. */
+int rt__store_rename(rt__store *h, uint64_t id, unsigned run, uint64_t to, unsigned to_run);
 /* The record of an object a task here takes, used by it from now on;
  * *pull is set when its bytes must be pulled from its holder (a copy
  * new here).  NULL without memory. */

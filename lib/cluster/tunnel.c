@@ -2,15 +2,19 @@
 #include "tunnel.h"
 
 #include "image.h"
+#include "store.h"
 #include "base/alloc.h"
 #include "base/error.h"
 #include "base/idmap.h"
 #include "base/list.h"
 #include "base/shm.h"
 #include "node/callmsg.h"
+#include "node/keep.h"
+#include "node/task.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -25,17 +29,25 @@ typedef struct conn {
     uint64_t number;
     rt__chan chan;
     rt__watch watch;
+    uint64_t kept;    /* another rank's: a PUT's bytes kept under this
+                         number, until rank 0's reply names them; or 0 */
 } conn;
 
 struct rt__tunnel {
     rt__bridge *bridge;
     rt__loop *loop;
-    void (*serve)(int connection); /* rank 0's alone */
+    void (*serve)(int connection, int rank); /* rank 0's alone */
     rt__idmap conns;
     uint64_t next_number;
     rt__fn_cache places;           /* SUBMITs' functions, both ways */
     rt_arg *args;                  /* room to decode a SUBMIT */
+    rt__store *store;              /* another rank's: where tasks' PUTs stay */
+    int hashed;                    /* the job keeps checkpoints: hash them */
+    uint64_t last_kept;            /* the number of the last PUT kept */
 };
+
+/* A kept PUT's run until rank 0 names it: no object's (runs are small). */
+#define KEPT_RUN UINT_MAX
 
 #define NUMBER_BITS 48 /* a rank's numbers never reach this */
 
@@ -77,6 +89,8 @@ static conn *conn_open(rt__tunnel *r, int rank, uint64_t number, int fd)
 
 static void conn_close(conn *k)
 {
+    if (k->kept) /* the worker's thread went before rank 0 answered */
+        rt__store_forget(k->tunnel->store, k->kept, KEPT_RUN);
     rt__loop_remove(k->tunnel->loop, &k->watch);
     rt__idmap_remove(&k->tunnel->conns, &k->byid);
     rt__chan_close(&k->chan);
@@ -166,6 +180,69 @@ static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
     return rt__bridge_send(r->bridge, k->rank, &m);
 }
 
+/* A task's rt_put() on this rank: its bytes stay here, in the store,
+ * under a number of this tunnel's until rank 0's reply names them
+ * (kept_named()); rank 0 hears only their length and hash, as a
+ * PUT_HELD.  Bytes that cannot be kept (no memory) go to rank 0 as any
+ * frame.  0, or -1 when k must close (its memfd is not one a reader may
+ * map). */
+static int keep_put(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    rt__tunnel *r = k->tunnel;
+    size_t len = (size_t)h->len;
+    const char *bytes = fd >= 0 ? rt__shm_open(fd, len, 0) : payload;
+    if (!bytes) {
+        close(fd);
+        return -1;
+    }
+    void *copy = rt__task_object_bytes(bytes, len); /* the worker's no more */
+    if (fd >= 0)
+        rt__shm_unmap((void *)bytes, len);
+    rt__callmsg_held held = {len, {0, 0}};
+    if (copy && r->hashed) {
+        rt__hash sum = rt__put_hash(copy, len);
+        held.hash[0] = sum.a;
+        held.hash[1] = sum.b;
+    }
+    if (!copy || rt__store_keep(r->store, r->last_kept + 1, KEPT_RUN, copy, len) < 0) {
+        rt__buf_free(copy);
+        return send_frame(k, h, payload, fd);
+    }
+    if (fd >= 0)
+        close(fd);
+    k->kept = ++r->last_kept;
+    rt__hdr put = {.type = RT__CALL_PUT_HELD, .id = h->id, .word = h->word,
+                   .len = sizeof held};
+    return send_frame(k, &put, (const char *)&held, -1);
+}
+
+/* Rank 0 answered k's PUT_HELD: the kept bytes take the handle's id, or
+ * go when the call failed. */
+static void kept_named(conn *k, const rt__hdr *h)
+{
+    rt__store *store = k->tunnel->store;
+    if (h->type != RT__CALL_REPLY || (uint32_t)h->id != 0 || !h->word ||
+        rt__store_rename(store, k->kept, KEPT_RUN, h->word, 0) < 0)
+        rt__store_forget(store, k->kept, KEPT_RUN);
+    k->kept = 0;
+}
+
+/* One frame a worker's thread (another rank's tunnel) or a proxy (rank
+ * 0's) wrote, to the other side.  A PUT_HELD is the tunnel's to make:
+ * from a worker it breaks the protocol. */
+static int pass_on(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    int worker = k->tunnel->store != NULL;
+    if (worker && h->type == RT__CALL_PUT_HELD) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (worker && h->type == RT__CALL_PUT && h->len && !k->kept)
+        return keep_put(k, h, payload, fd);
+    return send_frame(k, h, payload, fd);
+}
+
 /* Forward every whole frame read; -1 when k must close. */
 static int forward(conn *k)
 {
@@ -175,7 +252,7 @@ static int forward(conn *k)
     while ((more = rt__chan_next(&k->chan, &h, &payload, fds)) > 0) {
         for (uint32_t i = 1; i < h.nfds; i++)
             close(fds[i]);
-        if (send_frame(k, &h, payload, h.nfds ? fds[0] : -1) < 0)
+        if (pass_on(k, &h, payload, h.nfds ? fds[0] : -1) < 0)
             return -1;
     }
     rt__bridge_flush(k->tunnel->bridge);
@@ -222,7 +299,7 @@ static conn *open_for_proxy(rt__tunnel *r, int from, uint64_t number)
         return NULL;
     conn *k = conn_open(r, from, number, sv[0]);
     if (k)
-        r->serve(sv[1]);
+        r->serve(sv[1], from);
     else
         close(sv[1]);
     return k;
@@ -239,6 +316,8 @@ static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
         return; /* a reply to a worker's thread that has gone */
     rt__hdr h;
     rt__rank_call_read(m, &h);
+    if (k->kept)
+        kept_named(k, &h);
     int rc = h.type == RT__CALL_SUBMIT && r->serve
                  ? put_submission(r, k, &h, m)
                  : rt__callmsg_put(&k->chan, h.type, h.id, h.word, m->bytes, m->len);
@@ -260,7 +339,7 @@ void rt__tunnel_deliver(rt__tunnel *r, int from, const rt__rank_msg *m)
 
 /* ---- the tunnel ----------------------------------------------------------------- */
 
-rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection))
+rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection, int rank))
 {
     rt__tunnel *r = rt__calloc(1, sizeof *r);
     if (!r)
@@ -273,6 +352,12 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
         return NULL;
     }
     return r;
+}
+
+void rt__tunnel_keep_puts(rt__tunnel *r, rt__store *store, int hashed)
+{
+    r->store = store;
+    r->hashed = hashed;
 }
 
 void rt__tunnel_accept(rt__tunnel *r, int connection)

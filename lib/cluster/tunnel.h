@@ -8,20 +8,27 @@
  * Rank 0's tunnel writes the frames into a socketpair whose other end a
  * proxy serves (api/proxy.c) as if the worker were its own, and sends
  * the proxy's replies back the same way.  The frames cross unchanged but
- * for a SUBMIT's function, which travels as its place (image.h).  Either
+ * for a SUBMIT's function, which travels as its place (image.h), and a
+ * PUT, whose bytes stay on the worker's rank: rank 0 gets a PUT_HELD,
+ * and keeps where the object is, not its bytes.  Either
  * end closing is a HANGUP for the other.
  */
 #ifndef RT_TUNNEL_H
 #define RT_TUNNEL_H
 
 #include "bridge.h"
+#include "store.h"
 #include "base/loop.h"
 
 typedef struct rt__tunnel rt__tunnel;
 
 /* Rank 0's tunnel hands each connection it opens to serve; another
  * rank's has no serve (NULL).  NULL without memory. */
-rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection));
+rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection, int rank));
+/* Another rank: its tasks' rt_put() objects stay here, in store (rank 0
+ * hears their length, and their bytes' hash when hashed: the job keeps
+ * checkpoints), until rank 0 frees them. */
+void rt__tunnel_keep_puts(rt__tunnel *r, rt__store *store, int hashed);
 /* Another rank: a worker's thread connected (the connection is the
  * tunnel's now). */
 void rt__tunnel_accept(rt__tunnel *r, int connection);

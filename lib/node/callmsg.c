@@ -25,6 +25,7 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_STREAM_NEXT] = "STREAM_NEXT", [RT__CALL_PG_CREATE] = "PG_CREATE",
         [RT__CALL_PG_WAIT] = "PG_WAIT", [RT__CALL_PG_REMOVE] = "PG_REMOVE",
         [RT__CALL_REPLY] = "REPLY",   [RT__CALL_RUN] = "RUN",
+        [RT__CALL_PUT_HELD] = "PUT_HELD",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";
 }

@@ -43,6 +43,9 @@ typedef enum rt__call_type {
     RT__CALL_RUN,        /* to a GET that may run it: id = the task it waits
                             for, to run here and then ask again; payload =
                             a run (below) */
+    RT__CALL_PUT_HELD,   /* a PUT whose bytes its rank kept (cluster/tunnel.c
+                            makes it; a worker may not): payload = a held
+                            object (below) */
     RT__CALL_TYPES
 } rt__call_type;
 
@@ -128,6 +131,14 @@ int rt__callmsg_read_run(const rt__hdr *h, const char *payload, size_t len,
  * the payload. */
 int rt__callmsg_read_group(const char *payload, size_t len, rt_bundle *bundles, size_t *n,
                            int *strategy);
+
+/* PUT_HELD's payload: the object's length, and the hash of its bytes
+ * (node/keep.h, tag 2, as rank 0 keys an rt_put()'s object for
+ * checkpoints) when the job keeps them, else 0, 0. */
+typedef struct rt__callmsg_held {
+    uint64_t len;
+    uint64_t hash[2];
+} rt__callmsg_held;
 
 /* The small fixed payloads of GET, WAIT and CANCEL. */
 typedef struct rt__callmsg_wait {

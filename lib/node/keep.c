@@ -69,11 +69,21 @@ static char *path_of(const char *dir, const uint64_t key[2], const char *prefix)
     return path;
 }
 
-static rt__hash sum_of(const void *data, size_t len)
+static rt__hash hash_of(uint64_t tag, const void *data, size_t len)
 {
-    rt__hash h = rt__hash_start(3);
+    rt__hash h = rt__hash_start(tag);
     rt__hash_bytes(&h, data, len);
     return h;
+}
+
+static rt__hash sum_of(const void *data, size_t len)
+{
+    return hash_of(3, data, len);
+}
+
+rt__hash rt__put_hash(const void *data, size_t len)
+{
+    return hash_of(2, data, len);
 }
 
 void *rt__keep_read(const char *dir, const uint64_t key[2], size_t *len)

@@ -24,6 +24,9 @@ typedef struct rt__hash {
 rt__hash rt__hash_start(uint64_t tag);
 void rt__hash_word(rt__hash *h, uint64_t w);
 void rt__hash_bytes(rt__hash *h, const void *data, size_t len);
+/* An rt_put() object's bytes hashed: what its checkpoint key starts from
+ * (runtime/checkpoint.c), on whichever rank the bytes are. */
+rt__hash rt__put_hash(const void *data, size_t len);
 
 /* Keep the len bytes of a buffer (rt__buf_alloc()'s, or an object's:
  * rt__buf_write()) under key in folder dir, flushed first when flush is

@@ -514,6 +514,11 @@ rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len)
     return o;
 }
 
+void rt__task_held_renamed(rt__task *o, uint64_t id)
+{
+    o->call.id = id;
+}
+
 void rt__task_free_parts(rt__task *t)
 {
     for (rt__task *p; (p = next_part(t));)

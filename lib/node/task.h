@@ -361,6 +361,9 @@ void rt__task_arg_msgs(const rt__task *t, rt__arg_msg *out);
  * record's; NULL: none yet), as a serving rank keeps one; NULL without
  * memory. */
 rt__task *rt__task_new_held(uint64_t id, void *bytes, size_t len);
+/* Such a record's object is id from now on (an object kept before rank 0
+ * named it: cluster/tunnel.c). */
+void rt__task_held_renamed(rt__task *o, uint64_t id);
 
 /* Objects whose bytes another node holds go with their records: whoever
  * frees such a record (any thread), the round's holder then tells the

@@ -65,12 +65,20 @@ void rt__call_unhold(rt__runtime *rt, rt__task *t);
 int rt__call_key_task(rt__runtime *rt, rt__task *t, const rt_arg *args, size_t nargs,
                       int nondeterministic);
 void rt__call_key_object(rt__runtime *rt, rt__task *o, const void *data, size_t len);
+/* The same key from the hash of the object's bytes that their holder
+ * made (rt__call_put_held()): none when hash is 0, 0. */
+void rt__call_key_hashed(rt__runtime *rt, rt__task *o, const uint64_t hash[2]);
 /* The running task `task` named handles in its result, or yielded: its
  * result is not kept (its handles are its run's). */
 void rt__call_unkept(rt__runtime *rt, uint64_t task);
 /* rt_put(): o, an object already (rt__task_new_object()), gets a handle
  * once the store has room.  On failure o is freed. */
 int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref);
+/* rt_put() in a task on another rank, which kept the len bytes: a
+ * handle for an object that rank holds, keyed by the hash of its bytes
+ * (with checkpoints; 0, 0: none), as rt__call_key_object() would. */
+int rt__call_put_held(rt__runtime *rt, int rank, uint64_t len, const uint64_t hash[2],
+                      rt_ref *ref);
 /* RT_ENOMEM, named call's, when len bytes are more than the whole object
  * store: rt_put() asks before it copies them. */
 int rt__call_fits(rt__runtime *rt, size_t len, const char *call);

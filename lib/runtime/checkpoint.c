@@ -110,9 +110,13 @@ void rt__call_key_object(rt__runtime *rt, rt__task *o, const void *data, size_t 
 {
     if (!rt->checkpoint.dir[0])
         return;
-    rt__hash h = rt__hash_start(2);
-    rt__hash_bytes(&h, data, len);
-    set_key(o, h);
+    set_key(o, rt__put_hash(data, len));
+}
+
+void rt__call_key_hashed(rt__runtime *rt, rt__task *o, const uint64_t hash[2])
+{
+    if (rt->checkpoint.dir[0] && (hash[0] || hash[1]))
+        set_key(o, (rt__hash){hash[0], hash[1]});
 }
 
 void rt__call_unkept(rt__runtime *rt, uint64_t task)

@@ -231,13 +231,14 @@ static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local,
     rt__output_node(label);
     if (!(c->serve = rt__serve_new(c->bridge, local, setup)))
         return rt__error(RT_ENOMEM, "rt_init: no memory to serve rank 0");
+    rt__tunnel_keep_puts(c->tunnel, rt__serve_store(c->serve), setup->kept_dir != NULL);
     return rt__bridge_attach(c->bridge, loop, to_serve, c) < 0
                ? rt__syserror("rt_init: watching the MPI bridge")
                : 0;
 }
 
 int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local,
-                      void (*serve_calls)(int connection), const rt__serve_setup *setup)
+                      void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup)
 {
     c->tunnel = rt__tunnel_new(c->bridge, loop, c->rank == 0 ? serve_calls : NULL);
     int rc = !c->tunnel ? rt__error(RT_ENOMEM, "rt_init: no memory to tunnel tasks' calls")

@@ -27,10 +27,10 @@ int rt__cluster_wanted(const rt_config *config);
  * stderr, leaves the job and exits with status 0: rank 0 reports it). */
 int rt__cluster_join(rt__cluster **out, const rt__offer *set);
 /* Rank 0: add the other ranks' nodes to d, and hand the connections of
- * their tasks' calls to serve_calls; others: serve with local, as setup
+ * their tasks' calls to serve_calls, with the rank they come from; others: serve with local, as setup
  * says.  Under the runtime's round.  0, or RT_ENOMEM. */
 int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local,
-                      void (*serve_calls)(int connection), const rt__serve_setup *setup);
+                      void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup);
 /* A serving rank: a worker's thread connected to make calls, which rank 0
  * makes (cluster/tunnel.h). */
 void rt__cluster_tunnel(rt__cluster *c, int connection);

@@ -8,14 +8,14 @@
 #define RT_DOOR_H
 
 /* The runtime thread calls serve with a connection of a worker's thread
- * that knocked at the door (node/client.h), or with one relayed from
- * another rank (cluster/tunnel.h), and rt_shutdown() calls close once
+ * that knocked at the door (node/client.h), rank 0, or with one relayed
+ * from another rank (cluster/tunnel.h) and that rank, and rt_shutdown() calls close once
  * the runtime has stopped, every call that waited in it ended.  opened
  * and closing (api/statusd.h) frame the time the runtime runs, for who
  * answers from outside: called by rt_init() and rt_shutdown(), which
  * run one at a time. */
 typedef struct rt__door_hooks {
-    void (*serve)(int connection);
+    void (*serve)(int connection, int rank);
     void (*close)(void);
     void (*opened)(void);
     void (*closing)(void);

@@ -122,7 +122,7 @@ static void on_door(rt__watch *w, uint32_t events)
     if (rt->cluster && rt__cluster_serving(rt->cluster))
         rt__cluster_tunnel(rt->cluster, connection);
     else
-        rt->door_hooks.serve(connection);
+        rt->door_hooks.serve(connection, 0);
 }
 
 /* Close what start_books() opened (a map never opened is empty). */

@@ -276,19 +276,33 @@ int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref)
     pthread_mutex_lock(&rt->lock);
     int rc = rt__check_running(rt, "rt_put");
     if (rc == 0)
-        rc = rt__objects_room(rt, o->obj.result_len, "rt_put");
+        rc = rt__objects_room(rt, bytes_here(o), "rt_put");
     void *old;
     if (rc == 0 && rt__table_add(&rt->tasks, o, &o->call.id, &old) < 0)
         rc = rt__error(RT_ENOMEM, "rt_put: no memory for the handle");
     if (rc == 0) {
         o->obj.state = RT__TASK_DONE;
-        rt->store_used += o->obj.result_len;
+        rt->store_used += bytes_here(o);
         ref->id = o->call.id;
     }
     pthread_mutex_unlock(&rt->lock);
     if (rc < 0)
         rt__task_free(o);
     return rc;
+}
+
+int rt__call_put_held(rt__runtime *rt, int rank, uint64_t len, const uint64_t hash[2],
+                      rt_ref *ref)
+{
+    if (len == 0 || len > SIZE_MAX)
+        return rt__error(RT_EINVAL, "rt_put: an object kept on rank %d has no length", rank);
+    rt__task *o = rt__task_new_held(0, NULL, (size_t)len);
+    if (!o)
+        return rt__error(RT_ENOMEM, "rt_put: no memory for the object");
+    o->obj.holder = (uint16_t)rank;
+    o->obj.held_run = 0;
+    rt__call_key_hashed(rt, o, hash);
+    return rt__call_put(rt, o, ref);
 }
 
 int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt_view *view)

@@ -935,6 +935,62 @@ START_TEST(test_objects_stay_where_made)
 }
 END_TEST
 
+/* Puts 100 bytes and 1 MiB (i + 7 each), and returns both handles. */
+static int puts_two(const void *arg, size_t len, rt_result *res)
+{
+    size_t big = (size_t)1 << 20;
+    unsigned char *data = malloc(big);
+    rt_ref refs[2];
+    (void)arg, (void)len;
+    if (!data)
+        return 1;
+    for (size_t i = 0; i < big; i++)
+        data[i] = (unsigned char)(i + 7);
+    int failed = rt_put(data, 100, &refs[0]) < 0 || rt_put(data, big, &refs[1]) < 0;
+    free(data);
+    return failed ? 1 : rt_result_set(res, refs, sizeof refs);
+}
+
+/* What a task on rank 1 puts stays on rank 1, small or large: tasks on
+ * rank 2 pull it from there and tasks on rank 1 take it where it is, and
+ * rank 0 receives none of its bytes, until the application reads it. */
+START_TEST(test_puts_stay_where_made)
+{
+    size_t big = (size_t)1 << 20, n;
+    rt_opts on1 = RT_OPTS_INIT, on2 = RT_OPTS_INIT;
+    on1.label_selector = "rank=1";
+    on2.label_selector = "rank=2";
+    uint64_t before = rt__call_payload_in(rt__runtime_here());
+    rt_ref maker, *made, there, on_one;
+    ck_ok(rt_remote(puts_two, &on1, NULL, 0, &maker));
+    ck_ok(rt_get(maker, (void **)&made, &n, 60000));
+    ck_assert_uint_eq(n, 2 * sizeof(rt_ref));
+    rt_ref small = made[0], large = made[1];
+    rt_free(made);
+    rt_arg both[2] = {RT_ARG_REF(small), RT_ARG_REF(large)};
+    ck_ok(rt_remote_args(sum_args, &on2, both, 2, &there));
+    ck_ok(rt_remote_args(sum_args, &on1, both, 2, &on_one));
+    uint64_t sum = bytes_sum(100, 7) + bytes_sum(big, 7);
+    sum_seen s = get_seen(there);
+    ck_assert_int_eq(s.node, 2);
+    ck_assert_uint_eq(s.len, 100 + big);
+    ck_assert_uint_eq(s.sum, sum);
+    s = get_seen(on_one);
+    ck_assert_int_eq(s.node, 1);
+    ck_assert_uint_eq(s.sum, sum);
+    uint64_t through = rt__call_payload_in(rt__runtime_here()) - before;
+    ck_assert_msg(through < 4096, "%llu bytes came through rank 0",
+                  (unsigned long long)through);
+    unsigned char *data;
+    ck_ok(rt_get(small, (void **)&data, &n, 60000));
+    ck_assert_uint_eq(n, 100);
+    ck_assert_int_eq(data[0], 7);
+    ck_assert_int_eq(data[99], 106);
+    rt_free(data);
+    ck_ok(rt_release(large));
+}
+END_TEST
+
 /* Where a task in bundle k of pg runs. */
 static char *run_in(rt_pg pg, int k)
 {
@@ -1340,6 +1396,7 @@ static Suite *suite(const char *which)
     if (strcmp(which, "trio") == 0) {
         tcase_add_test(tc, test_cpu_task_on_rank_zero);
         tcase_add_test(tc, test_objects_stay_where_made);
+        tcase_add_test(tc, test_puts_stay_where_made);
     }
     if (strcmp(which, "many") == 0) {
         tcase_set_timeout(tc, 900);
