@@ -26,7 +26,7 @@ struct rt__peer {
     int rank;
     uint64_t next_id;
     rt__idmap proxies;
-    rt__fn_cache places;     /* where the functions sent live */
+    rt__fn_cache *places;    /* where the functions sent live, every peer's */
     char why[256];           /* why the node failed, for the dispatcher */
 };
 
@@ -155,8 +155,8 @@ static int op_send(rt__node *n, rt__worker *w, const rt__task *t,
     rt__rank_msg m = rt__rank_task(x->byid.id, t, fini != 0, remote, label);
     m.bytes = table ? table : rt__task_arg(t);
     m.len = len;
-    if ((t->call.fn && rt__fn_cache_place(&p->places, (const void *)t->call.fn, &m.fn) < 0) ||
-        (fini && rt__fn_cache_place(&p->places, (const void *)(uintptr_t)fini, &m.fini) < 0)) {
+    if ((t->call.fn && rt__fn_cache_place(p->places, (const void *)t->call.fn, &m.fn) < 0) ||
+        (fini && rt__fn_cache_place(p->places, (const void *)(uintptr_t)fini, &m.fini) < 0)) {
         rt__buf_free(table);
         return -1;
     }
@@ -318,7 +318,7 @@ void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m)
     }
 }
 
-rt__peer *rt__peer_new(rt__bridge *b, int rank)
+rt__peer *rt__peer_new(rt__bridge *b, int rank, rt__fn_cache *places)
 {
     rt__peer *p = rt__malloc(sizeof *p);
     if (!p)
@@ -331,6 +331,7 @@ rt__peer *rt__peer_new(rt__bridge *b, int rank)
     p->node.ops = &peer_ops;
     p->bridge = b;
     p->rank = rank;
+    p->places = places;
     p->next_id = 1;
     return p;
 }

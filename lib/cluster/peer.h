@@ -12,12 +12,16 @@
 #define RT_PEER_H
 
 #include "bridge.h"
+#include "image.h"
 #include "node/node.h"
 
 typedef struct rt__peer rt__peer;
 
-/* The node of rank `rank`; NULL without memory. */
-rt__peer *rt__peer_new(rt__bridge *b, int rank);
+/* The node of rank `rank`, which finds the places of the functions it
+ * sends in places (one cache for every peer: a function's place is the
+ * same for every rank, which runs the same program, and the round's
+ * holder alone sends); NULL without memory. */
+rt__peer *rt__peer_new(rt__bridge *b, int rank, rt__fn_cache *places);
 rt__node *rt__peer_node(rt__peer *p);
 /* What the rank sent (ANSWER, LOST, FAILED). */
 void rt__peer_deliver(rt__peer *p, const rt__rank_msg *m);

@@ -37,6 +37,7 @@ struct rt__cluster {
     int rank, size;
     rt__peer **peer;                /* rank 0: the other ranks' nodes,
                                        size of them (rank 0's NULL) */
+    rt__fn_cache *places;           /* rank 0: the functions they were sent */
     rt__serve *serve;               /* the others: what serves rank 0 */
     rt__tunnel *tunnel;               /* tasks' calls, to rank 0 */
     node_desc *descs;               /* rank 0, from join to start: every
@@ -193,8 +194,10 @@ static void to_peer(void *ctx, int from, const rt__rank_msg *m)
 
 static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
 {
+    if (!(c->places = rt__calloc(1, sizeof *c->places)))
+        return rt__error(RT_ENOMEM, "rt_init: no memory for the other ranks' nodes");
     for (int r = 1; r < c->size; r++) {
-        if (!(c->peer[r] = rt__peer_new(c->bridge, r)) ||
+        if (!(c->peer[r] = rt__peer_new(c->bridge, r, c->places)) ||
             rt__dispatch_add_node(d, &c->descs[r].offer, rt__peer_node(c->peer[r])) < 0)
             return rt__error(RT_ENOMEM, "rt_init: no room for rank %d's node (its "
                              "resources, or memory)", r);
@@ -312,6 +315,7 @@ void rt__cluster_end(rt__cluster *c)
     end_job_if_held_up(c, served);
     rt__free(served);
     rt__free(c->peer);
+    rt__free(c->places);
     if (c->serve) {
         rt__serve_free(c->serve);
         rt__rank_msg bye = {.type = RT__RANK_BYE, .fd = -1};

@@ -136,6 +136,28 @@ static const char (*keep_ids(char (*kept)[RT__ID_LEN], const char (*given)[RT__I
     return (const char (*)[RT__ID_LEN])kept;
 }
 
+/* A node with room for what ngpus GPUs and naccel accelerator instances
+ * have, in one allocation; NULL without memory. */
+static rt__sched_node *node_new(int ngpus, int naccel)
+{
+    size_t per_gpu = RT__CPUS_LEN + 16 + 96 + RT__ID_LEN;
+    rt__sched_node *n = rt__calloc(1, sizeof *n + (size_t)ngpus * per_gpu +
+                                          (size_t)naccel * RT__ID_LEN);
+    if (!n)
+        return NULL;
+    char *at = (char *)(n + 1);
+    n->gpu_cpus = (char (*)[RT__CPUS_LEN])at;
+    at += (size_t)ngpus * RT__CPUS_LEN;
+    n->gpu_bus = (char (*)[16])at;
+    at += (size_t)ngpus * 16;
+    n->gpu_sick = (char (*)[96])at;
+    at += (size_t)ngpus * 96;
+    n->gpu_ids = (char (*)[RT__ID_LEN])at;
+    at += (size_t)ngpus * RT__ID_LEN;
+    n->accel_ids = (char (*)[RT__ID_LEN])at;
+    return n;
+}
+
 int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
 {
     const rt__res *total = &spec->total;
@@ -146,9 +168,15 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
     if (!grown)
         return -1;
     s->node = grown;
-    rt__sched_node *n = rt__calloc(1, sizeof *n);
+    int accel_index = -1;
+    for (int i = 0; i < s->names.count; i++)
+        if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
+            accel_index = i;
+    int naccel = accel_index >= 0 ? (int)(total->custom[accel_index] / RT__UNIT) : 0;
+    rt__sched_node *n = node_new(ngpus, naccel);
     if (!n)
         return -1;
+    n->accel_index = accel_index;
     rt__pool *free = &n->free;
     n->total = free->res = *total;
     n->bind_cpus = spec->bind_cpus;
@@ -167,11 +195,6 @@ int rt__sched_add_node(rt__sched *s, const rt__node_spec *spec)
             rt__instance_sicken(&free->gpus, i);
         }
     }
-    n->accel_index = -1;
-    for (int i = 0; i < s->names.count; i++)
-        if (total->custom[i] > 0 && rt__family_of_resource(s->names.name[i]) != RT__FAM_NONE)
-            n->accel_index = i;
-    int naccel = n->accel_index >= 0 ? (int)(total->custom[n->accel_index] / RT__UNIT) : 0;
     if (n->accel_index >= 0)
         rt__instances_init(&free->accel, naccel, keep_ids(n->accel_ids, spec->accel_ids, naccel));
     n->unheld = n->free;

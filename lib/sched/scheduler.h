@@ -97,15 +97,17 @@ typedef struct rt__sched_node {
     int accel_index;                    /* its accelerator family's custom
                                            resource (family.h), or -1 */
     int bind_cpus;                      /* tell workers the CPUs near their GPUs */
-    char gpu_cpus[RT__INSTANCE_MAX][RT__CPUS_LEN]; /* of each GPU; "" = unknown */
     char labels[RT__LABELS_LEN];        /* "key=value,..." (labels.h) */
-    char gpu_bus[RT__INSTANCE_MAX][16]; /* each GPU's PCI bus id; "" = unknown */
-    char gpu_sick[RT__INSTANCE_MAX][96]; /* why each is unhealthy; "" = it is
-                                            not (its instances' sick) */
+    /* Per GPU, as many as it has (after the node, in its allocation: a
+     * rank without GPUs costs rank 0 nothing for them). */
+    char (*gpu_cpus)[RT__CPUS_LEN];     /* the CPUs near it; "" = unknown */
+    char (*gpu_bus)[16];                /* its PCI bus id; "" = unknown */
+    char (*gpu_sick)[96];               /* why it is unhealthy; "" = it is not
+                                           (its instances' sick) */
     /* The ids tasks are told, which its pools and their copies point to
      * (instance.h): kept once per node, not in every copy. */
-    char gpu_ids[RT__INSTANCE_MAX][RT__ID_LEN];
-    char accel_ids[RT__INSTANCE_MAX][RT__ID_LEN];
+    char (*gpu_ids)[RT__ID_LEN];
+    char (*accel_ids)[RT__ID_LEN];      /* per accelerator instance */
 } rt__sched_node;
 
 typedef struct rt__sched {
