@@ -23,6 +23,13 @@ static struct {
     char **seen;      /* environ's entries right after the last reset */
     size_t nseen;
     char *seen_text;  /* and their text, one after the other */
+    struct env_run {  /* that text as runs of entries that lie one after
+                         the other in memory too (as exec() leaves them):
+                         compared a run at a time */
+        const char *at;
+        size_t len;
+    } *runs;
+    size_t nruns;
     int unseen;       /* environ is the lease's, not recorded yet */
     int left;         /* a last task left environ as it made it */
     rt__devices dev;  /* the lease's devices, from the last DEVICES */
@@ -59,11 +66,21 @@ static void env_snapshot(void)
     size_t text = 0;
     rt__free(env.seen);
     rt__free(env.seen_text);
+    rt__free(env.runs);
     env.nseen = env_count(environ);
-    for (size_t i = 0; i < env.nseen; i++)
-        text += strlen(environ[i]) + 1;
+    env.nruns = 0;
     env.seen = rt__malloc((env.nseen + 1) * sizeof *env.seen);
-    env.seen_text = rt__malloc(text + 1);
+    env.runs = rt__malloc((env.nseen + 1) * sizeof *env.runs);
+    for (size_t i = 0; env.runs && i < env.nseen; i++) {
+        size_t len = strlen(environ[i]) + 1;
+        struct env_run *last = env.nruns ? &env.runs[env.nruns - 1] : NULL;
+        if (last && last->at + last->len == environ[i])
+            last->len += len;
+        else
+            env.runs[env.nruns++] = (struct env_run){environ[i], len};
+        text += len;
+    }
+    env.seen_text = env.runs ? rt__malloc(text + 1) : NULL;
     env.unseen = 0;
     if (!env.seen || !env.seen_text)
         return; /* without a snapshot, every task gets a reset */
@@ -80,11 +97,15 @@ static int env_changed(void)
 {
     if (!env.seen || !env.seen_text || env_count(environ) != env.nseen)
         return 1;
+    if (memcmp(environ, env.seen, env.nseen * sizeof *env.seen) != 0)
+        return 1; /* an entry replaced */
+    /* The same entries, whose bytes (their ends included) are as they
+     * were: they had that many, so reading them is safe. */
     const char *p = env.seen_text;
-    for (size_t i = 0; i < env.nseen; i++) {
-        if (environ[i] != env.seen[i] || strcmp(environ[i], p) != 0)
+    for (size_t i = 0; i < env.nruns; i++) {
+        if (memcmp(env.runs[i].at, p, env.runs[i].len) != 0)
             return 1;
-        p += strlen(p) + 1;
+        p += env.runs[i].len;
     }
     return 0;
 }

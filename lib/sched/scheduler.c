@@ -260,36 +260,57 @@ int rt__sched_select(const rt__sched *s, const char *selector, const rt__nodeset
     return 0;
 }
 
+/* Whether node i could ever hold req, its GPUs of type: 0, or
+ * RT_EINFEASIBLE, with the message that says why when say is set (only
+ * once no node could: a message formats numbers, and a request that one
+ * node refuses and the next takes is made at every submission). */
+static int could_hold(const rt__sched *s, int i, const rt__res *req, int type, int say)
+{
+    const rt__sched_node *n = s->node[i];
+    int rc = say ? rt__res_feasible(&n->total, req, &s->names)
+                 : rt__res_fits(&n->total, req) ? 0 : RT_EINFEASIBLE;
+    if (rc == 0 && req->gpu_bytes &&
+        rt__instances_largest(&n->free.gpus, type) < req->gpu_bytes)
+        rc = RT_EINFEASIBLE;
+    else if (rc == 0 && !rt__instances_could(&n->free.gpus, req->gpu, type))
+        rc = !say ? RT_EINFEASIBLE
+                  : rt__error(RT_EINFEASIBLE, "a request for %g GPU%s%s can never be met: no "
+                              "node has that many healthy GPUs%s (rt_unhealthy_gpus())",
+                              (double)req->gpu / RT__UNIT, type == RT__ANY_TYPE ? "" : " of type ",
+                              type == RT__ANY_TYPE
+                                  ? "" : s->names.name[type] + strlen(RT__ACCEL_PREFIX),
+                              type == RT__ANY_TYPE ? "" : " of that type");
+    return rc;
+}
+
 int rt__sched_feasible(const rt__sched *s, const rt__res *req)
 {
-    int rc = RT_EINFEASIBLE, type = rt__sched_gpu_type(s, req);
-    for (int i = 0; i < s->nnodes && rc < 0; i++) {
-        const rt__sched_node *n = s->node[i];
+    int type = rt__sched_gpu_type(s, req), last = -1;
+    for (int i = 0; i < s->nnodes; i++) {
         if (!rt__res_on_node(req, i))
             continue;
-        rc = rt__res_feasible(&n->total, req, &s->names);
-        if (rc == 0 && req->gpu_bytes &&
-            rt__instances_largest(&n->free.gpus, type) < req->gpu_bytes)
-            rc = RT_EINFEASIBLE;
-        else if (rc == 0 && !rt__instances_could(&n->free.gpus, req->gpu, type))
-            rc = rt__error(RT_EINFEASIBLE, "a request for %g GPU%s%s can never be met: no "
-                           "node has that many healthy GPUs%s (rt_unhealthy_gpus())",
-                           (double)req->gpu / RT__UNIT, type == RT__ANY_TYPE ? "" : " of type ",
-                           type == RT__ANY_TYPE ? ""
-                                                : s->names.name[type] + strlen(RT__ACCEL_PREFIX),
-                           type == RT__ANY_TYPE ? "" : " of that type");
+        if (could_hold(s, i, req, type, 0) == 0)
+            return 0;
+        last = i;
     }
+    /* Why not, as the last node looked at says. */
+    int rc = last < 0 ? RT_EINFEASIBLE : could_hold(s, last, req, type, 1);
     return rc == RT_EINFEASIBLE && req->gpu_bytes ? memory_infeasible(s, req, type) : rc;
 }
 
 /* ---- classes ------------------------------------------------------------ */
 
+/* A word at a time: every submission finds its class by it. */
 static uint64_t hash_of(const rt__res *req, int max_calls)
 {
     const unsigned char *p = (const unsigned char *)req;
-    uint64_t h = 1469598103934665603u ^ (uint64_t)(unsigned)max_calls;
-    for (size_t i = 0; i < sizeof *req; i++)
-        h = (h ^ p[i]) * 1099511628211u;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)(unsigned)max_calls, w;
+    _Static_assert(sizeof *req % sizeof w == 0, "a request is whole words");
+    for (size_t i = 0; i < sizeof *req; i += sizeof w) {
+        memcpy(&w, p + i, sizeof w);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 29;
+    }
     return h;
 }
 
