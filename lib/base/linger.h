@@ -14,7 +14,7 @@
 
 #define RT__LINGER_NS 50000ull
 
-/* Return once fd is readable, or after RT__LINGER_NS. */
-void rt__linger(int fd);
+/* Return once fd is readable (1), or after RT__LINGER_NS (0). */
+int rt__linger(int fd);
 
 #endif

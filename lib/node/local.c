@@ -404,10 +404,13 @@ static void op_flush(rt__node *n)
 }
 
 /* The caller sends a task and waits for its answer; reading it here
- * spares the runtime thread a wake-up and the caller another.  Out of the
- * loop meanwhile, the socket wakes nobody else; it goes back once its
- * answer is read, as a readable socket added to epoll would wake the
- * runtime thread for nothing (and it would then wait for the round). */
+ * spares the runtime thread a wake-up and the caller another.  Unwatched
+ * meanwhile (its events set to none: cheaper than out of the loop and
+ * back, and it cannot fail), the socket wakes nobody else; it is watched
+ * again once its answer is read, as a readable socket watched would wake
+ * the runtime thread for nothing (and it would then wait for the round).
+ * What that thread's last wait found for it is read then, and finds
+ * nothing more. */
 static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 {
     rt__local *l = (rt__local *)n;
@@ -416,18 +419,15 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
         return 0;
     rt__workers_flush(w); /* the task may still wait in our buffer */
     uint32_t events = w->w_sock.events;
-    rt__loop_remove(l->loop, &w->w_sock);
+    rt__loop_modify(l->loop, &w->w_sock, 0);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
-    rt__linger(fd); /* a quick task's answer comes before a sleep would end */
-    int ready = ppoll(&p, 1, &ts, NULL) > 0;
+    /* A quick task's answer comes before a sleep would end. */
+    int ready = rt__linger(fd) || ppoll(&p, 1, &ts, NULL) > 0;
     if (ready)
         rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
-    if (w->chan.fd >= 0 &&
-        rt__loop_add(l->loop, &w->w_sock, w->chan.fd, events, rt__workers_on_socket) < 0) {
-        rt__workers_kill_process(w); /* unwatched, it could not be heard */
-        return 0;
-    }
+    if (w->w_sock.fd >= 0) /* not lost meanwhile */
+        rt__loop_modify(l->loop, &w->w_sock, events);
     return ready;
 }
 

@@ -8,6 +8,7 @@
 #include "base/shm.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -86,12 +87,16 @@ static void on_stderr(rt__watch *wt, uint32_t events)
 }
 
 /* A task's lines are in its pipes before its answer is in the socket:
- * relaying them first keeps them ahead of rt_get(). */
+ * relaying them first keeps them ahead of rt_get().  One look at both
+ * first: after most tasks they are empty.  (poll() passes over a closed
+ * one, whose descriptor is -1.) */
 static void relay_output(rt__worker *w)
 {
-    if (w->w_out.fd >= 0)
+    struct pollfd p[2] = {{w->w_out.fd, POLLIN, 0}, {w->w_err.fd, POLLIN, 0}};
+    int any = poll(p, 2, 0);
+    if (w->w_out.fd >= 0 && (any < 0 || p[0].revents))
         relay(w->node, &w->w_out, &w->out);
-    if (w->w_err.fd >= 0)
+    if (w->w_err.fd >= 0 && (any < 0 || p[1].revents))
         relay(w->node, &w->w_err, &w->err);
 }
 
