@@ -339,7 +339,7 @@ check-layers:
 # some bad XML (test/fuzz/lsan.supp): not ours to fix.  A crash saves the
 # input next to the corpus (crash-*), which keeps it as a regression test
 # once the bug is fixed, and fails the run.
-FUZZ_TARGETS = proto proto_worker callmsg journal resources visible cpulist relay rankmsg labels pci_ids hwloc_xml
+FUZZ_TARGETS = proto proto_worker callmsg journal resources visible cpulist relay rankmsg sparse labels pci_ids hwloc_xml
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -259,17 +259,23 @@ static double rss_bytes(void)
     return kib * 1024;
 }
 
-#define IDLE_S 4
+#define IDLE_S 2
+#define IDLE_WINDOWS 3 /* each idle figure: the median of so many windows */
 #define SETTLE_S 12 /* rtask's bridges reach their longest sleep (20 ms) */
 #define RAW_SLEEP_US 20000
 
-/* Rank 0: the job's CPU per rank and second while it does nothing for
- * IDLE_S seconds (rank 0 sleeps; the others wait as they would). */
+/* Rank 0: the job's CPU per rank and second while it does nothing (rank
+ * 0 sleeps; the others wait as they would): the median of IDLE_WINDOWS
+ * windows of IDLE_S seconds, as noisy as one window is on a shared VM. */
 static double idle_cpu_per_rank(int size)
 {
-    double before = job_cpu();
-    sleep(IDLE_S);
-    return (job_cpu() - before) / IDLE_S / size;
+    double v[IDLE_WINDOWS];
+    for (int i = 0; i < IDLE_WINDOWS; i++) {
+        double before = job_cpu();
+        sleep(IDLE_S);
+        v[i] = (job_cpu() - before) / IDLE_S / size;
+    }
+    return median(v, IDLE_WINDOWS);
 }
 
 /* The raw way to wait idle for a message, as rtask's settled bridges

@@ -7,6 +7,7 @@
 
 #include "../lib/base/alloc.h"
 #include "../lib/base/shm.h"
+#include "../lib/base/sparse.h"
 #include "../lib/cluster/rankmsg.h" /* internal: the messages between ranks */
 #include "../lib/node/journal.h"
 #include "../lib/node/proto.h" /* internal: these tests drive the protocol */
@@ -482,6 +483,42 @@ START_TEST(several_results_round_trip_and_lies_are_refused)
 }
 END_TEST
 
+/* A mostly-zero buffer packs small and comes back whole, whatever its
+ * runs (none, all zeros, zeros shorter than a step, bytes at either
+ * end); a packing that lies about its runs or is cut short is refused. */
+START_TEST(sparse_buffers_round_trip_and_lies_are_refused)
+{
+    enum { LEN = 4096 };
+    static unsigned char in[LEN], packed[RT__SPARSE_BOUND(LEN)], out[LEN];
+    unsigned seed = 7;
+    for (int shape = 0; shape < 200; shape++) {
+        memset(in, 0, sizeof in);
+        int filled = shape % 5 == 0 ? 0 : shape % 5 == 1 ? LEN : rand_r(&seed) % 64;
+        for (int i = 0; i < filled; i++)
+            in[filled == LEN ? (size_t)i : (size_t)rand_r(&seed) % LEN] = (unsigned char)(1 + i % 255);
+        if (shape % 7 == 3)
+            in[0] = in[LEN - 1] = 9;
+        size_t len = rt__sparse_pack(in, LEN, packed);
+        ck_assert_uint_le(len, RT__SPARSE_BOUND(LEN));
+        if (filled < 64)
+            ck_assert_uint_lt(len, 66 * 9 + 16); /* a few bytes and their steps */
+        memset(out, 0xee, sizeof out);
+        ck_assert_int_eq(rt__sparse_unpack(packed, len, out, LEN), 0);
+        ck_assert_int_eq(memcmp(in, out, LEN), 0);
+        if (len > 0) {
+            ck_assert_int_eq(rt__sparse_unpack(packed, len - 1, out, LEN), -1);
+            ck_assert_int_eq(rt__sparse_unpack(packed, len, out, LEN - 1), -1);
+            ck_assert_int_eq(rt__sparse_unpack(packed, len, out, LEN + 1), -1);
+        }
+    }
+    uint32_t lie[2] = {0, 100}; /* 100 bytes announced, none there */
+    ck_assert_int_eq(rt__sparse_unpack(lie, sizeof lie, out, LEN), -1);
+    lie[0] = UINT32_MAX; /* more zeros than the buffer has */
+    lie[1] = 0;
+    ck_assert_int_eq(rt__sparse_unpack(lie, sizeof lie, out, LEN), -1);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
@@ -498,6 +535,7 @@ Suite *wire_suite(void)
     tcase_add_test(tc, a_journal_gives_back_what_was_not_received);
     tcase_add_test(tc, argument_tables_round_trip_and_lies_are_refused);
     tcase_add_test(tc, several_results_round_trip_and_lies_are_refused);
+    tcase_add_test(tc, sparse_buffers_round_trip_and_lies_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

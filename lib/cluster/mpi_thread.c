@@ -285,7 +285,8 @@ static void take_batch(rt__bridge *b, int from, const char *buf, size_t len)
         arrive(b, list, tail);
 }
 
-/* Take one MPI message; 1 when one came, 0 when none, -1 on failure. */
+/* Take one MPI message: 2 when one came, 1 when it was only a sign of
+ * life, 0 when none, -1 on failure. */
 static int receive_one(rt__bridge *b)
 {
     int from, tag;
@@ -297,7 +298,7 @@ static int receive_one(rt__bridge *b)
     char *buf = rt__malloc(len ? len : 1);
     if (buf && tag == TAG_ALIVE && b->mpi->recv(buf, len, from, tag) == 0) {
         rt__free(buf);
-        return 1; /* heard: that is all it says */
+        return 1; /* heard: that is all it says, and no work */
     }
     if (!buf || b->mpi->recv(buf, len, from, tag) < 0 ||
         (tag != TAG_MSG && tag != TAG_BATCH)) {
@@ -309,18 +310,20 @@ static int receive_one(rt__bridge *b)
         incoming *in = take_message(b, from, buf, len, 1);
         if (in)
             arrive(b, in, &in->next);
-        return 1;
+        return 2;
     }
     take_batch(b, from, buf, len);
     rt__free(buf);
-    return 1;
+    return 2;
 }
 
+/* 1 when work came: the signs of life of idle ranks keep no bridge from
+ * backing off (rank 0 hears one from every rank each second). */
 static int receive(rt__bridge *b)
 {
-    int got = 0;
-    for (int i = 0; i < 64 && receive_one(b) > 0; i++)
-        got = 1;
+    int got = 0, rc;
+    for (int i = 0; i < 64 && (rc = receive_one(b)) > 0; i++)
+        got |= rc == 2;
     return got;
 }
 

@@ -3,6 +3,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/sparse.h"
 #include "cluster/bridge.h"
 #include "cluster/image.h"
 #include "cluster/peer.h"
@@ -40,8 +41,11 @@ struct rt__cluster {
     rt__fn_cache *places;           /* rank 0: the functions they were sent */
     rt__serve *serve;               /* the others: what serves rank 0 */
     rt__tunnel *tunnel;               /* tasks' calls, to rank 0 */
-    node_desc *descs;               /* rank 0, from join to start: every
-                                       rank's, in rank order */
+    unsigned char *descs;           /* rank 0, from join to start: every
+                                       rank's, packed (sparse.h), in rank
+                                       order, desc_slot bytes each: its
+                                       packed length, then the packing */
+    size_t desc_slot;
     pthread_mutex_t mu;
     pthread_cond_t cond;
     int shutdown;                   /* [mu] rank 0 said SHUTDOWN */
@@ -87,38 +91,87 @@ static void describe(const rt__offer *set, node_desc *d)
     d->offer = *set;
 }
 
-/* Rank 0: the first rank whose program differs, or 0. */
-static int first_stranger(const node_desc *all, int size)
+/* Rank 0: no memory to meet the others, which wait in a collective:
+ * only ending the job ends them. */
+static _Noreturn void cannot_meet(rt__cluster *c)
 {
-    for (int r = 1; r < size; r++)
-        if (strcmp(all[r].identity, all[0].identity) != 0)
-            return r;
-    return 0;
+    fprintf(stderr, "rtask: rt_init: rank 0 has no memory to meet %d ranks; the job ends\n",
+            c->size);
+    rt__bridge_end_job(c->bridge, 1);
+}
+
+/* Every rank gives its description, packed: rank 0 keeps each in a slot
+ * as long as the longest (the lengths are gathered first), a few KiB
+ * where a description is 187 KiB.  0, or -1 when MPI failed. */
+static int gather_descs(rt__cluster *c, const rt__offer *set)
+{
+    static node_desc mine; /* large; one join per process */
+    static unsigned char packed[sizeof(uint64_t) + RT__SPARSE_BOUND(sizeof mine)];
+    describe(set, &mine);
+    uint64_t len = rt__sparse_pack(&mine, sizeof mine, packed + sizeof len), slot = 0;
+    memcpy(packed, &len, sizeof len);
+    uint64_t *lens = c->rank == 0 ? rt__calloc((size_t)c->size, sizeof *lens) : NULL;
+    if (c->rank == 0 && !lens)
+        cannot_meet(c);
+    int rc = rt__bridge_gather(c->bridge, &len, sizeof len, lens);
+    for (int r = 0; lens && r < c->size; r++)
+        slot = lens[r] > slot ? lens[r] : slot;
+    rt__free(lens);
+    slot += sizeof len;
+    if (rc < 0 || rt__bridge_bcast(c->bridge, &slot, sizeof slot) < 0 || slot > sizeof packed)
+        return -1;
+    c->desc_slot = (size_t)slot;
+    if (c->rank == 0 && !(c->descs = rt__calloc((size_t)c->size, c->desc_slot)))
+        cannot_meet(c);
+    return rt__bridge_gather(c->bridge, packed, c->desc_slot, c->descs);
+}
+
+/* Rank r's description, unpacked into d: 0, or -1 when its packing is
+ * not one. */
+static int desc_of(const rt__cluster *c, int r, node_desc *d)
+{
+    const unsigned char *slot = c->descs + (size_t)r * c->desc_slot;
+    uint64_t len;
+    memcpy(&len, slot, sizeof len);
+    return len <= c->desc_slot - sizeof len &&
+                   rt__sparse_unpack(slot + sizeof len, (size_t)len, d, sizeof *d) == 0
+               ? 0 : -1;
+}
+
+/* Rank 0: the first rank whose program differs from rank 0's (its
+ * identity and rank 0's in theirs and ours), or whose description cannot
+ * be read; 0 when none, -1 without memory. */
+static int first_stranger(const rt__cluster *c, char *theirs, char *ours, size_t size)
+{
+    node_desc *d = rt__malloc(sizeof *d);
+    int stranger = d ? 0 : -1;
+    if (d && desc_of(c, 0, d) == 0)
+        snprintf(ours, size, "%s", d->identity);
+    for (int r = 1; d && r < c->size && !stranger; r++) {
+        int readable = desc_of(c, r, d) == 0;
+        snprintf(theirs, size, "%s", readable ? d->identity : "a description that cannot be read");
+        if (!readable || strcmp(theirs, ours) != 0)
+            stranger = r;
+    }
+    rt__free(d);
+    return stranger;
 }
 
 /* Every rank gives its description; rank 0 checks them and says whether
  * the job goes on (0) or which rank runs another program. */
 static int meet(rt__cluster *c, const rt__offer *set)
 {
-    static node_desc mine; /* large; one join per process */
-    describe(set, &mine);
-    node_desc *all = c->rank == 0 ? rt__calloc((size_t)c->size, sizeof *all) : NULL;
-    int verdict = all || c->rank != 0 ? 0 : -1;
-    if (rt__bridge_gather(c->bridge, &mine, sizeof mine, all) < 0)
-        verdict = -1;
-    if (all && verdict == 0)
-        verdict = first_stranger(all, c->size);
+    char theirs[sizeof ((node_desc *)0)->identity] = "", ours[sizeof theirs] = "";
+    int verdict = gather_descs(c, set);
+    if (verdict == 0 && c->rank == 0)
+        verdict = first_stranger(c, theirs, ours, sizeof theirs);
     if (rt__bridge_bcast(c->bridge, &verdict, sizeof verdict) < 0)
         verdict = -1;
-    if (verdict != 0 && c->rank == 0) {
-        int rc = verdict < 0 ? rt__error(RT_ENOMEM, "rt_init: ranks could not meet")
-                             : rt__error(RT_EINVAL, "rt_init: rank %d runs another program "
-                                         "than rank 0 (%s, not %s): every rank must run "
-                                         "the same binary", verdict, all[verdict].identity,
-                                         all[0].identity);
-        rt__free(all);
-        return rc;
-    }
+    if (verdict != 0 && c->rank == 0)
+        return verdict < 0 ? rt__error(RT_ENOMEM, "rt_init: ranks could not meet")
+                           : rt__error(RT_EINVAL, "rt_init: rank %d runs another program "
+                                       "than rank 0 (%s, not %s): every rank must run "
+                                       "the same binary", verdict, theirs, ours);
     if (verdict != 0) {
         fprintf(stderr, "rtask: rank %d: %s; leaving the job\n", c->rank,
                 verdict == c->rank ? "this program is not rank 0's"
@@ -126,7 +179,6 @@ static int meet(rt__cluster *c, const rt__offer *set)
         rt__bridge_close(c->bridge, 1);
         exit(0); /* 1 would make mpirun kill rank 0 before it reports */
     }
-    c->descs = all;
     return 0;
 }
 
@@ -170,8 +222,11 @@ int rt__cluster_serving(const rt__cluster *c)
 
 void rt__cluster_nodes(const rt__cluster *c, rt__cluster_node_fn fn, void *arg)
 {
-    for (int r = 0; c->descs && r < c->size; r++)
-        fn(arg, r, c->descs[r].host, &c->descs[r].offer);
+    node_desc *d = c->descs ? rt__malloc(sizeof *d) : NULL;
+    for (int r = 0; d && r < c->size; r++)
+        if (desc_of(c, r, d) == 0) /* each was read once already (meet()) */
+            fn(arg, r, d->host, &d->offer);
+    rt__free(d);
 }
 
 /* ---- rank 0 ------------------------------------------------------------------- */
@@ -194,17 +249,22 @@ static void to_peer(void *ctx, int from, const rt__rank_msg *m)
 
 static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
 {
-    if (!(c->places = rt__calloc(1, sizeof *c->places)))
+    node_desc *desc = rt__malloc(sizeof *desc); /* one rank's at a time */
+    if (!desc || !(c->places = rt__calloc(1, sizeof *c->places))) {
+        rt__free(desc);
         return rt__error(RT_ENOMEM, "rt_init: no memory for the other ranks' nodes");
-    for (int r = 1; r < c->size; r++) {
-        if (!(c->peer[r] = rt__peer_new(c->bridge, r, c->places)) ||
-            rt__dispatch_add_node(d, &c->descs[r].offer, rt__peer_node(c->peer[r])) < 0)
-            return rt__error(RT_ENOMEM, "rt_init: no room for rank %d's node (its "
-                             "resources, or memory)", r);
     }
-    return rt__bridge_attach(c->bridge, loop, to_peer, c) < 0
-               ? rt__syserror("rt_init: watching the MPI bridge")
-               : 0;
+    int rc = 0;
+    for (int r = 1; r < c->size && rc == 0; r++) {
+        if (desc_of(c, r, desc) < 0 || !(c->peer[r] = rt__peer_new(c->bridge, r, c->places)) ||
+            rt__dispatch_add_node(d, &desc->offer, rt__peer_node(c->peer[r])) < 0)
+            rc = rt__error(RT_ENOMEM, "rt_init: no room for rank %d's node (its "
+                           "resources, or memory)", r);
+    }
+    rt__free(desc);
+    if (rc == 0 && rt__bridge_attach(c->bridge, loop, to_peer, c) < 0)
+        rc = rt__syserror("rt_init: watching the MPI bridge");
+    return rc;
 }
 
 /* ---- the other ranks ------------------------------------------------------------ */
