@@ -574,15 +574,19 @@ START_TEST(results_flow_while_nobody_reads_stdout)
 }
 END_TEST
 
-/* As an unprivileged user allowed 4 threads: the helper, the runtime
- * thread, the fork server and one worker.  The second worker cannot be
- * forked, and 20 tasks run on the first rather than fail.  The user is
+/* As an unprivileged user allowed 5 threads: the helper, the runtime
+ * thread, rtask-status's thread (rt_init() starts it beside the fork
+ * server: with 4 allowed, whichever came first took the last one, and
+ * no worker could ever start when it was the thread), the fork server and
+ * one worker.  The second worker cannot be forked (unless rtask-status's
+ * thread could not start: then it can), and 20 tasks run rather than
+ * fail.  The user is
  * one of our own per run, since processes a past run left (a zombie where
  * nothing reaps orphans) would count against its limit; and the helper
  * shuts down before it reports, so that this run leaves none. */
 static void tasks_with_one_worker_possible(int report)
 {
-    struct rlimit rl = {4, 4};
+    struct rlimit rl = {5, 5};
     uid_t user = (uid_t)(50000 + getpid() % 10000);
     uint64_t ok = 0;
     if (setgid(user) < 0 || setuid(user) < 0 || setrlimit(RLIMIT_NPROC, &rl) < 0)
