@@ -8,8 +8,8 @@
 #include "base/shm.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>

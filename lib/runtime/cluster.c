@@ -118,12 +118,14 @@ static int gather_descs(rt__cluster *c, const rt__offer *set)
         slot = lens[r] > slot ? lens[r] : slot;
     rt__free(lens);
     slot += sizeof len;
-    if (rc < 0 || rt__bridge_bcast(c->bridge, &slot, sizeof slot) < 0 || slot > sizeof packed)
+    /* Every rank takes part in every collective, whatever failed: the
+     * slot, rank 0's, is the same everywhere. */
+    if (rt__bridge_bcast(c->bridge, &slot, sizeof slot) < 0 || slot > sizeof packed)
         return -1;
     c->desc_slot = (size_t)slot;
     if (c->rank == 0 && !(c->descs = rt__calloc((size_t)c->size, c->desc_slot)))
         cannot_meet(c);
-    return rt__bridge_gather(c->bridge, packed, c->desc_slot, c->descs);
+    return rt__bridge_gather(c->bridge, packed, c->desc_slot, c->descs) < 0 || rc < 0 ? -1 : 0;
 }
 
 /* Rank r's description, unpacked into d: 0, or -1 when its packing is

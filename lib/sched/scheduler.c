@@ -136,25 +136,32 @@ static const char (*keep_ids(char (*kept)[RT__ID_LEN], const char (*given)[RT__I
     return (const char (*)[RT__ID_LEN])kept;
 }
 
+/* count rows of size bytes from *at, which moves past them. */
+static void *rows(char **at, int count, size_t size)
+{
+    void *first = *at;
+    *at += (size_t)count * size;
+    return first;
+}
+
 /* A node with room for what ngpus GPUs and naccel accelerator instances
- * have, in one allocation; NULL without memory. */
+ * have, in one allocation (its rows' sizes are its fields'); NULL
+ * without memory. */
 static rt__sched_node *node_new(int ngpus, int naccel)
 {
-    size_t per_gpu = RT__CPUS_LEN + 16 + 96 + RT__ID_LEN;
+    const rt__sched_node *shape = NULL; /* sizeof only */
+    size_t per_gpu = sizeof *shape->gpu_cpus + sizeof *shape->gpu_bus +
+                     sizeof *shape->gpu_sick + sizeof *shape->gpu_ids;
     rt__sched_node *n = rt__calloc(1, sizeof *n + (size_t)ngpus * per_gpu +
-                                          (size_t)naccel * RT__ID_LEN);
+                                          (size_t)naccel * sizeof *shape->accel_ids);
     if (!n)
         return NULL;
     char *at = (char *)(n + 1);
-    n->gpu_cpus = (char (*)[RT__CPUS_LEN])at;
-    at += (size_t)ngpus * RT__CPUS_LEN;
-    n->gpu_bus = (char (*)[16])at;
-    at += (size_t)ngpus * 16;
-    n->gpu_sick = (char (*)[96])at;
-    at += (size_t)ngpus * 96;
-    n->gpu_ids = (char (*)[RT__ID_LEN])at;
-    at += (size_t)ngpus * RT__ID_LEN;
-    n->accel_ids = (char (*)[RT__ID_LEN])at;
+    n->gpu_cpus = rows(&at, ngpus, sizeof *n->gpu_cpus);
+    n->gpu_bus = rows(&at, ngpus, sizeof *n->gpu_bus);
+    n->gpu_sick = rows(&at, ngpus, sizeof *n->gpu_sick);
+    n->gpu_ids = rows(&at, ngpus, sizeof *n->gpu_ids);
+    n->accel_ids = rows(&at, naccel, sizeof *n->accel_ids);
     return n;
 }
 
