@@ -295,15 +295,22 @@ int rt__shm_seal(int fd)
     return fcntl(fd, F_ADD_SEALS, want);
 }
 
-void *rt__shm_open(int fd, size_t len, int writable)
+int rt__shm_fits(int fd, size_t len)
 {
     struct stat st;
     int seals = fcntl(fd, F_GET_SEALS);
     if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0 ||
         (uint64_t)st.st_size < (uint64_t)RT__BUF_HDR + len || len > SIZE_MAX - RT__BUF_HDR) {
         errno = EPROTO;
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+void *rt__shm_open(int fd, size_t len, int writable)
+{
+    if (rt__shm_fits(fd, len) < 0)
+        return NULL;
     size_t map_len = RT__BUF_HDR + len;
     /* Read-only: a buffer's first page is then made writable for its
      * header, which copies that page alone (a writable private mapping

@@ -42,6 +42,9 @@ int rt__shm_create(size_t len, void **data);
  * never changes again.  0 or -1 (a memfd from the pool is sealed already:
  * that is no error). */
 int rt__shm_seal(int fd);
+/* Whether fd is a memfd rt__shm_open() maps for len bytes: sealed
+ * against shrinking and big enough.  0, or -1 with errno EPROTO. */
+int rt__shm_fits(int fd, size_t len);
 /* The consumer: map a memfd that should hold len bytes.  It must be sealed
  * against shrinking and big enough, or a shrink later could kill the
  * reader with SIGBUS: NULL with errno EPROTO then.  A writable (private)

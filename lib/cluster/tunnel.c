@@ -160,7 +160,9 @@ static int place_functions(rt__tunnel *r, const char *payload, size_t len, int f
 }
 
 /* One frame of k to the other side: its payload inline, or in the memfd
- * fd (which is the bridge's then).  0, or -1 when k must close. */
+ * fd (which is the bridge's then).  0, or -1 when k must close: also when
+ * fd is no memfd the bridge can map for its length, which the MPI thread
+ * would take for a rank it cannot reach. */
 static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
 {
     rt__tunnel *r = k->tunnel;
@@ -168,6 +170,10 @@ static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
     if (fd >= 0 && h->len == 0) {
         close(fd); /* nothing to follow */
         fd = -1;
+    }
+    if (fd >= 0 && rt__shm_fits(fd, (size_t)h->len) < 0) {
+        close(fd);
+        return -1;
     }
     m.fd = fd;
     m.bytes = fd >= 0 ? NULL : payload;

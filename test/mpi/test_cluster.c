@@ -26,13 +26,17 @@
 #include <check.h>
 #include <rtask.h>
 
+#include "../../lib/node/callmsg.h" /* internal: the frames of tasks' calls */
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -991,6 +995,89 @@ START_TEST(test_puts_stay_where_made)
 }
 END_TEST
 
+/* A worker's door to its rank (white box): its one datagram socket. */
+static int door_of_worker(void)
+{
+    for (int fd = 3; fd < 1024; fd++) {
+        int type;
+        socklen_t n = sizeof type;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &n) == 0 && type == SOCK_DGRAM)
+            return fd;
+    }
+    return -1;
+}
+
+/* A connection through the door, opened as a task's thread's first call
+ * opens one; -1 when it cannot be. */
+static int connect_through_door(void)
+{
+    int door = door_of_worker(), sv[2];
+    if (door < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    char byte = 'c';
+    struct iovec iov = {&byte, 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                        .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+    ssize_t sent = sendmsg(door, &mh, MSG_NOSIGNAL);
+    close(sv[1]);
+    if (sent < 0) {
+        close(sv[0]);
+        return -1;
+    }
+    return sv[0];
+}
+
+/* Sends a YIELD whose 100 000 bytes are said to be in a pipe, not a
+ * memfd, and waits 30 s at most for its rank to close the connection:
+ * 1 when it did, 0 when not, -1 when the frame could not be sent. */
+static int forges_an_unmappable_frame(const void *arg, size_t len, rt_result *res)
+{
+    int p[2], closed = -1, fd = connect_through_door();
+    (void)arg, (void)len;
+    if (fd >= 0 && pipe(p) == 0) {
+        rt__chan chan;
+        rt__chan_init(&chan, fd);
+        rt__hdr h = {.type = RT__CALL_YIELD, .nfds = 1, .len = 100000};
+        close(p[1]);
+        if (rt__chan_put(&chan, &h, NULL, &p[0]) == 0 && rt__chan_flush(&chan) == 0) {
+            struct pollfd pf = {.fd = fd, .events = POLLIN};
+            char byte;
+            closed = poll(&pf, 1, 30000) == 1 && read(fd, &byte, 1) == 0;
+        }
+        rt__chan_close(&chan);
+    }
+    return rt_result_set(res, &closed, sizeof closed);
+}
+
+/* A task on rank 1 sends its rank a frame whose bytes no memfd holds: its
+ * rank closes that connection, and the job goes on (the frame is never
+ * handed to MPI, whose thread would take rank 0 for unreachable). */
+START_TEST(test_unmappable_frame_ends_its_connection_only)
+{
+    rt_opts on1 = RT_OPTS_INIT;
+    on1.label_selector = "rank=1";
+    int *closed;
+    rt_ref ref;
+    ck_ok(rt_remote(forges_an_unmappable_frame, &on1, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&closed, NULL, 60000));
+    ck_assert_int_eq(*closed, 1);
+    rt_free(closed);
+    char *r = run(where, &on1, NULL, 0);
+    ck_ran_on(r, "test/fake/v100x4");
+    rt_free(r);
+}
+END_TEST
+
 /* Where a task in bundle k of pg runs. */
 static char *run_in(rt_pg pg, int k)
 {
@@ -1397,6 +1484,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_cpu_task_on_rank_zero);
         tcase_add_test(tc, test_objects_stay_where_made);
         tcase_add_test(tc, test_puts_stay_where_made);
+        tcase_add_test(tc, test_unmappable_frame_ends_its_connection_only);
     }
     if (strcmp(which, "many") == 0) {
         tcase_set_timeout(tc, 900);
