@@ -125,6 +125,48 @@ static double sync_call(const rt_opts *o, size_t n)
     return median(v, REPS);
 }
 
+/* A task's synchronous calls of its own kind: arg is how many, then the
+ * resource its options and theirs ask for (the same class, so that a call
+ * may run inside its wait); seconds per call, timed in the task. */
+int nested_sync(const void *arg, size_t len, rt_result *r);
+int nested_sync(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t n;
+    if (len <= sizeof n || ((const char *)arg)[len - 1])
+        return 1;
+    memcpy(&n, arg, sizeof n);
+    rt_opts o = where((const char *)arg + sizeof n);
+    double t0 = now();
+    for (uint64_t i = 0; i < n; i++) {
+        rt_ref ref;
+        if (rt_remote(noop, &o, NULL, 0, &ref) < 0 || rt_get(ref, NULL, NULL, RT_FOREVER) < 0)
+            return 2;
+    }
+    double per_call = (now() - t0) / (double)n;
+    return rt_result_set(r, &per_call, sizeof per_call);
+}
+
+/* The median of REPS tasks' nested_sync() figures, each task making n
+ * calls, asking for resource as they do. */
+static double nested_call(const char *resource, uint64_t n)
+{
+    char arg[64];
+    double v[REPS];
+    memcpy(arg, &n, sizeof n);
+    snprintf(arg + sizeof n, sizeof arg - sizeof n, "%s", resource);
+    rt_opts o = where(resource);
+    for (int i = 0; i < REPS; i++) {
+        rt_ref ref;
+        double *per_call;
+        check(rt_remote(nested_sync, &o, arg, sizeof n + strlen(resource) + 1, &ref),
+              "rt_remote");
+        check(rt_get(ref, (void **)&per_call, NULL, RT_FOREVER), "rt_get");
+        v[i] = *per_call;
+        rt_free(per_call);
+    }
+    return median(v, REPS);
+}
+
 /* The hand-off of a 256 MiB result: from submission to rt_get(), less the
  * filling in the worker. */
 static double big_handoff(const rt_opts *o)
@@ -141,7 +183,7 @@ static double big_handoff(const rt_opts *o)
 /* Internal, for this figure: the payload bytes rank 0 received. */
 struct rt__runtime;
 struct rt__runtime *rt__runtime_here(void);
-uint64_t rt__call_payload_in(struct rt__runtime *rt);
+uint64_t rt__call_payload_in(struct rt__runtime *rt, uint64_t *messages);
 
 /* A task that reads nothing of its argument: its length. */
 static int length_of(const rt_value *args, size_t n, rt_result *res)
@@ -163,7 +205,7 @@ static double cross_read(uint64_t *through)
     size_t ready;
     check(rt_remote(fill, &on1, &size, sizeof size, &made), "rt_remote");
     check(rt_wait(&made, 1, 1, RT_FOREVER, &ready), "rt_wait");
-    uint64_t before = rt__call_payload_in(rt__runtime_here());
+    uint64_t before = rt__call_payload_in(rt__runtime_here(), NULL);
     double start = now();
     check(rt_remote_args(length_of, &on2, &RT_ARG_REF(made), 1, &read), "rt_remote_args");
     uint64_t len;
@@ -172,7 +214,7 @@ static double cross_read(uint64_t *through)
     double took = now() - start;
     memcpy(&len, data, sizeof len);
     rt_free(data);
-    *through = rt__call_payload_in(rt__runtime_here()) - before;
+    *through = rt__call_payload_in(rt__runtime_here(), NULL) - before;
     check(len == BIG ? 0 : -1, "the object's length");
     check(rt_release(made), "rt_release");
     return took;
@@ -427,6 +469,21 @@ int main(int argc, char **argv)
     row("rtask, a bundle on rank 1 or 2", pg_remote, "groups/s", "placed by rank 0");
     row("Ray 2.50, its benchmark cluster (published)", 650, "groups/s", "not measured here");
     verdict("rtask on other ranks / Ray", pg_remote / 650, 10, 0);
+    printf("\n");
+
+    printf("C7. A task's synchronous call of its own kind (the same options)\n");
+    uint64_t msgs_before, msgs_after;
+    double nested_local = nested_call("near=0.001", 2000) * 1e6;
+    (void)rt__call_payload_in(rt__runtime_here(), &msgs_before);
+    double nested_remote = nested_call("far=0.001", 2000) * 1e6;
+    (void)rt__call_payload_in(rt__runtime_here(), &msgs_after);
+    double per_call = (double)(msgs_after - msgs_before) / (REPS * 2000.0);
+    row("rtask, in a task on rank 0", nested_local, "us", "");
+    row("rtask, in a task on rank 1 or 2", nested_remote, "us", "");
+    row("messages rank 0 received per call", per_call, "", "counted by its bridge");
+    row("raw: MPI ping-pong, one byte", rtt * 1e6, "us", "round trip");
+    verdict("on rank 1 or 2 / on rank 0", nested_remote / nested_local, 1.2, 1);
+    verdict("messages through rank 0 per call", per_call, 0, 1);
     check(rt_shutdown(), "rt_shutdown");
     MPI_Finalize();
     return 0;

@@ -209,8 +209,10 @@ void rt__bridge_flush(rt__bridge *b)
     b->staged_tail = &b->staged;
 }
 
-uint64_t rt__bridge_payload_in(const rt__bridge *b)
+uint64_t rt__bridge_payload_in(const rt__bridge *b, uint64_t *messages)
 {
+    if (messages)
+        *messages = b->messages_in;
     return b->payload_in;
 }
 

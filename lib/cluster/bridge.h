@@ -41,8 +41,9 @@ void rt__bridge_detach(rt__bridge *b);
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m);
 void rt__bridge_flush(rt__bridge *b);
 /* Bytes of payload (arguments, results, objects, tasks' calls) this rank
- * received from the others so far. */
-uint64_t rt__bridge_payload_in(const rt__bridge *b);
+ * received from the others so far; and, in *messages unless NULL, the
+ * messages that brought them (a rank's signs of life are none). */
+uint64_t rt__bridge_payload_in(const rt__bridge *b, uint64_t *messages);
 /* Flush, and wait up to timeout_ms for n BYE messages in all; how many
  * came. */
 int rt__bridge_wait_byes(rt__bridge *b, int n, long timeout_ms);

@@ -256,6 +256,7 @@ static incoming *take_message(rt__bridge *b, int from, char *buf, size_t len,
     if (in->m.owned)
         in->m.bytes = in->m.owned;
     b->payload_in += in->m.len;
+    b->messages_in++;
     in->from = from;
     in->buf = buf;
     in->next = NULL;

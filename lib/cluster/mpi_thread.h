@@ -84,6 +84,7 @@ struct rt__bridge {
     int rank, size;
     char error[256];
     _Atomic uint64_t payload_in; /* bytes of messages' payloads received */
+    _Atomic uint64_t messages_in; /* and the messages (signs of life are none) */
 };
 
 /* A message for rank `to`, with room for nreqs requests; NULL without

@@ -924,9 +924,11 @@ int rt__call_timeline(rt__runtime *rt, const char *path)
     return rc;
 }
 
-uint64_t rt__call_payload_in(rt__runtime *rt)
+uint64_t rt__call_payload_in(rt__runtime *rt, uint64_t *messages)
 {
-    return rt->cluster ? rt__cluster_payload_in(rt->cluster) : 0;
+    if (messages)
+        *messages = 0;
+    return rt->cluster ? rt__cluster_payload_in(rt->cluster, messages) : 0;
 }
 
 pid_t rt__call_forkserver(rt__runtime *rt)

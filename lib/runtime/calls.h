@@ -170,9 +170,9 @@ int rt__call_list(rt__runtime *rt, rt__list_kind kind, void **out, size_t *n);
 int rt__call_unhealthy(rt__runtime *rt, rt_gpu_health **out, size_t *n);
 
 /* For tests and tools: the fork server's pid, 0 when none runs; the
- * bytes of payload this rank received from other ranks of its MPI job
- * (0 on one machine). */
+ * bytes of payload this rank received from other ranks of its MPI job,
+ * and in *messages unless NULL the messages (0 on one machine). */
 pid_t rt__call_forkserver(rt__runtime *rt);
-uint64_t rt__call_payload_in(rt__runtime *rt);
+uint64_t rt__call_payload_in(rt__runtime *rt, uint64_t *messages);
 
 #endif

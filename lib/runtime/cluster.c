@@ -324,9 +324,9 @@ int rt__cluster_round(rt__cluster *c)
     return c->serve ? rt__serve_run(c->serve) : 0;
 }
 
-uint64_t rt__cluster_payload_in(const rt__cluster *c)
+uint64_t rt__cluster_payload_in(const rt__cluster *c, uint64_t *messages)
 {
-    return rt__bridge_payload_in(c->bridge);
+    return rt__bridge_payload_in(c->bridge, messages);
 }
 
 void rt__cluster_wait(rt__cluster *c)

@@ -37,8 +37,9 @@ void rt__cluster_tunnel(rt__cluster *c, int connection);
 /* The cluster's share of each round (its holder's); 1 when it wants another
  * round soon. */
 int rt__cluster_round(rt__cluster *c);
-/* Bytes of payload this rank received from the others so far. */
-uint64_t rt__cluster_payload_in(const rt__cluster *c);
+/* Bytes of payload this rank received from the others so far, and the
+ * messages (rt__bridge_payload_in()). */
+uint64_t rt__cluster_payload_in(const rt__cluster *c, uint64_t *messages);
 /* Whether this rank serves (it is not rank 0). */
 int rt__cluster_serving(const rt__cluster *c);
 /* Rank 0, after join and before start: every rank's node, in rank order
