@@ -39,7 +39,6 @@
 #include "runtime/calls.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -74,6 +73,9 @@ typedef struct proxy {
     size_t *bases;      /* those of the tasks it runs inside (RUN) */
     size_t nbases, cap_bases;
     rt_arg *args;       /* room for a submission's arguments */
+    struct rt__task *held; /* an object another rank holds, whose bytes the
+                              worker's rank takes for its GET: held until
+                              the worker's next call, or NULL */
 } proxy;
 
 /* The runtime thread adds to the list; rt_shutdown() empties it once
@@ -182,15 +184,9 @@ static int reply(proxy *p, int rc, uint64_t value, const void *data, size_t len,
                                  data, len, fd);
 }
 
-/* The reply to a GET: an object in shared memory goes as its memfd. */
 static int reply_bytes(proxy *p, int rc, const void *data, size_t len)
 {
-    int fd = rc == 0 && data ? rt__shm_fd(data) : -1;
-    if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
-        rt__shm_given(data);
-        return reply(p, rc, 0, NULL, len, fd);
-    }
-    return reply(p, rc, 0, data, len, -1);
+    return rt__callmsg_put_object(&p->chan, rc, rc < 0 ? rt_last_error() : NULL, data, len);
 }
 
 /* Whether the worker's thread hung up: its process died, and its task
@@ -275,6 +271,20 @@ static int give_or_lend(proxy *p, uint64_t task, uint64_t run, rt_ref ref, int *
     return rc;
 }
 
+/* The answer to a GET of another rank's task (rt__call_get_held()'s rc
+ * and *at): where the object's bytes are, which the task's rank takes
+ * from there (HELD_AT), or the error. */
+static int reply_held(proxy *p, rt_ref ref, int keep, int rc, const rt__held_at *at)
+{
+    if (!keep && rc != RT_ETIMEDOUT && rc != RT_EBADREF)
+        unmade(p, ref.id);
+    if (rc < 0)
+        return reply(p, rc, 0, NULL, 0, -1);
+    p->held = at->hold;
+    rt__callmsg_held_at where = {at->object, at->run, at->holder, at->len};
+    return rt__callmsg_put(&p->chan, RT__CALL_HELD_AT, 0, 0, &where, sizeof where);
+}
+
 static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__callmsg_get g;
@@ -293,6 +303,12 @@ static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
         lent = lend(p, h->word, g.attempt, &ref, 1, 1, (long)g.timeout_ms);
     }
     int rc, out;
+    rt__held_at at;
+    if (p->rank > 0 && (rc = rt__call_get_held(rt__runtime_here(), ref, (long)g.timeout_ms,
+                                              (int)g.keep, &at)) != 0) {
+        go_on(p, h->word, g.attempt, lent);
+        return reply_held(p, ref, (int)g.keep, rc, &at);
+    }
     if (g.keep) {
         rt_view view;
         rc = rt_get_view(ref, &view, (long)g.timeout_ms);
@@ -439,6 +455,15 @@ static int do_put_held(proxy *p, const char *payload, size_t len)
     return reply(p, rc, ref.id, NULL, 0, -1);
 }
 
+/* The worker called again, or is gone: its rank has the bytes of the
+ * object it got last (reply_held()), or needs them no more. */
+static void let_go(proxy *p)
+{
+    if (p->held)
+        rt__call_unhold(rt__runtime_here(), p->held);
+    p->held = NULL;
+}
+
 /* Make the call h asks for and queue the reply: 0, or -1 when the
  * message breaks the protocol. */
 static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len)
@@ -520,6 +545,7 @@ static void *serve(void *arg)
             break;
         if (fd >= 0)
             close(fd); /* only a reply carries an object */
+        let_go(p);
         int rc = serve_one(p, &h, payload, len);
         rt__callmsg_done(&h, payload, len);
         if (rc < 0)
@@ -528,6 +554,7 @@ static void *serve(void *arg)
         if (rc < 0 || rt__chan_flush(&p->chan) < 0)
             break;
     }
+    let_go(p);
     p->base = 0; /* every task of the connection ended */
     release_made(p, NULL, 0);
     shutdown(p->chan.fd, SHUT_RDWR); /* now, not when joined: the caller hears */

@@ -292,14 +292,6 @@ static int set_devices(lease *l, const rt__rank_msg *m)
     return 0;
 }
 
-/* Ask the holder for an object's bytes; they come as OBJECT. */
-static void pull(rt__serve *s, const rt__rank_ref *ref)
-{
-    rt__rank_msg m = rt__rank_object(RT__RANK_PULL, ref->object, (unsigned)ref->run, 1);
-    if (ref->holder == 0 || rt__bridge_send(s->bridge, (int)ref->holder, &m) < 0)
-        rt__store_arrived(s->store, ref->object, (unsigned)ref->run, NULL, 0);
-}
-
 /* The record of a task whose table names objects other ranks hold (w's
  * remote of them, their refs after the table): each becomes one of ours,
  * here already or pulled from its holder, and the task waits for them
@@ -336,7 +328,7 @@ static rt__task *task_of_objects(rt__serve *s, const rt__rank_task_words *w, voi
         }
         rt__task_args(t)[i].object = o;
         if (must_pull)
-            pull(s, &ref);
+            rt__store_pull(s->store, s->bridge, &ref);
     }
     if (!ok && t) {
         free_task(s, t);

@@ -172,6 +172,13 @@ rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *
     return o->object;
 }
 
+void rt__store_pull(rt__store *h, rt__bridge *b, const rt__rank_ref *ref)
+{
+    rt__rank_msg m = rt__rank_object(RT__RANK_PULL, ref->object, (unsigned)ref->run, 1);
+    if (ref->holder == 0 || rt__bridge_send(b, (int)ref->holder, &m) < 0)
+        rt__store_arrived(h, ref->object, (unsigned)ref->run, NULL, 0);
+}
+
 static void maybe_drop(rt__store *h, held_obj *o)
 {
     if (!o->kept && o->users == 0)

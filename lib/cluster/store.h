@@ -11,6 +11,7 @@
 #ifndef RT_STORE_H
 #define RT_STORE_H
 
+#include "bridge.h"
 #include "rankmsg.h"
 
 #include "node/task.h"
@@ -32,6 +33,10 @@ int rt__store_rename(rt__store *h, uint64_t id, unsigned run, uint64_t to, unsig
  * *pull is set when its bytes must be pulled from its holder (a copy
  * new here).  NULL without memory. */
 rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *pull);
+/* Ask ref's holder, through b, for the bytes of a copy that
+ * rt__store_use() said to pull; they come as OBJECT (or, when they
+ * cannot be asked for, the copy is missing at once). */
+void rt__store_pull(rt__store *h, rt__bridge *b, const rt__rank_ref *ref);
 /* A task that used o is done with it. */
 void rt__store_unuse(rt__store *h, rt__task *o);
 /* Rank 0 wants the object no more: it goes once no task here uses it. */

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -31,6 +32,9 @@ typedef struct conn {
     rt__watch watch;
     uint64_t kept;    /* another rank's: a PUT's bytes kept under this
                          number, until rank 0's reply names them; or 0 */
+    rt__task *fetching; /* another rank's: the object whose bytes the
+                           worker's GET waits for (HELD_AT), or NULL */
+    rt__link fetch;     /* on the tunnel's list while fetching */
 } conn;
 
 struct rt__tunnel {
@@ -44,6 +48,7 @@ struct rt__tunnel {
     rt__store *store;              /* another rank's: where tasks' PUTs stay */
     int hashed;                    /* the job keeps checkpoints: hash them */
     uint64_t last_kept;            /* the number of the last PUT kept */
+    rt__link fetching;             /* connections whose GET waits for bytes */
 };
 
 /* A kept PUT's run until rank 0 names it: no object's (runs are small). */
@@ -87,10 +92,19 @@ static conn *conn_open(rt__tunnel *r, int rank, uint64_t number, int fd)
     return k;
 }
 
+static void fetch_end(conn *k)
+{
+    rt__store_unuse(k->tunnel->store, k->fetching);
+    rt__list_remove(&k->fetch);
+    k->fetching = NULL;
+}
+
 static void conn_close(conn *k)
 {
     if (k->kept) /* the worker's thread went before rank 0 answered */
         rt__store_forget(k->tunnel->store, k->kept, KEPT_RUN);
+    if (k->fetching)
+        fetch_end(k);
     rt__loop_remove(k->tunnel->loop, &k->watch);
     rt__idmap_remove(&k->tunnel->conns, &k->byid);
     rt__chan_close(&k->chan);
@@ -283,6 +297,69 @@ static void on_conn(rt__watch *w, uint32_t events)
 
 /* ---- frames in ------------------------------------------------------------------ */
 
+/* Another rank: answer k's GET with the bytes fetched, from a memfd
+ * without a copy when they are in one, or with the error of their loss. */
+static void answer_fetch(conn *k)
+{
+    const rt__task *o = k->fetching;
+    size_t len = o->obj.result_len;
+    int rc;
+    if (rt__store_missing(o)) {
+        char why[128];
+        snprintf(why, sizeof why, "rt_get: the object's %zu bytes were lost: its rank "
+                 "no longer holds them", len);
+        rc = rt__callmsg_put_reply(&k->chan, RT_EWORKERDIED, 0, why, NULL, 0, -1);
+    } else {
+        rc = rt__callmsg_put_object(&k->chan, RT_OK, NULL, rt__task_bytes(o), len);
+    }
+    fetch_end(k);
+    if (rc < 0 || flush(k) < 0)
+        conn_lost(k);
+}
+
+/* Another rank: rank 0 answered k's GET with where the object's bytes
+ * are (HELD_AT): here, or on a rank they are pulled from, rank to rank.
+ * The worker's answer waits for them. */
+static void fetch(conn *k, const rt__rank_msg *m)
+{
+    rt__tunnel *r = k->tunnel;
+    rt__callmsg_held_at at;
+    int pull = 0;
+    if (m->len != sizeof at || k->fetching) {
+        conn_lost(k); /* rank 0 does not send that */
+        return;
+    }
+    memcpy(&at, m->bytes, sizeof at);
+    rt__rank_ref ref = {at.object, at.run, at.holder};
+    rt__task *o = at.len <= SIZE_MAX ? rt__store_use(r->store, &ref, (size_t)at.len, &pull)
+                                     : NULL;
+    if (!o) {
+        if (rt__callmsg_put_reply(&k->chan, RT_ENOMEM, 0, "rt_get: no memory for an "
+                                  "object of another rank", NULL, 0, -1) < 0 || flush(k) < 0)
+            conn_lost(k);
+        return;
+    }
+    k->fetching = o;
+    rt__list_push_back(&r->fetching, &k->fetch);
+    if (pull) {
+        rt__store_pull(r->store, r->bridge, &ref);
+        rt__bridge_flush(r->bridge);
+    }
+    if (rt__store_ready(o) || rt__store_missing(o))
+        answer_fetch(k);
+}
+
+void rt__tunnel_objects_came(rt__tunnel *r)
+{
+    rt__link *at = r->fetching.next;
+    while (at != &r->fetching) {
+        conn *k = RT__OWNER(at, conn, fetch);
+        at = at->next; /* k leaves the list when answered */
+        if (rt__store_ready(k->fetching) || rt__store_missing(k->fetching))
+            answer_fetch(k);
+    }
+}
+
 /* Rank 0: a SUBMIT with its functions at this process's addresses (NULL,
  * refused by the call, when their object is not loaded here). */
 static int put_submission(rt__tunnel *r, conn *k, const rt__hdr *h, const rt__rank_msg *m)
@@ -324,6 +401,10 @@ static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
     rt__rank_call_read(m, &h);
     if (k->kept)
         kept_named(k, &h);
+    if (h.type == RT__CALL_HELD_AT && r->store) {
+        fetch(k, m);
+        return;
+    }
     int rc = h.type == RT__CALL_SUBMIT && r->serve
                  ? put_submission(r, k, &h, m)
                  : rt__callmsg_put(&k->chan, h.type, h.id, h.word, m->bytes, m->len);
@@ -351,6 +432,7 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
     if (!r)
         return NULL;
     *r = (rt__tunnel){.bridge = b, .loop = loop, .serve = serve};
+    rt__link_init(&r->fetching);
     r->args = rt__malloc(RT_ARGS_MAX * sizeof *r->args);
     if (!r->args || rt__idmap_init(&r->conns) < 0) {
         rt__free(r->args);
@@ -360,7 +442,7 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
     return r;
 }
 
-void rt__tunnel_keep_puts(rt__tunnel *r, rt__store *store, int hashed)
+void rt__tunnel_hold_objects(rt__tunnel *r, rt__store *store, int hashed)
 {
     r->store = store;
     r->hashed = hashed;

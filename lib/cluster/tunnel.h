@@ -8,9 +8,12 @@
  * Rank 0's tunnel writes the frames into a socketpair whose other end a
  * proxy serves (api/proxy.c) as if the worker were its own, and sends
  * the proxy's replies back the same way.  The frames cross unchanged but
- * for a SUBMIT's function, which travels as its place (image.h), and a
+ * for a SUBMIT's function, which travels as its place (image.h), a
  * PUT, whose bytes stay on the worker's rank: rank 0 gets a PUT_HELD,
- * and keeps where the object is, not its bytes.  Either
+ * and keeps where the object is, not its bytes; and the answer to a GET
+ * of an object another rank holds: rank 0 says where it is (HELD_AT),
+ * and the worker's rank takes the bytes from its own store or pulls
+ * them from the holder, rank to rank.  Either
  * end closing is a HANGUP for the other.
  */
 #ifndef RT_TUNNEL_H
@@ -27,8 +30,12 @@ typedef struct rt__tunnel rt__tunnel;
 rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection, int rank));
 /* Another rank: its tasks' rt_put() objects stay here, in store (rank 0
  * hears their length, and their bytes' hash when hashed: the job keeps
- * checkpoints), until rank 0 frees them. */
-void rt__tunnel_keep_puts(rt__tunnel *r, rt__store *store, int hashed);
+ * checkpoints), until rank 0 frees them; the objects its tasks rt_get()
+ * come into store too, while their GET is answered. */
+void rt__tunnel_hold_objects(rt__tunnel *r, rt__store *store, int hashed);
+/* Another rank: objects pulled into the store came (OBJECT): the GETs
+ * that waited for them are answered. */
+void rt__tunnel_objects_came(rt__tunnel *r);
 /* Another rank: a worker's thread connected (the connection is the
  * tunnel's now). */
 void rt__tunnel_accept(rt__tunnel *r, int connection);

@@ -6,6 +6,7 @@
 #include "base/shm.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,7 +26,7 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_STREAM_NEXT] = "STREAM_NEXT", [RT__CALL_PG_CREATE] = "PG_CREATE",
         [RT__CALL_PG_WAIT] = "PG_WAIT", [RT__CALL_PG_REMOVE] = "PG_REMOVE",
         [RT__CALL_REPLY] = "REPLY",   [RT__CALL_RUN] = "RUN",
-        [RT__CALL_PUT_HELD] = "PUT_HELD",
+        [RT__CALL_PUT_HELD] = "PUT_HELD", [RT__CALL_HELD_AT] = "HELD_AT",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -256,6 +257,17 @@ int rt__callmsg_put_reply(rt__chan *c, int rc, uint64_t value, const char *messa
     int out = p.failed ? -1 : rt__callmsg_put(c, RT__CALL_REPLY, id, value, p.data, p.len);
     rt__free(p.data);
     return out;
+}
+
+int rt__callmsg_put_object(rt__chan *c, int rc, const char *message, const void *data,
+                           size_t len)
+{
+    int fd = rc == 0 && data ? rt__shm_fd(data) : -1;
+    if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+        rt__shm_given(data);
+        return rt__callmsg_put_reply(c, rc, 0, message, NULL, len, fd);
+    }
+    return rt__callmsg_put_reply(c, rc, 0, message, data, len, -1);
 }
 
 int rt__callmsg_put_run(rt__chan *c, const rt__callmsg_run *r)

@@ -46,6 +46,10 @@ typedef enum rt__call_type {
     RT__CALL_PUT_HELD,   /* a PUT whose bytes its rank kept (cluster/tunnel.c
                             makes it; a worker may not): payload = a held
                             object (below) */
+    RT__CALL_HELD_AT,    /* rank 0's answer to a GET of another rank's task
+                            whose object a rank holds: payload = where
+                            (below); the task's rank fetches the bytes and
+                            answers the worker (cluster/tunnel.c) */
     RT__CALL_TYPES
 } rt__call_type;
 
@@ -111,6 +115,10 @@ int rt__callmsg_put_group(rt__chan *c, uint64_t task, const rt_bundle *bundles, 
  * object's memfd of len bytes instead of bytes (the channel owns fd). */
 int rt__callmsg_put_reply(rt__chan *c, int rc, uint64_t value, const char *message,
                           const void *data, size_t len, int fd);
+/* The reply to a GET: an object's bytes, which go as their memfd when
+ * they are in one (a copy of it: the buffer is never reused then). */
+int rt__callmsg_put_object(rt__chan *c, int rc, const char *message, const void *data,
+                           size_t len);
 
 /* Receiving, blocking: the next message of c.  1 and its header and
  * payload (*payload valid until rt__callmsg_done(); a memfd's bytes are
@@ -139,6 +147,12 @@ typedef struct rt__callmsg_held {
     uint64_t len;
     uint64_t hash[2];
 } rt__callmsg_held;
+
+/* HELD_AT's payload: the object, its run, the rank that holds its bytes
+ * (never 0) and their length. */
+typedef struct rt__callmsg_held_at {
+    uint64_t object, run, holder, len;
+} rt__callmsg_held_at;
 
 /* The small fixed payloads of GET, WAIT and CANCEL. */
 typedef struct rt__callmsg_wait {

@@ -267,12 +267,12 @@ int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
     return wait_for(rt, 0, timeout_ms, deadline);
 }
 
-int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
+int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int how,
                   const char *call, rt__task **t)
 {
     struct timespec deadline = rt__deadline_after(timeout_ms > 0 ? timeout_ms : 0);
     /* Waiting for the answer here is worth it only when there is time. */
-    may_await &= timeout_ms < 0 || timeout_ms >= AWAIT_MIN_MS;
+    int may_await = (how & RT__WAIT_AWAIT) && (timeout_ms < 0 || timeout_ms >= AWAIT_MIN_MS);
     for (;;) {
         int rc = rt__check_running(rt, call);
         if (rc < 0)
@@ -283,7 +283,8 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
             rt__spill_restore(rt, *t); /* the lock released meanwhile */
             continue;
         }
-        if ((*t)->obj.state == RT__TASK_DONE && !rt__objects_elsewhere(*t))
+        if ((*t)->obj.state == RT__TASK_DONE &&
+            (!rt__objects_elsewhere(*t) || (how & RT__WAIT_ELSEWHERE)))
             return 0;
         if ((*t)->obj.state == RT__TASK_DONE && rt__objects_ask_pull(rt, *t)) {
             pthread_mutex_unlock(&rt->lock); /* its bytes are another rank's */
@@ -307,17 +308,24 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
  * record out of the table: 0 and *done, or an error.  *shared 0: the
  * record is the caller's to free.  1: tasks still take it; the caller
  * copies what it needs, then gives it back (rt__call_unhold()). */
+/* [L] The handle ref of the done record t is consumed: what its stream
+ * still held goes to freed, and the stream is returned. */
+static rt__stream *consume(rt__runtime *rt, rt_ref ref, rt__task *t, rt__tasks *freed)
+{
+    rt__table_drop(&rt->tasks, ref.id);
+    t->obj.orphan = 1;
+    return rt__streams_drop(rt, ref.id, freed);
+}
+
 static int take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done, int *shared)
 {
     pthread_mutex_lock(&rt->lock);
     rt__task *t;
-    int rc = rt__wait_done(rt, ref, timeout_ms, 1, "rt_get", &t);
+    int rc = rt__wait_done(rt, ref, timeout_ms, RT__WAIT_AWAIT, "rt_get", &t);
     rt__tasks freed = {0};
     rt__stream *s = NULL;
     if (rc == 0) {
-        rt__table_drop(&rt->tasks, ref.id);
-        t->obj.orphan = 1;
-        s = rt__streams_drop(rt, ref.id, &freed);
+        s = consume(rt, ref, t, &freed);
         /* Tasks that take the object still need it: the caller copies. */
         *shared = t->obj.holds > 0;
         if (*shared)
@@ -365,6 +373,28 @@ int rt__call_get(rt__runtime *rt, rt_ref ref, long timeout_ms, void **data, size
         t->obj.result = NULL; /* the caller's now */
     rt__task_free(t);
     return rc;
+}
+
+int rt__call_get_held(rt__runtime *rt, rt_ref ref, long timeout_ms, int keep,
+                      rt__held_at *at)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt__task *t;
+    int rc = rt__wait_done(rt, ref, timeout_ms, RT__WAIT_AWAIT | RT__WAIT_ELSEWHERE, "rt_get",
+                           &t);
+    rt__tasks freed = {0};
+    rt__stream *s = NULL;
+    int held = rc == 0 && rt__objects_elsewhere(t);
+    if (held) {
+        *at = (rt__held_at){t, t->call.id, t->obj.held_run, t->obj.holder, t->obj.result_len};
+        t->obj.holds++; /* until the caller's rank has the bytes */
+        if (!keep)
+            s = consume(rt, ref, t, &freed);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    rt__tasks_free(&freed);
+    rt__stream_free(s);
+    return rc < 0 ? rc : held;
 }
 
 void rt__call_unhold(rt__runtime *rt, rt__task *t)

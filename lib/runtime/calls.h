@@ -56,6 +56,19 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
  * *len (either NULL: dropped), and 0 or the error it ended with (its
  * bytes are set on RT_ETASK); or an error of the wait. */
 int rt__call_get(rt__runtime *rt, rt_ref ref, long timeout_ms, void **data, size_t *len);
+/* Where an object another rank holds is: its record, held for the caller
+ * (rt__call_unhold()), its id, run, holder and length. */
+typedef struct rt__held_at {
+    rt__task *hold;
+    uint64_t object, run, holder, len;
+} rt__held_at;
+/* rt_get() for a task on another rank, which takes the bytes from where
+ * they are: 1 when ref's object is another rank's, with *at (the handle
+ * consumed unless keep, the record held); 0 when its bytes are here or
+ * it failed (rt_get() then, which finds it done); or an error of the
+ * wait, as rt_get()'s. */
+int rt__call_get_held(rt__runtime *rt, rt_ref ref, long timeout_ms, int keep,
+                      rt__held_at *at);
 /* Drop a hold of the caller's (a view, a task given to run) on t. */
 void rt__call_unhold(rt__runtime *rt, rt__task *t);
 /* With checkpoints (rt_init()), what determines t's result, as far as

@@ -311,7 +311,7 @@ int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt_view *view)
     rt__task *o;
     uint64_t id;
     void *old;
-    int rc = rt__wait_done(rt, ref, timeout_ms, 1, "rt_get_view", &o);
+    int rc = rt__wait_done(rt, ref, timeout_ms, RT__WAIT_AWAIT, "rt_get_view", &o);
     if (rc == 0 && rt__table_add(&rt->views, o, &id, &old) < 0)
         rc = rt__error(RT_ENOMEM, "rt_get_view: no memory for the view");
     if (rc == 0)

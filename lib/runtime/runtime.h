@@ -220,10 +220,12 @@ int rt__wait_ends(rt__runtime *rt, uint64_t ends, long timeout_ms,
 int rt__wait_end(rt__runtime *rt, rt__task *t, long timeout_ms,
                  const struct timespec *deadline);
 /* [L] Wait until ref's record is done, with its bytes here (pulled from
- * the rank that holds them, if another does): 0 and *t, or an error
- * (RT_EBADREF, RT_ETIMEDOUT with call's message, the runtime's end).
- * may_await: it may read the answer itself first (rt__await()). */
-int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int may_await,
+ * the rank that holds them, if another does, unless how has
+ * RT__WAIT_ELSEWHERE): 0 and *t, or an error (RT_EBADREF, RT_ETIMEDOUT
+ * with call's message, the runtime's end).  RT__WAIT_AWAIT in how: it
+ * may read the answer itself first (rt__await()). */
+enum { RT__WAIT_AWAIT = 1, RT__WAIT_ELSEWHERE = 2 };
+int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int how,
                   const char *call, rt__task **t);
 
 /* A piece of the round's work that an application thread asks for

@@ -995,6 +995,87 @@ START_TEST(test_puts_stay_where_made)
 }
 END_TEST
 
+/* The sum of an object's bytes, read with rt_get() (keep 0) or
+ * rt_get_view(); its length in *len.  UINT64_MAX when it cannot be read. */
+static uint64_t sum_of(rt_ref ref, int keep, size_t *len)
+{
+    uint64_t sum = 0;
+    rt_view view;
+    void *data = NULL;
+    int rc = keep ? rt_get_view(ref, &view, 60000) : rt_get(ref, &data, len, 60000);
+    if (rc != 0)
+        return UINT64_MAX;
+    if (keep) {
+        data = (void *)view.data;
+        *len = view.len;
+    }
+    for (size_t i = 0; i < *len; i++)
+        sum += ((const unsigned char *)data)[i];
+    if (keep)
+        rc = rt_view_release(&view) || rt_release(ref);
+    else
+        rt_free(data);
+    return rc ? UINT64_MAX : sum;
+}
+
+/* Reads back what it puts (100 bytes with rt_get(), 1 MiB with
+ * rt_get_view()), and the 1 MiB result of a task it submits to rank
+ * `arg`: their sums and lengths, three pairs. */
+static int reads_where_held(const void *arg, size_t len, rt_result *res)
+{
+    size_t big = (size_t)1 << 20;
+    unsigned char *data = malloc(big);
+    uint64_t out[6];
+    rt_ref small, large, made;
+    rt_opts there = RT_OPTS_INIT;
+    char selector[32];
+    if (len != sizeof(int) || !data)
+        return 1;
+    for (size_t i = 0; i < big; i++)
+        data[i] = (unsigned char)(i + 7);
+    snprintf(selector, sizeof selector, "rank=%d", *(const int *)arg);
+    there.label_selector = selector;
+    int failed = rt_put(data, 100, &small) < 0 || rt_put(data, big, &large) < 0 ||
+                 rt_remote(bytes, &there, &big, sizeof big, &made) < 0;
+    free(data);
+    size_t n[3] = {0};
+    out[0] = failed ? UINT64_MAX : sum_of(small, 0, &n[0]);
+    out[2] = failed ? UINT64_MAX : sum_of(large, 1, &n[1]);
+    out[4] = failed ? UINT64_MAX : sum_of(made, 0, &n[2]);
+    out[1] = n[0], out[3] = n[1], out[5] = n[2];
+    return rt_result_set(res, out, sizeof out);
+}
+
+/* A task on rank 1 that reads with rt_get() what it put, and the result
+ * of a task on rank 2, takes the bytes from where they are (its own
+ * rank's store, or rank 2, rank to rank): rank 0 says where, and receives
+ * none of them; and the same from rank 2, with a result made on rank 1. */
+START_TEST(test_gets_in_tasks_take_bytes_where_they_are)
+{
+    size_t big = (size_t)1 << 20;
+    uint64_t before = rt__call_payload_in(rt__runtime_here(), NULL);
+    for (int reader = 1; reader <= 2; reader++) {
+        rt_opts on = RT_OPTS_INIT;
+        int maker = 3 - reader;
+        on.label_selector = reader == 1 ? "rank=1" : "rank=2";
+        rt_ref ref;
+        uint64_t *out;
+        ck_ok(rt_remote(reads_where_held, &on, &maker, sizeof maker, &ref));
+        ck_ok(rt_get(ref, (void **)&out, NULL, 60000));
+        ck_assert_uint_eq(out[0], bytes_sum(100, 7));
+        ck_assert_uint_eq(out[1], 100);
+        ck_assert_uint_eq(out[2], bytes_sum(big, 7));
+        ck_assert_uint_eq(out[3], big);
+        ck_assert_uint_eq(out[4], bytes_sum(big, 0));
+        ck_assert_uint_eq(out[5], big);
+        rt_free(out);
+    }
+    uint64_t through = rt__call_payload_in(rt__runtime_here(), NULL) - before;
+    ck_assert_msg(through < 8192, "%llu bytes came through rank 0",
+                  (unsigned long long)through);
+}
+END_TEST
+
 /* A worker's door to its rank (white box): its one datagram socket. */
 static int door_of_worker(void)
 {
@@ -1485,6 +1566,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_objects_stay_where_made);
         tcase_add_test(tc, test_puts_stay_where_made);
         tcase_add_test(tc, test_unmappable_frame_ends_its_connection_only);
+        tcase_add_test(tc, test_gets_in_tasks_take_bytes_where_they_are);
     }
     if (strcmp(which, "many") == 0) {
         tcase_set_timeout(tc, 900);
