@@ -7,6 +7,7 @@
 
 #include "../lib/api/proxy.h"    /* internal: the proxies' entry */
 #include "../lib/node/callmsg.h" /* internal: the frames of tasks' calls */
+#include "../lib/runtime/table.h" /* internal: handles */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -320,6 +321,68 @@ START_TEST(a_worker_here_cannot_claim_an_object_held_elsewhere)
 }
 END_TEST
 
+/* A handle another rank made (local first) names its item as the table's
+ * own do, once: a second item under it is refused; it is listed as it
+ * is, and gone once dropped.  The table's own handles never look like
+ * one. */
+START_TEST(a_handle_made_elsewhere_names_one_item)
+{
+    rt__table t = {0};
+    int a, b;
+    void *old;
+    uint64_t foreign = RT__ID_FOREIGN | (uint64_t)3 << RT__ID_RANK_SHIFT | 12345, id = foreign;
+    ck_assert_int_eq(rt__table_add(&t, &a, &id, &old), 0);
+    ck_assert_uint_eq(id, foreign);
+    ck_assert_ptr_eq(rt__table_find(&t, foreign), &a);
+    ck_assert_int_eq(rt__table_add(&t, &b, &id, &old), -1); /* taken */
+    uint64_t listed;
+    ck_assert_ptr_eq(rt__table_at(&t, 0, &listed), &a);
+    ck_assert_uint_eq(listed, foreign);
+    ck_assert_ptr_null(rt__table_find(&t, 1)); /* slot 0's own handle: not it */
+    for (int i = 0; i < 1000; i++) {
+        uint64_t own = 0;
+        ck_assert_int_eq(rt__table_add(&t, &b, &own, &old), 0);
+        ck_assert_uint_eq(own & RT__ID_FOREIGN, 0);
+        ck_assert_ptr_eq(rt__table_find(&t, own), &b);
+        rt__table_drop(&t, own);
+    }
+    rt__table_drop(&t, foreign);
+    ck_assert_ptr_null(rt__table_find(&t, foreign));
+    id = foreign;
+    ck_assert_int_eq(rt__table_add(&t, &b, &id, &old), 0); /* free again */
+    ck_assert_ptr_eq(rt__table_find(&t, foreign), &b);
+    rt__table_free(&t, NULL);
+}
+END_TEST
+
+/* Only another rank's tunnel hands rank 0 a task with a handle it made:
+ * a worker here that tries (white box, as above) has its connection
+ * closed, and no task is made. */
+START_TEST(a_worker_here_cannot_name_its_own_tasks)
+{
+    start_runtime();
+    int sv[2];
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    rt__proxies_serve(sv[1], 0);
+    rt__chan chan;
+    rt__chan_init(&chan, sv[0]);
+    rt_arg one = RT_ARG_BYTES("x", 1);
+    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)t_echo, 0, NULL, &one, 1, NULL,
+                        RT__ID_FOREIGN | 42};
+    ck_assert_int_eq(rt__callmsg_put_submission(&chan, 0, &s), 0);
+    ck_assert_int_eq(rt__chan_flush(&chan), 0);
+    rt__hdr h;
+    const char *payload;
+    size_t len;
+    int fd;
+    ck_assert_int_eq(rt__callmsg_take(&chan, &h, &payload, &len, &fd), 0);
+    rt__chan_close(&chan);
+    rt_ref forged = {RT__ID_FOREIGN | 42};
+    ck_assert_int_eq(rt_get(forged, NULL, NULL, 0), RT_EBADREF);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *isolation_suite(void)
 {
     Suite *s = suite_create("isolation");
@@ -338,6 +401,8 @@ Suite *isolation_suite(void)
     tcase_add_test(tc, handles_of_an_earlier_runtime_are_refused);
     tcase_add_test(tc, a_tasks_threads_are_bounded);
     tcase_add_test(tc, a_worker_here_cannot_claim_an_object_held_elsewhere);
+    tcase_add_test(tc, a_handle_made_elsewhere_names_one_item);
+    tcase_add_test(tc, a_worker_here_cannot_name_its_own_tasks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -35,11 +35,11 @@ typedef struct fake_node {
     int leases, sends, kills;
 } fake_node;
 
-static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
-                            size_t *calls)
+static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, rt__amount cpu,
+                            void *owner, size_t *calls)
 {
     fake_node *f = (fake_node *)n;
-    (void)max_calls;
+    (void)max_calls, (void)cpu;
     if (f->lease_errno) {
         errno = f->lease_errno;
         return NULL;

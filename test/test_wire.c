@@ -319,10 +319,12 @@ START_TEST(rank_message_words_round_trip)
     ck_assert_int_eq(l2.broke, 1);
     ck_assert_int_eq(l2.lost_channel, 0);
     int fresh, max_calls;
-    m = rt__rank_lease(4, 1, 3);
-    rt__rank_lease_read(&m, &fresh, &max_calls);
+    rt__amount cpu;
+    m = rt__rank_lease(4, 1, 3, RT__UNIT / 2);
+    rt__rank_lease_read(&m, &fresh, &max_calls, &cpu);
     ck_assert_int_eq(fresh, 1);
     ck_assert_int_eq(max_calls, 3);
+    ck_assert_int_eq(cpu, RT__UNIT / 2);
     rt__task t = {.call.id = 8, .call.kind = RT__KIND_CREATE, .call.fn = NULL};
     rt__rank_task_words w;
     char label[RT__RANK_LABEL];

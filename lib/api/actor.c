@@ -97,7 +97,7 @@ RT_EXPORT int rt_actor_call(rt_actor actor, rt_method method, const void *arg,
     int rc = rt__check_len("rt_actor_call", "arg_len", arg_len);
     rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
     rt__submission s = {RT__SUBMIT_CALL, (uint64_t)(uintptr_t)method, actor.id, NULL, &one, 1,
-                        NULL};
+                        NULL, 0};
     return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
 }
 
@@ -106,7 +106,7 @@ RT_EXPORT int rt_actor_call_args(rt_actor actor, rt_method_args method, const rt
 {
     int rc = rt__check_args("rt_actor_call_args", (const void *)method, args, nargs, ref);
     rt__submission s = {RT__SUBMIT_CALL_ARGS, (uint64_t)(uintptr_t)method, actor.id, NULL,
-                        args, nargs, NULL};
+                        args, nargs, NULL, 0};
     return rc < 0 ? rc : rt__front_here()->submit(&s, ref);
 }
 

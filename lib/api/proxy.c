@@ -413,6 +413,13 @@ static int do_wait(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     return out;
 }
 
+/* Whether the task's rank may have made handle id for a task its task
+ * submitted (cluster/tunnel.c): its own ranks' handles, never from here. */
+static int may_name(const proxy *p, uint64_t id)
+{
+    return p->rank > 0 && (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == p->rank;
+}
+
 static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__submission s;
@@ -424,9 +431,14 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
     rt_ref refs[RT_RETURNS_MAX] = {{0}};
     int create = s.form == RT__SUBMIT_CREATE;
     int task = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS;
+    if (h->id && !(task && may_name(p, h->id)))
+        return -1;
+    s.id = h->id;
     int rc = task     ? rt__remote_task(&s, 1, refs)
              : create ? rt__actor_create_form(&s, refs)
                       : rt__actor_call_form(&s, refs);
+    if (rc < 0 && s.id) /* its rank answered it: the handle tells why it failed */
+        rt__call_put_failed(rt__runtime_here(), s.id, rc);
     size_t n = rc == 0 && task && s.opts && s.opts->num_returns > 1
                    ? (size_t)s.opts->num_returns : 1;
     if (rc == 0 && task && h->word)
@@ -481,6 +493,12 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
         return reply(p, rc, ref.id, NULL, 0, -1);
     case RT__CALL_PUT_HELD:
         return do_put_held(p, payload, len);
+    case RT__CALL_INSIDE: /* the tunnel's; no reply */
+        if (p->rank <= 0 || len || h->word > 1)
+            return -1;
+        if (h->word)
+            inside_ended(p);
+        return h->word ? 0 : inside_starts(p);
     case RT__CALL_GET:
         return do_get(p, h, payload, len);
     case RT__CALL_WAIT:

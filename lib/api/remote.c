@@ -35,6 +35,7 @@ int rt__remote_task(const rt__submission *s, int nested, rt_ref *ref)
     if (rc < 0)
         return rc;
     t->call.nested = (unsigned char)nested;
+    t->call.id = s->id; /* another rank's handle for it, or 0 */
     rt__runtime *rt = rt__runtime_here();
     rt__call_key_task(rt, t, s->args, s->nargs, r.nondeterministic);
     return rt__call_submit(rt, t, &r, list ? s->args : NULL, call, ref);
@@ -70,7 +71,7 @@ static int remote(const char *call, rt_fn fn, const rt_opts *opts, const void *a
                          !fn ? "the function" : !refs ? "ref" : "arg");
     int rc = rt__check_len(call, "arg_len", arg_len);
     rt_arg one = RT_ARG_BYTES(arg ? arg : "", arg_len);
-    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL};
+    rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL, 0};
     return rc < 0 ? rc : rt__front_here()->submit(&s, refs);
 }
 
@@ -112,7 +113,7 @@ static int remote_args(const char *call, rt_fn_args fn, const rt_opts *opts,
 {
     int rc = rt__check_args(call, (const void *)fn, args, nargs, refs);
     rt__submission s = {RT__SUBMIT_TASK_ARGS, (uint64_t)(uintptr_t)fn, 0, opts, args, nargs,
-                        NULL};
+                        NULL, 0};
     return rc < 0 ? rc : rt__front_here()->submit(&s, refs);
 }
 
@@ -166,7 +167,7 @@ int rt__task_submit_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, s
 {
     for (size_t i = 0; i < n; i++) {
         rt_arg one = RT_ARG_BYTES(args[i].data ? args[i].data : "", args[i].len);
-        rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL};
+        rt__submission s = {RT__SUBMIT_TASK, (uint64_t)(uintptr_t)fn, 0, opts, &one, 1, NULL, 0};
         int rc = rt__client_submit(&s, &refs[i]);
         if (rc < 0) {
             while (i-- > 0)

@@ -340,8 +340,10 @@ void rt__shm_given(const void *data)
 
 int rt__shm_fd(const void *data)
 {
+    if (!data)
+        return -1;
     const buf_hdr *h = (const buf_hdr *)(const void *)((const char *)data - RT__BUF_HDR);
-    return data && h->magic == BUF_MAGIC && h->map_len ? (int)h->fd : -1;
+    return h->magic == BUF_MAGIC && h->map_len ? (int)h->fd : -1;
 }
 
 int rt__buf_write(int fd, const void *data, size_t len)

@@ -43,15 +43,15 @@ static int send_plain(rt__peer *p, uint32_t type, const proxy *x)
     return rt__bridge_send(p->bridge, p->rank, &m);
 }
 
-static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
-                            size_t *calls)
+static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, rt__amount cpu,
+                            void *owner, size_t *calls)
 {
     rt__peer *p = (rt__peer *)n;
     proxy *x = rt__malloc(sizeof *x);
     if (!x)
         return NULL; /* errno ENOMEM */
     *x = (proxy){.byid.id = p->next_id++, .owner = owner};
-    rt__rank_msg m = rt__rank_lease(x->byid.id, fresh, max_calls);
+    rt__rank_msg m = rt__rank_lease(x->byid.id, fresh, max_calls, cpu);
     if (rt__bridge_send(p->bridge, p->rank, &m) < 0) {
         rt__free(x);
         return NULL;

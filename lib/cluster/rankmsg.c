@@ -138,16 +138,18 @@ const char *rt__rank_name(uint32_t type)
 
 /* ---- the words of each message ------------------------------------------------ */
 
-rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls)
+rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls, rt__amount cpu)
 {
     return (rt__rank_msg){.type = RT__RANK_LEASE, .lease = lease,
-                          .w = {(uint64_t)fresh, (uint64_t)max_calls}, .fd = -1};
+                          .w = {(uint64_t)fresh, (uint64_t)max_calls, (uint64_t)cpu},
+                          .fd = -1};
 }
 
-void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls)
+void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls, rt__amount *cpu)
 {
     *fresh = (int)m->w[0];
     *max_calls = (int)m->w[1];
+    *cpu = (rt__amount)m->w[2];
 }
 
 rt__rank_msg rt__rank_release(uint64_t lease, int retire)

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 typedef enum rt__rank_type {
-    RT__RANK_LEASE = 1, /* 0 -> r: w0 = fresh, w1 = max_calls */
+    RT__RANK_LEASE = 1, /* 0 -> r: w0 = fresh, w1 = max_calls, w2 = CPUs held */
     RT__RANK_DEVICES,   /* 0 -> r: text = the devices (node/proto.h's
                            rt__devices_encode()) */
     RT__RANK_TASK,      /* 0 -> r: w0 = task id, w1 = kind, w2 = flags (a
@@ -97,8 +97,8 @@ int rt__rank_decode(const char *buf, size_t len, rt__rank_msg *m, int *follows);
  * alone (peer.c sends what serve.c reads, and back).  A writer returns
  * the message with its words, lease and type set; a reader that can
  * refuse returns 0, or -1 when the words are not a valid message. */
-rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls);
-void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls);
+rt__rank_msg rt__rank_lease(uint64_t lease, int fresh, int max_calls, rt__amount cpu);
+void rt__rank_lease_read(const rt__rank_msg *m, int *fresh, int *max_calls, rt__amount *cpu);
 rt__rank_msg rt__rank_release(uint64_t lease, int retire);
 int rt__rank_release_read(const rt__rank_msg *m);
 /* TASK: t's id, kind and run, whether a destructor follows (fini),

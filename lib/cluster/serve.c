@@ -8,6 +8,7 @@
 #include "base/idmap.h"
 #include "base/list.h"
 #include "base/shm.h"
+#include "node/callmsg.h"
 #include "node/keep.h"
 
 #include <errno.h>
@@ -22,6 +23,7 @@ typedef struct lease {
     rt__link pulling;      /* on the list of those whose next task waits for
                               objects pulled from other ranks */
     int fresh, max_calls;
+    rt__amount cpu;        /* the CPUs it holds */
     rt__worker *w;         /* the local worker, or NULL */
     size_t budget;         /* tasks w may still take */
     rt__tasks queue;       /* waiting for w */
@@ -42,6 +44,9 @@ struct rt__serve {
     rt__link pulling;      /* leases whose next task waits for objects */
     rt__fn_cache functions; /* the functions rank 0 sent, found here */
     rt__store *store;       /* objects held here: results kept, copies pulled */
+    void (*inside_answered)(void *ctx, rt__answer *a); /* local first's */
+    void (*inside_stopped)(void *ctx, uint64_t child);
+    void *inside_ctx;
 };
 
 static void reply(rt__serve *s, const rt__rank_msg *m)
@@ -100,7 +105,7 @@ static int apply_devices(rt__serve *s, lease *l)
 static int get_worker(rt__serve *s, lease *l)
 {
     size_t calls = 0;
-    l->w = s->local->ops->lease(s->local, l->fresh, l->max_calls, l, &calls);
+    l->w = s->local->ops->lease(s->local, l->fresh, l->max_calls, l->cpu, l, &calls);
     if (!l->w)
         return 0;
     l->budget = l->max_calls > 0 ? (size_t)l->max_calls - calls : SIZE_MAX;
@@ -223,11 +228,27 @@ static void keep_result(rt__serve *s, const rt__task *t, rt__answer *a)
     }
 }
 
+/* Whether t is the record of a task that this rank placed itself and
+ * runs inside its parent's wait (rt__serve_inside()): it has this rank's
+ * handle and no function.  (A task that has such a handle and was handed
+ * to rank 0 comes from there as any task, with its function.) */
+static int placed_here(const rt__task *t)
+{
+    return (t->call.id & RT__ID_FOREIGN) && !t->call.fn;
+}
+
 static void on_answered(void *ctx, void *owner, rt__answer *a)
 {
     rt__serve *s = ctx;
     lease *l = owner;
     rt__task *t = rt__tasks_pop(&l->inflight); /* answers come in order */
+    if (placed_here(t)) { /* rank 0 knows nothing of it */
+        s->inside_answered(s->inside_ctx, a);
+        free_task(s, t);
+        rt__answer_drop(a);
+        renew(s, l);
+        return;
+    }
     keep_result(s, t, a);
     rt__rank_msg m = rt__rank_answer(l->byid.id, a);
     free_task(s, t);
@@ -270,7 +291,7 @@ static void start_lease(rt__serve *s, const rt__rank_msg *m)
     }
     memset(l, 0, sizeof *l);
     l->byid.id = m->lease;
-    rt__rank_lease_read(m, &l->fresh, &l->max_calls);
+    rt__rank_lease_read(m, &l->fresh, &l->max_calls, &l->cpu);
     rt__link_init(&l->waiting);
     rt__link_init(&l->pulling);
     rt__idmap_add(&s->leases, &l->byid);
@@ -472,6 +493,8 @@ static void object_arrived(rt__serve *s, const rt__rank_msg *m)
     }
 }
 
+static uint64_t stop_inside(rt__serve *s, lease *l, uint64_t task);
+
 int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
 {
     if (m->type == RT__RANK_PULL) {
@@ -519,9 +542,91 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m)
     } else if (m->type == RT__RANK_LEND) {
         lend(s, l, m->w[0] != 0);
     } else if (m->type == RT__RANK_ASK_STOP && l->w) {
-        s->local->ops->ask_stop(s->local, l->w, m->w[0]);
+        s->local->ops->ask_stop(s->local, l->w, stop_inside(s, l, m->w[0]));
     }
     rt__buf_free(m->owned);
+    return 0;
+}
+
+/* ---- local first: tasks run inside their parents' waits -------------------------- */
+
+/* Rank 0 asks l's task `task` to stop (a cancel, recursive unless it says
+ * not, which rank 0 has done for the tasks it knows): the tasks this
+ * rank placed inside its wait stop too.  They come before it in flight,
+ * the innermost first, which is the one its worker runs: the task to ask. */
+static uint64_t stop_inside(rt__serve *s, lease *l, uint64_t task)
+{
+    rt__task *t = l->inflight.head;
+    while (t && placed_here(t))
+        t = t->next;
+    if (!t || t->call.id != task || t == l->inflight.head)
+        return task;
+    for (t = l->inflight.head; placed_here(t); t = t->next)
+        s->inside_stopped(s->inside_ctx, t->call.id);
+    return l->inflight.head->call.id;
+}
+
+/* The lease whose worker runs task id (in flight there), and the task. */
+static lease *running(rt__serve *s, uint64_t id, rt__task **task)
+{
+    for (rt__idnode *n = rt__idmap_any(&s->leases); n; n = rt__idmap_after(&s->leases, n)) {
+        lease *l = (lease *)n;
+        for (rt__task *t = l->inflight.head; t; t = t->next)
+            if (t->call.id == id) {
+                *task = t;
+                return l;
+            }
+    }
+    return NULL;
+}
+
+/* Whether l's worker may run a task asking for cpu inside a wait: it
+ * has a call left, no devices (the child would see them), and CPUs. */
+static int may_run_inside(const lease *l, rt__amount cpu)
+{
+    int devices = l->devices_text && (*l->devices.gpus || *l->devices.accel);
+    return l->w && l->budget > 0 && !devices && l->cpu >= cpu;
+}
+
+int rt__serve_inside(rt__serve *s, uint64_t parent, uint64_t child, rt__amount cpu,
+                     int (*give)(void *ctx), void *ctx)
+{
+    rt__task *p;
+    lease *l = running(s, parent, &p);
+    if (!l || p->call.kind != RT__KIND_TASK || !may_run_inside(l, cpu))
+        return -1;
+    rt__task *t = rt__task_new_held(child, NULL, 0);
+    if (!t)
+        return -1;
+    if (give(ctx) < 0) { /* the worker will not run it */
+        rt__task_free(t);
+        return -2;
+    }
+    rt__tasks_insert_before(&l->inflight, t, p); /* its answer comes first */
+    s->local->ops->given_inside(s->local, l->w);
+    if (l->budget != SIZE_MAX)
+        l->budget--;
+    return 0;
+}
+
+void rt__serve_on_inside(rt__serve *s, void (*answered)(void *ctx, rt__answer *a),
+                         void (*stopped)(void *ctx, uint64_t child), void *ctx)
+{
+    s->inside_answered = answered;
+    s->inside_stopped = stopped;
+    s->inside_ctx = ctx;
+}
+
+int rt__serve_stop_inside(rt__serve *s, uint64_t child, int kill)
+{
+    rt__task *t;
+    lease *l = running(s, child, &t);
+    if (!l || !l->w)
+        return -1;
+    if (kill)
+        s->local->ops->kill(s->local, l->w);
+    else
+        s->local->ops->ask_stop(s->local, l->w, child);
     return 0;
 }
 

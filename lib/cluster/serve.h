@@ -37,6 +37,26 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m);
  * what was answered since the last round; 1 when a lease still waits for
  * lack of a process (try again soon). */
 int rt__serve_run(rt__serve *s);
+/* Local first (tunnel.h): the task `child` (a handle of this rank's:
+ * node/callmsg.h's RT__ID_FOREIGN), which the task `parent` running here
+ * submitted and now waits for, runs inside that wait, in parent's
+ * worker, holding what parent holds.  0 when it may and give(ctx), which
+ * gives the worker the child to run, did (-2 when it failed: nothing is
+ * changed): the worker is told so, and the child's answer goes to
+ * answered(ctx, ...) (which may take
+ * its bytes), not to rank 0, and when rank 0 asks parent to stop (a
+ * cancel), stopped(ctx, child) is told, and the worker asks child to stop
+ * instead; -1 when parent runs in no worker here that
+ * may take it: an actor's, one with devices, one with no call left of
+ * its max_calls, or one whose lease holds fewer CPUs than cpu. */
+int rt__serve_inside(rt__serve *s, uint64_t parent, uint64_t child, rt__amount cpu,
+                     int (*give)(void *ctx), void *ctx);
+void rt__serve_on_inside(rt__serve *s, void (*answered)(void *ctx, rt__answer *a),
+                         void (*stopped)(void *ctx, uint64_t child), void *ctx);
+/* rt_cancel() of such a child while it runs: kill its worker (and the
+ * parent with it, as for any task that runs inside another's wait), or
+ * ask it to stop.  0, or -1 when it runs no more. */
+int rt__serve_stop_inside(rt__serve *s, uint64_t child, int kill);
 /* Where s keeps the objects of this rank (tunnel.h keeps tasks' PUTs
  * there too). */
 rt__store *rt__serve_store(rt__serve *s);

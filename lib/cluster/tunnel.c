@@ -2,8 +2,10 @@
 #include "tunnel.h"
 
 #include "image.h"
+#include "serve.h"
 #include "store.h"
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/idmap.h"
 #include "base/list.h"
@@ -18,8 +20,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+struct child;
 
 /* One connection: a worker's thread's, on the rank it runs on; a
  * proxy's, on rank 0.  Both sides name it by the worker's rank's number. */
@@ -35,6 +40,16 @@ typedef struct conn {
     rt__task *fetching; /* another rank's: the object whose bytes the
                            worker's GET waits for (HELD_AT), or NULL */
     rt__link fetch;     /* on the tunnel's list while fetching */
+    struct child *deferred;  /* another rank's: the task placed here that
+                                its thread submitted last, until its GET */
+    struct child *handed;    /* those handed to rank 0 on this connection,
+                                oldest first, until rank 0 answers */
+    struct child **handed_tail;
+    struct child *running;   /* the one running inside the innermost wait */
+    rt__hdr parked;          /* a frame that waits for a task placed here
+                                to be rank 0's, */
+    char *parked_payload;    /* its payload's copy (NULL: none parked), */
+    int parked_fd;           /* and its memfd, or -1 */
 } conn;
 
 struct rt__tunnel {
@@ -49,6 +64,13 @@ struct rt__tunnel {
     int hashed;                    /* the job keeps checkpoints: hash them */
     uint64_t last_kept;            /* the number of the last PUT kept */
     rt__link fetching;             /* connections whose GET waits for bytes */
+    rt__serve *serving;            /* another rank's: its leases' workers */
+    int rank;                      /* another rank's: its number */
+    rt__idmap children;            /* the tasks placed here, by handle */
+    rt__link deferred;             /* those waiting for their GET, oldest first */
+    rt__timer hand_timer;          /* hands those waiting too long to rank 0 */
+    uint64_t draw;                 /* the random state of their handles */
+    size_t parked;                 /* connections with a frame parked */
 };
 
 /* A kept PUT's run until rank 0 names it: no object's (runs are small). */
@@ -79,7 +101,8 @@ static conn *conn_open(rt__tunnel *r, int rank, uint64_t number, int fd)
         return NULL;
     }
     *k = (conn){.byid.id = key(rank, number), .tunnel = r, .rank = rank,
-                .number = number, .watch.fd = -1};
+                .number = number, .watch.fd = -1, .parked_fd = -1};
+    k->handed_tail = &k->handed;
     rt__chan_init(&k->chan, fd);
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
@@ -99,12 +122,15 @@ static void fetch_end(conn *k)
     k->fetching = NULL;
 }
 
+static void children_end(conn *k);
+
 static void conn_close(conn *k)
 {
     if (k->kept) /* the worker's thread went before rank 0 answered */
         rt__store_forget(k->tunnel->store, k->kept, KEPT_RUN);
     if (k->fetching)
         fetch_end(k);
+    children_end(k);
     rt__loop_remove(k->tunnel->loop, &k->watch);
     rt__idmap_remove(&k->tunnel->conns, &k->byid);
     rt__chan_close(&k->chan);
@@ -121,19 +147,28 @@ static void hang_up(rt__tunnel *r, int rank, uint64_t number)
     rt__bridge_flush(r->bridge);
 }
 
+static int hand_over(struct child *c);
+
+/* A task placed here that k's thread submitted still runs: rank 0 gets
+ * it before the hang-up, as it would have got it before the thread went. */
 static void conn_lost(conn *k)
 {
+    if (k->deferred && hand_over(k->deferred) < 0)
+        rt__warn("no memory to hand a task to rank 0 as its caller's thread went: "
+                 "it does not run");
     hang_up(k->tunnel, k->rank, k->number);
     conn_close(k);
 }
 
-/* Send what k queued, watching for room when the socket is full. */
+/* Send what k queued, watching for room when the socket is full, and
+ * for more frames unless one is parked. */
 static int flush(conn *k)
 {
     int rc = rt__chan_flush(&k->chan);
     if (rc < 0)
         return -1;
-    rt__loop_modify(k->tunnel->loop, &k->watch, rc ? EPOLLIN | EPOLLOUT : EPOLLIN);
+    rt__loop_modify(k->tunnel->loop, &k->watch,
+                    (k->parked_payload ? 0 : EPOLLIN) | (rc ? EPOLLOUT : 0));
     return 0;
 }
 
@@ -177,7 +212,7 @@ static int place_functions(rt__tunnel *r, const char *payload, size_t len, int f
  * fd (which is the bridge's then).  0, or -1 when k must close: also when
  * fd is no memfd the bridge can map for its length, which the MPI thread
  * would take for a rank it cannot reach. */
-static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
+static int send_raw(conn *k, const rt__hdr *h, const char *payload, int fd)
 {
     rt__tunnel *r = k->tunnel;
     rt__rank_msg m = rt__rank_call(k->number, h);
@@ -198,6 +233,20 @@ static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
         return -1;
     }
     return rt__bridge_send(r->bridge, k->rank, &m);
+}
+
+static int tell(conn *k, struct child *c);
+
+/* send_raw(), once rank 0 knows which task placed here makes the call
+ * (tell()). */
+static int send_frame(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    if (k->running && tell(k, k->running) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return send_raw(k, h, payload, fd);
 }
 
 /* A task's rt_put() on this rank: its bytes stay here, in the store,
@@ -247,36 +296,491 @@ static void kept_named(conn *k, const rt__hdr *h)
     k->kept = 0;
 }
 
-/* One frame a worker's thread (another rank's tunnel) or a proxy (rank
- * 0's) wrote, to the other side.  A PUT_HELD is the tunnel's to make:
- * from a worker it breaks the protocol. */
-static int pass_on(conn *k, const rt__hdr *h, const char *payload, int fd)
+/* ---- local first: tasks this rank places itself ------------------------------------ */
+
+/* A task that a task here submitted, which this rank placed itself (Ray's
+ * local first): its SUBMIT was answered here, with a handle of this
+ * rank's (node/callmsg.h's RT__ID_FOREIGN).  It waits (DEFERRED) for its
+ * parent's GET, which runs it inside the wait, in the parent's worker
+ * (RUNNING, then DONE until the GET is answered); rank 0 never hears of
+ * it.  Anything else that needs it (another call of the thread, a
+ * call of another thread that names it, its parent's GET when the
+ * worker may not run it, HAND_AFTER_NS without a GET) hands it to rank
+ * 0 as its SUBMIT with the handle (HANDED), which rank 0 places as any
+ * task; once rank 0 answered that, it is rank 0's alone. */
+enum { DEFERRED, HANDED, RUNNING, DONE };
+
+#define HAND_AFTER_NS 5000000ull /* a task placed here waits that long for its GET */
+
+typedef struct child {
+    rt__idnode byid;       /* first; its handle */
+    rt__link deferred;     /* on the tunnel's list while DEFERRED */
+    struct child *next;    /* on its connection's handed list */
+    conn *k;               /* the connection it was submitted on */
+    int state;
+    int waited;            /* its parent's GET waits for its answer */
+    int told;              /* RUNNING: rank 0 was told it runs (INSIDE) */
+    int cancelled;         /* rt_cancel() asked it to stop: its result goes */
+    struct child *outer;   /* RUNNING: the one whose wait it runs inside,
+                              if that runs inside a wait too */
+    uint64_t parent;       /* the task that submitted it */
+    uint64_t since_ns;     /* when */
+    rt__amount cpu;        /* what it asks for */
+    rt__hdr h;             /* its SUBMIT, */
+    char *submission;      /* with its payload (its argument inside) */
+    rt__callmsg_run run;   /* what its parent's worker runs */
+    rt__answer answer;     /* DONE: how it ended, its bytes the child's */
+} child;
+
+static child *child_find(const rt__tunnel *r, uint64_t id)
 {
-    int worker = k->tunnel->store != NULL;
-    if (worker && h->type == RT__CALL_PUT_HELD) {
+    return (id & RT__ID_FOREIGN) && r->children.nbuckets
+               ? (child *)rt__idmap_find(&r->children, id) : NULL;
+}
+
+static void unpark_all(rt__tunnel *r);
+
+static void child_free(rt__tunnel *r, child *c)
+{
+    if (c->k && c->k->deferred == c)
+        c->k->deferred = NULL;
+    if (c->state == DEFERRED)
+        rt__list_remove(&c->deferred);
+    rt__idmap_remove(&r->children, &c->byid);
+    rt__answer_drop(&c->answer);
+    rt__free(c->submission);
+    rt__free(c);
+    unpark_all(r); /* a frame parked for it may go now */
+}
+
+/* A handle no task here has: the bit, this rank, 47 random bits. */
+static uint64_t child_id(rt__tunnel *r)
+{
+    uint64_t id;
+    do {
+        if (!r->draw && getrandom(&r->draw, sizeof r->draw, GRND_NONBLOCK) != sizeof r->draw)
+            r->draw = rt__now_ns() ^ (uint64_t)getpid() << 32;
+        r->draw ^= r->draw >> 12; /* xorshift64 */
+        r->draw ^= r->draw << 25;
+        r->draw ^= r->draw >> 27;
+        id = RT__ID_FOREIGN | (uint64_t)r->rank << RT__ID_RANK_SHIFT |
+             (r->draw & ((1ULL << RT__ID_RANK_SHIFT) - 1));
+    } while (child_find(r, id));
+    return id;
+}
+
+/* Hand c to rank 0 on its connection: its SUBMIT, with its handle; the
+ * reply is not the worker's (deliver_call()).  0, or -1 when c's
+ * connection must close. */
+static int hand_over(child *c)
+{
+    conn *k = c->k;
+    if (send_frame(k, &c->h, c->submission, -1) < 0)
+        return -1;
+    if (k->deferred == c)
+        k->deferred = NULL;
+    rt__list_remove(&c->deferred);
+    c->state = HANDED;
+    c->next = NULL;
+    *k->handed_tail = c;
+    k->handed_tail = &c->next;
+    return 0;
+}
+
+/* Rank 0 answered a hand-over on k: the task is rank 0's from now on
+ * (a failure is there too, under its handle). */
+static void handed_answered(conn *k, const rt__hdr *h)
+{
+    child *c = k->handed;
+    if (!(k->handed = c->next))
+        k->handed_tail = &k->handed;
+    if ((uint32_t)h->id != 0)
+        rt__warn("a task placed on this rank could not be handed to rank 0: reading it "
+                 "says why");
+    child_free(k->tunnel, c);
+}
+
+static void on_hand_timer(rt__timer *t)
+{
+    rt__tunnel *r = RT__OWNER(t, rt__tunnel, hand_timer);
+    uint64_t now = rt__now_ns();
+    while (!rt__list_empty(&r->deferred)) {
+        child *c = RT__OWNER(r->deferred.next, child, deferred);
+        if (now - c->since_ns < HAND_AFTER_NS) {
+            rt__timer_arm(r->loop, &r->hand_timer, c->since_ns + HAND_AFTER_NS, on_hand_timer);
+            break;
+        }
+        if (hand_over(c) < 0)
+            conn_lost(c->k);
+    }
+    rt__bridge_flush(r->bridge);
+}
+
+/* Whether options ask for nothing a worker here does not give a task run
+ * inside another's wait: CPUs alone (*cpu), no placement, no time limit,
+ * no variables, no recycling, one result. */
+static int plain(const rt_opts *o, rt__amount *cpu)
+{
+    *cpu = RT__UNIT;
+    if (!o)
+        return 1;
+    return (o->num_cpus == RT_DEFAULT ||
+            rt__amount_parse(o->num_cpus, "num_cpus", cpu) == 0) &&
+           (o->num_gpus == 0 || o->num_gpus == RT_DEFAULT) &&
+           (o->max_calls == 0 || o->max_calls == RT_DEFAULT) && (!o->resources || !*o->resources) &&
+           !o->accelerator_type && !o->gpu_memory && !o->timeout_ms && !o->retry_exceptions &&
+           (!o->label_selector || !*o->label_selector) && !o->placement_group.id &&
+           (!o->env_vars || !*o->env_vars) && (o->num_returns <= 1 || o->num_returns == RT_DEFAULT);
+}
+
+/* A SUBMIT of k's task that this rank may place itself: a task of one
+ * argument of bytes, asking for what its parent's worker gives (plain()),
+ * in a job without checkpoints (rank 0 keys those).  Answered here; 1
+ * when it was (or -1 when k must close), 0 when rank 0 places it. */
+static int place_here(conn *k, const rt__hdr *h, const char *payload)
+{
+    rt__tunnel *r = k->tunnel;
+    rt__submission s;
+    rt_opts opts;
+    rt__amount cpu;
+    if (!r->serving || r->hashed || h->len > RT__MSG_MAX_INLINE ||
+        rt__callmsg_read_submission(payload, (size_t)h->len, &s, &opts, r->args) < 0 ||
+        s.form != RT__SUBMIT_TASK || s.nargs != 1 || s.args[0].ref.id || !plain(s.opts, &cpu))
+        return 0;
+    if (!r->children.nbuckets && rt__idmap_init(&r->children) < 0)
+        return 0;
+    child *c = rt__calloc(1, sizeof *c);
+    char *copy = rt__malloc(h->len ? (size_t)h->len : 1);
+    if (!c || !copy) {
+        rt__free(c);
+        rt__free(copy);
+        return 0;
+    }
+    memcpy(copy, payload, (size_t)h->len);
+    const char *arg = s.args[0].len ? copy + ((const char *)s.args[0].data - payload) : "";
+    *c = (child){.byid.id = child_id(r), .k = k, .state = DEFERRED, .parent = h->word,
+                 .since_ns = rt__now_ns(), .cpu = cpu, .h = *h, .submission = copy,
+                 .run = {0, s.fn, 0, arg, s.args[0].len}};
+    c->h.id = c->run.task = c->byid.id;
+    rt__idmap_add(&r->children, &c->byid);
+    rt__list_push_back(&r->deferred, &c->deferred);
+    k->deferred = c;
+    if (!r->hand_timer.armed)
+        rt__timer_arm(r->loop, &r->hand_timer, c->since_ns + HAND_AFTER_NS, on_hand_timer);
+    return rt__callmsg_put_reply(&k->chan, RT_OK, c->byid.id, NULL, NULL, 0, -1) < 0 ? -1 : 1;
+}
+
+/* c's GET answered with how it ended; c is gone then, and rank 0, if it
+ * was told c ran, hears that it ended: the calls after are its parent's. */
+static int answer_child(conn *k, child *c)
+{
+    char why[160];
+    k->running = c->outer;
+    if (c->cancelled) {
+        c->answer.sys_errno = c->answer.refused = c->answer.status = 0;
+        rt__answer_drop(&c->answer);
+        c->answer.len = 0;
+    }
+    if (c->told) {
+        rt__hdr ended = {.type = RT__CALL_INSIDE, .id = c->byid.id, .word = 1};
+        if (send_frame(k, &ended, NULL, -1) < 0)
+            return -1;
+    }
+    rt__answer *a = &c->answer;
+    int rc = rt__answer_outcome(a, why, sizeof why);
+    if (c->cancelled) { /* as rank 0 says it */
+        rc = RT_ECANCELLED;
+        snprintf(why, sizeof why, "rt_cancel: it ran to its end; its result was dropped");
+    }
+    int out = rt__callmsg_put_object(&k->chan, rc, rc == RT_OK ? NULL : why,
+                                     rc == RT_OK || rc == RT_ETASK ? a->result : NULL,
+                                     rc == RT_OK || rc == RT_ETASK ? a->len : 0);
+    child_free(k->tunnel, c);
+    return out;
+}
+
+static void on_child_answered(void *ctx, rt__answer *a)
+{
+    rt__tunnel *r = ctx;
+    child *c = child_find(r, a->id);
+    if (!c || c->state != RUNNING)
+        return; /* its thread went meanwhile */
+    c->answer = *a;
+    a->result = NULL; /* c's now */
+    c->state = DONE;
+    conn *k = c->k;
+    if (c->waited && (answer_child(k, c) < 0 || flush(k) < 0))
+        conn_lost(k);
+}
+
+/* Its parent's cancel stops c, which runs inside its wait: its result
+ * goes, as a cancelled task's. */
+static void on_child_stopped(void *ctx, uint64_t id)
+{
+    child *c = child_find(ctx, id);
+    if (c)
+        c->cancelled = 1;
+}
+
+/* The RUN that gives c to its parent's worker, queued. */
+static int give_run(void *ctx)
+{
+    child *c = ctx;
+    return rt__callmsg_put_run(&c->k->chan, &c->run);
+}
+
+/* The GET of c on its own connection: run inside the wait when its
+ * parent's worker may (RUN), and answered once it ran; else c goes to
+ * rank 0, and the GET after it. */
+static int get_child(conn *k, child *c, const rt__hdr *h, const char *payload, int fd)
+{
+    rt__callmsg_get g;
+    if (c->state != DEFERRED) { /* asked again, after running it */
+        c->waited = 1;
+        return c->state == DONE ? answer_child(k, c) : 0;
+    }
+    if (h->len == sizeof g && fd < 0) {
+        memcpy(&g, payload, sizeof g);
+        int given = g.may_run && g.timeout_ms < 0 && !g.keep
+                        ? rt__serve_inside(k->tunnel->serving, c->parent, c->byid.id, c->cpu,
+                                           give_run, c)
+                        : -1;
+        if (given == -2)
+            return -1;
+        if (given == 0) {
+            k->deferred = NULL;
+            rt__list_remove(&c->deferred);
+            c->state = RUNNING;
+            c->outer = k->running;
+            k->running = c;
+            return 0;
+        }
+    }
+    return hand_over(c) < 0 ? -1 : send_frame(k, h, payload, fd);
+}
+
+/* rt_cancel() of c while it runs inside its parent's wait. */
+static int cancel_child(conn *k, child *c, const char *payload, size_t len)
+{
+    uint64_t force;
+    if (len != sizeof force)
+        return -1;
+    memcpy(&force, payload, sizeof force);
+    if (c->state == RUNNING) { /* else it ended: left as it is, as any task */
+        c->cancelled = 1;
+        (void)rt__serve_stop_inside(k->tunnel->serving, c->byid.id, (force & RT_CANCEL_FORCE) != 0);
+    }
+    return rt__callmsg_put_reply(&k->chan, RT_OK, 0, NULL, NULL, 0, -1);
+}
+
+/* Whether handle id is a task placed here that another connection than k
+ * submitted and that is not rank 0's yet: one still DEFERRED is handed
+ * to rank 0 now. */
+static int pending(conn *k, uint64_t id)
+{
+    child *c = child_find(k->tunnel, id);
+    if (!c || c->k == k || (c->state != DEFERRED && c->state != HANDED))
+        return 0;
+    /* Not handed (no memory): the frame goes, and rank 0 knows no such handle. */
+    return c->state == HANDED || hand_over(c) == 0;
+}
+
+/* Whether a frame of k names a task placed here that is not rank 0's
+ * yet, on another connection (pending()): rank 0 serves the two
+ * connections with two threads, so k's frame waits until it is. */
+static int names_pending(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    rt__tunnel *r = k->tunnel;
+    size_t len = (size_t)h->len, n = 0;
+    const char *bytes = payload;
+    const uint64_t *ids = NULL;
+    rt__submission s;
+    rt_opts opts;
+    int named = 0;
+    switch (h->type) {
+    case RT__CALL_GET:
+    case RT__CALL_CANCEL:
+    case RT__CALL_RELEASE:
+    case RT__CALL_STREAM_NEXT:
+        return pending(k, h->id);
+    case RT__CALL_WAIT:
+    case RT__CALL_END:
+    case RT__CALL_SUBMIT:
+        break;
+    default:
+        return 0;
+    }
+    if (fd >= 0 && !(bytes = rt__shm_open(fd, len, 0)))
+        return 0; /* rank 0 refuses it as it is */
+    if (h->type == RT__CALL_WAIT && len >= sizeof(rt__callmsg_wait)) {
+        ids = (const uint64_t *)(const void *)(bytes + sizeof(rt__callmsg_wait));
+        n = (len - sizeof(rt__callmsg_wait)) / sizeof *ids;
+    } else if (h->type == RT__CALL_END) {
+        ids = (const uint64_t *)(const void *)bytes;
+        n = len / sizeof *ids;
+    }
+    for (size_t i = 0; i < n; i++)
+        named |= pending(k, ids[i]);
+    if (h->type == RT__CALL_SUBMIT &&
+        rt__callmsg_read_submission(bytes, len, &s, &opts, r->args) == 0)
+        for (size_t i = 0; i < s.nargs; i++)
+            named |= pending(k, s.args[i].ref.id);
+    if (fd >= 0)
+        rt__shm_unmap((void *)bytes, len);
+    return named;
+}
+
+/* Keep k's frame until the tasks it names are rank 0's; k reads no more
+ * meanwhile.  0, or -1 without memory. */
+static int park(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    size_t len = fd >= 0 ? 0 : (size_t)h->len;
+    if (!(k->parked_payload = rt__malloc(len ? len : 1))) {
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    if (worker && h->type == RT__CALL_PUT && h->len && !k->kept)
+    memcpy(k->parked_payload, payload, len);
+    k->parked = *h;
+    k->parked_fd = fd;
+    k->tunnel->parked++;
+    return flush(k);
+}
+
+/* Rank 0's proxy keeps each task's handles apart, to release them when
+ * it ends: before the first call it hears from c, a task placed here
+ * that runs inside a wait, it is told that c runs (INSIDE), and the ones
+ * c runs inside before it. */
+static int tell(conn *k, child *c)
+{
+    if (!c || c->told)
+        return 0;
+    if (tell(k, c->outer) < 0)
+        return -1;
+    c->told = 1;
+    rt__hdr starts = {.type = RT__CALL_INSIDE, .id = c->byid.id};
+    return send_raw(k, &starts, NULL, -1);
+}
+
+/* k closes: its tasks placed here are forgotten (one waiting for its GET
+ * was handed to rank 0 by conn_lost(), or its thread went on purpose),
+ * and its parked frame dropped. */
+static void children_end(conn *k)
+{
+    rt__tunnel *r = k->tunnel;
+    if (k->parked_payload) {
+        rt__free(k->parked_payload);
+        k->parked_payload = NULL;
+        if (k->parked_fd >= 0)
+            close(k->parked_fd);
+        r->parked--;
+    }
+    for (rt__idnode *n = r->children.count ? rt__idmap_any(&r->children) : NULL; n;) {
+        child *c = (child *)n;
+        n = rt__idmap_after(&r->children, n);
+        if (c->k == k) {
+            c->k->deferred = NULL;
+            c->k = NULL;
+            child_free(r, c);
+            n = r->children.count ? rt__idmap_any(&r->children) : NULL; /* again */
+        }
+    }
+}
+
+static int from_worker(conn *k, const rt__hdr *h, const char *payload, int fd);
+static int forward(conn *k);
+
+/* Each frame parked for a task placed here that is rank 0's now goes
+ * on, and its connection reads again (one at a time: a frame may park
+ * again, or free what the scan holds). */
+static void unpark_all(rt__tunnel *r)
+{
+    for (rt__idnode *n = r->parked ? rt__idmap_any(&r->conns) : NULL; n;) {
+        conn *k = (conn *)n;
+        if (!k->parked_payload) {
+            n = rt__idmap_after(&r->conns, n);
+            continue;
+        }
+        rt__hdr h = k->parked;
+        char *payload = k->parked_payload;
+        k->parked_payload = NULL;
+        r->parked--;
+        int rc = from_worker(k, &h, payload, k->parked_fd);
+        rt__free(payload);
+        if (rc < 0 || (!k->parked_payload && (forward(k) < 0 || flush(k) < 0)))
+            conn_lost(k);
+        n = r->parked ? rt__idmap_any(&r->conns) : NULL; /* from the start */
+    }
+}
+
+/* One frame of a worker's thread here, on its way to rank 0, unless this
+ * rank answers it: a task it places itself, that task's GET, and its
+ * cancel while it runs.  A PUT_HELD, HELD_AT, INSIDE or a SUBMIT with a
+ * handle is the tunnels' to make: from a worker it breaks the protocol.  0, or -1 when
+ * k must close. */
+static int from_worker(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    rt__tunnel *r = k->tunnel;
+    int mine = h->type == RT__CALL_GET || h->type == RT__CALL_CANCEL;
+    child *c = mine ? child_find(r, h->id) : NULL;
+    if (h->type == RT__CALL_PUT_HELD || h->type == RT__CALL_HELD_AT ||
+        h->type == RT__CALL_INSIDE || (h->type == RT__CALL_SUBMIT && h->id)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (c && c->k == k && h->type == RT__CALL_GET && c->state != HANDED)
+        return get_child(k, c, h, payload, fd);
+    if (k->deferred && hand_over(k->deferred) < 0) { /* any other call: rank 0 places it */
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (c && h->type == RT__CALL_CANCEL && c->state >= RUNNING) {
+        if (fd >= 0)
+            close(fd);
+        return cancel_child(k, c, payload, (size_t)h->len);
+    }
+    if (h->type == RT__CALL_YIELD && k->running && h->word == k->running->byid.id) {
+        /* Its handle is its parent's GET's, which consumes it: nobody
+         * could read what it yields. */
+        if (fd >= 0)
+            close(fd);
+        return rt__callmsg_put_reply(&k->chan, RT_OK, 0, NULL, NULL, 0, -1);
+    }
+    if (r->children.count && names_pending(k, h, payload, fd))
+        return park(k, h, payload, fd);
+    int placed = h->type == RT__CALL_SUBMIT && fd < 0 ? place_here(k, h, payload) : 0;
+    if (placed)
+        return placed < 0 ? -1 : 0;
+    if (h->type == RT__CALL_PUT && h->len && !k->kept)
         return keep_put(k, h, payload, fd);
     return send_frame(k, h, payload, fd);
 }
 
-/* Forward every whole frame read; -1 when k must close. */
+/* One frame a worker's thread (another rank's tunnel) or a proxy (rank
+ * 0's) wrote, to the other side. */
+static int pass_on(conn *k, const rt__hdr *h, const char *payload, int fd)
+{
+    return k->tunnel->store ? from_worker(k, h, payload, fd) : send_frame(k, h, payload, fd);
+}
+
+/* Forward every whole frame read, until one is parked; -1 when k must
+ * close. */
 static int forward(conn *k)
 {
     rt__hdr h;
     const char *payload;
-    int fds[RT__MSG_MAX_FDS], more;
-    while ((more = rt__chan_next(&k->chan, &h, &payload, fds)) > 0) {
+    int fds[RT__MSG_MAX_FDS], more = 0;
+    while (!k->parked_payload && (more = rt__chan_next(&k->chan, &h, &payload, fds)) > 0) {
         for (uint32_t i = 1; i < h.nfds; i++)
             close(fds[i]);
         if (pass_on(k, &h, payload, h.nfds ? fds[0] : -1) < 0)
             return -1;
     }
     rt__bridge_flush(k->tunnel->bridge);
-    return more;
+    /* What this rank answered itself (local first) goes now. */
+    return k->chan.out.tail != k->chan.out.head && flush(k) < 0 ? -1 : more;
 }
 
 static void on_conn(rt__watch *w, uint32_t events)
@@ -369,6 +873,7 @@ static int put_submission(rt__tunnel *r, conn *k, const rt__hdr *h, const rt__ra
     if (rt__callmsg_read_submission(m->bytes, m->len, &s, &opts, r->args) < 0)
         return -1;
     s.fn = function_at(r, &m->fn);
+    s.id = h->id; /* a handle its rank made (local first), or 0 */
     if (s.form == RT__SUBMIT_CREATE)
         s.actor = function_at(r, &m->fini);
     return rt__callmsg_put_submission(&k->chan, h->word, &s);
@@ -399,6 +904,10 @@ static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
         return; /* a reply to a worker's thread that has gone */
     rt__hdr h;
     rt__rank_call_read(m, &h);
+    if (k->handed && h.type == RT__CALL_REPLY) { /* the first reply after a hand-over */
+        handed_answered(k, &h);
+        return;
+    }
     if (k->kept)
         kept_named(k, &h);
     if (h.type == RT__CALL_HELD_AT && r->store) {
@@ -433,6 +942,7 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
         return NULL;
     *r = (rt__tunnel){.bridge = b, .loop = loop, .serve = serve};
     rt__link_init(&r->fetching);
+    rt__link_init(&r->deferred);
     r->args = rt__malloc(RT_ARGS_MAX * sizeof *r->args);
     if (!r->args || rt__idmap_init(&r->conns) < 0) {
         rt__free(r->args);
@@ -442,10 +952,13 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
     return r;
 }
 
-void rt__tunnel_hold_objects(rt__tunnel *r, rt__store *store, int hashed)
+void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed)
 {
-    r->store = store;
+    r->serving = s;
+    r->rank = rank;
+    r->store = rt__serve_store(s);
     r->hashed = hashed;
+    rt__serve_on_inside(s, on_child_answered, on_child_stopped, r);
 }
 
 void rt__tunnel_accept(rt__tunnel *r, int connection)
@@ -461,6 +974,9 @@ void rt__tunnel_free(rt__tunnel *r)
     for (rt__idnode *n; (n = rt__idmap_any(&r->conns));)
         conn_close((conn *)n);
     rt__idmap_free(&r->conns);
+    rt__idmap_free(&r->children); /* each went with its connection */
+    if (r->hand_timer.armed)
+        rt__timer_disarm(r->loop, &r->hand_timer);
     rt__free(r->args);
     rt__free(r);
 }

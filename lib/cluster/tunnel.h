@@ -20,6 +20,7 @@
 #define RT_TUNNEL_H
 
 #include "bridge.h"
+#include "serve.h"
 #include "store.h"
 #include "base/loop.h"
 
@@ -28,11 +29,16 @@ typedef struct rt__tunnel rt__tunnel;
 /* Rank 0's tunnel hands each connection it opens to serve; another
  * rank's has no serve (NULL).  NULL without memory. */
 rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int connection, int rank));
-/* Another rank: its tasks' rt_put() objects stay here, in store (rank 0
- * hears their length, and their bytes' hash when hashed: the job keeps
- * checkpoints), until rank 0 frees them; the objects its tasks rt_get()
- * come into store too, while their GET is answered. */
-void rt__tunnel_hold_objects(rt__tunnel *r, rt__store *store, int hashed);
+/* Another rank, `rank`, serving rank 0 with s: its tasks' rt_put()
+ * objects stay here, in s's store (rank 0 hears their length, and their
+ * bytes' hash when hashed: the job keeps checkpoints), until rank 0
+ * frees them; the objects its tasks rt_get() come into the store too,
+ * while their GET is answered; and a task that a task here submits, of
+ * CPUs alone and one argument of bytes, is placed here first: answered
+ * here, and run inside its parent's wait when its parent waits for it
+ * (s's worker), else handed to rank 0 (within 5 ms).  Not with
+ * checkpoints, which rank 0 keys. */
+void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed);
 /* Another rank: objects pulled into the store came (OBJECT): the GETs
  * that waited for them are answered. */
 void rt__tunnel_objects_came(rt__tunnel *r);

@@ -140,7 +140,7 @@ static int grant(rt__dispatch *d, rt__class *c, const rt__grant *g)
         return 0;
     }
     errno = 0;
-    rt__worker *w = n->ops->lease(n, c->owner != NULL, c->max_calls, l, &calls);
+    rt__worker *w = n->ops->lease(n, c->owner != NULL, c->max_calls, c->req.cpu, l, &calls);
     if (!w) {
         int err = errno;
         rt__sched_unlease(&d->sched, l);
@@ -670,23 +670,13 @@ void rt__dispatch_cancel(rt__dispatch *d, rt__task *t)
  * it is filed again.  What this run came to: RT_OK or an error code. */
 static int take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__answer *r)
 {
-    if (r->sys_errno) {
+    char why[160];
+    int rc = rt__answer_outcome(r, why, sizeof why);
+    if (rc != RT_OK && rc != RT_ETASK) {
         rt__answer_drop(r);
-        rt__task_fail(t, RT_ESYS, "the worker could not run the task: %s",
-                      strerror(r->sys_errno));
-        rt__dispatch_finish(d, t, RT_ESYS);
-        return RT_ESYS;
-    }
-    if (r->refused) {
-        rt__task_fail(t, RT_ESYS, "the task's %zu-byte result in shared memory was "
-                      "shrunk or left unsealed: refused", r->len);
-        rt__dispatch_finish(d, t, RT_ESYS);
-        return RT_ESYS;
-    }
-    if (!r->result && r->len && !r->held) {
-        rt__task_fail(t, RT_ENOMEM, "no memory for the task's %zu-byte result", r->len);
-        rt__dispatch_finish(d, t, RT_ENOMEM);
-        return RT_ENOMEM;
+        rt__task_fail(t, rc, "%s", why);
+        rt__dispatch_finish(d, t, rc);
+        return rc;
     }
     if (r->status && t->call.retry_exceptions && t->run.retries_left > 0) {
         rt__remote_drop(d, l, t, r); /* as Ray: the failed run's result is not kept */
@@ -702,10 +692,10 @@ static int take_result(rt__dispatch *d, const rt__lease *l, rt__task *t, rt__ans
     r->result = NULL; /* the task's now */
     if (r->held)
         rt__remote_adopt(d, l, t, r);
-    if (t->obj.task_status)
-        rt__task_fail(t, RT_ETASK, "the task returned %d", t->obj.task_status);
-    rt__dispatch_finish(d, t, t->obj.task_status ? RT_ETASK : RT_OK);
-    return t->obj.task_status ? RT_ETASK : RT_OK;
+    if (rc == RT_ETASK)
+        rt__task_fail(t, RT_ETASK, "%s", why);
+    rt__dispatch_finish(d, t, rc);
+    return rc;
 }
 
 /* The texts that name t's actor in the timeline, kept once per actor;

@@ -27,6 +27,7 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_PG_WAIT] = "PG_WAIT", [RT__CALL_PG_REMOVE] = "PG_REMOVE",
         [RT__CALL_REPLY] = "REPLY",   [RT__CALL_RUN] = "RUN",
         [RT__CALL_PUT_HELD] = "PUT_HELD", [RT__CALL_HELD_AT] = "HELD_AT",
+        [RT__CALL_INSIDE] = "INSIDE",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -220,7 +221,7 @@ int rt__callmsg_put_submission(rt__chan *c, uint64_t task, const rt__submission 
         if (!s->args[i].ref.id)
             put_blob(&p, s->args[i].data ? s->args[i].data : "", s->args[i].len);
     }
-    int rc = p.failed ? -1 : rt__callmsg_put(c, RT__CALL_SUBMIT, 0, task, p.data, p.len);
+    int rc = p.failed ? -1 : rt__callmsg_put(c, RT__CALL_SUBMIT, s->id, task, p.data, p.len);
     rt__free(p.data);
     return rc;
 }
@@ -350,6 +351,7 @@ int rt__callmsg_read_submission(const char *payload, size_t len, rt__submission 
 {
     unpack u = {payload, len, 0};
     s->form = (int)get_u64(&u);
+    s->id = 0; /* the frame's, not the payload's */
     s->fn = get_u64(&u);
     s->actor = get_u64(&u);
     s->class_name = NULL;

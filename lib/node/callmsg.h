@@ -50,6 +50,10 @@ typedef enum rt__call_type {
                             whose object a rank holds: payload = where
                             (below); the task's rank fetches the bytes and
                             answers the worker (cluster/tunnel.c) */
+    RT__CALL_INSIDE,     /* from another rank's tunnel, no reply: a task it
+                            placed runs inside the running task's wait
+                            (word 0), or ended (word 1); the calls between
+                            are that task's */
     RT__CALL_TYPES
 } rt__call_type;
 
@@ -66,6 +70,14 @@ enum {
 /* A task or an actor call, as the public calls take it.  Decoded, its
  * strings and bytes point into the payload, and args into room the
  * caller gives (RT_ARGS_MAX entries). */
+/* A handle that a rank other than 0 made for a task its task submitted,
+ * which it placed itself (cluster/tunnel.c): this bit, the rank in the
+ * next 16 bits, and 47 random bits.  A handle rank 0 makes never has the
+ * bit (runtime/table.h). */
+#define RT__ID_FOREIGN (1ULL << 63)
+#define RT__ID_RANK_SHIFT 47
+#define RT__ID_RANK(id) ((int)((id) >> RT__ID_RANK_SHIFT & 0xffff))
+
 typedef struct rt__submission {
     int form;            /* RT__SUBMIT_* */
     uint64_t fn;         /* the function's or the method's address */
@@ -74,6 +86,8 @@ typedef struct rt__submission {
     const rt_arg *args;  /* one entry (bytes) for the one-argument forms */
     size_t nargs;
     const char *class_name; /* CREATE: the class's name, or NULL */
+    uint64_t id;         /* tasks: the handle another rank made for it (the
+                            SUBMIT's id), or 0: one is made */
 } rt__submission;
 
 /* A REPLY, decoded.  data: len bytes in the payload, or (fd >= 0) the

@@ -93,9 +93,10 @@ static rt__worker *find_idle(rt__local *l, int fresh, int max_calls)
 
 /* An actor's process is its own: it is started for the actor, never
  * taken from the pool of task workers, and not counted against max. */
-static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, void *owner,
-                            size_t *calls)
+static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, rt__amount cpu,
+                            void *owner, size_t *calls)
 {
+    (void)cpu; /* the leases of this node's own tasks' tasks are its caller's */
     rt__local *l = (rt__local *)n;
     rt__worker *w = fresh ? NULL : find_idle(l, fresh, max_calls);
     if (!fresh && max_calls == 1)

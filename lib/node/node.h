@@ -28,6 +28,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef struct rt__node rt__node;
 
@@ -70,6 +72,29 @@ static inline void rt__answer_drop(rt__answer *a)
     a->result = NULL;
 }
 
+/* What an answer came to: RT_OK, RT_ETASK (the function returned
+ * non-zero), or the error that kept the task from running or its result
+ * from coming (RT_ESYS, RT_ENOMEM); why (n bytes) says it, but for RT_OK. */
+static inline int rt__answer_outcome(const rt__answer *a, char *why, size_t n)
+{
+    if (a->sys_errno) {
+        snprintf(why, n, "the worker could not run the task: %s", strerror(a->sys_errno));
+        return RT_ESYS;
+    }
+    if (a->refused) {
+        snprintf(why, n, "the task's %zu-byte result in shared memory was shrunk or left "
+                 "unsealed: refused", a->len);
+        return RT_ESYS;
+    }
+    if (!a->result && a->len && !a->held) {
+        snprintf(why, n, "no memory for the task's %zu-byte result", a->len);
+        return RT_ENOMEM;
+    }
+    if (a->status)
+        snprintf(why, n, "the task returned %d", a->status);
+    return a->status ? RT_ETASK : RT_OK;
+}
+
 /* A worker that is gone, and what it leaves behind. */
 typedef struct rt__loss {
     int pid;
@@ -110,8 +135,10 @@ typedef struct rt__node_ops {
      * else one that ran fewer than max_calls (0: no limit); *calls gets
      * how many it ran.  NULL when none can be had now: errno EAGAIN when
      * all are busy (one will be free later), another errno when starting
-     * one failed (worth trying again soon). */
-    rt__worker *(*lease)(rt__node *n, int fresh, int max_calls, void *owner,
+     * one failed (worth trying again soon).  cpu: what the lease holds of
+     * CPUs, which another rank's node passes on (its tasks' tasks may run
+     * inside their waits: cluster/tunnel.c). */
+    rt__worker *(*lease)(rt__node *n, int fresh, int max_calls, rt__amount cpu, void *owner,
                          size_t *calls);
     /* Tell w its lease's devices (it gets them before its next task). */
     int (*devices)(rt__node *n, rt__worker *w, const rt__devices *d);

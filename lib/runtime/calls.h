@@ -92,6 +92,11 @@ int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref);
  * (with checkpoints; 0, 0: none), as rt__call_key_object() would. */
 int rt__call_put_held(rt__runtime *rt, int rank, uint64_t len, const uint64_t hash[2],
                       rt_ref *ref);
+/* A task that another rank answered with handle id (a task of its task's,
+ * handed here: cluster/tunnel.c) could not be submitted here with rc:
+ * the handle names an object failed with rc and the last error's
+ * message, which the task gets when it reads it. */
+void rt__call_put_failed(rt__runtime *rt, uint64_t id, int rc);
 /* RT_ENOMEM, named call's, when len bytes are more than the whole object
  * store: rt_put() asks before it copies them. */
 int rt__call_fits(rt__runtime *rt, size_t len, const char *call);

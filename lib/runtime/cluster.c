@@ -299,7 +299,7 @@ static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local,
     rt__output_node(label);
     if (!(c->serve = rt__serve_new(c->bridge, local, setup)))
         return rt__error(RT_ENOMEM, "rt_init: no memory to serve rank 0");
-    rt__tunnel_hold_objects(c->tunnel, rt__serve_store(c->serve), setup->kept_dir != NULL);
+    rt__tunnel_serve(c->tunnel, c->serve, c->rank, setup->kept_dir != NULL);
     return rt__bridge_attach(c->bridge, loop, to_serve, c) < 0
                ? rt__syserror("rt_init: watching the MPI bridge")
                : 0;

@@ -26,7 +26,7 @@ static uint64_t seed(const rt__table *t)
     return s ? s : 1;
 }
 
-/* The next generation (xorshift64*), never gen itself. */
+/* The next generation (xorshift64*), never gen itself; below 2^31. */
 static uint32_t draw_gen(rt__table *t, uint32_t gen)
 {
     uint32_t next;
@@ -36,7 +36,7 @@ static uint32_t draw_gen(rt__table *t, uint32_t gen)
         t->draw ^= t->draw >> 12;
         t->draw ^= t->draw << 25;
         t->draw ^= t->draw >> 27;
-        next = (uint32_t)((t->draw * 0x2545f4914f6cdd1dull) >> 32);
+        next = (uint32_t)((t->draw * 0x2545f4914f6cdd1dull) >> 33);
     } while (next == gen);
     return next;
 }
@@ -63,31 +63,74 @@ static uint32_t take_free(rt__table *t)
     return i;
 }
 
+/* A handle made elsewhere, in the map to its slot. */
+typedef struct foreign_id {
+    rt__idnode byid; /* first */
+    uint32_t slot;
+} foreign_id;
+
+static foreign_id *foreign_find(const rt__table *t, uint64_t id)
+{
+    return t->foreign.nbuckets ? (foreign_id *)rt__idmap_find(&t->foreign, id) : NULL;
+}
+
+/* The slot that handle id names, or UINT32_MAX. */
+static uint32_t slot_of(const rt__table *t, uint64_t id)
+{
+    if (id & RT__ID_FOREIGN) {
+        const foreign_id *f = foreign_find(t, id);
+        return f ? f->slot : UINT32_MAX;
+    }
+    uint32_t i = index_of(id);
+    return i < t->used && t->slot[i].gen == id >> 32 && !t->slot[i].foreign ? i : UINT32_MAX;
+}
+
+/* Map the handle id made elsewhere to a slot to come: the node, or NULL
+ * when id names an item already or without memory. */
+static foreign_id *foreign_new(rt__table *t, uint64_t id)
+{
+    if (foreign_find(t, id) || (!t->foreign.nbuckets && rt__idmap_init(&t->foreign) < 0))
+        return NULL;
+    foreign_id *f = rt__malloc(sizeof *f);
+    if (f)
+        f->byid.id = id;
+    return f;
+}
+
 int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old)
 {
     uint32_t i;
     *old = NULL;
+    foreign_id *f = *id & RT__ID_FOREIGN ? foreign_new(t, *id) : NULL;
+    if ((*id & RT__ID_FOREIGN) && !f)
+        return -1;
     if (t->free_head) {
         i = take_free(t);
         *old = t->slot[i].item;
         t->slot[i].gen = draw_gen(t, t->slot[i].gen);
     } else {
-        if (t->used == t->cap && grow(t) < 0)
+        if (t->used == t->cap && grow(t) < 0) {
+            rt__free(f);
             return -1;
+        }
         i = t->used++;
         t->slot[i].gen = draw_gen(t, 0);
     }
     t->slot[i].item = item;
-    *id = (uint64_t)t->slot[i].gen << 32 | (uint64_t)(i + 1);
+    t->slot[i].foreign = f ? *id : 0;
+    if (f) {
+        f->slot = i;
+        rt__idmap_add(&t->foreign, &f->byid);
+    } else {
+        *id = (uint64_t)t->slot[i].gen << 32 | (uint64_t)(i + 1);
+    }
     return 0;
 }
 
 void *rt__table_find(const rt__table *t, uint64_t id)
 {
-    uint32_t i = index_of(id);
-    if (i >= t->used || t->slot[i].gen != id >> 32)
-        return NULL;
-    return t->slot[i].item;
+    uint32_t i = slot_of(t, id);
+    return i == UINT32_MAX ? NULL : t->slot[i].item;
 }
 
 static void put_free(rt__table *t, uint32_t i)
@@ -106,13 +149,28 @@ static void put_free(rt__table *t, uint32_t i)
 
 void *rt__table_at(const rt__table *t, uint32_t i, uint64_t *id)
 {
-    *id = (uint64_t)t->slot[i].gen << 32 | (uint64_t)(i + 1);
+    *id = t->slot[i].foreign ? t->slot[i].foreign
+                             : (uint64_t)t->slot[i].gen << 32 | (uint64_t)(i + 1);
     return t->slot[i].item;
+}
+
+/* The slot of handle id, which is valid, no more named by a handle made
+ * elsewhere. */
+static uint32_t unname(rt__table *t, uint64_t id)
+{
+    if (!(id & RT__ID_FOREIGN))
+        return index_of(id);
+    foreign_id *f = foreign_find(t, id);
+    uint32_t i = f->slot;
+    rt__idmap_remove(&t->foreign, &f->byid);
+    rt__free(f);
+    t->slot[i].foreign = 0;
+    return i;
 }
 
 void rt__table_drop(rt__table *t, uint64_t id)
 {
-    uint32_t i = index_of(id);
+    uint32_t i = unname(t, id);
     t->slot[i].item = NULL;
     t->slot[i].gen = draw_gen(t, t->slot[i].gen);
     put_free(t, i);
@@ -120,7 +178,7 @@ void rt__table_drop(rt__table *t, uint64_t id)
 
 void rt__table_retire(rt__table *t, uint64_t id, void *item)
 {
-    uint32_t i = index_of(id);
+    uint32_t i = unname(t, id);
     t->slot[i].item = item;
     put_free(t, i);
 }
@@ -130,6 +188,11 @@ void rt__table_free(rt__table *t, void (*free_item)(void *))
     for (uint32_t i = 0; i < t->used; i++)
         if (t->slot[i].item && free_item)
             free_item(t->slot[i].item);
+    for (rt__idnode *n; t->foreign.nbuckets && (n = rt__idmap_any(&t->foreign));) {
+        rt__idmap_remove(&t->foreign, n);
+        rt__free(n);
+    }
+    rt__idmap_free(&t->foreign);
     rt__free(t->slot);
     int fifo = t->fifo;
     memset(t, 0, sizeof *t); /* the next runtime draws from a new seed */

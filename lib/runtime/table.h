@@ -7,24 +7,34 @@
  *
  * Generations are drawn at random, not counted: a handle is a number that
  * only who was given it knows.  A task cannot reach the application's
- * objects by counting (each guess has one chance in 2^32), and a handle
+ * objects by counting (each guess has one chance in 2^31), and a handle
  * of an earlier rt_init() is not taken for one of this runtime's.  Task handles reuse the slot freed
  * last (warm in the cache); actor handles reuse the one freed first, so
  * that a dead actor's handle is recognised as long as possible.
+ *
+ * A handle made elsewhere (RT__ID_FOREIGN set, which no slot's own
+ * handle has: another rank's task's task, placed there first and handed
+ * here later, cluster/tunnel.c) names its item as well: it is looked up
+ * in a map to its slot.
  */
 #ifndef RT_TABLE_H
 #define RT_TABLE_H
+
+#include "base/idmap.h"
+#include "node/callmsg.h" /* RT__ID_FOREIGN */
 
 #include <stdint.h>
 
 typedef struct rt__slot {
     void *item;
-    uint32_t gen;
+    uint32_t gen;       /* below 2^31: a handle never has RT__ID_FOREIGN */
     uint32_t next_free; /* index + 1 of the next free slot; 0 = none */
+    uint64_t foreign;   /* the handle made elsewhere that names it, or 0 */
 } rt__slot;
 
 typedef struct rt__table {
     rt__slot *slot;
+    rt__idmap foreign;  /* handles made elsewhere, to their slots */
     uint32_t cap;
     uint32_t used;      /* slots ever handed out (the rest are fresh) */
     uint32_t free_head; /* index + 1; 0 = none */
@@ -33,8 +43,10 @@ typedef struct rt__table {
     uint64_t draw;      /* the generations' random state; 0: not seeded yet */
 } rt__table;
 
-/* Give item a handle in *id.  *old gets what the reused slot still held
- * (see rt__table_retire), or NULL.  0, or -1 when out of memory. */
+/* Give item a handle in *id, or, when *id has RT__ID_FOREIGN, the handle
+ * *id (a handle made elsewhere).  *old gets what the reused slot still
+ * held (see rt__table_retire), or NULL.  0, or -1 when out of memory or
+ * the foreign handle names an item already. */
 int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old);
 /* The item behind a handle, or NULL when unknown or dropped. */
 void *rt__table_find(const rt__table *t, uint64_t id);

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1076,6 +1077,231 @@ START_TEST(test_gets_in_tasks_take_bytes_where_they_are)
 }
 END_TEST
 
+/* Its node, its process and its argument (an int, or 0). */
+static int whoami(const void *arg, size_t len, rt_result *res)
+{
+    int out[3] = {-1, (int)getpid(), 0};
+    rt_context ctx;
+    if (rt_get_context(&ctx) == 0)
+        out[0] = ctx.node;
+    if (len == sizeof(int))
+        memcpy(&out[2], arg, sizeof(int));
+    return rt_result_set(res, out, sizeof out);
+}
+
+static int returns_3(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg, (void)len, (void)res;
+    return 3;
+}
+
+/* Whether ref's whoami() ran on node, in process pid, with argument i
+ * (read with no time limit: a wait that may run it). */
+static int ran_as(rt_ref ref, int node, int pid, int i)
+{
+    int *out;
+    size_t n;
+    if (rt_get(ref, (void **)&out, &n, RT_FOREVER) != 0)
+        return 0;
+    int ok = n == 3 * sizeof(int) && (node < 0 || out[0] == node) && (pid < 0 || out[1] == pid) &&
+             out[2] == i;
+    rt_free(out);
+    return ok;
+}
+
+/* arg: n.  n synchronous calls of whoami() with default options: how
+ * many ran on its node, inside its own wait (its process). */
+static int calls_of_its_own(const void *arg, size_t len, rt_result *res)
+{
+    int n, here = 0;
+    rt_context ctx;
+    if (len != sizeof n || rt_get_context(&ctx) != 0)
+        return 1;
+    memcpy(&n, arg, sizeof n);
+    for (int i = 0; i < n; i++) {
+        rt_ref ref;
+        here += rt_remote(whoami, NULL, &i, sizeof i, &ref) == 0 &&
+                ran_as(ref, ctx.node, (int)getpid(), i);
+    }
+    return rt_result_set(res, &here, sizeof here);
+}
+
+/* Puts 3 bytes and reads them back: 0 when it could. */
+static int puts_inside(const void *arg, size_t len, rt_result *res)
+{
+    rt_ref ref;
+    char *back = NULL;
+    (void)arg, (void)len, (void)res;
+    int ok = rt_put("abc", 3, &ref) == 0 && rt_get(ref, (void **)&back, NULL, 60000) == 0 &&
+             memcmp(back, "abc", 3) == 0;
+    rt_free(back);
+    return ok ? 0 : 1;
+}
+
+/* Runs until rt_cancel() asks it to stop (5 s at most): 0 when asked. */
+static int until_asked_to_stop(const void *arg, size_t len, rt_result *res)
+{
+    (void)arg, (void)len, (void)res;
+    for (int i = 0; i < 500 && !rt_cancelled(); i++)
+        usleep(10000);
+    return rt_cancelled() ? 0 : 1;
+}
+
+static void *cancel_soon(void *ref)
+{
+    usleep(100000);
+    return rt_cancel(*(rt_ref *)ref, 0) == 0 ? ref : NULL;
+}
+
+/* The ways a task's task leaves its rank's hands, each checked: a bit
+ * for each that went as it should. */
+static int placed_then_handed(const void *arg, size_t len, rt_result *res)
+{
+    rt_context ctx;
+    rt_ref ref, kept, refs[1];
+    rt_opts here = RT_OPTS_INIT;
+    int bits = 0, three = 3, seven = 7, *got;
+    (void)arg, (void)len;
+    if (rt_get_context(&ctx) != 0 || rt_put("kept", 4, &kept) != 0)
+        return 1;
+    /* It fails: its error, as rank 0 gives it. */
+    if (rt_remote(returns_3, NULL, NULL, 0, &ref) == 0 &&
+        rt_get(ref, NULL, NULL, RT_FOREVER) == RT_ETASK && strstr(rt_last_error(), "returned 3"))
+        bits |= 1;
+    /* Not waited for at once: rank 0 gets it, and it runs. */
+    if (rt_remote(whoami, NULL, &seven, sizeof seven, &ref) == 0) {
+        usleep(20000);
+        bits |= ran_as(ref, -1, -1, 7) << 1;
+    }
+    /* Waited for with rt_wait(). */
+    size_t ready = 0;
+    if (rt_remote(whoami, NULL, &seven, sizeof seven, &refs[0]) == 0 &&
+        rt_wait(refs, 1, 1, 60000, &ready) == 0 && ready == 1)
+        bits |= ran_as(refs[0], -1, -1, 7) << 2;
+    /* A task inside the wait that makes its own calls, inside its wait. */
+    if (rt_remote(calls_of_its_own, NULL, &three, sizeof three, &ref) == 0 &&
+        rt_get(ref, (void **)&got, NULL, RT_FOREVER) == 0) {
+        bits |= (*got == 3) << 3;
+        rt_free(got);
+    }
+    /* One that makes handles: the parent's own live on. */
+    if (rt_remote(puts_inside, NULL, NULL, 0, &ref) == 0 &&
+        rt_get(ref, NULL, NULL, RT_FOREVER) == 0 &&
+        rt_get(kept, (void **)&got, NULL, 60000) == 0) {
+        bits |= (memcmp(got, "kept", 4) == 0) << 4;
+        rt_free(got);
+    }
+    /* Options this rank does not place: rank 0 does. */
+    here.label_selector = ctx.node == 1 ? "rank=1" : "rank=2";
+    if (rt_remote(whoami, &here, &seven, sizeof seven, &ref) == 0)
+        bits |= ran_as(ref, ctx.node, -1, 7) << 5;
+    /* Cancelled by another thread while its parent waits for it. */
+    pthread_t th;
+    void *cancelled = NULL;
+    if (rt_remote(until_asked_to_stop, NULL, NULL, 0, &ref) == 0 &&
+        pthread_create(&th, NULL, cancel_soon, &ref) == 0) {
+        int rc = rt_get(ref, NULL, NULL, RT_FOREVER);
+        pthread_join(th, &cancelled);
+        bits |= (rc == RT_ECANCELLED && cancelled) << 6;
+    }
+    return rt_result_set(res, &bits, sizeof bits);
+}
+
+/* Local first: a task on rank 1 whose tasks ask for CPUs alone has them
+ * placed by rank 1, each run inside its wait, and rank 0 hears nothing of
+ * them (its bridge counts what it received); whatever else its tasks
+ * need goes to rank 0 and comes right.  (On a loaded machine a thread
+ * may be kept from its GET past the time a task waits for it, which then
+ * goes to rank 0: a few may.) */
+START_TEST(test_nested_calls_stay_on_their_rank)
+{
+    rt_opts on1 = RT_OPTS_INIT;
+    on1.label_selector = "rank=1";
+    uint64_t messages[3];
+    int counts[2] = {0, 100}, here[2];
+    for (int i = 0; i < 2; i++) {
+        rt_ref ref;
+        int *got;
+        (void)rt__call_payload_in(rt__runtime_here(), &messages[i]);
+        ck_ok(rt_remote(calls_of_its_own, &on1, &counts[i], sizeof counts[i], &ref));
+        ck_ok(rt_get(ref, (void **)&got, NULL, 60000));
+        here[i] = *got;
+        rt_free(got);
+        (void)rt__call_payload_in(rt__runtime_here(), &messages[i + 1]);
+    }
+    ck_assert_int_eq(here[0], 0);
+    ck_assert_msg(here[1] >= 90, "%d of 100 ran inside their caller's wait", here[1]);
+    uint64_t none = messages[1] - messages[0], hundred = messages[2] - messages[1];
+    ck_assert_msg(hundred <= none + 2 + 8 * (uint64_t)(100 - here[1]),
+                  "rank 0 received %llu messages for a task of 100 calls (%d placed on its "
+                  "rank), %llu for one of none", (unsigned long long)hundred, here[1],
+                  (unsigned long long)none);
+    rt_ref ref;
+    int *bits;
+    ck_ok(rt_remote(placed_then_handed, &on1, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&bits, NULL, 60000));
+    ck_assert_int_eq(*bits, 0x7f);
+    rt_free(bits);
+}
+END_TEST
+
+/* arg: a path.  Waits for a task of its own that runs until asked to
+ * stop, and writes there what its wait returned and how long it took. */
+static int waits_for_stopping_child(const void *arg, size_t len, rt_result *res)
+{
+    char path[256];
+    rt_ref ref;
+    (void)res;
+    snprintf(path, sizeof path, "%.*s", (int)len, (const char *)arg);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = rt_remote(until_asked_to_stop, NULL, NULL, 0, &ref);
+    if (rc == 0)
+        rc = rt_get(ref, NULL, NULL, RT_FOREVER);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%d %ld\n", rc, ms);
+        fclose(f);
+    }
+    return 0;
+}
+
+/* rt_cancel() of a task on rank 1 reaches the task it waits for, which
+ * rank 1 placed itself (inside the wait): asked to stop, it does, and its
+ * parent's wait says RT_ECANCELLED, as for any child of a cancelled task. */
+START_TEST(test_cancel_reaches_a_task_placed_on_its_rank)
+{
+    char path[] = "/tmp/rtask-mpi-cancel-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(path);
+    rt_opts on1 = RT_OPTS_INIT;
+    on1.label_selector = "rank=1";
+    rt_ref ref;
+    ck_ok(rt_remote(waits_for_stopping_child, &on1, path, strlen(path), &ref));
+    usleep(300000);
+    ck_ok(rt_cancel(ref, 0));
+    ck_assert_int_eq(rt_get(ref, NULL, NULL, 60000), RT_ECANCELLED);
+    int rc = 0;
+    long ms = -1;
+    for (int i = 0; i < 200 && ms < 0; i++) {
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%d %ld", &rc, &ms) != 2)
+            ms = -1;
+        if (f)
+            fclose(f);
+        if (ms < 0)
+            usleep(50000);
+    }
+    unlink(path);
+    ck_assert_int_eq(rc, RT_ECANCELLED);
+    ck_assert_msg(ms >= 0 && ms < 4000, "its child stopped after %ld ms", ms);
+}
+END_TEST
+
 /* A worker's door to its rank (white box): its one datagram socket. */
 static int door_of_worker(void)
 {
@@ -1567,6 +1793,8 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_puts_stay_where_made);
         tcase_add_test(tc, test_unmappable_frame_ends_its_connection_only);
         tcase_add_test(tc, test_gets_in_tasks_take_bytes_where_they_are);
+        tcase_add_test(tc, test_nested_calls_stay_on_their_rank);
+        tcase_add_test(tc, test_cancel_reaches_a_task_placed_on_its_rank);
     }
     if (strcmp(which, "many") == 0) {
         tcase_set_timeout(tc, 900);
