@@ -370,11 +370,15 @@ static uint64_t child_id(rt__tunnel *r)
 }
 
 /* Hand c to rank 0 on its connection: its SUBMIT, with its handle; the
- * reply is not the worker's (deliver_call()).  0, or -1 when c's
+ * reply is not the worker's (deliver_call()).  Its caller there is the
+ * first of its callers that rank 0 knows (one placed here runs inside
+ * that one's wait), so that a cancel of it reaches c.  0, or -1 when c's
  * connection must close. */
 static int hand_over(child *c)
 {
     conn *k = c->k;
+    for (child *p; (p = child_find(k->tunnel, c->h.word));)
+        c->h.word = p->parent;
     if (send_frame(k, &c->h, c->submission, -1) < 0)
         return -1;
     if (k->deferred == c)

@@ -1245,17 +1245,32 @@ START_TEST(test_nested_calls_stay_on_their_rank)
 }
 END_TEST
 
-/* arg: a path.  Waits for a task of its own that runs until asked to
- * stop, and writes there what its wait returned and how long it took. */
+/* Waits, with a time limit (so that its rank hands it to rank 0), for a
+ * task of its own that runs until asked to stop. */
+static int waits_a_while(const void *arg, size_t len, rt_result *res)
+{
+    rt_ref ref;
+    (void)arg, (void)len, (void)res;
+    return rt_remote(until_asked_to_stop, NULL, NULL, 0, &ref) == 0 &&
+                   rt_get(ref, NULL, NULL, 60000) == 0 ? 0 : 1;
+}
+
+/* arg: a mode byte, then a path.  Waits for a task of its own that runs
+ * until asked to stop (mode 0), or for one that waits a while for such a
+ * task of its own (1), and writes there what its wait returned and how
+ * long it took. */
 static int waits_for_stopping_child(const void *arg, size_t len, rt_result *res)
 {
     char path[256];
     rt_ref ref;
     (void)res;
-    snprintf(path, sizeof path, "%.*s", (int)len, (const char *)arg);
+    if (len < 2)
+        return 1;
+    rt_fn child = *(const char *)arg ? waits_a_while : until_asked_to_stop;
+    snprintf(path, sizeof path, "%.*s", (int)len - 1, (const char *)arg + 1);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = rt_remote(until_asked_to_stop, NULL, NULL, 0, &ref);
+    int rc = rt_remote(child, NULL, NULL, 0, &ref);
     if (rc == 0)
         rc = rt_get(ref, NULL, NULL, RT_FOREVER);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1270,10 +1285,16 @@ static int waits_for_stopping_child(const void *arg, size_t len, rt_result *res)
 
 /* rt_cancel() of a task on rank 1 reaches the task it waits for, which
  * rank 1 placed itself (inside the wait): asked to stop, it does, and its
- * parent's wait says RT_ECANCELLED, as for any child of a cancelled task. */
-START_TEST(test_cancel_reaches_a_task_placed_on_its_rank)
+ * parent's wait says RT_ECANCELLED, as for any child of a cancelled task;
+ * and so does a task that such a task submitted and rank 1 handed to
+ * rank 0 (it waited with a time limit). */
+/* Cancels a task on rank 1 that waits as waits_for_stopping_child() does
+ * in mode, 300 ms after its start: what its wait returned, and after how
+ * many ms (-1: it wrote nothing). */
+static long cancel_case(char mode, int *rc)
 {
-    char path[] = "/tmp/rtask-mpi-cancel-XXXXXX";
+    char arg[64] = {mode}, *path = arg + 1;
+    strcpy(path, "/tmp/rtask-mpi-cancel-XXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
@@ -1281,15 +1302,14 @@ START_TEST(test_cancel_reaches_a_task_placed_on_its_rank)
     rt_opts on1 = RT_OPTS_INIT;
     on1.label_selector = "rank=1";
     rt_ref ref;
-    ck_ok(rt_remote(waits_for_stopping_child, &on1, path, strlen(path), &ref));
+    ck_ok(rt_remote(waits_for_stopping_child, &on1, arg, 1 + strlen(path), &ref));
     usleep(300000);
     ck_ok(rt_cancel(ref, 0));
     ck_assert_int_eq(rt_get(ref, NULL, NULL, 60000), RT_ECANCELLED);
-    int rc = 0;
     long ms = -1;
     for (int i = 0; i < 200 && ms < 0; i++) {
         FILE *f = fopen(path, "r");
-        if (f && fscanf(f, "%d %ld", &rc, &ms) != 2)
+        if (f && fscanf(f, "%d %ld", rc, &ms) != 2)
             ms = -1;
         if (f)
             fclose(f);
@@ -1297,8 +1317,17 @@ START_TEST(test_cancel_reaches_a_task_placed_on_its_rank)
             usleep(50000);
     }
     unlink(path);
-    ck_assert_int_eq(rc, RT_ECANCELLED);
-    ck_assert_msg(ms >= 0 && ms < 4000, "its child stopped after %ld ms", ms);
+    return ms;
+}
+
+START_TEST(test_cancel_reaches_a_task_placed_on_its_rank)
+{
+    for (char mode = 0; mode < 2; mode++) {
+        int rc = 0;
+        long ms = cancel_case(mode, &rc);
+        ck_assert_int_eq(rc, RT_ECANCELLED);
+        ck_assert_msg(ms >= 0 && ms < 4000, "mode %d: its child stopped after %ld ms", mode, ms);
+    }
 }
 END_TEST
 
