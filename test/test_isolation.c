@@ -331,16 +331,16 @@ START_TEST(a_handle_made_elsewhere_names_one_item)
     int a, b;
     void *old;
     uint64_t foreign = RT__ID_FOREIGN | (uint64_t)3 << RT__ID_RANK_SHIFT | 12345, id = foreign;
-    ck_assert_int_eq(rt__table_add(&t, &a, &id, &old), 0);
+    ck_assert_int_eq(rt__table_adopt(&t, &a, &id, &old), 0);
     ck_assert_uint_eq(id, foreign);
     ck_assert_ptr_eq(rt__table_find(&t, foreign), &a);
-    ck_assert_int_eq(rt__table_add(&t, &b, &id, &old), -1); /* taken */
+    ck_assert_int_eq(rt__table_adopt(&t, &b, &id, &old), -1); /* taken */
     uint64_t listed;
     ck_assert_ptr_eq(rt__table_at(&t, 0, &listed), &a);
     ck_assert_uint_eq(listed, foreign);
     ck_assert_ptr_null(rt__table_find(&t, 1)); /* slot 0's own handle: not it */
     for (int i = 0; i < 1000; i++) {
-        uint64_t own = 0;
+        uint64_t own = RT__ID_FOREIGN; /* an out parameter alone */
         ck_assert_int_eq(rt__table_add(&t, &b, &own, &old), 0);
         ck_assert_uint_eq(own & RT__ID_FOREIGN, 0);
         ck_assert_ptr_eq(rt__table_find(&t, own), &b);
@@ -349,7 +349,7 @@ START_TEST(a_handle_made_elsewhere_names_one_item)
     rt__table_drop(&t, foreign);
     ck_assert_ptr_null(rt__table_find(&t, foreign));
     id = foreign;
-    ck_assert_int_eq(rt__table_add(&t, &b, &id, &old), 0); /* free again */
+    ck_assert_int_eq(rt__table_adopt(&t, &b, &id, &old), 0); /* free again */
     ck_assert_ptr_eq(rt__table_find(&t, foreign), &b);
     rt__table_free(&t, NULL);
 }

@@ -71,6 +71,7 @@ struct rt__tunnel {
     rt__timer hand_timer;          /* hands those waiting too long to rank 0 */
     uint64_t draw;                 /* the random state of their handles */
     size_t parked;                 /* connections with a frame parked */
+    int calls_soon;                /* answered a call itself: more comes */
 };
 
 /* A kept PUT's run until rank 0 names it: no object's (runs are small). */
@@ -471,6 +472,7 @@ static int place_here(conn *k, const rt__hdr *h, const char *payload)
     k->deferred = c;
     if (!r->hand_timer.armed)
         rt__timer_arm(r->loop, &r->hand_timer, c->since_ns + HAND_AFTER_NS, on_hand_timer);
+    r->calls_soon = 1; /* its GET */
     return rt__callmsg_put_reply(&k->chan, RT_OK, c->byid.id, NULL, NULL, 0, -1) < 0 ? -1 : 1;
 }
 
@@ -530,6 +532,7 @@ static void on_child_stopped(void *ctx, uint64_t id)
 static int give_run(void *ctx)
 {
     child *c = ctx;
+    c->k->tunnel->calls_soon = 1; /* its answer, and the GET after */
     return rt__callmsg_put_run(&c->k->chan, &c->run);
 }
 
@@ -963,6 +966,13 @@ void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed)
     r->store = rt__serve_store(s);
     r->hashed = hashed;
     rt__serve_on_inside(s, on_child_answered, on_child_stopped, r);
+}
+
+int rt__tunnel_calls_soon(rt__tunnel *r)
+{
+    int soon = r->calls_soon;
+    r->calls_soon = 0;
+    return soon;
 }
 
 void rt__tunnel_accept(rt__tunnel *r, int connection)

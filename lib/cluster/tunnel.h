@@ -42,6 +42,10 @@ void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed);
 /* Another rank: objects pulled into the store came (OBJECT): the GETs
  * that waited for them are answered. */
 void rt__tunnel_objects_came(rt__tunnel *r);
+/* Whether this rank answered a task's call itself since the last time
+ * (a task placed here, its RUN, its result): the worker calls again at
+ * once, and the wait for it is worth a linger. */
+int rt__tunnel_calls_soon(rt__tunnel *r);
 /* Another rank: a worker's thread connected (the connection is the
  * tunnel's now). */
 void rt__tunnel_accept(rt__tunnel *r, int connection);

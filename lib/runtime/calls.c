@@ -88,7 +88,7 @@ static int add_handles(rt__runtime *rt, rt__task **tasks, size_t n, rt_ref *refs
 {
     for (size_t i = 0; i < n; i++) {
         void *old;
-        if (rt__table_add(&rt->tasks, tasks[i], &tasks[i]->call.id, &old) == 0) {
+        if (rt__table_adopt(&rt->tasks, tasks[i], &tasks[i]->call.id, &old) == 0) {
             refs[i].id = tasks[i]->call.id;
             continue;
         }
@@ -162,7 +162,7 @@ static int submit_kept(rt__runtime *rt, rt__task *t, rt_ref *ref, const char *ca
 {
     void *old;
     int rc = add_part_handles(rt, t, ref, call);
-    if (rc == 0 && rt__table_add(&rt->tasks, t, &t->call.id, &old) < 0) {
+    if (rc == 0 && rt__table_adopt(&rt->tasks, t, &t->call.id, &old) < 0) {
         for (rt__task *p = rt__task_parts(t); p; p = p->next)
             rt__table_drop(&rt->tasks, p->call.id);
         rc = rt__error(RT_ENOMEM, "%s: no memory for the handle", call);

@@ -327,6 +327,11 @@ int rt__cluster_round(rt__cluster *c)
     return c->serve ? rt__serve_run(c->serve) : 0;
 }
 
+int rt__cluster_calls_soon(rt__cluster *c)
+{
+    return rt__tunnel_calls_soon(c->tunnel);
+}
+
 uint64_t rt__cluster_payload_in(const rt__cluster *c, uint64_t *messages)
 {
     return rt__bridge_payload_in(c->bridge, messages);

@@ -37,6 +37,9 @@ void rt__cluster_tunnel(rt__cluster *c, int connection);
 /* The cluster's share of each round (its holder's); 1 when it wants another
  * round soon. */
 int rt__cluster_round(rt__cluster *c);
+/* Whether a worker here is about to call again (its rank just answered a
+ * task's call itself: local first), so that the wait lingers first. */
+int rt__cluster_calls_soon(rt__cluster *c);
 /* Bytes of payload this rank received from the others so far, and the
  * messages (rt__bridge_payload_in()). */
 uint64_t rt__cluster_payload_in(const rt__cluster *c, uint64_t *messages);

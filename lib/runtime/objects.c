@@ -278,7 +278,7 @@ int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref)
     if (rc == 0)
         rc = rt__objects_room(rt, bytes_here(o), "rt_put");
     void *old;
-    if (rc == 0 && rt__table_add(&rt->tasks, o, &o->call.id, &old) < 0)
+    if (rc == 0 && rt__table_adopt(&rt->tasks, o, &o->call.id, &old) < 0)
         rc = rt__error(RT_ENOMEM, "rt_put: no memory for the handle");
     if (rc == 0) {
         o->obj.state = RT__TASK_DONE;

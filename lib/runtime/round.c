@@ -120,7 +120,7 @@ int rt__submit(rt__runtime *rt, rt__task *t)
 int rt__submit_ref(rt__runtime *rt, rt__task *t, rt_ref *ref)
 {
     void *old;
-    if (rt__table_add(&rt->tasks, t, &t->call.id, &old) < 0)
+    if (rt__table_adopt(&rt->tasks, t, &t->call.id, &old) < 0)
         return rt__error(RT_ENOMEM, "no memory for the handle");
     ref->id = t->call.id;
     return rt__submit(rt, t);
@@ -501,7 +501,8 @@ void rt__round_loop(rt__runtime *rt)
             }
             rt__dispatch_flush(&rt->dispatch);
         }
-        int block = !more_now(rt), soon = rt__dispatch_answers_soon(&rt->dispatch);
+        int block = !more_now(rt), soon = rt__dispatch_answers_soon(&rt->dispatch) |
+                                          (rt->cluster && rt__cluster_calls_soon(rt->cluster));
         if (block)
             plan_later(rt, state, again, deadline);
         if (block && rt->recording) /* the pages of records to come, while idle */

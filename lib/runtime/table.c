@@ -97,13 +97,12 @@ static foreign_id *foreign_new(rt__table *t, uint64_t id)
     return f;
 }
 
-int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old)
+/* Give item a slot, named by f's handle when f is not NULL, else by its
+ * own, in *id. */
+static int add(rt__table *t, void *item, foreign_id *f, uint64_t *id, void **old)
 {
     uint32_t i;
     *old = NULL;
-    foreign_id *f = *id & RT__ID_FOREIGN ? foreign_new(t, *id) : NULL;
-    if ((*id & RT__ID_FOREIGN) && !f)
-        return -1;
     if (t->free_head) {
         i = take_free(t);
         *old = t->slot[i].item;
@@ -125,6 +124,20 @@ int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old)
         *id = (uint64_t)t->slot[i].gen << 32 | (uint64_t)(i + 1);
     }
     return 0;
+}
+
+int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old)
+{
+    return add(t, item, NULL, id, old);
+}
+
+int rt__table_adopt(rt__table *t, void *item, uint64_t *id, void **old)
+{
+    if (!(*id & RT__ID_FOREIGN))
+        return add(t, item, NULL, id, old);
+    foreign_id *f = foreign_new(t, *id);
+    *old = NULL;
+    return f ? add(t, item, f, id, old) : -1;
 }
 
 void *rt__table_find(const rt__table *t, uint64_t id)

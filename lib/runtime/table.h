@@ -43,11 +43,13 @@ typedef struct rt__table {
     uint64_t draw;      /* the generations' random state; 0: not seeded yet */
 } rt__table;
 
-/* Give item a handle in *id, or, when *id has RT__ID_FOREIGN, the handle
- * *id (a handle made elsewhere).  *old gets what the reused slot still
- * held (see rt__table_retire), or NULL.  0, or -1 when out of memory or
- * the foreign handle names an item already. */
+/* Give item a handle in *id.  *old gets what the reused slot still held
+ * (see rt__table_retire), or NULL.  0, or -1 when out of memory. */
 int rt__table_add(rt__table *t, void *item, uint64_t *id, void **old);
+/* The same, but when *id is a handle made elsewhere (RT__ID_FOREIGN) item
+ * gets that one: -1 also when it names an item already.  For records
+ * whose handle field is set, 0 or that. */
+int rt__table_adopt(rt__table *t, void *item, uint64_t *id, void **old);
 /* The item behind a handle, or NULL when unknown or dropped. */
 void *rt__table_find(const rt__table *t, uint64_t id);
 /* The item in slot i (i < t->used) and its handle in *id; NULL when the
