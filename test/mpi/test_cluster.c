@@ -1373,31 +1373,61 @@ static int connect_through_door(void)
     return sv[0];
 }
 
-/* Sends a YIELD whose 100 000 bytes are said to be in a pipe, not a
- * memfd, and waits 30 s at most for its rank to close the connection:
+/* Sends frame h (with payload, or the descriptor *fd, which goes) on a
+ * connection of its own and waits 30 s at most for its rank to close it:
  * 1 when it did, 0 when not, -1 when the frame could not be sent. */
+static int closed_after(const rt__hdr *h, const void *payload, const int *fd)
+{
+    int closed = -1, conn = connect_through_door();
+    if (conn < 0)
+        return -1;
+    rt__chan chan;
+    rt__chan_init(&chan, conn);
+    if (rt__chan_put(&chan, h, payload, fd) == 0 && rt__chan_flush(&chan) == 0) {
+        struct pollfd pf = {.fd = conn, .events = POLLIN};
+        char byte;
+        closed = poll(&pf, 1, 30000) == 1 && read(conn, &byte, 1) == 0;
+    }
+    rt__chan_close(&chan);
+    return closed;
+}
+
+/* Sends a YIELD whose 100 000 bytes are said to be in a pipe, not a
+ * memfd: closed_after()'s answer. */
 static int forges_an_unmappable_frame(const void *arg, size_t len, rt_result *res)
 {
-    int p[2], closed = -1, fd = connect_through_door();
+    int p[2], closed = -1;
     (void)arg, (void)len;
-    if (fd >= 0 && pipe(p) == 0) {
-        rt__chan chan;
-        rt__chan_init(&chan, fd);
+    if (pipe(p) == 0) {
         rt__hdr h = {.type = RT__CALL_YIELD, .nfds = 1, .len = 100000};
         close(p[1]);
-        if (rt__chan_put(&chan, &h, NULL, &p[0]) == 0 && rt__chan_flush(&chan) == 0) {
-            struct pollfd pf = {.fd = fd, .events = POLLIN};
-            char byte;
-            closed = poll(&pf, 1, 30000) == 1 && read(fd, &byte, 1) == 0;
-        }
-        rt__chan_close(&chan);
+        closed = closed_after(&h, NULL, &p[0]);
     }
+    return rt_result_set(res, &closed, sizeof closed);
+}
+
+/* Sends each frame only a tunnel makes (a SUBMIT with a handle, a
+ * PUT_HELD, a HELD_AT, an INSIDE), each on a connection of its own: how
+ * many its rank closed. */
+static int forges_the_tunnels_frames(const void *arg, size_t len, rt_result *res)
+{
+    uint64_t words[4] = {0};
+    rt__hdr frames[4] = {
+        {.type = RT__CALL_SUBMIT, .id = RT__ID_FOREIGN | 1, .len = sizeof words},
+        {.type = RT__CALL_PUT_HELD, .len = sizeof(rt__callmsg_held)},
+        {.type = RT__CALL_HELD_AT, .len = sizeof(rt__callmsg_held_at)},
+        {.type = RT__CALL_INSIDE, .id = RT__ID_FOREIGN | 1}};
+    int closed = 0;
+    (void)arg, (void)len;
+    for (int i = 0; i < 4; i++)
+        closed += closed_after(&frames[i], words, NULL) == 1;
     return rt_result_set(res, &closed, sizeof closed);
 }
 
 /* A task on rank 1 sends its rank a frame whose bytes no memfd holds: its
  * rank closes that connection, and the job goes on (the frame is never
- * handed to MPI, whose thread would take rank 0 for unreachable). */
+ * handed to MPI, whose thread would take rank 0 for unreachable); and so
+ * for each frame that only a rank's tunnel makes. */
 START_TEST(test_unmappable_frame_ends_its_connection_only)
 {
     rt_opts on1 = RT_OPTS_INIT;
@@ -1407,6 +1437,10 @@ START_TEST(test_unmappable_frame_ends_its_connection_only)
     ck_ok(rt_remote(forges_an_unmappable_frame, &on1, NULL, 0, &ref));
     ck_ok(rt_get(ref, (void **)&closed, NULL, 60000));
     ck_assert_int_eq(*closed, 1);
+    rt_free(closed);
+    ck_ok(rt_remote(forges_the_tunnels_frames, &on1, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&closed, NULL, 60000));
+    ck_assert_int_eq(*closed, 4);
     rt_free(closed);
     char *r = run(where, &on1, NULL, 0);
     ck_ran_on(r, "test/fake/v100x4");
