@@ -31,6 +31,9 @@ int fill(const void *arg, size_t len, rt_result *r);
 /* One submission: a no-op task with options, or a no-op actor call. */
 typedef int (*submit_fn)(const void *with, rt_ref *ref);
 int submit_task(const void *opts, rt_ref *ref);
+/* A task: arg (a uint64_t) synchronous no-op calls with default options,
+ * which a wait with no time limit may run itself; their time in seconds. */
+int nested_calls(const void *arg, size_t len, rt_result *r);
 /* Submit n, then collect n (the pipelined figure); submit and collect one
  * at a time (the synchronous figure).  Seconds. */
 double submit_all_get_all(size_t n, submit_fn submit, const void *with);

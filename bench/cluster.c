@@ -125,29 +125,9 @@ static double sync_call(const rt_opts *o, size_t n)
     return median(v, REPS);
 }
 
-/* A task's n (arg) synchronous no-op calls with default options, which
- * a wait with no time limit may run itself; seconds per call, timed in
- * the task. */
-int nested_sync(const void *arg, size_t len, rt_result *r);
-int nested_sync(const void *arg, size_t len, rt_result *r)
-{
-    uint64_t n;
-    if (len != sizeof n)
-        return 1;
-    memcpy(&n, arg, sizeof n);
-    double t0 = now();
-    for (uint64_t i = 0; i < n; i++) {
-        rt_ref ref;
-        if (rt_remote(noop, NULL, NULL, 0, &ref) < 0 || rt_get(ref, NULL, NULL, RT_FOREVER) < 0)
-            return 2;
-    }
-    double per_call = n ? (now() - t0) / (double)n : 0;
-    return rt_result_set(r, &per_call, sizeof per_call);
-}
-
-/* The median of REPS tasks' nested_sync() figures, each task making n
- * calls, placed by selector (NULL: default options, as its calls, which
- * puts it on rank 0, whose machine is filled first). */
+/* The median of REPS tasks' nested_calls() figures, seconds per call,
+ * each task making n calls, placed by selector (NULL: default options,
+ * as its calls, which puts it on rank 0, whose machine is filled first). */
 static double nested_call(const char *selector, uint64_t n)
 {
     double v[REPS];
@@ -155,11 +135,11 @@ static double nested_call(const char *selector, uint64_t n)
     o.label_selector = selector;
     for (int i = 0; i < REPS; i++) {
         rt_ref ref;
-        double *per_call;
-        check(rt_remote(nested_sync, selector ? &o : NULL, &n, sizeof n, &ref), "rt_remote");
-        check(rt_get(ref, (void **)&per_call, NULL, RT_FOREVER), "rt_get");
-        v[i] = *per_call;
-        rt_free(per_call);
+        double *took;
+        check(rt_remote(nested_calls, selector ? &o : NULL, &n, sizeof n, &ref), "rt_remote");
+        check(rt_get(ref, (void **)&took, NULL, RT_FOREVER), "rt_get");
+        v[i] = n ? *took / (double)n : 0;
+        rt_free(took);
     }
     return median(v, REPS);
 }

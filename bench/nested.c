@@ -18,26 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-int nested_calls(const void *arg, size_t len, rt_result *r);
 int fib_task(const void *arg, size_t len, rt_result *r);
 int stamp(const void *arg, size_t len, rt_result *r);
 
-/* arg: how many synchronous no-op calls to make; their time in seconds. */
-int nested_calls(const void *arg, size_t len, rt_result *r)
-{
-    uint64_t n;
-    if (len != sizeof n)
-        return 1;
-    memcpy(&n, arg, sizeof n);
-    double t0 = now();
-    for (uint64_t i = 0; i < n; i++) {
-        rt_ref ref;
-        if (rt_remote(noop, NULL, NULL, 0, &ref) < 0 || rt_get(ref, NULL, NULL, RT_FOREVER) < 0)
-            return 2;
-    }
-    double took = now() - t0;
-    return rt_result_set(r, &took, sizeof took);
-}
 
 int fib_task(const void *arg, size_t len, rt_result *r)
 {

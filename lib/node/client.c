@@ -100,16 +100,11 @@ int rt__client_door_accept(int door_fd)
     return fd;
 }
 
-/* Open the calling thread's connection: one end of a new socket pair
- * through the door. */
-static int connect_door(void)
+int rt__client_door_connect(int door_fd)
 {
-    if (door < 0)
-        return rt__error(RT_EINWORKER, "this process has no way to the application "
-                         "(a process forked by a task?)");
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return rt__syserror("a task's call: socketpair");
+        return -1;
     char byte = 'c';
     struct iovec iov = {&byte, 1};
     union {
@@ -125,18 +120,33 @@ static int connect_door(void)
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
     ssize_t sent;
-    while ((sent = sendmsg(door, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    while ((sent = sendmsg(door_fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
         ;
     int err = errno;
     close(sv[1]);
     if (sent < 0) {
         close(sv[0]);
+        errno = err;
+        return -2;
+    }
+    return sv[0];
+}
+
+/* Open the calling thread's connection through the door. */
+static int connect_door(void)
+{
+    if (door < 0)
+        return rt__error(RT_EINWORKER, "this process has no way to the application "
+                         "(a process forked by a task?)");
+    int fd = rt__client_door_connect(door);
+    if (fd == -1)
+        return rt__syserror("a task's call: socketpair");
+    if (fd < 0)
         return rt__error(RT_EINWORKER, "calls from a task are made through the "
                          "application, which runs on rank 0: this task runs on a rank "
                          "that serves it, where they are not available (%s)",
-                         strerror(err));
-    }
-    rt__chan_init(&conn.chan, sv[0]);
+                         strerror(errno));
+    rt__chan_init(&conn.chan, fd);
     conn.open = 1;
     pthread_once(&conn_key_once, make_conn_key);
     (void)pthread_setspecific(conn_key, &conn); /* non-NULL: close_conn() at exit */

@@ -27,6 +27,10 @@ int rt__client_door_open(int *ours, int *theirs);
 /* The application's end: a connection's socket, or -1 when the message
  * is not one (its descriptors closed).  Blocks until one comes. */
 int rt__client_door_accept(int door);
+/* Open a connection through the door door_fd (the workers' end): the
+ * caller's end of it; -1 when no socket pair could be made, -2 when the
+ * door took none (errno says why). */
+int rt__client_door_connect(int door_fd);
 
 /* What the calling thread of a worker runs, or NULL between tasks. */
 typedef struct rt__running {

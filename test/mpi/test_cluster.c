@@ -27,6 +27,7 @@
 #include <rtask.h>
 
 #include "../../lib/node/callmsg.h" /* internal: the frames of tasks' calls */
+#include "../../lib/node/client.h"  /* internal: a connection through the door */
 
 #include <dirent.h>
 #include <errno.h>
@@ -1347,30 +1348,8 @@ static int door_of_worker(void)
  * opens one; -1 when it cannot be. */
 static int connect_through_door(void)
 {
-    int door = door_of_worker(), sv[2];
-    if (door < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return -1;
-    char byte = 'c';
-    struct iovec iov = {&byte, 1};
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    memset(&ctl, 0, sizeof ctl);
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-                        .msg_controllen = sizeof ctl.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
-    ssize_t sent = sendmsg(door, &mh, MSG_NOSIGNAL);
-    close(sv[1]);
-    if (sent < 0) {
-        close(sv[0]);
-        return -1;
-    }
-    return sv[0];
+    int door = door_of_worker();
+    return door < 0 ? -1 : rt__client_door_connect(door);
 }
 
 /* Sends frame h (with payload, or the descriptor *fd, which goes) on a
