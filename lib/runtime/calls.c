@@ -304,10 +304,6 @@ int rt__wait_done(rt__runtime *rt, rt_ref ref, long timeout_ms, int how,
     }
 }
 
-/* [L] not held: wait up to timeout_ms for ref's object, and take its
- * record out of the table: 0 and *done, or an error.  *shared 0: the
- * record is the caller's to free.  1: tasks still take it; the caller
- * copies what it needs, then gives it back (rt__call_unhold()). */
 /* [L] The handle ref of the done record t is consumed: what its stream
  * still held goes to freed, and the stream is returned. */
 static rt__stream *consume(rt__runtime *rt, rt_ref ref, rt__task *t, rt__tasks *freed)
@@ -317,6 +313,10 @@ static rt__stream *consume(rt__runtime *rt, rt_ref ref, rt__task *t, rt__tasks *
     return rt__streams_drop(rt, ref.id, freed);
 }
 
+/* [L] not held: wait up to timeout_ms for ref's object, and take its
+ * record out of the table: 0 and *done, or an error.  *shared 0: the
+ * record is the caller's to free.  1: tasks still take it; the caller
+ * copies what it needs, then gives it back (rt__call_unhold()). */
 static int take(rt__runtime *rt, rt_ref ref, long timeout_ms, rt__task **done, int *shared)
 {
     pthread_mutex_lock(&rt->lock);
