@@ -12,7 +12,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,6 +123,100 @@ START_TEST(a_thread_left_running_cannot_change_the_result)
     ck_assert(all(a, BIG, 'a'));
     rt_free(a);
     rt_free(b);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Every way to write bytes through a descriptor: write(), a hole
+ * punched, a shared writable mapping. */
+static void write_through(int fd, off_t size)
+{
+    static char junk[4096];
+    memset(junk, 'X', sizeof junk);
+    for (off_t at = 0; at < size; at += (off_t)sizeof junk)
+        if (pwrite(fd, junk, sizeof junk, at) < 0)
+            break;
+    (void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, size);
+    void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p != MAP_FAILED) {
+        memset(p, 'X', (size_t)size);
+        munmap(p, (size_t)size);
+    }
+}
+
+/* write_through() each of rtask's memfds that this process holds a
+ * descriptor of, as it is and opened again read-write (which its mode
+ * does not stop).  Its own spares take the writes; nothing else may. */
+static void write_through_descriptors(void)
+{
+    for (int fd = 3; fd < 1024; fd++) {
+        char path[64], name[64];
+        struct stat st;
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(path, name, sizeof name - 1);
+        if (n < 0 || fstat(fd, &st) < 0)
+            continue;
+        name[n] = 0;
+        if (strncmp(name, "/memfd:rtask (", 14) != 0) /* not the board */
+            continue;
+        write_through(fd, st.st_size);
+        int again = open(path, O_RDWR | O_CLOEXEC);
+        if (again >= 0) {
+            write_through(again, st.st_size);
+            close(again);
+        }
+    }
+}
+
+/* A hostile task: it views the object named in its last argument's
+ * bytes (which others read too), then writes wherever it can
+ * (descriptors, then every shared mapping made writable:
+ * t_scribble_shared()). */
+int i_write_every_memfd(const rt_value *args, size_t n, rt_result *r);
+int i_write_every_memfd(const rt_value *args, size_t n, rt_result *r)
+{
+    rt_ref got;
+    rt_view view;
+    if (n == 0 || args[n - 1].len != sizeof got)
+        return 1;
+    memcpy(&got, args[n - 1].data, sizeof got);
+    if (rt_get_view(got, &view, RT_FOREVER) < 0)
+        return 2;
+    write_through_descriptors();
+    t_scribble_shared(NULL, 0, r);
+    rt_view_release(&view);
+    return 0;
+}
+
+/* A task that writes through whatever its worker holds of shared memory
+ * changes no object it reads: not its arguments (one the application
+ * put, one an earlier task of the same worker made), not one it views
+ * with rt_get_view(). */
+START_TEST(a_task_cannot_write_the_objects_it_reads)
+{
+    start_one_reused_worker();
+    unsigned char *bytes = malloc(BIG), byte = 'b';
+    ck_assert_ptr_nonnull(bytes);
+    rt_ref put, made, read;
+    memset(bytes, 'a', BIG);
+    ck_ok(rt_put(bytes, BIG, &put));
+    free(bytes);
+    ck_ok(rt_remote(t_fill_big, NULL, &byte, 1, &made));
+    byte = 'c';
+    ck_ok(rt_remote(t_fill_big, NULL, &byte, 1, &read));
+    rt_view seen[3];
+    ck_ok(rt_get_view(put, &seen[0], 30000));
+    ck_ok(rt_get_view(made, &seen[1], 30000));
+    ck_ok(rt_get_view(read, &seen[2], 30000));
+    rt_arg args[] = {RT_ARG_REF(put), RT_ARG_REF(made), RT_ARG_BYTES(&read, sizeof read)};
+    rt_ref hostile;
+    ck_ok(rt_remote_args(i_write_every_memfd, NULL, args, 3, &hostile));
+    (void)rt_get(hostile, NULL, NULL, 30000); /* whatever became of it */
+    ck_assert_msg(all(seen[0].data, BIG, 'a'), "an argument the application put was changed");
+    ck_assert_msg(all(seen[1].data, BIG, 'b'), "an argument an earlier task made was changed");
+    ck_assert_msg(all(seen[2].data, BIG, 'c'), "an object the task viewed was changed");
+    for (int i = 0; i < 3; i++)
+        ck_ok(rt_view_release(&seen[i]));
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -390,6 +488,7 @@ Suite *isolation_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, an_overrun_changes_no_earlier_result);
     tcase_add_test(tc, a_thread_left_running_cannot_change_the_result);
+    tcase_add_test(tc, a_task_cannot_write_the_objects_it_reads);
     suite_add_tcase(s, tc);
     tc = tcase_create("the board");
     tcase_set_timeout(tc, 120);

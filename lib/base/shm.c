@@ -18,7 +18,6 @@
 
 #define BUF_MAGIC 0x7274627566UL
 #define POOL_MAX 32 /* memfds kept at most */
-#define MAPS_MAX 4  /* mappings kept at most */
 
 typedef struct buf_hdr {
     uint64_t magic;
@@ -37,24 +36,11 @@ typedef struct spare {
     size_t size; /* of the file */
 } spare;
 
-/* A mapping kept for its memfd's file, known by device and inode (the
- * memfd comes back as another descriptor).  Read-only while kept: its
- * bytes are a result that others read, until the memfd comes back. */
-typedef struct kept_map {
-    dev_t dev;
-    ino_t ino;
-    void *base;
-    size_t map_len;
-} kept_map;
-
 static struct {
     pthread_mutex_t lock;
     size_t cap, bytes;  /* allowed, kept */
     int n;
     spare kept[POOL_MAX];
-    size_t maps_cap, maps_bytes;
-    int nmaps;          /* oldest first */
-    kept_map maps[MAPS_MAX];
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void rt__shm_pool_open(size_t bytes)
@@ -102,45 +88,6 @@ void rt__shm_pool_forked(size_t bytes)
     pool.n = 0;
     pool.bytes = 0;
     pool.cap = bytes;
-    pool.nmaps = 0;
-    pool.maps_bytes = pool.maps_cap = 0;
-}
-
-void rt__shm_keep_maps(size_t bytes)
-{
-    pthread_mutex_lock(&pool.lock);
-    pool.maps_cap = bytes;
-    pthread_mutex_unlock(&pool.lock);
-}
-
-/* [pool.lock] Take out map i. */
-static kept_map take_map(int i)
-{
-    kept_map m = pool.maps[i];
-    pool.maps_bytes -= m.map_len;
-    for (int j = i + 1; j < pool.nmaps; j++)
-        pool.maps[j - 1] = pool.maps[j];
-    pool.nmaps--;
-    return m;
-}
-
-/* A kept mapping of fd's file at least map_len long, now the caller's;
- * base NULL when none. */
-static kept_map find_map(int fd, size_t map_len)
-{
-    struct stat st;
-    kept_map m = {.base = NULL};
-    if (fstat(fd, &st) < 0)
-        return m;
-    pthread_mutex_lock(&pool.lock);
-    for (int i = 0; i < pool.nmaps; i++)
-        if (pool.maps[i].dev == st.st_dev && pool.maps[i].ino == st.st_ino &&
-            pool.maps[i].map_len >= map_len) {
-            m = take_map(i);
-            break;
-        }
-    pthread_mutex_unlock(&pool.lock);
-    return m;
 }
 
 static size_t page_size(void)
@@ -156,30 +103,9 @@ static size_t written_span(size_t len)
     return (RT__BUF_HDR + len + page - 1) / page * page + page;
 }
 
-void rt__shm_done(void *data, size_t len, int fd)
+void rt__shm_done(void *data, size_t len)
 {
-    char *base = (char *)data - RT__BUF_HDR;
-    size_t span = written_span(len);
-    struct stat st;
-    kept_map gone[MAPS_MAX + 1];
-    int ngone = 0, kept = 0;
-    /* Read-only before anything else: from here on a stray write (a
-     * thread the task left running, the next task's pointer) faults. */
-    int known = mprotect(base, span - page_size(), PROT_READ) == 0 && fstat(fd, &st) == 0;
-    pthread_mutex_lock(&pool.lock);
-    if (known && span <= pool.maps_cap) {
-        while (pool.nmaps && (pool.nmaps == MAPS_MAX ||
-                              pool.maps_bytes + span > pool.maps_cap))
-            gone[ngone++] = take_map(0); /* the oldest makes room */
-        pool.maps[pool.nmaps++] = (kept_map){st.st_dev, st.st_ino, base, span};
-        pool.maps_bytes += span;
-        kept = 1;
-    }
-    pthread_mutex_unlock(&pool.lock);
-    if (!kept)
-        gone[ngone++] = (kept_map){.base = base, .map_len = span};
-    for (int i = 0; i < ngone; i++)
-        munmap(gone[i].base, gone[i].map_len);
+    munmap((char *)data - RT__BUF_HDR, written_span(len));
 }
 
 /* The smallest memfd kept that holds need bytes and is not more than
@@ -240,24 +166,6 @@ static void *map_shared(int fd, size_t len, int populate)
     return hdr_to_data(base, RT__BUF_HDR + len, -1);
 }
 
-/* A kept mapping of a memfd that came back, for a buffer of len bytes:
- * writable again up to its new guard page, and no longer than that (the
- * mapping is exactly this buffer's from now on).  NULL when that fails
- * (the mapping is gone then). */
-static void *map_again(kept_map m, size_t len)
-{
-    size_t span = written_span(len), guard = span - page_size();
-    char *base = m.base;
-    if (m.map_len > span)
-        munmap(base + span, m.map_len - span);
-    if (mprotect(base, guard, PROT_READ | PROT_WRITE) < 0 ||
-        mprotect(base + guard, span - guard, PROT_NONE) < 0) {
-        munmap(base, span);
-        return NULL;
-    }
-    return hdr_to_data(base, RT__BUF_HDR + len, -1);
-}
-
 int rt__shm_create(size_t len, void **data)
 {
     if (len > RT__LEN_MAX) {
@@ -266,10 +174,6 @@ int rt__shm_create(size_t len, void **data)
     }
     int fd = rt__shm_pool_take(RT__BUF_HDR + len);
     if (fd >= 0) {
-        kept_map m = find_map(fd, written_span(len));
-        /* Written before: not even a page-table entry to make. */
-        if (m.base && (*data = map_again(m, len)))
-            return fd;
         if ((*data = map_shared(fd, len, 1)))
             return fd;
         close(fd);
@@ -336,6 +240,15 @@ void rt__shm_given(const void *data)
     buf_hdr *h = (buf_hdr *)(void *)((char *)(uintptr_t)data - RT__BUF_HDR);
     if (h->magic == BUF_MAGIC && h->fd >= 0)
         h->given = 1;
+}
+
+void rt__shm_disown(const void *data)
+{
+    buf_hdr *h = (buf_hdr *)(void *)((char *)(uintptr_t)data - RT__BUF_HDR);
+    if (h->magic == BUF_MAGIC && h->fd >= 0) {
+        close((int)h->fd);
+        h->fd = -1;
+    }
 }
 
 int rt__shm_fd(const void *data)

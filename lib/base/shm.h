@@ -7,9 +7,8 @@
  * Payloads of RT__SHM_MIN bytes or more travel as a memfd: the producer
  * writes them in place and the consumer maps the same pages, so a 256 MiB
  * result is never copied through a socket.  The producer's mapping ends
- * in a guard page, and is made read-only (or dropped) before the bytes
- * are sent: from then on a stray write in its process faults there, and
- * a reader sees what was sent.
+ * in a guard page, and is dropped before the bytes are sent: from then
+ * on nothing in its process writes them, and a reader sees what was sent.
  *
  * Fresh shared memory costs a page fault per page, several times what
  * writing the page costs.  So memfds whose buffers are freed go to a pool
@@ -64,17 +63,18 @@ int rt__buf_write(int fd, const void *data, size_t len);
 void rt__shm_given(const void *data);
 /* Unmap what rt__shm_open() (not writable) returned. */
 void rt__shm_unmap(void *data, size_t len);
-/* The producer is done with the len bytes rt__shm_create() returned (fd,
- * still open, is the memfd): make them read-only and keep the mapping,
- * where rt__shm_keep_maps() allows, for when that memfd comes back to
- * the pool (writing into it again then costs no page-table work), or
- * unmap them.  Either way nothing in this process writes them from now
- * on without faulting.  Nothing of the mapping is read: a task may have
- * shrunk the memfd under it. */
-void rt__shm_done(void *data, size_t len, int fd);
-/* Keep the mappings of up to bytes in all (a worker: its results come
- * back to it as spares); 0, the default, keeps none. */
-void rt__shm_keep_maps(size_t bytes);
+/* The producer is done with the len bytes rt__shm_create() returned:
+ * unmap them.  Not made read-only and kept for reuse: a shared mapping
+ * of a memfd opened read-write can be made writable again (mprotect()),
+ * so a later task in that process could change what others read.
+ * Nothing of the mapping is read: a task may have shrunk the memfd
+ * under it. */
+void rt__shm_done(void *data, size_t len);
+/* A buffer of rt__shm_open() that others read too (a task's rt_get()):
+ * close its memfd now, keeping the mapping.  While task code runs, the
+ * process holds no descriptor of what others read, which it could open
+ * again writable through /proc/self/fd whatever its mode. */
+void rt__shm_disown(const void *data);
 
 /* Keep freed memfds of up to bytes in all for reuse (0: none), or stop
  * and close those kept.  A memfd is given to the pool, or closed when it

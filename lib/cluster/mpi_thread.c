@@ -184,7 +184,7 @@ static void *receive_shared(rt__bridge *b, int from, size_t len, int *failed)
     if (fd < 0)
         return NULL;
     *failed = receive_into(b, from, data, len) < 0;
-    rt__shm_done(data, len, fd);
+    rt__shm_done(data, len);
     void *buf = !*failed && rt__shm_seal(fd) == 0 ? rt__shm_open(fd, len, 1) : NULL;
     if (!buf)
         close(fd);

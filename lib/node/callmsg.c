@@ -163,7 +163,7 @@ int rt__callmsg_put(rt__chan *c, uint32_t type, uint64_t id, uint64_t word,
     if (fd < 0)
         return -1;
     memcpy(data, payload, len);
-    rt__shm_done(data, len, fd);
+    rt__shm_done(data, len);
     rt__shm_seal(fd); /* an unsealed one is refused by the reader */
     h.nfds = 1;
     return rt__chan_put(c, &h, NULL, &fd);

@@ -439,8 +439,8 @@ static void *adopt(reply *r)
     if (r->r.fd >= 0) {
         void *data = rt__shm_open(r->r.fd, r->r.len, 1);
         if (data) {
-            r->r.fd = -1;         /* the buffer's now, */
-            rt__shm_given(data); /* and the object's still: never reused */
+            r->r.fd = -1;         /* the buffer's, which closes it: */
+            rt__shm_disown(data); /* others read it, the task must not hold it */
         }
         return data;
     }

@@ -209,7 +209,7 @@ static int send_args(rt__chan *c, const rt__task_msg *m)
     }
     rt__args_write(table, m->args, m->nargs, m->by_fd);
     if (fd >= 0) {
-        rt__shm_done(table, size, fd);
+        rt__shm_done(table, size);
         table = NULL;
         if (rt__shm_seal(fd) < 0) {
             close(fd);

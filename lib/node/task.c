@@ -128,7 +128,7 @@ static int store_bytes_with(size_t arg_len, rt__task_fill *fill, const void *ctx
     if ((*fd = rt__shm_create(arg_len, &dst)) < 0)
         return rt__syserror("shared memory for the argument");
     int filled = fill(dst, arg_len, ctx);
-    rt__shm_done(dst, arg_len, *fd);
+    rt__shm_done(dst, arg_len);
     if (filled < 0) {
         close(*fd);
         *fd = -1;

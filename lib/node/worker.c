@@ -55,11 +55,6 @@ struct rt_result {
 #define FLUSH_AFTER_NS 100000
 #define FLUSH_TICK_NS 1000000
 
-/* The mappings of its results a worker keeps, for the memfds the runtime
- * sends back as spares (shm.h): a bound on the memory they may hold
- * after their objects are gone, until the worker exits. */
-#define KEPT_MAPS_BYTES ((size_t)1 << 30)
-
 static struct {
     rt__chan chan;
     rt__run_slot *slot;
@@ -126,7 +121,9 @@ static struct {
 typedef struct call_job {
     struct call_job *next;
     rt__task_msg m;
-    char *bytes;        /* the argument (or table) copied, or NULL: arg_fd */
+    char *bytes;        /* the argument (or table) copied, or NULL: */
+    const void *mapped_arg; /* its memfd's, mapped when it came (NULL: failed) */
+    int map_errno;
     rt_value mapped[RT_ARGS_MAX];
     size_t nmapped;
 } call_job;
@@ -178,7 +175,7 @@ static _Noreturn void leave_lost(void)
 static void first_drop(rt_result *r)
 {
     if (r->fd >= 0) {
-        rt__shm_done(r->data, r->len, r->fd);
+        rt__shm_done(r->data, r->len);
         rt__shm_pool_give(r->fd);
     } else {
         rt__buf_free(r->data);
@@ -321,7 +318,7 @@ static void seal_result(rt__result_msg *m, rt_result *r)
     m->fd = r->fd;
     if (r->fd >= 0) {
         r->fd = -1; /* the channel owns it now */
-        rt__shm_done(r->data, r->len, m->fd); /* read-only from now on (shm.h) */
+        rt__shm_done(r->data, r->len); /* unmapped: nothing here writes it now */
         r->data = NULL;
         m->data = NULL;
         rt__shm_seal(m->fd); /* an unsealed one is refused by the reader */
@@ -677,11 +674,11 @@ static void run_call(call_job *job)
     const rt__task_msg *m = &job->m;
     rt_result r = {.fd = -1};
     rt__result_msg answer = {.id = m->id};
-    const void *arg = job->bytes;
+    const void *arg = m->arg_fd >= 0 ? job->mapped_arg : job->bytes;
     rt_value list[RT_ARGS_MAX];
     size_t n = 0;
-    if (m->arg_fd >= 0 && !(arg = rt__shm_open(m->arg_fd, m->len, 0)))
-        answer.sys_errno = errno;
+    if (!arg)
+        answer.sys_errno = job->map_errno;
     for (size_t i = 0; i < job->nmapped && !answer.sys_errno; i++)
         if (!job->mapped[i].data)
             answer.sys_errno = EIO; /* it could not be mapped when it came */
@@ -701,11 +698,8 @@ static void run_call(call_job *job)
     }
     fflush(stdout);
     fflush(stderr);
-    if (m->arg_fd >= 0) {
-        if (arg)
-            rt__shm_unmap((void *)arg, m->len);
-        close(m->arg_fd);
-    }
+    if (m->arg_fd >= 0 && arg)
+        rt__shm_unmap((void *)arg, m->len);
     for (size_t i = 0; i < job->nmapped; i++)
         if (job->mapped[i].data)
             rt__shm_unmap((void *)job->mapped[i].data, job->mapped[i].len);
@@ -765,8 +759,15 @@ static void queue_call(const rt__task_msg *m)
     if (!job || (m->arg_fd < 0 && !(job->bytes = rt__malloc(m->len + 1))))
         leave(); /* no memory: the runtime fails the actor's calls */
     job->m = *m;
-    if (m->arg_fd < 0)
+    if (m->arg_fd < 0) {
         memcpy(job->bytes, m->arg, m->len);
+    } else {
+        /* Mapped now, and the descriptor closed: while methods run, the
+         * worker holds none they could open again writable (shm.h). */
+        job->mapped_arg = rt__shm_open(m->arg_fd, m->len, 0);
+        job->map_errno = errno;
+        close(m->arg_fd);
+    }
     job->nmapped = args.nmapped;
     memcpy(job->mapped, args.mapped, args.nmapped * sizeof *args.mapped);
     args.nmapped = 0; /* the job unmaps them */
@@ -912,10 +913,7 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
     self.slot = slot;
     self.board = board;
     rt__alloc_forked();
-    /* The spares the runtime sends (it bounds how many), and the
-     * mappings of results, which come back as spares. */
-    rt__shm_pool_forked(SIZE_MAX / 2);
-    rt__shm_keep_maps(KEPT_MAPS_BYTES);
+    rt__shm_pool_forked(SIZE_MAX / 2); /* the spares the runtime sends: it bounds them */
     on_exit(exit_now, NULL);
     rt__client_worker_starts((rt__client_worker){rt__worker_running, rt__worker_run_inside});
     rt__taskenv_capture();
