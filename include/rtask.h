@@ -170,12 +170,21 @@ typedef struct rt_config {
                                    task again in a later run
                                    (rtask_checkpoint(7)); NULL =
                                    $RTASK_CHECKPOINT_DIR, else none */
+    int guard_memory;   /* 1: for untrusted tasks, the application's process
+                           and rtask's are not dumpable (prctl(2)) from
+                           rt_init() to rt_shutdown(), so that a task cannot
+                           open their memory or descriptors through
+                           /proc/<pid> as processes of one user otherwise
+                           can (rtask(7), "What a task can reach"); it costs
+                           the application its core dumps and debuggers of
+                           that user meanwhile.  0 (the default): unless
+                           $RTASK_GUARD_MEMORY is 1 */
 } rt_config;
 
 #define RT_CONFIG_MAGIC_ 0x72744366
 #define RT_CONFIG_INIT \
     { RT_CONFIG_MAGIC_, RT_DETECT, RT_DETECT, RT_DEFAULT, NULL, NULL, NULL, \
-      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL, 0, NULL, NULL }
+      RT_DEFAULT, NULL, NULL, 0, RT_DEFAULT, 0, NULL, 0, NULL, 0, NULL, NULL, 0 }
 
 /* A handle to a placement group (rt_pg_create()); a plain value, valid
  * until rt_pg_remove() or rt_shutdown(); the zero handle is never valid. */

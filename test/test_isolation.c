@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,6 +221,202 @@ START_TEST(a_task_cannot_write_the_objects_it_reads)
     for (int i = 0; i < 3; i++)
         ck_ok(rt_view_release(&seen[i]));
     ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A hostile task: a BIG result of 'h', and a copy of each of rtask's
+ * memfds its worker holds (its result's among them), opened again
+ * read-write and left with a process of its own that outlives the
+ * task and its worker: for two seconds it writes 'X' through them. */
+int t_leave_a_writer(const void *arg, size_t len, rt_result *r);
+int t_leave_a_writer(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    unsigned char *p = rt_result_alloc(r, BIG);
+    int copies[64], n = 0;
+    if (!p)
+        return 1;
+    memset(p, 'h', BIG);
+    for (int fd = 3; fd < 1024 && n < 64; fd++) {
+        char path[64], name[64];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        ssize_t got = readlink(path, name, sizeof name - 1);
+        if (got < 0)
+            continue;
+        name[got] = 0;
+        if (strncmp(name, "/memfd:rtask (", 14) == 0 &&
+            (copies[n] = open(path, O_RDWR)) >= 0)
+            n++;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        if (fork() != 0)
+            _exit(0);
+        setsid();
+        for (int fd = 0; fd < 1024; fd++) { /* the worker's socket and pipes too */
+            int mine = 0;
+            for (int i = 0; i < n; i++)
+                mine |= copies[i] == fd;
+            if (!mine)
+                close(fd);
+        }
+        struct timespec nap = {0, 10 * 1000 * 1000};
+        for (int round = 0; round < 200; round++) {
+            for (int i = 0; i < n; i++) {
+                struct stat st;
+                if (fstat(copies[i], &st) == 0)
+                    write_through(copies[i], st.st_size);
+            }
+            nanosleep(&nap, NULL);
+        }
+        _exit(0);
+    }
+    if (child > 0)
+        waitpid(child, NULL, 0);
+    for (int i = 0; i < n; i++)
+        close(copies[i]);
+    return 0;
+}
+
+/* Shared memory that a worker held writable never holds another
+ * worker's result: a task that left a writer behind (with max_calls = 1,
+ * so its worker ends) writes nothing the next results of another worker
+ * are in, though its result's memory is freed and large results follow. */
+START_TEST(memory_a_worker_held_goes_to_no_other_worker)
+{
+    start_one_reused_worker();
+    rt_free(get_big(t_fill_big, 'p')); /* the reused worker gets spares from now on */
+    rt_opts o = RT_OPTS_INIT;
+    o.max_calls = 1;
+    rt_ref hostile;
+    ck_ok(rt_remote(t_leave_a_writer, &o, NULL, 0, &hostile));
+    unsigned char *h;
+    ck_ok(rt_get(hostile, (void **)&h, NULL, 30000));
+    rt_free(h); /* its memory is free */
+    rt_view seen[4];
+    for (int i = 0; i < 4; i++) {
+        unsigned char byte = 'c';
+        rt_ref made;
+        ck_ok(rt_remote(t_fill_big, NULL, &byte, 1, &made));
+        ck_ok(rt_get_view(made, &seen[i], 30000));
+    }
+    struct timespec nap = {0, 300 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_msg(all(seen[i].data, BIG, 'c'), "result %d was written by another "
+                      "worker's task", i);
+        ck_ok(rt_view_release(&seen[i]));
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Run as a user without privileges, as untrusted tasks would (root
+ * reaches every process whatever the guard): this test's process, which
+ * is its own (Check forks one per test), becomes nobody, dumpable as a
+ * process of a plain user is. */
+static void become_a_plain_user(void)
+{
+    if (geteuid() != 0)
+        return;
+    ck_assert_int_eq(setgroups(0, NULL), 0);
+    ck_assert_int_eq(setresgid(65534, 65534, 65534), 0);
+    ck_assert_int_eq(setresuid(65534, 65534, 65534), 0);
+    ck_assert_int_eq(prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), 0);
+}
+
+/* A hostile task: through /proc/<pid> of the application (its pid in the
+ * argument), it opens each of rtask's memfds read-write and writes them
+ * (write_through()), and opens the memory for writing.  Its result: how
+ * many of those opens worked. */
+int t_reach_the_application(const void *arg, size_t len, rt_result *r);
+int t_reach_the_application(const void *arg, size_t len, rt_result *r)
+{
+    pid_t app;
+    uint64_t opened = 0;
+    char path[64], name[64];
+    if (len != sizeof app)
+        return 1;
+    memcpy(&app, arg, sizeof app);
+    for (int fd = 0; fd < 1024; fd++) {
+        snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)app, fd);
+        ssize_t n = readlink(path, name, sizeof name - 1);
+        if (n < 0)
+            continue;
+        name[n] = 0;
+        int again = strncmp(name, "/memfd:rtask (", 14) == 0 ? open(path, O_RDWR | O_CLOEXEC)
+                                                             : -1;
+        struct stat st;
+        if (again >= 0 && fstat(again, &st) == 0) {
+            opened++;
+            write_through(again, st.st_size);
+        }
+        if (again >= 0)
+            close(again);
+    }
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)app);
+    int mem = open(path, O_RDWR | O_CLOEXEC);
+    if (mem >= 0) {
+        opened++;
+        close(mem);
+    }
+    return rt_result_set(r, &opened, sizeof opened);
+}
+
+/* A task that opens the application's descriptors and memory through
+ * /proc reaches its objects, unless the application is guarded
+ * (rt_config.guard_memory): then it opens nothing, and the object it
+ * would have written is unchanged.  The process is dumpable again after
+ * rt_shutdown(). */
+START_TEST(the_guard_keeps_the_applications_memory_from_tasks)
+{
+    become_a_plain_user();
+    int was = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    for (int guarded = 0; guarded < 2; guarded++) {
+        rt_config c = RT_CONFIG_INIT;
+        c.num_cpus = 1;
+        c.guard_memory = guarded;
+        ck_ok(rt_init_config(&c));
+        ck_assert_int_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), guarded ? 0 : was);
+        unsigned char byte = 'b';
+        rt_ref made, hostile;
+        rt_view seen;
+        ck_ok(rt_remote(t_fill_big, NULL, &byte, 1, &made));
+        ck_ok(rt_get_view(made, &seen, 30000));
+        pid_t app = getpid();
+        ck_ok(rt_remote(t_reach_the_application, NULL, &app, sizeof app, &hostile));
+        uint64_t opened = get_u64(hostile, 30000);
+        if (guarded) {
+            ck_assert_uint_eq(opened, 0);
+            ck_assert_msg(all(seen.data, BIG, 'b'), "a guarded application's object was changed");
+        } else {
+            ck_assert_msg(opened > 0 && !all(seen.data, BIG, 'b'),
+                          "unguarded, the task should reach the object (%llu opened)",
+                          (unsigned long long)opened);
+        }
+        ck_ok(rt_view_release(&seen));
+        ck_ok(rt_shutdown());
+        ck_assert_int_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), was);
+    }
+}
+END_TEST
+
+/* The guard's setting is checked. */
+START_TEST(a_bad_guard_setting_is_refused)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.guard_memory = 2;
+    ck_assert_int_eq(rt_init_config(&c), RT_EINVAL);
+    ck_assert_ptr_nonnull(strstr(rt_last_error(), "guard_memory"));
+    setenv("RTASK_GUARD_MEMORY", "yes", 1);
+    ck_assert_int_eq(rt_init(0), RT_EINVAL);
+    ck_assert_ptr_nonnull(strstr(rt_last_error(), "RTASK_GUARD_MEMORY"));
+    setenv("RTASK_GUARD_MEMORY", "1", 1);
+    ck_ok(rt_init(0));
+    ck_assert_int_eq(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0);
+    ck_ok(rt_shutdown());
+    unsetenv("RTASK_GUARD_MEMORY");
 }
 END_TEST
 
@@ -489,6 +688,9 @@ Suite *isolation_suite(void)
     tcase_add_test(tc, an_overrun_changes_no_earlier_result);
     tcase_add_test(tc, a_thread_left_running_cannot_change_the_result);
     tcase_add_test(tc, a_task_cannot_write_the_objects_it_reads);
+    tcase_add_test(tc, memory_a_worker_held_goes_to_no_other_worker);
+    tcase_add_test(tc, the_guard_keeps_the_applications_memory_from_tasks);
+    tcase_add_test(tc, a_bad_guard_setting_is_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("the board");
     tcase_set_timeout(tc, 120);

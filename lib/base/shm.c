@@ -25,6 +25,7 @@ typedef struct buf_hdr {
     int64_t fd;       /* the memfd the buffer owns, or -1 */
     int64_t given;    /* the memfd went to another process, which may map
                          it still: closed at the end, never reused */
+    uint64_t owner;   /* the worker it came from (rt__shm_owned_by()), or 0 */
 } buf_hdr;
 
 _Static_assert(sizeof(buf_hdr) <= RT__BUF_HDR, "header fits its slot");
@@ -33,7 +34,8 @@ _Static_assert(sizeof(buf_hdr) <= RT__BUF_HDR, "header fits its slot");
 
 typedef struct spare {
     int fd;
-    size_t size; /* of the file */
+    size_t size;    /* of the file */
+    uint64_t owner; /* who may take it: that worker, or anybody (0) */
 } spare;
 
 static struct {
@@ -41,7 +43,52 @@ static struct {
     size_t cap, bytes;  /* allowed, kept */
     int n;
     spare kept[POOL_MAX];
+    uint64_t *owners;   /* the workers alive, which their memfds go back to */
+    size_t nowners, cap_owners;
+    uint64_t last_owner; /* keys are never used twice in a process */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* [pool.lock] Where owner is among the living, or -1. */
+static long find_owner(uint64_t owner)
+{
+    for (size_t i = 0; i < pool.nowners; i++)
+        if (pool.owners[i] == owner)
+            return (long)i;
+    return -1;
+}
+
+uint64_t rt__shm_owner_new(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    uint64_t owner = ++pool.last_owner;
+    uint64_t *grown = rt__grow(pool.owners, &pool.cap_owners, pool.nowners, sizeof *grown, 16);
+    if (grown) { /* else its memfds are closed when freed: safe, only slower */
+        pool.owners = grown;
+        pool.owners[pool.nowners++] = owner;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return owner;
+}
+
+void rt__shm_owner_ended(uint64_t owner)
+{
+    int gone[POOL_MAX], ngone = 0;
+    pthread_mutex_lock(&pool.lock);
+    long at = find_owner(owner);
+    if (at >= 0)
+        pool.owners[at] = pool.owners[--pool.nowners];
+    for (int i = 0; i < pool.n;)
+        if (pool.kept[i].owner == owner) {
+            gone[ngone++] = pool.kept[i].fd;
+            pool.bytes -= pool.kept[i].size;
+            pool.kept[i] = pool.kept[--pool.n];
+        } else {
+            i++;
+        }
+    pthread_mutex_unlock(&pool.lock);
+    for (int i = 0; i < ngone; i++) /* no lock across a system call */
+        close(gone[i]);
+}
 
 void rt__shm_pool_open(size_t bytes)
 {
@@ -64,15 +111,18 @@ void rt__shm_pool_close(void)
         close(kept[i].fd);
 }
 
-void rt__shm_pool_give(int fd)
+/* Keep fd for owner (0: anybody), or close it: the pool is full, or
+ * its owner has ended. */
+static void give(int fd, uint64_t owner)
 {
     struct stat st;
     int kept = 0;
     if (fstat(fd, &st) == 0) {
         size_t size = (size_t)st.st_size;
         pthread_mutex_lock(&pool.lock);
-        if (pool.n < POOL_MAX && size <= pool.cap - pool.bytes && pool.bytes <= pool.cap) {
-            pool.kept[pool.n++] = (spare){fd, size};
+        if (pool.n < POOL_MAX && size <= pool.cap - pool.bytes && pool.bytes <= pool.cap &&
+            (!owner || find_owner(owner) >= 0)) {
+            pool.kept[pool.n++] = (spare){fd, size, owner};
             pool.bytes += size;
             kept = 1;
         }
@@ -82,12 +132,18 @@ void rt__shm_pool_give(int fd)
         close(fd);
 }
 
+void rt__shm_pool_give(int fd)
+{
+    give(fd, 0);
+}
+
 void rt__shm_pool_forked(size_t bytes)
 {
     pthread_mutex_init(&pool.lock, NULL); /* a thread may have held it at the fork */
     pool.n = 0;
     pool.bytes = 0;
     pool.cap = bytes;
+    pool.nowners = 0; /* no worker of its own */
 }
 
 static size_t page_size(void)
@@ -110,12 +166,13 @@ void rt__shm_done(void *data, size_t len)
 
 /* The smallest memfd kept that holds need bytes and is not more than
  * twice that (a large one stays for a large result). */
-int rt__shm_pool_take(size_t need)
+int rt__shm_pool_take(size_t need, uint64_t owner)
 {
     int best = -1, fd = -1;
     pthread_mutex_lock(&pool.lock);
     for (int i = 0; i < pool.n; i++)
         if (pool.kept[i].size >= need && pool.kept[i].size / 2 <= need &&
+            (!pool.kept[i].owner || pool.kept[i].owner == owner) &&
             (best < 0 || pool.kept[i].size < pool.kept[best].size))
             best = i;
     if (best >= 0) {
@@ -136,6 +193,7 @@ static void *hdr_to_data(void *base, uint64_t map_len, int fd)
     h->map_len = map_len;
     h->fd = fd;
     h->given = 0;
+    h->owner = 0;
     return (char *)base + RT__BUF_HDR;
 }
 
@@ -172,7 +230,7 @@ int rt__shm_create(size_t len, void **data)
         errno = ENOMEM; /* no mapping is that long, and the sums below would wrap */
         return -1;
     }
-    int fd = rt__shm_pool_take(RT__BUF_HDR + len);
+    int fd = rt__shm_pool_take(RT__BUF_HDR + len, 0);
     if (fd >= 0) {
         if ((*data = map_shared(fd, len, 1)))
             return fd;
@@ -242,6 +300,13 @@ void rt__shm_given(const void *data)
         h->given = 1;
 }
 
+void rt__shm_owned_by(const void *data, uint64_t owner)
+{
+    buf_hdr *h = (buf_hdr *)(void *)((char *)(uintptr_t)data - RT__BUF_HDR);
+    if (h->magic == BUF_MAGIC)
+        h->owner = owner;
+}
+
 void rt__shm_disown(const void *data)
 {
     buf_hdr *h = (buf_hdr *)(void *)((char *)(uintptr_t)data - RT__BUF_HDR);
@@ -290,6 +355,7 @@ void rt__buf_free(void *data)
         return; /* not ours: leaking beats freeing a foreign pointer */
     h->magic = 0;
     int fd = (int)h->fd, given = h->given != 0;
+    uint64_t owner = h->owner;
     if (h->map_len)
         munmap(h, h->map_len);
     else
@@ -297,5 +363,5 @@ void rt__buf_free(void *data)
     if (fd >= 0 && given)
         close(fd);
     else if (fd >= 0)
-        rt__shm_pool_give(fd); /* nobody maps it now */
+        give(fd, owner); /* nobody maps it now */
 }

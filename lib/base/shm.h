@@ -25,6 +25,7 @@
 #define RT_SHM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define RT__BUF_HDR 64
 #define RT__SHM_MIN ((size_t)128 * 1024)
@@ -82,9 +83,22 @@ void rt__shm_disown(const void *data);
 void rt__shm_pool_open(size_t bytes);
 void rt__shm_pool_close(void);
 void rt__shm_pool_give(int fd);
-/* A memfd of the pool that holds need bytes (and not twice as many), now
- * the caller's; -1 when none. */
-int rt__shm_pool_take(size_t need);
+/* A memfd of the pool that holds need bytes (and not twice as many),
+ * one owner may take (see below), now the caller's; -1 when none. */
+int rt__shm_pool_take(size_t need, uint64_t owner);
+
+/* Whose memfds go back to whom.  A worker that held a memfd writable may
+ * hold it still: its task can open the descriptor again through
+ * /proc/self/fd and leave the copy with a child that outlives the task.
+ * So a memfd that came from a worker (rt__shm_owned_by(), with the
+ * worker's key, never 0) is taken from the pool by that worker alone
+ * while it lives, and closed once it has ended: its bytes are never
+ * another worker's result.  Memfds no worker held (owner 0) go to
+ * anybody.  A new worker's key, never used before in the process (an
+ * earlier runtime's worker may have had any other): */
+uint64_t rt__shm_owner_new(void);
+void rt__shm_owned_by(const void *data, uint64_t owner);
+void rt__shm_owner_ended(uint64_t owner);
 /* In a process just forked: what the pool held is not this process's
  * (the fork server closed those descriptors); start empty. */
 void rt__shm_pool_forked(size_t bytes);

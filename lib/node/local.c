@@ -268,7 +268,8 @@ static int send_last(rt__worker *w, const rt__task *t)
  * pages that exist already (shm.h).  Without one it makes its own. */
 static int send_spare(rt__worker *w)
 {
-    int fd = w->last_large ? rt__shm_pool_take(RT__BUF_HDR + w->last_large) : -1;
+    int fd = w->last_large ? rt__shm_pool_take(RT__BUF_HDR + w->last_large, w->shm_owner)
+                           : -1;
     w->last_large = 0;
     return fd < 0 ? 0 : rt__proto_send_spare(&w->chan, fd);
 }

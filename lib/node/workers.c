@@ -150,6 +150,8 @@ static int answer(void *ctx, const rt__result_msg *r)
     w->leaving |= r->id == w->last_task; /* it exits once it has sent it */
     w->last_large = r->fd >= 0 ? r->len : 0;
     rt__answer a = adopt(r);
+    if (r->fd >= 0 && a.result)
+        rt__shm_owned_by(a.result, w->shm_owner); /* it may write it still */
     ev->answered(ev->ctx, w->owner, &a);
     return 0;
 }
@@ -265,6 +267,7 @@ void rt__workers_free(rt__worker *w)
     rt__local *l = w->node;
     l->free_slots[l->nfree++] = w->slot;
     l->by_slot[w->slot] = NULL;
+    rt__shm_owner_ended(w->shm_owner);
     rt__chan_close(&w->chan);
     rt__relay_close(&w->out);
     rt__relay_close(&w->err);
@@ -299,6 +302,7 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
     /* What a new worker finds: the journal's data needs no zeroing. */
     memset(&l->slots[w->slot], 0, offsetof(rt__run_slot, journal.data));
     l->by_slot[w->slot] = w;
+    w->shm_owner = rt__shm_owner_new();
     w->w_sock.fd = w->w_out.fd = w->w_err.fd = -1;
     rt__chan_init(&w->chan, mine[0]);
     rt__relay_init(&w->out, mine[1], stdout);

@@ -46,6 +46,7 @@ struct rt__worker {
     rt__worker *dnext;         /* in the list of workers with output to send */
     rt__local *node;
     uint32_t slot;             /* its run slot; also its key with the fork server */
+    uint64_t shm_owner;        /* its memfds' owner in the pool (shm.h) */
     pid_t pid;                 /* 0 until the fork server says */
     rt__chan chan;             /* fd -1 once closed; input may remain */
     rt__relay out, err;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 /* The process's runtime: the public calls have no handle to name one. */
@@ -42,6 +43,7 @@ static void make_blank(rt__runtime *rt)
     pthread_cond_init(&rt->round_free, NULL);
     pthread_cond_init(&rt->settled, NULL);
     pthread_cond_init(&rt->wakers_gone, NULL);
+    rt->was_dumpable = -1;
     rt->loop.epoll_fd = -1;
     rt->loop.wake.fd = -1;
     rt->notices.fd = -1;
@@ -355,6 +357,38 @@ static void start_timeline(rt__runtime *rt, const rt_config *config)
     rt->timeline.origin_ns = rt__now_ns();
 }
 
+/* Processes of one user open each other's memory and descriptors
+ * through /proc/<pid> (and ptrace(2)) unless the one opened is not
+ * dumpable: a task could write any object's shared memory there.  With
+ * the guard, the application is not, nor what it forks from now on (the
+ * fork server, the workers), until rt_shutdown(). */
+static int start_guard(rt__runtime *rt, const rt_config *config)
+{
+    const char *env = getenv("RTASK_GUARD_MEMORY");
+    int want = config ? config->guard_memory : 0;
+    rt->was_dumpable = -1;
+    if (want != 0 && want != 1)
+        return rt__error(RT_EINVAL, "rt_init: guard_memory must be 0 or 1; %d is invalid",
+                         want);
+    if (!want && env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+        return rt__error(RT_EINVAL, "rt_init: RTASK_GUARD_MEMORY must be 0 or 1, not \"%s\"",
+                         env);
+    if (!want && !(env && strcmp(env, "1") == 0))
+        return 0;
+    int was = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    if (was < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return rt__syserror("rt_init: guard_memory: prctl(PR_SET_DUMPABLE)");
+    rt->was_dumpable = was;
+    return 0;
+}
+
+static void end_guard(rt__runtime *rt)
+{
+    if (rt->was_dumpable >= 0)
+        prctl(PR_SET_DUMPABLE, rt->was_dumpable, 0, 0, 0);
+    rt->was_dumpable = -1;
+}
+
 int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks hooks)
 {
     rt__offer set;
@@ -370,7 +404,9 @@ int rt__runtime_start(rt__runtime *rt, const rt_config *config, rt__door_hooks h
     if (rc == 0)
         rc = rt__checkpoint_open(rt, config ? config->checkpoint_dir : NULL);
     if (rc == 0)
-        rc = start(rt, &set);
+        rc = start_guard(rt, config);
+    if (rc == 0 && (rc = start(rt, &set)) < 0)
+        end_guard(rt);
     if (rc == 0 && cluster)
         rc = join_cluster(rt, &set);
     if (rc == 0) {
@@ -475,6 +511,7 @@ static void finish_shutdown(rt__runtime *rt)
     }
     rt__wakers_close(rt);
     rt__sink_drain(RT__OUTPUT_WAIT_MS * 10); /* what the workers printed, before we return */
+    end_guard(rt); /* the workers are gone */
 }
 
 int rt__runtime_stop(rt__runtime *rt)

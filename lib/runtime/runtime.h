@@ -146,6 +146,7 @@ typedef struct rt__runtime {
     rt__dispatch dispatch;
     rt__cluster *cluster;        /* the MPI job joined, or NULL */
     int recording;               /* keep a timeline (fixed by rt_init()) */
+    int was_dumpable;            /* before rt_init()'s guard; -1: no guard */
     rt__timeline timeline;       /* the round holder's: what ended */
     char *timeline_path;         /* RTASK_TIMELINE: rt_shutdown() writes it */
     rt__code_map code;           /* what the fork server has (fixed by rt_init()) */

@@ -5,9 +5,20 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 
 static MPI_Comm comm = MPI_COMM_NULL;
 static int we_initialized;
+
+/* A process rt_init() guards (rt_config.guard_memory) is not dumpable.
+ * Open MPI's single copy between the ranks of one machine (CMA) reads
+ * another rank's memory as ptrace(2) would, which fails there: it is
+ * turned off, unless the job set it. */
+static void use_no_single_copy(void)
+{
+    if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0)
+        setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 0);
+}
 
 static int join(int *rank, int *size, char *err, size_t errlen)
 {
@@ -20,10 +31,12 @@ static int join(int *rank, int *size, char *err, size_t errlen)
                      "MPI_THREAD_MULTIPLE, which rtask's own thread needs");
             return -1;
         }
-    } else if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &level) != MPI_SUCCESS) {
-        snprintf(err, errlen, "MPI_Init_thread failed");
-        return -1;
     } else {
+        use_no_single_copy();
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &level) != MPI_SUCCESS) {
+            snprintf(err, errlen, "MPI_Init_thread failed");
+            return -1;
+        }
         we_initialized = 1;
     }
     if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
