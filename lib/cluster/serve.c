@@ -589,7 +589,7 @@ static int may_run_inside(const lease *l, rt__amount cpu)
 }
 
 int rt__serve_inside(rt__serve *s, uint64_t parent, uint64_t child, rt__amount cpu,
-                     int (*give)(void *ctx), void *ctx)
+                     int (*give)(void *ctx), void *ctx, uint64_t *lease_number)
 {
     rt__task *p;
     lease *l = running(s, parent, &p);
@@ -606,6 +606,7 @@ int rt__serve_inside(rt__serve *s, uint64_t parent, uint64_t child, rt__amount c
     s->local->ops->given_inside(s->local, l->w);
     if (l->budget != SIZE_MAX)
         l->budget--;
+    *lease_number = l->byid.id;
     return 0;
 }
 

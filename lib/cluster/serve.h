@@ -24,6 +24,8 @@ typedef struct rt__serve_setup {
                               are written too (node/keep.h), or NULL */
     const char *spill_dir; /* where they spill past store_size, or NULL */
     size_t store_size;     /* this rank's object_store_bytes */
+    int recording;         /* the job keeps a timeline (rank 0's, as this
+                              rank's configuration says: the same program) */
 } rt__serve_setup;
 
 /* Serve rank 0 with the local node, whose events become this server's.
@@ -42,15 +44,16 @@ int rt__serve_run(rt__serve *s);
  * submitted and now waits for, runs inside that wait, in parent's
  * worker, holding what parent holds.  0 when it may and give(ctx), which
  * gives the worker the child to run, did (-2 when it failed: nothing is
- * changed): the worker is told so, and the child's answer goes to
- * answered(ctx, ...) (which may take
- * its bytes), not to rank 0, and when rank 0 asks parent to stop (a
- * cancel), stopped(ctx, child) is told, and the worker asks child to stop
- * instead; -1 when parent runs in no worker here that
- * may take it: an actor's, one with devices, one with no call left of
- * its max_calls, or one whose lease holds fewer CPUs than cpu. */
+ * changed): the worker is told so, *lease_number is the lease it runs
+ * in (rank 0's timeline draws it as its worker), the child's answer goes
+ * to answered(ctx, ...) (which may take its bytes), not to rank 0, and
+ * when rank 0 asks parent
+ * to stop (a cancel), stopped(ctx, child) is told, and the worker asks
+ * child to stop instead; -1 when parent runs in no worker here that may
+ * take it: an actor's, one with devices, one with no call left of its
+ * max_calls, or one whose lease holds fewer CPUs than cpu. */
 int rt__serve_inside(rt__serve *s, uint64_t parent, uint64_t child, rt__amount cpu,
-                     int (*give)(void *ctx), void *ctx);
+                     int (*give)(void *ctx), void *ctx, uint64_t *lease_number);
 void rt__serve_on_inside(rt__serve *s, void (*answered)(void *ctx, rt__answer *a),
                          void (*stopped)(void *ctx, uint64_t child), void *ctx);
 /* rt_cancel() of such a child while it runs: kill its worker (and the

@@ -62,6 +62,8 @@ struct rt__tunnel {
     rt_arg *args;                  /* room to decode a SUBMIT */
     rt__store *store;              /* another rank's: where tasks' PUTs stay */
     int hashed;                    /* the job keeps checkpoints: hash them */
+    int recording;                 /* the job keeps a timeline: rank 0 hears
+                                      of the tasks placed here (RAN) */
     uint64_t last_kept;            /* the number of the last PUT kept */
     rt__link fetching;             /* connections whose GET waits for bytes */
     rt__serve *serving;            /* another rank's: its leases' workers */
@@ -227,6 +229,12 @@ static int send_raw(conn *k, const rt__hdr *h, const char *payload, int fd)
     }
     m.fd = fd;
     m.bytes = fd >= 0 ? NULL : payload;
+    rt__callmsg_ran ran;
+    if (h->type == RT__CALL_RAN && h->len == sizeof ran) {
+        memcpy(&ran, payload, sizeof ran);
+        if (place_of(r, ran.fn, &m.fn) < 0)
+            return -1;
+    }
     if (h->type == RT__CALL_SUBMIT &&
         place_functions(r, payload, (size_t)h->len, fd, &m) < 0) {
         if (fd >= 0)
@@ -325,6 +333,7 @@ typedef struct child {
     struct child *outer;   /* RUNNING: the one whose wait it runs inside,
                               if that runs inside a wait too */
     uint64_t parent;       /* the task that submitted it */
+    uint64_t lane;         /* RUNNING: the lease it runs in */
     uint64_t since_ns;     /* when */
     rt__amount cpu;        /* what it asks for */
     rt__hdr h;             /* its SUBMIT, */
@@ -476,6 +485,20 @@ static int place_here(conn *k, const rt__hdr *h, const char *payload)
     return rt__callmsg_put_reply(&k->chan, RT_OK, c->byid.id, NULL, NULL, 0, -1) < 0 ? -1 : 1;
 }
 
+/* Rank 0's timeline hears how c ran (RAN): its wait from its SUBMIT, its
+ * run, its outcome, in the lane of the lease it ran in.  Sent as it ends,
+ * beside its answer, not before it. */
+static int tell_ran(conn *k, const child *c, int status)
+{
+    uint64_t ran_ns = c->answer.run_us * 1000, since = rt__now_ns() - c->since_ns;
+    uint64_t waited_us = since > ran_ns ? (since - ran_ns) / 1000 : 0;
+    rt__callmsg_ran ran = {c->run.fn, c->lane, waited_us > UINT32_MAX ? UINT32_MAX : (uint32_t)waited_us,
+                           c->answer.run_us > UINT32_MAX ? UINT32_MAX : (uint32_t)c->answer.run_us,
+                           status, 0};
+    rt__hdr h = {.type = RT__CALL_RAN, .id = c->byid.id, .len = sizeof ran};
+    return send_raw(k, &h, (const char *)&ran, -1);
+}
+
 /* c's GET answered with how it ended; c is gone then, and rank 0, if it
  * was told c ran, hears that it ended: the calls after are its parent's. */
 static int answer_child(conn *k, child *c)
@@ -498,6 +521,8 @@ static int answer_child(conn *k, child *c)
         rc = RT_ECANCELLED;
         snprintf(why, sizeof why, "rt_cancel: it ran to its end; its result was dropped");
     }
+    if (k->tunnel->recording && tell_ran(k, c, rc) < 0)
+        return -1;
     int out = rt__callmsg_put_object(&k->chan, rc, rc == RT_OK ? NULL : why,
                                      rc == RT_OK || rc == RT_ETASK ? a->result : NULL,
                                      rc == RT_OK || rc == RT_ETASK ? a->len : 0);
@@ -550,7 +575,7 @@ static int get_child(conn *k, child *c, const rt__hdr *h, const char *payload, i
         memcpy(&g, payload, sizeof g);
         int given = g.may_run && g.timeout_ms < 0 && !g.keep
                         ? rt__serve_inside(k->tunnel->serving, c->parent, c->byid.id, c->cpu,
-                                           give_run, c)
+                                           give_run, c, &c->lane)
                         : -1;
         if (given == -2)
             return -1;
@@ -722,8 +747,8 @@ static void unpark_all(rt__tunnel *r)
 
 /* One frame of a worker's thread here, on its way to rank 0, unless this
  * rank answers it: a task it places itself, that task's GET, and its
- * cancel while it runs.  A PUT_HELD, HELD_AT, INSIDE or a SUBMIT with a
- * handle is the tunnels' to make: from a worker it breaks the protocol.  0, or -1 when
+ * cancel while it runs.  A PUT_HELD, HELD_AT, INSIDE, RAN or a SUBMIT
+ * with a handle is the tunnels' to make: from a worker it breaks the protocol.  0, or -1 when
  * k must close. */
 static int from_worker(conn *k, const rt__hdr *h, const char *payload, int fd)
 {
@@ -731,7 +756,8 @@ static int from_worker(conn *k, const rt__hdr *h, const char *payload, int fd)
     int mine = h->type == RT__CALL_GET || h->type == RT__CALL_CANCEL;
     child *c = mine ? child_find(r, h->id) : NULL;
     if (h->type == RT__CALL_PUT_HELD || h->type == RT__CALL_HELD_AT ||
-        h->type == RT__CALL_INSIDE || (h->type == RT__CALL_SUBMIT && h->id)) {
+        h->type == RT__CALL_INSIDE || h->type == RT__CALL_RAN ||
+        (h->type == RT__CALL_SUBMIT && h->id)) {
         if (fd >= 0)
             close(fd);
         return -1;
@@ -928,6 +954,24 @@ static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
         conn_lost(k);
 }
 
+int rt__tunnel_ran(rt__tunnel *r, const rt__rank_msg *m, uint64_t *id, rt__callmsg_ran *ran)
+{
+    rt__hdr h;
+    if (m->type != RT__RANK_CALL || !r->serve)
+        return 0;
+    rt__rank_call_read(m, &h);
+    if (h.type != RT__CALL_RAN)
+        return 0;
+    int ok = m->len == sizeof *ran && m->bytes;
+    if (ok) {
+        memcpy(ran, m->bytes, sizeof *ran);
+        ran->fn = function_at(r, &m->fn);
+        *id = h.id;
+    }
+    rt__buf_free(m->owned);
+    return ok ? 1 : -1;
+}
+
 void rt__tunnel_deliver(rt__tunnel *r, int from, const rt__rank_msg *m)
 {
     if (m->type == RT__RANK_CALL) {
@@ -959,8 +1003,9 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
     return r;
 }
 
-void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed)
+void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed, int recording)
 {
+    r->recording = recording;
     r->serving = s;
     r->rank = rank;
     r->store = rt__serve_store(s);

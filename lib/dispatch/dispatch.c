@@ -711,6 +711,15 @@ static uint32_t actor_texts(rt__dispatch *d, const rt__task *t)
 /* Record how t's run on l ended, when a timeline is kept: after ran_us,
  * or lost with its worker (a death, marked where it happened).  Its end
  * is when the round read its answer. */
+/* s into the timeline, or a warning that it is not. */
+static void keep_span(rt__dispatch *d, const rt__span *s, const char *name,
+                      const rt__devices *dev)
+{
+    if (rt__timeline_add(d->timeline, s, name, dev ? dev->gpus : NULL,
+                         dev ? dev->accel : NULL) < 0)
+        rt__warn("no memory to record a task in the timeline: it is left out");
+}
+
 static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint64_t ran_us,
                    int status, unsigned attempt)
 {
@@ -727,8 +736,18 @@ static void record(rt__dispatch *d, const rt__lease *l, const rt__task *t, uint6
     rt__devices dev = {0};
     if (l->grant.gpu.each || l->grant.accel.each) /* a CPU task's devices are none */
         dev = describe(d, l);
-    if (rt__timeline_add(d->timeline, &s, rt__task_named(t), dev.gpus, dev.accel) < 0)
-        rt__warn("no memory to record a task in the timeline: it is left out");
+    keep_span(d, &s, rt__task_named(t), &dev);
+}
+
+void rt__dispatch_record_elsewhere(rt__dispatch *d, rt__span *s, uint64_t waited_us,
+                                   uint64_t ran_us)
+{
+    if (!d->timeline)
+        return;
+    s->ended_ns = timeline_now(d);
+    s->started_ns = s->ended_ns - ran_us * 1000;
+    s->queued_ns = s->started_ns - waited_us * 1000;
+    keep_span(d, s, NULL, NULL);
 }
 
 /* Whether more answers of c's quick tasks are about to come: the round's

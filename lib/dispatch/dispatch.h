@@ -125,6 +125,11 @@ rt__node_events rt__dispatch_events(rt__dispatch *d);
 int rt__dispatch_add_node(rt__dispatch *d, const rt__offer *offer, rt__node *n);
 /* File tasks the public calls submitted, in their order. */
 void rt__dispatch_absorb(rt__dispatch *d, rt__tasks *incoming);
+/* A task that another rank placed itself ended (its id, function, node
+ * and lane in *s): into the timeline, when one is kept, as ending now,
+ * after waited_us and ran_us. */
+void rt__dispatch_record_elsewhere(rt__dispatch *d, rt__span *s, uint64_t waited_us,
+                                   uint64_t ran_us);
 /* Act on rt_actor_kill(): calls not yet sent fail, the actor's process
  * finishes what it has, runs its destructor and exits. */
 void rt__dispatch_kill(rt__dispatch *d, rt__actor *a, int restart);

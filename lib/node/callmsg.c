@@ -28,6 +28,7 @@ const char *rt__callmsg_name(uint32_t type)
         [RT__CALL_REPLY] = "REPLY",   [RT__CALL_RUN] = "RUN",
         [RT__CALL_PUT_HELD] = "PUT_HELD", [RT__CALL_HELD_AT] = "HELD_AT",
         [RT__CALL_INSIDE] = "INSIDE",
+        [RT__CALL_RAN] = "RAN",
     };
     return type < RT__CALL_TYPES && names[type] ? names[type] : "unknown";
 }

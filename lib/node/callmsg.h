@@ -54,6 +54,9 @@ typedef enum rt__call_type {
                             placed runs inside the running task's wait
                             (word 0), or ended (word 1); the calls between
                             are that task's */
+    RT__CALL_RAN,        /* from another rank's tunnel, no reply, while a
+                            timeline is kept: id = a task it placed, which
+                            ended; payload = how it ran (below) */
     RT__CALL_TYPES
 } rt__call_type;
 
@@ -161,6 +164,16 @@ typedef struct rt__callmsg_held {
     uint64_t len;
     uint64_t hash[2];
 } rt__callmsg_held;
+
+/* RAN's payload: the task's function (its place travels beside it, as a
+ * SUBMIT's: cluster/tunnel.c), its worker's lane in rank 0's timeline
+ * (the lease's number), how long it waited to start and ran, and its
+ * outcome (RT_OK, RT_ETASK...). */
+typedef struct rt__callmsg_ran {
+    uint64_t fn, lane;
+    uint32_t waited_us, ran_us;
+    int32_t status, unused;
+} rt__callmsg_ran;
 
 /* HELD_AT's payload: the object, its run, the rank that holds its bytes
  * (never 0) and their length. */

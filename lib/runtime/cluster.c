@@ -41,6 +41,7 @@ struct rt__cluster {
     rt__fn_cache *places;           /* rank 0: the functions they were sent */
     rt__serve *serve;               /* the others: what serves rank 0 */
     rt__tunnel *tunnel;               /* tasks' calls, to rank 0 */
+    rt__dispatch *dispatch;         /* rank 0: records the others' tasks */
     unsigned char *descs;           /* rank 0, from join to start: every
                                        rank's, packed (sparse.h), in rank
                                        order, desc_slot bytes each: its
@@ -241,7 +242,16 @@ static int is_call(const rt__rank_msg *m)
 static void to_peer(void *ctx, int from, const rt__rank_msg *m)
 {
     rt__cluster *c = ctx;
-    if (from > 0 && from < c->size && is_call(m))
+    rt__callmsg_ran ran;
+    uint64_t id;
+    int ran_there = from > 0 && from < c->size ? rt__tunnel_ran(c->tunnel, m, &id, &ran) : 0;
+    if (ran_there > 0) {
+        rt__span s = {.id = id, .fn = (const void *)(uintptr_t)ran.fn, .lane = ran.lane,
+                      .node = from, .status = ran.status};
+        rt__dispatch_record_elsewhere(c->dispatch, &s, ran.waited_us, ran.ran_us);
+    } else if (ran_there < 0) {
+        return; /* consumed */
+    } else if (from > 0 && from < c->size && is_call(m))
         rt__tunnel_deliver(c->tunnel, from, m);
     else if (from > 0 && from < c->size && c->peer[from])
         rt__peer_deliver(c->peer[from], m);
@@ -299,7 +309,7 @@ static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local,
     rt__output_node(label);
     if (!(c->serve = rt__serve_new(c->bridge, local, setup)))
         return rt__error(RT_ENOMEM, "rt_init: no memory to serve rank 0");
-    rt__tunnel_serve(c->tunnel, c->serve, c->rank, setup->kept_dir != NULL);
+    rt__tunnel_serve(c->tunnel, c->serve, c->rank, setup->kept_dir != NULL, setup->recording);
     return rt__bridge_attach(c->bridge, loop, to_serve, c) < 0
                ? rt__syserror("rt_init: watching the MPI bridge")
                : 0;
@@ -309,6 +319,7 @@ int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node 
                       void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup)
 {
     c->tunnel = rt__tunnel_new(c->bridge, loop, c->rank == 0 ? serve_calls : NULL);
+    c->dispatch = d;
     int rc = !c->tunnel ? rt__error(RT_ENOMEM, "rt_init: no memory to tunnel tasks' calls")
              : c->rank == 0 ? start_peers(c, loop, d)
                             : start_serving(c, loop, local, setup);

@@ -324,7 +324,8 @@ static int join_cluster(rt__runtime *rt, const rt__offer *set)
         rt__round_take(rt);
         rt->cluster = c; /* ended with the runtime, whatever happens */
         rt__serve_setup setup = {rt->checkpoint.dir[0] ? rt->checkpoint.dir : NULL,
-                                 rt->spill.dir[0] ? rt->spill.dir : NULL, rt->store_size};
+                                 rt->spill.dir[0] ? rt->spill.dir : NULL, rt->store_size,
+                                 rt->recording};
         rc = rt__cluster_start(c, &rt->loop, &rt->dispatch, rt__local_node(rt->local),
                                rt->door_hooks.serve, &setup);
         rt__round_give(rt);

@@ -1246,6 +1246,59 @@ START_TEST(test_nested_calls_stay_on_their_rank)
 }
 END_TEST
 
+/* The "tid" (lane) of line's span, or -1. */
+static long long lane_of(const char *line)
+{
+    const char *tid = strstr(line, "\"tid\":");
+    return tid ? atoll(tid + 6) : -1;
+}
+
+/* With a timeline kept (RTASK_TIMELINE on every rank), the tasks a rank
+ * placed itself are in rank 0's: on their rank, in their caller's lane,
+ * under their own handles.  (Those handed to rank 0 are in it as any
+ * task: each of the caller's tasks is there once.) */
+START_TEST(test_tasks_placed_on_a_rank_are_in_the_timeline)
+{
+    rt_opts on1 = RT_OPTS_INIT;
+    on1.label_selector = "rank=1";
+    int n = 20, *got;
+    rt_ref ref;
+    ck_ok(rt_remote(calls_of_its_own, &on1, &n, sizeof n, &ref));
+    uint64_t parent = ref.id;
+    ck_ok(rt_get(ref, (void **)&got, NULL, 60000));
+    int placed = *got;
+    rt_free(got);
+    ck_assert_int_ge(placed, n / 2);
+    char path[] = "/tmp/rtask-timeline-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_ok(rt_timeline(path));
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[4096], id[64];
+    long long parent_lane = -1, lanes[64];
+    int children = 0, beside = 0;
+    snprintf(id, sizeof id, "\"id\":%llu,", (unsigned long long)parent);
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "\"id\":");
+        if (!strstr(line, "\"ph\":\"X\"") || !at)
+            continue;
+        if (strstr(line, id))
+            parent_lane = lane_of(line);
+        if ((strtoull(at + 5, NULL, 10) & RT__ID_FOREIGN) && children < 64)
+            lanes[children++] = strstr(line, "\"pid\":1,") ? lane_of(line) : -1;
+    }
+    fclose(f);
+    unlink(path);
+    for (int i = 0; i < children; i++)
+        beside += parent_lane >= 0 && lanes[i] == parent_lane;
+    ck_assert_msg(children == n, "%d children in the timeline, %d placed on rank 1", children, placed);
+    ck_assert_msg(beside >= placed, "%d of the %d placed on rank 1 are in their caller's lane "
+                  "(%lld)", beside, placed, parent_lane);
+}
+END_TEST
+
 /* Waits, with a time limit (so that its rank hands it to rank 0), for a
  * task of its own that runs until asked to stop. */
 static int waits_a_while(const void *arg, size_t len, rt_result *res)
@@ -1838,6 +1891,8 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_nested_calls_stay_on_their_rank);
         tcase_add_test(tc, test_cancel_reaches_a_task_placed_on_its_rank);
     }
+    if (strcmp(which, "timeline") == 0)
+        tcase_add_test(tc, test_tasks_placed_on_a_rank_are_in_the_timeline);
     if (strcmp(which, "many") == 0) {
         tcase_set_timeout(tc, 900);
         tcase_add_test(tc, test_graph_over_every_rank);
