@@ -6,12 +6,14 @@
 #include "tests.h"
 
 #include "../lib/api/proxy.h"    /* internal: the proxies' entry */
+#include "../lib/base/shm.h"      /* internal: shared memory */
 #include "../lib/node/callmsg.h" /* internal: the frames of tasks' calls */
 #include "../lib/runtime/table.h" /* internal: handles */
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
@@ -309,6 +311,120 @@ START_TEST(memory_a_worker_held_goes_to_no_other_worker)
         ck_ok(rt_view_release(&seen[i]));
     }
     ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* For two seconds: each of rtask's memfds this process holds a
+ * descriptor of, opened again read-write and written ('X') as soon as
+ * it is seen, again and again. */
+static void *open_and_write_for_a_while(void *unused)
+{
+    (void)unused;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        DIR *fds = opendir("/proc/self/fd");
+        for (struct dirent *e; fds && (e = readdir(fds));) {
+            char path[300], name[64];
+            snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+            ssize_t n = readlink(path, name, sizeof name - 1);
+            if (n < 14 || strncmp(name, "/memfd:rtask (", 14) != 0)
+                continue;
+            int again = open(path, O_RDWR | O_CLOEXEC);
+            struct stat st;
+            if (again >= 0 && fstat(again, &st) == 0)
+                write_through(again, st.st_size);
+            if (again >= 0)
+                close(again);
+        }
+        if (fds)
+            closedir(fds);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < 2);
+    return NULL;
+}
+
+/* A hostile task: it leaves open_and_write_for_a_while() running. */
+int t_leave_a_descriptor_writer(const void *arg, size_t len, rt_result *r);
+int t_leave_a_descriptor_writer(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    (void)r;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, open_and_write_for_a_while, NULL) != 0)
+        return 1;
+    pthread_detach(thread);
+    return 0;
+}
+
+/* Its argument's first byte. */
+int i_first_byte(const rt_value *args, size_t n, rt_result *r);
+int i_first_byte(const rt_value *args, size_t n, rt_result *r)
+{
+    return n == 1 && args[0].len ? rt_result_set(r, args[0].data, 1) : 1;
+}
+
+/* While a thread an earlier task left in a reused worker opens every
+ * descriptor it finds there for writing, tasks of that worker take an
+ * object as their argument: its memfd comes and goes there, and nothing
+ * changes it (shared memory another process reads is sealed against
+ * writes before it goes). */
+START_TEST(an_argument_cannot_be_opened_for_writing)
+{
+    start_one_reused_worker();
+    unsigned char byte = 'o';
+    rt_ref object, spy;
+    rt_view seen;
+    ck_ok(rt_remote(t_fill_big, NULL, &byte, 1, &object));
+    ck_ok(rt_get_view(object, &seen, 30000));
+    ck_ok(rt_remote(t_leave_a_descriptor_writer, NULL, NULL, 0, &spy));
+    ck_ok(rt_get(spy, NULL, NULL, 30000));
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do { /* while the thread looks */
+        rt_ref one;
+        char *first;
+        ck_ok(rt_remote_args(i_first_byte, NULL, &RT_ARG_REF(object), 1, &one));
+        ck_ok(rt_get(one, (void **)&first, NULL, 30000));
+        rt_free(first);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < 1);
+    ck_assert_msg(all(seen.data, BIG, 'o'), "the object was written through its descriptor");
+    ck_ok(rt_view_release(&seen));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A memfd frozen for readers (base/shm.h) takes no write: not through
+ * its own descriptor, nor one opened again read-write, nor a shared
+ * mapping; a private mapping still reads it; and the pool never takes
+ * it back to write it again. */
+START_TEST(a_frozen_memfd_takes_no_write)
+{
+    rt__shm_pool_open(1 << 30);
+    void *data;
+    int fd = rt__shm_create(BIG, &data);
+    ck_assert_int_ge(fd, 0);
+    memset(data, 'f', BIG);
+    rt__shm_done(data, BIG);
+    ck_assert_int_eq(rt__shm_seal(fd), 0);
+    ck_assert_int_eq(rt__shm_freeze(fd), 0);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int again = open(path, O_RDWR | O_CLOEXEC);
+    ck_assert_int_ge(again, 0); /* its mode does not stop this, */
+    ck_assert_int_lt(pwrite(again, "X", 1, RT__BUF_HDR), 0); /* the seal stops the write */
+    ck_assert_int_lt(pwrite(fd, "X", 1, RT__BUF_HDR), 0);
+    ck_assert_ptr_eq(mmap(NULL, BIG, PROT_READ | PROT_WRITE, MAP_SHARED, again, 0), MAP_FAILED);
+    close(again);
+    const unsigned char *seen = rt__shm_open(fd, BIG, 0);
+    ck_assert_ptr_nonnull(seen);
+    ck_assert(all(seen, BIG, 'f'));
+    rt__shm_unmap((void *)seen, BIG);
+    rt__shm_pool_give(fd);
+    ck_assert_int_eq(rt__shm_pool_take(RT__BUF_HDR + BIG, 0), -1);
+    rt__shm_pool_close();
 }
 END_TEST
 
@@ -689,6 +805,8 @@ Suite *isolation_suite(void)
     tcase_add_test(tc, a_thread_left_running_cannot_change_the_result);
     tcase_add_test(tc, a_task_cannot_write_the_objects_it_reads);
     tcase_add_test(tc, memory_a_worker_held_goes_to_no_other_worker);
+    tcase_add_test(tc, an_argument_cannot_be_opened_for_writing);
+    tcase_add_test(tc, a_frozen_memfd_takes_no_write);
     tcase_add_test(tc, the_guard_keeps_the_applications_memory_from_tasks);
     tcase_add_test(tc, a_bad_guard_setting_is_refused);
     suite_add_tcase(s, tc);

@@ -23,8 +23,6 @@ typedef struct buf_hdr {
     uint64_t magic;
     uint64_t map_len; /* 0: heap; else the length of the whole mapping */
     int64_t fd;       /* the memfd the buffer owns, or -1 */
-    int64_t given;    /* the memfd went to another process, which may map
-                         it still: closed at the end, never reused */
     uint64_t owner;   /* the worker it came from (rt__shm_owned_by()), or 0 */
 } buf_hdr;
 
@@ -111,13 +109,18 @@ void rt__shm_pool_close(void)
         close(kept[i].fd);
 }
 
-/* Keep fd for owner (0: anybody), or close it: the pool is full, or
- * its owner has ended. */
+int rt__shm_freeze(int fd)
+{
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE);
+}
+
+/* Keep fd for owner (0: anybody), or close it: the pool is full, its
+ * owner has ended, or it is frozen. */
 static void give(int fd, uint64_t owner)
 {
     struct stat st;
-    int kept = 0;
-    if (fstat(fd, &st) == 0) {
+    int kept = 0, seals = fcntl(fd, F_GET_SEALS);
+    if (seals >= 0 && !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) && fstat(fd, &st) == 0) {
         size_t size = (size_t)st.st_size;
         pthread_mutex_lock(&pool.lock);
         if (pool.n < POOL_MAX && size <= pool.cap - pool.bytes && pool.bytes <= pool.cap &&
@@ -192,7 +195,6 @@ static void *hdr_to_data(void *base, uint64_t map_len, int fd)
     h->magic = BUF_MAGIC;
     h->map_len = map_len;
     h->fd = fd;
-    h->given = 0;
     h->owner = 0;
     return (char *)base + RT__BUF_HDR;
 }
@@ -249,8 +251,9 @@ int rt__shm_create(size_t len, void **data)
 int rt__shm_seal(int fd)
 {
     /* What keeps the reader from SIGBUS.  Not the bytes: the memfd is
-     * written again when it comes back from the pool. */
-    int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+     * written again when it comes back from the pool, unless it is
+     * frozen (rt__shm_freeze(), which is why F_SEAL_SEAL is not set). */
+    int want = F_SEAL_SHRINK | F_SEAL_GROW;
     int seals = fcntl(fd, F_GET_SEALS);
     if (seals >= 0 && (seals & want) == want)
         return 0;
@@ -261,7 +264,7 @@ int rt__shm_fits(int fd, size_t len)
 {
     struct stat st;
     int seals = fcntl(fd, F_GET_SEALS);
-    if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0 ||
+    if (seals < 0 || !(seals & F_SEAL_SHRINK) || (seals & F_SEAL_SEAL) || fstat(fd, &st) < 0 ||
         (uint64_t)st.st_size < (uint64_t)RT__BUF_HDR + len || len > SIZE_MAX - RT__BUF_HDR) {
         errno = EPROTO;
         return -1;
@@ -291,13 +294,6 @@ void *rt__shm_open(int fd, size_t len, int writable)
         return NULL;
     }
     return hdr_to_data(base, map_len, fd);
-}
-
-void rt__shm_given(const void *data)
-{
-    buf_hdr *h = (buf_hdr *)(void *)((char *)(uintptr_t)data - RT__BUF_HDR);
-    if (h->magic == BUF_MAGIC && h->fd >= 0)
-        h->given = 1;
 }
 
 void rt__shm_owned_by(const void *data, uint64_t owner)
@@ -354,14 +350,12 @@ void rt__buf_free(void *data)
     if (h->magic != BUF_MAGIC)
         return; /* not ours: leaking beats freeing a foreign pointer */
     h->magic = 0;
-    int fd = (int)h->fd, given = h->given != 0;
+    int fd = (int)h->fd;
     uint64_t owner = h->owner;
     if (h->map_len)
         munmap(h, h->map_len);
     else
         rt__free(h);
-    if (fd >= 0 && given)
-        close(fd);
-    else if (fd >= 0)
-        give(fd, owner); /* nobody maps it now */
+    if (fd >= 0)
+        give(fd, owner); /* closed when another process may map it still: frozen */
 }

@@ -15,10 +15,11 @@
  * (up to the bytes rt__shm_pool_open() allows) instead of being closed,
  * and rt__shm_create() takes one from there, mapped with its pages
  * already in place (MAP_POPULATE), when one is large enough.  A memfd
- * goes to the pool only when no process maps it or holds it (rt__buf_free()
- * of a buffer never given to a task): reuse never writes what somebody
- * reads.  The pool is
- * the process's, behind its own lock: rt__buf_free() may run on any thread,
+ * goes to the pool only when no other process maps it: one given to a
+ * task to read is frozen first (rt__shm_freeze()), and the pool refuses
+ * it, so reuse never writes what somebody reads; one a worker wrote goes
+ * back to that worker alone (the owners below).  The pool is the
+ * process's, behind its own lock: rt__buf_free() may run on any thread,
  * after rt_shutdown() too (then the memfd is closed).
  */
 #ifndef RT_SHM_H
@@ -43,7 +44,8 @@ int rt__shm_create(size_t len, void **data);
  * that is no error). */
 int rt__shm_seal(int fd);
 /* Whether fd is a memfd rt__shm_open() maps for len bytes: sealed
- * against shrinking and big enough.  0, or -1 with errno EPROTO. */
+ * against shrinking, not against more seals (rt__shm_freeze() must be
+ * able to add its own), and big enough.  0, or -1 with errno EPROTO. */
 int rt__shm_fits(int fd, size_t len);
 /* The consumer: map a memfd that should hold len bytes.  It must be sealed
  * against shrinking and big enough, or a shrink later could kill the
@@ -58,10 +60,12 @@ int rt__shm_fd(const void *data);
  * this process may not have touched, each would cost a fault).  0, or
  * -1 with errno. */
 int rt__buf_write(int fd, const void *data, size_t len);
-/* A copy of that memfd goes to another process, which maps it: when the
- * buffer is freed the memfd is closed, not given to the pool, whose next
- * user would write into the pages that process still reads. */
-void rt__shm_given(const void *data);
+/* fd goes to another process, which reads it as an object: from now on
+ * nothing writes its bytes, through any descriptor (one opened again
+ * through /proc/<pid>/fd too, which a descriptor's mode does not stop)
+ * or mapping made after (F_SEAL_FUTURE_WRITE); the pool never takes it
+ * back, since that process may map it still.  0, or -1 with errno. */
+int rt__shm_freeze(int fd);
 /* Unmap what rt__shm_open() (not writable) returned. */
 void rt__shm_unmap(void *data, size_t len);
 /* The producer is done with the len bytes rt__shm_create() returned:

@@ -192,8 +192,6 @@ static void op_kill(rt__node *n, rt__worker *w)
     send_plain((rt__peer *)n, RT__RANK_KILL, (proxy *)w);
 }
 
-/* From rank 0's side: since it last heard from the worker, or sent to it
- * when idle. */
 /* The rank's worker process is not known here: its lease names it. */
 static uint64_t op_lane(rt__node *n, rt__worker *w)
 {
@@ -201,6 +199,8 @@ static uint64_t op_lane(rt__node *n, rt__worker *w)
     return ((const proxy *)w)->byid.id;
 }
 
+/* From rank 0's side: since it last heard from the worker, or sent to it
+ * when idle. */
 static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
 {
     const proxy *x = (const proxy *)w;

@@ -265,10 +265,8 @@ int rt__callmsg_put_object(rt__chan *c, int rc, const char *message, const void 
                            size_t len)
 {
     int fd = rc == 0 && data ? rt__shm_fd(data) : -1;
-    if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
-        rt__shm_given(data);
+    if (fd >= 0 && rt__shm_freeze(fd) == 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
         return rt__callmsg_put_reply(c, rc, 0, message, NULL, len, fd);
-    }
     return rt__callmsg_put_reply(c, rc, 0, message, data, len, -1);
 }
 

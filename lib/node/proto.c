@@ -186,10 +186,11 @@ int rt__args_read(const char *table, size_t len, const rt_value *mapped, size_t 
 
 /* ---- sending ---------------------------------------------------------------- */
 
-/* The record keeps its memfds for a retry on another worker: a copy goes. */
-static int dup_fd(int fd)
+/* What a worker maps and others read: frozen (shm.h), then a copy goes,
+ * since the record keeps its memfd for a retry on another worker. */
+static int reader_copy(int fd)
 {
-    return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    return rt__shm_freeze(fd) == 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
 }
 
 /* The table, made first (what can fail for lack of memory, before a
@@ -221,7 +222,7 @@ static int send_args(rt__chan *c, const rt__task_msg *m)
         if (!goes_mapped(&m->args[i], m->by_fd))
             continue;
         rt__hdr a = {.type = RT__MSG_ARG, .len = m->args[i].len};
-        int copy = dup_fd(m->args[i].fd);
+        int copy = reader_copy(m->args[i].fd);
         rc = copy < 0 ? -1 : put_bytes(c, &a, NULL, copy);
     }
     if (rc == 0)
@@ -237,7 +238,7 @@ int rt__proto_send_task(rt__chan *c, const rt__task_msg *m)
     if (m->args)
         return send_args(c, m);
     rt__hdr h = {.type = m->type, .id = m->id, .word = task_word(m), .len = m->len};
-    int fd = m->arg_fd >= 0 ? dup_fd(m->arg_fd) : -1;
+    int fd = m->arg_fd >= 0 ? reader_copy(m->arg_fd) : -1;
     if (m->arg_fd >= 0 && fd < 0)
         return -1;
     return put_bytes(c, &h, m->arg, fd);
