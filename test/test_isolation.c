@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -536,6 +537,82 @@ START_TEST(a_bad_guard_setting_is_refused)
 }
 END_TEST
 
+#ifndef SYS_mseal
+#define SYS_mseal 462 /* x86-64 and arm64 alike */
+#endif
+
+/* A hostile task: it grows each shared mapping of its worker that it can
+ * write (its run slot, its board segment) by a page (mremap(2)), which
+ * would reach into the next worker's.  Its result: how many grew, or
+ * UINT64_MAX when mappings cannot be sealed here (Linux before 6.10, or
+ * valgrind), where nothing stops that. */
+int t_grow_shared(const void *arg, size_t len, rt_result *r);
+int t_grow_shared(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg;
+    (void)len;
+    uint64_t grown = 0;
+    void *probe = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (probe == MAP_FAILED || syscall(SYS_mseal, probe, 4096, 0) != 0)
+        return rt_result_set(r, &(uint64_t){UINT64_MAX}, sizeof grown);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long lo[16], hi[16];
+    int n = 0;
+    while (maps && n < 16 && fgets(line, sizeof line, maps)) {
+        char perms[5];
+        if (sscanf(line, "%lx-%lx %4s", &lo[n], &hi[n], perms) == 3 && perms[1] == 'w' &&
+            perms[3] == 's')
+            n++;
+    }
+    if (maps)
+        fclose(maps);
+    for (int i = 0; i < n; i++)
+        grown += mremap((void *)lo[i], hi[i] - lo[i], hi[i] - lo[i] + 4096, MREMAP_MAYMOVE) !=
+                 MAP_FAILED;
+    return rt_result_set(r, &grown, sizeof grown);
+}
+
+/* A worker's parts of memory shared with the others (its run slot, its
+ * board segment) are sealed: it cannot grow them into its neighbours'. */
+START_TEST(a_worker_cannot_grow_into_its_neighbours_memory)
+{
+    start_with(2, 0, 2);
+    rt_opts hostile = RT_OPTS_INIT;
+    hostile.max_calls = 1; /* its worker, whatever it did, ends with it */
+    hostile.max_retries = 0;
+    rt_ref ref;
+    ck_ok(rt_remote(t_grow_shared, &hostile, NULL, 0, &ref));
+    uint64_t grown = get_u64(ref, 30000);
+    if (grown != UINT64_MAX) /* else this kernel cannot seal: rtask(7) says so */
+        ck_assert_msg(grown == 0, "%llu shared mappings grew", (unsigned long long)grown);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Shared memory the application mapped before rt_init() (as MPI maps
+ * its own between the ranks of a machine) is not its workers': a task
+ * that writes every shared mapping of its worker changes none of it. */
+START_TEST(a_worker_keeps_none_of_the_applications_shared_memory)
+{
+    size_t size = 1 << 16;
+    unsigned char *mine = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                               -1, 0);
+    ck_assert_ptr_ne(mine, MAP_FAILED);
+    memset(mine, 'm', size);
+    start_runtime();
+    rt_opts hostile = RT_OPTS_INIT;
+    hostile.max_calls = 1;
+    hostile.max_retries = 0;
+    rt_ref ref;
+    ck_ok(rt_remote(t_scribble_shared, &hostile, NULL, 0, &ref));
+    (void)rt_get(ref, NULL, NULL, 30000); /* its worker may not survive it */
+    ck_assert_msg(all(mine, size, 'm'), "a task wrote the application's shared memory");
+    ck_ok(rt_shutdown());
+    munmap(mine, size);
+}
+END_TEST
+
 /* ---- the board ------------------------------------------------------------ */
 
 /* Its argument, a uint64_t, plus one. */
@@ -807,12 +884,14 @@ Suite *isolation_suite(void)
     tcase_add_test(tc, memory_a_worker_held_goes_to_no_other_worker);
     tcase_add_test(tc, an_argument_cannot_be_opened_for_writing);
     tcase_add_test(tc, a_frozen_memfd_takes_no_write);
+    tcase_add_test(tc, a_worker_keeps_none_of_the_applications_shared_memory);
     tcase_add_test(tc, the_guard_keeps_the_applications_memory_from_tasks);
     tcase_add_test(tc, a_bad_guard_setting_is_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("the board");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_task_cannot_forge_another_workers_board_entries);
+    tcase_add_test(tc, a_worker_cannot_grow_into_its_neighbours_memory);
     suite_add_tcase(s, tc);
     tc = tcase_create("handles");
     tcase_set_timeout(tc, 60);

@@ -104,7 +104,14 @@ int rt__board_keep_own(rt__board *b, size_t slot)
     }
     b->rw = (rt__board_entry *)(void *)(rw + slot * seg);
     b->own = slot;
+    /* Nor can it grow its own into the next (base/process.h). */
+    (void)rt__process_seal(&(rt__mapping){b->rw, seg});
     return 0;
+}
+
+rt__mapping rt__board_mapping(const rt__board *b)
+{
+    return (rt__mapping){b->rw, b->nslots * segment_bytes()};
 }
 
 int rt__board_keeper_init(rt__board_keeper *k, rt__board *b)

@@ -32,6 +32,8 @@
 #ifndef RT_BOARD_H
 #define RT_BOARD_H
 
+#include "base/process.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +77,8 @@ void rt__board_unmap(rt__board *b);
 /* In a worker just forked for run slot `slot`: keep the read-write view
  * of that slot's segment alone.  0, or -1 (the board is unmapped then). */
 int rt__board_keep_own(rt__board *b, size_t slot);
+/* The read-write view's whole mapping, as the runtime has it. */
+rt__mapping rt__board_mapping(const rt__board *b);
 
 /* The runtime's books for b (NULL: no board); 0 or -1 (no memory).
  * The board stays the caller's to unmap, after either. */

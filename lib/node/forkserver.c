@@ -59,6 +59,17 @@ static void close_inherited(int ctl, int watch, rt__keep keep)
     rt__process_close_all_but(kept, n);
 }
 
+/* Nor does a worker keep the application's shared memory that it could
+ * write: the run slots and the board alone. */
+static void unmap_inherited(rt__run_slot *slots, size_t nslots, const struct rt__board *board)
+{
+    rt__mapping keep[2] = {{slots, nslots * sizeof *slots}};
+    int n = 1;
+    if (board)
+        keep[n++] = rt__board_mapping(board);
+    rt__process_unmap_shared_but(keep, n);
+}
+
 static void reset_signals(void)
 {
     for (int s = 1; s < NSIG; s++)
@@ -121,6 +132,8 @@ static void keep_own_slot(rt__run_slot *slots, size_t n, size_t mine)
         munmap(slots, mine * sizeof *slots);
     if (mine + 1 < n)
         munmap(slots + mine + 1, (n - mine - 1) * sizeof *slots);
+    /* Nor can it grow its own into the next (base/process.h). */
+    (void)rt__process_seal(&(rt__mapping){&slots[mine], sizeof *slots});
 }
 
 static void spawn(server *sv, uint64_t key, uint64_t slot, const int *fds)
@@ -264,6 +277,7 @@ static _Noreturn void start_server(int ctl, pid_t app, rt__run_slot *slots, size
     pid_t pid = fork();
     if (pid == 0) {
         close_inherited(ctl, watch, keep);
+        unmap_inherited(slots, nslots, board);
         rt__process_is_forked();
         rt__alloc_forked();
         serve(ctl, watch, slots, nslots, board);
