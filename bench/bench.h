@@ -41,6 +41,7 @@ double one_at_a_time(size_t n, submit_fn submit, const void *with);
 /* A result of size bytes from fill(), with opts: seconds from submission
  * to rt_get()'s return, and of them the task's filling. */
 void big_result(size_t size, const rt_opts *opts, double *total, double *filling);
+void shm_result_raw(size_t size, double *fill, double *handoff);
 
 /* scale.c */
 void bench_many_actors(void);

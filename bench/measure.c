@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 double now(void)
 {
@@ -148,6 +150,43 @@ void big_result(size_t size, const rt_opts *opts, double *total, double *filling
     rt_free(data);
 }
 
+
+/* The raw limit of a large result in rtask's state: memory whose pages
+ * exist (a memfd used before) but that the writer may not keep mapped
+ * (a mapping it could make writable again would let it change what others
+ * read).  *fill: map it writable (populated) and fill it; *handoff: the
+ * writer unmaps it, a reader maps it to read (populated). */
+void shm_result_raw(size_t size, double *fill, double *handoff)
+{
+    static int fd = -1;
+    static size_t had;
+    if (fd < 0 || had != size) {
+        if (fd >= 0)
+            close(fd);
+        fd = memfd_create("bench", MFD_CLOEXEC);
+        had = size;
+        if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+            perror("bench: memfd");
+            exit(1);
+        }
+    }
+    double start = now();
+    char *w = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    if (w == MAP_FAILED) {
+        perror("bench: mmap");
+        exit(1);
+    }
+    memset(w, 1, size);
+    double filled = now();
+    munmap(w, size);
+    const char *r = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    double read = now();
+    if (r == MAP_FAILED || r[size - 1] != 1)
+        exit(1);
+    munmap((void *)r, size);
+    *fill = filled - start;
+    *handoff = read - filled;
+}
 
 void row(const char *what, double value, const char *unit, const char *note)
 {

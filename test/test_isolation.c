@@ -591,24 +591,32 @@ START_TEST(a_worker_cannot_grow_into_its_neighbours_memory)
 END_TEST
 
 /* Shared memory the application mapped before rt_init() (as MPI maps
- * its own between the ranks of a machine) is not its workers': a task
- * that writes every shared mapping of its worker changes none of it. */
-START_TEST(a_worker_keeps_none_of_the_applications_shared_memory)
+ * its own between the ranks of a machine) is its workers' as a forked
+ * child's, unless the application is guarded: then a task that writes
+ * every shared mapping of its worker changes none of it. */
+START_TEST(a_guarded_applications_shared_memory_is_not_its_workers)
 {
     size_t size = 1 << 16;
     unsigned char *mine = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                                -1, 0);
     ck_assert_ptr_ne(mine, MAP_FAILED);
-    memset(mine, 'm', size);
-    start_runtime();
-    rt_opts hostile = RT_OPTS_INIT;
-    hostile.max_calls = 1;
-    hostile.max_retries = 0;
-    rt_ref ref;
-    ck_ok(rt_remote(t_scribble_shared, &hostile, NULL, 0, &ref));
-    (void)rt_get(ref, NULL, NULL, 30000); /* its worker may not survive it */
-    ck_assert_msg(all(mine, size, 'm'), "a task wrote the application's shared memory");
-    ck_ok(rt_shutdown());
+    for (int guarded = 0; guarded < 2; guarded++) {
+        memset(mine, 'm', size);
+        rt_config c = RT_CONFIG_INIT;
+        c.num_cpus = 1;
+        c.guard_memory = guarded;
+        ck_ok(rt_init_config(&c));
+        rt_opts hostile = RT_OPTS_INIT;
+        hostile.max_calls = 1;
+        hostile.max_retries = 0;
+        rt_ref ref;
+        ck_ok(rt_remote(t_scribble_shared, &hostile, NULL, 0, &ref));
+        (void)rt_get(ref, NULL, NULL, 30000); /* its worker may not survive it */
+        ck_assert_msg(all(mine, size, 'm') == guarded, guarded
+                      ? "a task wrote a guarded application's shared memory"
+                      : "unguarded, a task should reach the application's shared memory");
+        ck_ok(rt_shutdown());
+    }
     munmap(mine, size);
 }
 END_TEST
@@ -884,7 +892,7 @@ Suite *isolation_suite(void)
     tcase_add_test(tc, memory_a_worker_held_goes_to_no_other_worker);
     tcase_add_test(tc, an_argument_cannot_be_opened_for_writing);
     tcase_add_test(tc, a_frozen_memfd_takes_no_write);
-    tcase_add_test(tc, a_worker_keeps_none_of_the_applications_shared_memory);
+    tcase_add_test(tc, a_guarded_applications_shared_memory_is_not_its_workers);
     tcase_add_test(tc, the_guard_keeps_the_applications_memory_from_tasks);
     tcase_add_test(tc, a_bad_guard_setting_is_refused);
     suite_add_tcase(s, tc);

@@ -59,8 +59,10 @@ static void close_inherited(int ctl, int watch, rt__keep keep)
     rt__process_close_all_but(kept, n);
 }
 
-/* Nor does a worker keep the application's shared memory that it could
- * write: the run slots and the board alone. */
+/* Under the guard, a worker keeps none of the application's shared
+ * memory that it could write (its own, MPI's): the run slots and the
+ * board alone.  Otherwise it keeps it, as a child the application forks
+ * would (an application may share memory with its tasks that way). */
 static void unmap_inherited(rt__run_slot *slots, size_t nslots, const struct rt__board *board)
 {
     rt__mapping keep[2] = {{slots, nslots * sizeof *slots}};
@@ -277,7 +279,8 @@ static _Noreturn void start_server(int ctl, pid_t app, rt__run_slot *slots, size
     pid_t pid = fork();
     if (pid == 0) {
         close_inherited(ctl, watch, keep);
-        unmap_inherited(slots, nslots, board);
+        if (!keep.shared_memory)
+            unmap_inherited(slots, nslots, board);
         rt__process_is_forked();
         rt__alloc_forked();
         serve(ctl, watch, slots, nslots, board);

@@ -24,6 +24,8 @@
 typedef struct rt__keep {
     const int *fd;
     int n;
+    int shared_memory; /* and the shared memory it could write (0: the
+                          fork server unmaps it, under the guard) */
 } rt__keep;
 
 #define RT__KEEP_MAX 64 /* descriptors of the application that keep may name */
@@ -33,7 +35,9 @@ typedef struct rt__keep {
  * pidfds).  Workers get their slot in slots[nslots] (shared memory, see
  * worker.h); a SPAWN message names it.  They share the board (board.h;
  * NULL: none).  Every descriptor the application had open is closed in
- * it, but 0, 1, 2 and keep's.  Returns the pid, or -1 with errno set. */
+ * it, but 0, 1, 2 and keep's, and without keep.shared_memory every
+ * writable shared mapping but theirs is unmapped.  Returns the pid, or
+ * -1 with errno set. */
 pid_t rt__forkserver_start(int *ctl, int *exited, rt__run_slot *slots, size_t nslots,
                            struct rt__board *board, rt__keep keep);
 /* Tell it to stop, and wait until it has killed and reaped every worker

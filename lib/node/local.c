@@ -633,7 +633,7 @@ int rt__local_start(rt__local **out, const rt__family_set *families, size_t targ
     kept[keep.n] = theirs;
     l->forkserver_pid = rt__forkserver_start(&ctl, &l->forkserver_exited, l->slots,
                                              SLOTS_MAX, l->board.board,
-                                             (rt__keep){kept, keep.n + 1});
+                                             (rt__keep){kept, keep.n + 1, keep.shared_memory});
     close(theirs); /* the fork server's and its workers' now */
     if (l->forkserver_pid < 0) {
         int rc = rt__local_start_error("rt_init: fork");

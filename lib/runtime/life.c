@@ -157,7 +157,7 @@ static int start_books(rt__runtime *rt)
  * open, then the descriptors the runtime thread waits on. */
 static int start_node(rt__runtime *rt, const rt__offer *set)
 {
-    rt__keep keep = {set->keep_fds, set->nkeep_fds};
+    rt__keep keep = {set->keep_fds, set->nkeep_fds, rt->was_dumpable < 0 /* no guard */};
     int rc = rt__local_start(&rt->local, &set->families, set->workers, set->max_workers,
                              keep, &set->machine);
     if (rc < 0)
