@@ -150,27 +150,45 @@ static void write_through(int fd, off_t size)
     }
 }
 
+/* Whether the descriptor link at path names one of rtask's memfds (not
+ * the board's). */
+static int names_rtask_memfd(const char *path)
+{
+    char name[64];
+    ssize_t n = readlink(path, name, sizeof name - 1);
+    if (n < 0)
+        return 0;
+    name[n] = 0;
+    return strncmp(name, "/memfd:rtask (", 14) == 0;
+}
+
+/* Open the memfd at path again, read-write (which its mode does not
+ * stop), and write_through() it: 1 when it could be opened. */
+static int write_again(const char *path)
+{
+    struct stat st;
+    int again = open(path, O_RDWR | O_CLOEXEC);
+    if (again < 0)
+        return 0;
+    if (fstat(again, &st) == 0)
+        write_through(again, st.st_size);
+    close(again);
+    return 1;
+}
+
 /* write_through() each of rtask's memfds that this process holds a
  * descriptor of, as it is and opened again read-write (which its mode
  * does not stop).  Its own spares take the writes; nothing else may. */
 static void write_through_descriptors(void)
 {
     for (int fd = 3; fd < 1024; fd++) {
-        char path[64], name[64];
+        char path[64];
         struct stat st;
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        ssize_t n = readlink(path, name, sizeof name - 1);
-        if (n < 0 || fstat(fd, &st) < 0)
-            continue;
-        name[n] = 0;
-        if (strncmp(name, "/memfd:rtask (", 14) != 0) /* not the board */
+        if (!names_rtask_memfd(path) || fstat(fd, &st) < 0)
             continue;
         write_through(fd, st.st_size);
-        int again = open(path, O_RDWR | O_CLOEXEC);
-        if (again >= 0) {
-            write_through(again, st.st_size);
-            close(again);
-        }
+        write_again(path);
     }
 }
 
@@ -242,14 +260,9 @@ int t_leave_a_writer(const void *arg, size_t len, rt_result *r)
         return 1;
     memset(p, 'h', BIG);
     for (int fd = 3; fd < 1024 && n < 64; fd++) {
-        char path[64], name[64];
+        char path[64];
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-        ssize_t got = readlink(path, name, sizeof name - 1);
-        if (got < 0)
-            continue;
-        name[got] = 0;
-        if (strncmp(name, "/memfd:rtask (", 14) == 0 &&
-            (copies[n] = open(path, O_RDWR)) >= 0)
+        if (names_rtask_memfd(path) && (copies[n] = open(path, O_RDWR)) >= 0)
             n++;
     }
     pid_t child = fork();
@@ -326,17 +339,10 @@ static void *open_and_write_for_a_while(void *unused)
     do {
         DIR *fds = opendir("/proc/self/fd");
         for (struct dirent *e; fds && (e = readdir(fds));) {
-            char path[300], name[64];
+            char path[300];
             snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-            ssize_t n = readlink(path, name, sizeof name - 1);
-            if (n < 14 || strncmp(name, "/memfd:rtask (", 14) != 0)
-                continue;
-            int again = open(path, O_RDWR | O_CLOEXEC);
-            struct stat st;
-            if (again >= 0 && fstat(again, &st) == 0)
-                write_through(again, st.st_size);
-            if (again >= 0)
-                close(again);
+            if (names_rtask_memfd(path))
+                write_again(path);
         }
         if (fds)
             closedir(fds);
@@ -457,25 +463,13 @@ int t_reach_the_application(const void *arg, size_t len, rt_result *r)
 {
     pid_t app;
     uint64_t opened = 0;
-    char path[64], name[64];
+    char path[64];
     if (len != sizeof app)
         return 1;
     memcpy(&app, arg, sizeof app);
     for (int fd = 0; fd < 1024; fd++) {
         snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)app, fd);
-        ssize_t n = readlink(path, name, sizeof name - 1);
-        if (n < 0)
-            continue;
-        name[n] = 0;
-        int again = strncmp(name, "/memfd:rtask (", 14) == 0 ? open(path, O_RDWR | O_CLOEXEC)
-                                                             : -1;
-        struct stat st;
-        if (again >= 0 && fstat(again, &st) == 0) {
-            opened++;
-            write_through(again, st.st_size);
-        }
-        if (again >= 0)
-            close(again);
+        opened += names_rtask_memfd(path) && write_again(path);
     }
     snprintf(path, sizeof path, "/proc/%d/mem", (int)app);
     int mem = open(path, O_RDWR | O_CLOEXEC);

@@ -74,6 +74,8 @@ struct rt__tunnel {
     uint64_t draw;                 /* the random state of their handles */
     size_t parked;                 /* connections with a frame parked */
     int calls_soon;                /* answered a call itself: more comes */
+    rt__ran_fn *ran;               /* rank 0's: hears the RANs */
+    void *ran_ctx;
 };
 
 /* A kept PUT's run until rank 0 names it: no object's (runs are small). */
@@ -926,8 +928,27 @@ static conn *open_for_proxy(rt__tunnel *r, int from, uint64_t number)
     return k;
 }
 
+/* Rank 0: a RAN of rank `from` (a task it placed itself ended) goes to
+ * whoever hears them, its function at this process's address; a proxy
+ * never sees it. */
+static void heard_ran(rt__tunnel *r, int from, const rt__hdr *h, const rt__rank_msg *m)
+{
+    rt__callmsg_ran ran;
+    if (!r->ran || m->len != sizeof ran || !m->bytes)
+        return;
+    memcpy(&ran, m->bytes, sizeof ran);
+    ran.fn = function_at(r, &m->fn);
+    r->ran(r->ran_ctx, from, h->id, &ran);
+}
+
 static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
 {
+    rt__hdr h;
+    rt__rank_call_read(m, &h);
+    if (h.type == RT__CALL_RAN && r->serve) {
+        heard_ran(r, from, &h, m);
+        return;
+    }
     conn *k = find(r, from, m->lease);
     if (!k && r->serve && !(k = open_for_proxy(r, from, m->lease))) {
         hang_up(r, from, m->lease); /* out of memory or descriptors */
@@ -935,8 +956,6 @@ static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
     }
     if (!k)
         return; /* a reply to a worker's thread that has gone */
-    rt__hdr h;
-    rt__rank_call_read(m, &h);
     if (k->handed && h.type == RT__CALL_REPLY) { /* the first reply after a hand-over */
         handed_answered(k, &h);
         return;
@@ -952,24 +971,6 @@ static void deliver_call(rt__tunnel *r, int from, const rt__rank_msg *m)
                  : rt__callmsg_put(&k->chan, h.type, h.id, h.word, m->bytes, m->len);
     if (rc < 0 || flush(k) < 0)
         conn_lost(k);
-}
-
-int rt__tunnel_ran(rt__tunnel *r, const rt__rank_msg *m, uint64_t *id, rt__callmsg_ran *ran)
-{
-    rt__hdr h;
-    if (m->type != RT__RANK_CALL || !r->serve)
-        return 0;
-    rt__rank_call_read(m, &h);
-    if (h.type != RT__CALL_RAN)
-        return 0;
-    int ok = m->len == sizeof *ran && m->bytes;
-    if (ok) {
-        memcpy(ran, m->bytes, sizeof *ran);
-        ran->fn = function_at(r, &m->fn);
-        *id = h.id;
-    }
-    rt__buf_free(m->owned);
-    return ok ? 1 : -1;
 }
 
 void rt__tunnel_deliver(rt__tunnel *r, int from, const rt__rank_msg *m)
@@ -1001,6 +1002,12 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
         return NULL;
     }
     return r;
+}
+
+void rt__tunnel_hear_ran(rt__tunnel *r, rt__ran_fn *ran, void *ctx)
+{
+    r->ran = ran;
+    r->ran_ctx = ctx;
 }
 
 void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed, int recording)

@@ -41,13 +41,12 @@ rt__tunnel *rt__tunnel_new(rt__bridge *b, rt__loop *loop, void (*serve)(int conn
  * checkpoints, which rank 0 keys.  recording: the job keeps a timeline,
  * which hears of each task placed here as it ends. */
 void rt__tunnel_serve(rt__tunnel *r, rt__serve *s, int rank, int hashed, int recording);
-/* Rank 0: whether m is a RAN (a task another rank placed itself ended,
- * node/callmsg.h), which the tunnel consumes: 1 with its handle and how
- * it ran (its function at this process's address), -1 when malformed;
- * 0 for any other message.  The caller records it where the runtime
- * thread records what ends, so that it is there before its caller's
- * answer, which comes after it. */
-int rt__tunnel_ran(rt__tunnel *r, const rt__rank_msg *m, uint64_t *id, rt__callmsg_ran *ran);
+/* Rank 0: ran(ctx, rank, id, how) hears each RAN (a task that rank
+ * placed itself ended, node/callmsg.h; its function at this process's
+ * address), on the thread that delivers the ranks' messages, so that it
+ * is recorded before its caller's answer, which comes after it. */
+typedef void rt__ran_fn(void *ctx, int rank, uint64_t id, const rt__callmsg_ran *ran);
+void rt__tunnel_hear_ran(rt__tunnel *r, rt__ran_fn *ran, void *ctx);
 /* Another rank: objects pulled into the store came (OBJECT): the GETs
  * that waited for them are answered. */
 void rt__tunnel_objects_came(rt__tunnel *r);

@@ -41,7 +41,6 @@ struct rt__cluster {
     rt__fn_cache *places;           /* rank 0: the functions they were sent */
     rt__serve *serve;               /* the others: what serves rank 0 */
     rt__tunnel *tunnel;               /* tasks' calls, to rank 0 */
-    rt__dispatch *dispatch;         /* rank 0: records the others' tasks */
     unsigned char *descs;           /* rank 0, from join to start: every
                                        rank's, packed (sparse.h), in rank
                                        order, desc_slot bytes each: its
@@ -239,19 +238,18 @@ static int is_call(const rt__rank_msg *m)
     return m->type == RT__RANK_CALL || m->type == RT__RANK_HANGUP;
 }
 
+/* A task that rank `rank` placed itself ended: into the timeline. */
+static void ran_there(void *ctx, int rank, uint64_t id, const rt__callmsg_ran *ran)
+{
+    rt__span s = {.id = id, .fn = (const void *)(uintptr_t)ran->fn, .lane = ran->lane,
+                  .node = rank, .status = ran->status};
+    rt__dispatch_record_elsewhere(ctx, &s, ran->waited_us, ran->ran_us);
+}
+
 static void to_peer(void *ctx, int from, const rt__rank_msg *m)
 {
     rt__cluster *c = ctx;
-    rt__callmsg_ran ran;
-    uint64_t id;
-    int ran_there = from > 0 && from < c->size ? rt__tunnel_ran(c->tunnel, m, &id, &ran) : 0;
-    if (ran_there > 0) {
-        rt__span s = {.id = id, .fn = (const void *)(uintptr_t)ran.fn, .lane = ran.lane,
-                      .node = from, .status = ran.status};
-        rt__dispatch_record_elsewhere(c->dispatch, &s, ran.waited_us, ran.ran_us);
-    } else if (ran_there < 0) {
-        return; /* consumed */
-    } else if (from > 0 && from < c->size && is_call(m))
+    if (from > 0 && from < c->size && is_call(m))
         rt__tunnel_deliver(c->tunnel, from, m);
     else if (from > 0 && from < c->size && c->peer[from])
         rt__peer_deliver(c->peer[from], m);
@@ -319,7 +317,8 @@ int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node 
                       void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup)
 {
     c->tunnel = rt__tunnel_new(c->bridge, loop, c->rank == 0 ? serve_calls : NULL);
-    c->dispatch = d;
+    if (c->tunnel && c->rank == 0)
+        rt__tunnel_hear_ran(c->tunnel, ran_there, d);
     int rc = !c->tunnel ? rt__error(RT_ENOMEM, "rt_init: no memory to tunnel tasks' calls")
              : c->rank == 0 ? start_peers(c, loop, d)
                             : start_serving(c, loop, local, setup);

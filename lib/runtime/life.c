@@ -371,10 +371,13 @@ static int start_guard(rt__runtime *rt, const rt_config *config)
     if (want != 0 && want != 1)
         return rt__error(RT_EINVAL, "rt_init: guard_memory must be 0 or 1; %d is invalid",
                          want);
-    if (!want && env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
-        return rt__error(RT_EINVAL, "rt_init: RTASK_GUARD_MEMORY must be 0 or 1, not \"%s\"",
-                         env);
-    if (!want && !(env && strcmp(env, "1") == 0))
+    if (!want && env && *env) { /* the variable, when the configuration says no */
+        if (strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+            return rt__error(RT_EINVAL,
+                             "rt_init: RTASK_GUARD_MEMORY must be 0 or 1, not \"%s\"", env);
+        want = *env == '1';
+    }
+    if (!want)
         return 0;
     int was = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
     if (was < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
