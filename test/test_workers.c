@@ -244,6 +244,26 @@ static int has_children(void)
     return !(waitpid(-1, NULL, WNOHANG | __WALL) < 0 && errno == ECHILD);
 }
 
+/* A worker sent a quick task and a long one together sends the quick
+ * one's result while the long one runs, not after it. */
+START_TEST(a_long_task_does_not_hold_back_the_results_before_it)
+{
+    start_with(1, 0, 1);
+    uint64_t ms[3] = {300, 0, 5000}; /* the first keeps the worker busy */
+    rt_value args[3] = {{&ms[0], sizeof ms[0]}, {&ms[1], sizeof ms[1]}, {&ms[2], sizeof ms[2]}};
+    rt_ref refs[3];
+    ck_ok(rt_remote_batch(t_nap, NULL, args, 3, refs));
+    uint64_t *pid = NULL;
+    ck_ok(rt_get(refs[1], (void **)&pid, NULL, 2000));
+    rt_free(pid);
+    for (int i = 0; i < 3; i += 2) {
+        ck_ok(rt_get(refs[i], (void **)&pid, NULL, 60000));
+        rt_free(pid);
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(shutdown_leaves_no_process_and_no_descriptor)
 {
     int fds = count_fds();
@@ -384,6 +404,7 @@ Suite *workers_suite(void)
     tcase_add_test(tc, tasks_queued_behind_a_crash_still_run);
     tcase_add_test(tc, a_crash_costs_only_the_task_it_runs);
     tcase_add_test(tc, finished_tasks_are_not_run_again_after_a_crash);
+    tcase_add_test(tc, a_long_task_does_not_hold_back_the_results_before_it);
     tcase_add_test(tc, shutdown_leaves_no_process_and_no_descriptor);
     tcase_add_test(tc, shutdown_wakes_blocked_callers);
     tcase_add_test(tc, workers_do_not_keep_the_applications_descriptors);

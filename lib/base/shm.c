@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -322,12 +321,9 @@ int rt__shm_fd(const void *data)
 
 int rt__buf_write(int fd, const void *data, size_t len)
 {
-    int from = rt__shm_fd(data);
-    off_t at = RT__BUF_HDR; /* where the bytes start in the memfd */
     size_t left = len;
     while (left > 0) {
-        ssize_t n = from >= 0 ? sendfile(fd, from, &at, left)
-                              : write(fd, (const char *)data + (len - left), left);
+        ssize_t n = write(fd, (const char *)data + (len - left), left);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
