@@ -9,9 +9,11 @@
 #include <sys/syscall.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +293,49 @@ int t_dirty_process(const void *arg, size_t len, rt_result *r)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     sigprocmask(SIG_BLOCK, &usr1, NULL);
+    return 0;
+}
+
+/* A thread of the worker's that, arg ms after the task returned, makes
+ * SIGPIPE ignored and the working directory "/", then ends. */
+static void *dirty_later(void *arg)
+{
+    sleep_ms((long)(uintptr_t)arg);
+    signal(SIGPIPE, SIG_IGN);
+    if (chdir("/") < 0)
+        return NULL;
+    return NULL;
+}
+
+int t_dirty_from_a_thread(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    pthread_t thread;
+    uint64_t ms = *(const uint64_t *)arg;
+    if (pthread_create(&thread, NULL, dirty_later, (void *)(uintptr_t)ms) != 0)
+        return 1;
+    pthread_detach(thread);
+    return 0;
+}
+
+/* The exit status of a shell that runs arg's command (the worker forks
+ * and execs, as a task's system() does). */
+int t_shell(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    int status = system(arg);
+    return set_u64(r, WIFEXITED(status) ? (uint64_t)WEXITSTATUS(status) : 1000);
+}
+
+/* The worker sends itself signal arg (a task killed by another
+ * process). */
+int t_raise(const void *arg, size_t len, rt_result *r)
+{
+    (void)len;
+    (void)r;
+    kill(getpid(), (int)*(const uint64_t *)arg);
+    sleep_ms(1000);
     return 0;
 }
 

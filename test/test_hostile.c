@@ -291,21 +291,78 @@ static char *process_state(void)
     return s;
 }
 
+/* The next task's process state is before (freed), as a fresh worker's:
+ * the same worker (its pid is in both); then the runtime ends. */
+static void same_process_state(char *before)
+{
+    char *after = process_state();
+    ck_assert_str_eq(after, before);
+    ck_assert_msg(strstr(after, " default open") != NULL, "%s", after);
+    rt_free(before);
+    rt_free(after);
+    ck_ok(rt_shutdown());
+}
+
 START_TEST(a_task_changes_no_process_state_for_the_next)
 {
-    rt_config c = RT_CONFIG_INIT;
-    c.num_cpus = 1;
-    c.num_workers = 1;
-    ck_ok(rt_init_config(&c));
+    start_with(1, 0, 1);
     char *before = process_state();
     rt_ref ref;
     ck_ok(rt_remote(t_dirty_process, NULL, NULL, 0, &ref));
     ck_ok(rt_get(ref, NULL, NULL, 60000));
-    char *after = process_state();
-    ck_assert_str_eq(after, before); /* the same worker: its pid is in both */
-    ck_assert_msg(strstr(after, " default open") != NULL, "%s", after);
-    rt_free(before);
-    rt_free(after);
+    same_process_state(before);
+}
+END_TEST
+
+/* A thread a task leaves behind changes the process while later tasks
+ * run, tasks that make no system call (whose worker skips the look
+ * otherwise): the task after them still gets the first state. */
+START_TEST(a_thread_left_behind_changes_no_process_state_for_later_tasks)
+{
+    start_with(1, 0, 1);
+    char *before = process_state();
+    uint64_t ms = 200, x = 21;
+    rt_ref ref;
+    ck_ok(rt_remote(t_dirty_from_a_thread, NULL, &ms, sizeof ms, &ref));
+    ck_ok(rt_get(ref, NULL, NULL, 60000));
+    usleep(400 * 1000); /* the thread has done its worst and ended */
+    ck_assert_uint_eq(call_u64(t_double, NULL, &x, sizeof x), 42); /* no system call */
+    same_process_state(before);
+}
+END_TEST
+
+/* A task forks and execs (system()): the worker watching its system
+ * calls does not get in the way, in the task or in its child. */
+START_TEST(a_task_runs_a_shell)
+{
+    start_with(1, 0, 1);
+    const char *cmd = "trap 'exit 3' USR1; kill -USR1 $$; exit 4";
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(call_u64(t_shell, NULL, cmd, strlen(cmd) + 1), 3);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Valgrind handles a task's fatal signal itself (the worker exits with
+ * a status of its own). */
+static int under_valgrind(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    return preload && strstr(preload, "vgpreload");
+}
+
+/* A SIGSYS from elsewhere does what it would do in any process: the
+ * worker ends with it, and the task says so. */
+START_TEST(a_sigsys_from_elsewhere_ends_the_worker)
+{
+    start_with(1, 0, 1);
+    rt_opts o = RT_OPTS_INIT;
+    o.max_retries = 0;
+    uint64_t sig = SIGSYS;
+    rt_ref ref;
+    ck_ok(rt_remote(t_raise, &o, &sig, sizeof sig, &ref));
+    ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EWORKERDIED,
+             under_valgrind() ? "exited" : "signal 31");
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -707,6 +764,9 @@ Suite *hostile_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_forked_helper_holds_nothing_up);
     tcase_add_test(tc, a_task_changes_no_process_state_for_the_next);
+    tcase_add_test(tc, a_thread_left_behind_changes_no_process_state_for_later_tasks);
+    tcase_add_test(tc, a_task_runs_a_shell);
+    tcase_add_test(tc, a_sigsys_from_elsewhere_ends_the_worker);
     tcase_add_test(tc, the_main_thread_may_end_first);
     tcase_add_test(tc, waiting_for_every_child_ends);
     tcase_add_test(tc, nothing_outlives_a_killed_application);

@@ -407,6 +407,8 @@ static void start_flusher(void)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (rt__thread_start(&thread, &attr, flusher, NULL) != 0)
         flush.started = 0; /* results then wait for the batch's end */
+    else
+        rt__procstate_own_threads(2);
     pthread_attr_destroy(&attr);
 }
 
@@ -605,7 +607,10 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
                                  .lends = is_task(m)};
     lend_channel();
     uint64_t start = rt__now_ns();
+    if (is_task(m))
+        rt__procstate_watch();
     answer.status = invoke(m, arg, args.list, args.n, &r);
+    rt__procstate_unwatch();
     uint64_t ran_ns = rt__now_ns() - start;
     task_returned(&r, &answer);
     running_here = (rt__running){0};
