@@ -424,8 +424,11 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     rt__loop_modify(l->loop, &w->w_sock, 0);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
+    _Atomic uint32_t *awaited = &l->slots[w->slot].awaited;
+    atomic_store(awaited, 1); /* a last task's worker lets us read first */
     /* A quick task's answer comes before a sleep would end. */
     int ready = rt__linger(fd) || ppoll(&p, 1, &ts, NULL) > 0;
+    atomic_store(awaited, 0);
     if (ready)
         rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
     if (w->w_sock.fd >= 0) /* not lost meanwhile */

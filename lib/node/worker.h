@@ -43,7 +43,9 @@ typedef struct rt__run_slot {
     _Atomic uint32_t lost;     /* the worker lost its socket and left */
     _Atomic uint64_t cancelled; /* the runtime: the id of a task asked to
                                    stop (rt_cancelled()) */
-    char pad[24];              /* the journal starts on its own cache line */
+    _Atomic uint32_t awaited;  /* the runtime: a caller waits on the worker
+                                  for an answer, reading it itself */
+    char pad[20];              /* the journal starts on its own cache line */
     rt__journal journal;
 } rt__run_slot;
 
