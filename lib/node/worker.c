@@ -56,7 +56,7 @@ struct rt_result {
  * next, up to FLUSH_TICK_MAX_NS: in a stream of short tasks, which send
  * their results at their batch's end anyway, its wake-ups took 2 to 3 %
  * of the tasks' CPU at 1 ms (Task Bench, 100 us tasks); a long task is
- * still seen within one tick. */
+ * still seen within one tick, and after a pause the tick is short again. */
 #define FLUSH_AFTER_NS 100000
 #define FLUSH_TICK_NS 1000000
 #define FLUSH_TICK_MAX_NS 16000000
@@ -385,7 +385,10 @@ static void *flusher(void *unused)
     long tick_ns = FLUSH_TICK_NS;
     for (;;) {
         if (!atomic_load(&flush.busy)) {
+            uint64_t idle_since = rt__now_ns();
             futex(&flush.busy, FUTEX_WAIT_PRIVATE, 0, NULL);
+            if (rt__now_ns() - idle_since > FLUSH_TICK_MAX_NS)
+                tick_ns = FLUSH_TICK_NS; /* not a stream: short ticks again */
             continue;
         }
         nanosleep(&(struct timespec){tick_ns / 1000000000, tick_ns % 1000000000}, NULL);
