@@ -52,8 +52,6 @@ static struct {
  * thread; BLOCK makes it raise SIGSYS instead. */
 static volatile char selector = SYSCALL_DISPATCH_FILTER_ALLOW;
 static volatile sig_atomic_t made_call; /* the watched task made one */
-/* Where system calls always go through: a byte no code runs from. */
-static const char nowhere[1];
 
 void rt__procstate_calibrate(void)
 {
@@ -70,6 +68,9 @@ void rt__procstate_calibrate(void)
 /* ---- watching a task's system calls ------------------------------------------------ */
 
 #if CAN_DISPATCH
+/* Where system calls always go through: a byte no code runs from. */
+static const char nowhere[1];
+
 /* The task's first system call: note it, let it and the rest through,
  * and make it again (the kernel left the thread just after it, with its
  * number back in rax; `syscall` is 2 bytes).  A SIGSYS of another cause
