@@ -4,7 +4,8 @@
  * number (one record a key); the scheduler's task classes by a hash of
  * their request, where two may share a key and the caller compares what
  * the key stands for.  The table grows as records come, so chains stay
- * short; a failed growth only makes them longer.
+ * short; a failed growth only makes them longer.  rt_wait() hashes the
+ * handles it waits for too (one record a key).
  */
 #ifndef RT_IDMAP_H
 #define RT_IDMAP_H

@@ -169,8 +169,6 @@ static void exit_now(int status, void *unused)
     _exit(status);
 }
 
-/* The socket failed: a task closed or broke it.  Say so in the run slot,
- * so that the runtime blames the task and explains the failure. */
 /* Its last answer sent, the worker exits (nothing is sent after a last
  * task).  The exit's teardown of its memory took 300 to 500 us here, on
  * the CPU it was woken on: its caller's, when a caller waits for the
@@ -184,6 +182,8 @@ static _Noreturn void leave_after_last(void)
     leave();
 }
 
+/* The socket failed: a task closed or broke it.  Say so in the run slot,
+ * so that the runtime blames the task and explains the failure. */
 static _Noreturn void leave_lost(void)
 {
     atomic_store(&self.slot->lost, 1);
