@@ -34,7 +34,8 @@ void rt__procstate_calibrate(void);
 /* In a worker, before its first task: remember the state to restore,
  * and start watching its thread's system calls where it can. */
 void rt__procstate_capture(void);
-/* The worker's own threads, besides its first: n. */
+/* The worker's own threads, its first among them, are n now (its
+ * flusher started): more than that are a task's. */
 void rt__procstate_own_threads(int n);
 /* Before a task: put back what a last task before it changed. */
 void rt__procstate_before_task(void);
