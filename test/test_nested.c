@@ -50,6 +50,10 @@ int n_actor_context(void *state, const void *arg, size_t len, rt_result *r);
 int n_actor_init(const void *arg, size_t len, void **state);
 int n_chain(const void *arg, size_t len, rt_result *r);
 int n_family(const void *arg, size_t len, rt_result *r);
+int n_named(const void *arg, size_t len, rt_result *r);
+int n_named_travels(const void *arg, size_t len, rt_result *r);
+int n_named_to_threads(const void *arg, size_t len, rt_result *r);
+int n_add_all(const rt_value *args, size_t n, rt_result *r);
 
 static uint64_t u64_of(const void *p)
 {
@@ -573,6 +577,130 @@ int n_family(const void *arg, size_t len, rt_result *r)
             return 6;
     }
     return rt_result_set(r, &says, sizeof says);
+}
+
+/* ---- submissions sent without waiting (named) ----------------------------------- */
+
+static int put_u64(rt_result *r, uint64_t v)
+{
+    return rt_result_set(r, &v, sizeof v);
+}
+
+static int named(rt_ref ref)
+{
+    return (ref.id >> 63) != 0; /* the handle its worker made (node/callmsg.h) */
+}
+
+/* arg: n (at most 64).  Submit t_double of 0 .. n-1 with default
+ * options, wait for all, then read each: how many handles were named,
+ * or 1000 + i when result i was wrong. */
+int n_named(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t n = u64_of(arg), count = 0;
+    rt_ref refs[64];
+    size_t ready;
+    if (len != sizeof n || n > 64)
+        return 1;
+    for (uint64_t i = 0; i < n; i++) {
+        if (rt_remote(t_double, NULL, &i, sizeof i, &refs[i]) < 0)
+            return 2;
+        count += (uint64_t)named(refs[i]);
+    }
+    if (rt_wait(refs, n, n, RT_FOREVER, &ready) < 0 || ready != n)
+        return 3;
+    for (uint64_t i = 0; i < n; i++) {
+        void *v;
+        if (rt_get(refs[i], &v, NULL, RT_FOREVER) < 0)
+            return 4;
+        uint64_t got = u64_of(v);
+        rt_free(v);
+        if (got != 2 * i)
+            return put_u64(r, 1000 + i);
+    }
+    return put_u64(r, count);
+}
+
+/* The sum of its arguments, 8 bytes each. */
+int n_add_all(const rt_value *args, size_t n, rt_result *r)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += args[i].len == 8 ? u64_of(args[i].data) : 0;
+    return put_u64(r, sum);
+}
+
+/* Named handles work as any: an argument of another task, cancelled,
+ * released, and returned (the result: a named handle of t_double(50)). */
+int n_named_travels(const void *arg, size_t len, rt_result *r)
+{
+    (void)arg, (void)len;
+    uint64_t zero = 0, five = 5, one = 1, fifty = 50, minute = 60000;
+    rt_ref first, b, c, sleeper, dropped, kept;
+    void *v;
+    if (rt_remote(t_double, NULL, &five, 8, &first) < 0 || rt_release(first) < 0)
+        return 1; /* the first of a function goes as any: its reply says the
+                     next may go named */
+    if (rt_remote(t_double, NULL, &five, 8, &b) < 0 || !named(b))
+        return 2;
+    rt_arg in[2] = {RT_ARG_REF(b), RT_ARG_BYTES(&one, 8)};
+    if (rt_remote_args(n_add_all, NULL, in, 2, &c) < 0 || named(c)) /* takes a handle */
+        return 3;
+    if (rt_get(c, &v, NULL, RT_FOREVER) < 0 || u64_of(v) != 11)
+        return 4;
+    rt_free(v);
+    if (rt_remote(t_sleep_ms, NULL, &zero, 8, &first) < 0 || rt_release(first) < 0 ||
+        rt_remote(t_sleep_ms, NULL, &minute, 8, &sleeper) < 0 || !named(sleeper) ||
+        rt_cancel(sleeper, RT_CANCEL_FORCE) < 0 ||
+        rt_get(sleeper, NULL, NULL, RT_FOREVER) != RT_ECANCELLED)
+        return 5;
+    if (rt_remote(t_double, NULL, &fifty, 8, &dropped) < 0 || !named(dropped) ||
+        rt_release(dropped) < 0 || rt_get(dropped, NULL, NULL, 0) != RT_EBADREF)
+        return 6;
+    if (rt_remote(t_double, NULL, &fifty, 8, &kept) < 0 || !named(kept))
+        return 7;
+    return rt_result_set(r, &kept, sizeof kept);
+}
+
+struct getter {
+    pthread_t thread;
+    rt_ref ref;
+    uint64_t got;
+};
+
+static void *get_in_thread(void *arg)
+{
+    struct getter *g = arg;
+    void *v;
+    if (rt_get(g->ref, &v, NULL, RT_FOREVER) == 0) {
+        g->got = u64_of(v);
+        rt_free(v);
+    }
+    return NULL;
+}
+
+/* A named handle is known at once to another thread of the task, whose
+ * call goes on a connection of its own: arg rounds of a submission read
+ * by a thread started just after.  The rounds whose result came back. */
+int n_named_to_threads(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t rounds = u64_of(arg), right = 0, zero = 0;
+    rt_ref first;
+    if (len != sizeof rounds || rt_remote(t_double, NULL, &zero, 8, &first) < 0 ||
+        rt_release(first) < 0)
+        return 1;
+    struct getter g[2] = {{0}};
+    if (pthread_create(&g[1].thread, NULL, get_in_thread, &g[1]) != 0)
+        return 2; /* a thread whose connection is open already */
+    pthread_join(g[1].thread, NULL);
+    for (uint64_t i = 1; i <= rounds; i++) {
+        g[0].got = 0;
+        if (rt_remote(t_double, NULL, &i, 8, &g[0].ref) < 0 ||
+            pthread_create(&g[0].thread, NULL, get_in_thread, &g[0]) != 0)
+            return 3;
+        pthread_join(g[0].thread, NULL);
+        right += g[0].got == 2 * i && named(g[0].ref);
+    }
+    return put_u64(r, right);
 }
 
 /* ---- tests -------------------------------------------------------------------------- */
@@ -1557,12 +1685,60 @@ START_TEST(a_task_s_thread_calls_and_ends)
 }
 END_TEST
 
+/* A task's task like one the application took from its thread before
+ * goes named: its worker makes the handle and does not wait for the
+ * reply.  Each result is right, and every submission but the first of a
+ * function is named. */
+START_TEST(a_tasks_tasks_go_without_waiting)
+{
+    start_runtime();
+    uint64_t n = scaled(40);
+    uint64_t count = call_u64(n_named, NULL, &n, sizeof n);
+    ck_assert_uint_ge(count, n - 1); /* its worker's thread may have named it before */
+    ck_assert_uint_le(count, n);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A named handle is a handle as any other: an argument, cancelled,
+ * released, and returned to the application, which reads it. */
+START_TEST(a_named_handle_is_a_handle_as_any)
+{
+    start_runtime();
+    rt_ref ref, kept;
+    void *v;
+    ck_ok(rt_remote(n_named_travels, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, &v, NULL, 60000));
+    memcpy(&kept, v, sizeof kept);
+    rt_free(v);
+    ck_assert_uint_eq(kept.id >> 63, 1);
+    ck_ok(rt_get(kept, &v, NULL, 60000));
+    ck_assert_uint_eq(u64_of(v), 100);
+    rt_free(v);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* Another thread of the task reads a named handle as soon as it has it,
+ * on its own connection: its call waits until the submission is made. */
+START_TEST(a_named_handle_is_known_to_the_tasks_threads)
+{
+    start_runtime();
+    uint64_t rounds = scaled(500); /* without the wait, 1 to 2 in 200 failed */
+    ck_assert_uint_eq(call_u64(n_named_to_threads, NULL, &rounds, sizeof rounds), rounds);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 Suite *nested_suite(void)
 {
     Suite *s = suite_create("nested");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_task_submits_tasks_and_reads_them);
+    tcase_add_test(tc, a_tasks_tasks_go_without_waiting);
+    tcase_add_test(tc, a_named_handle_is_a_handle_as_any);
+    tcase_add_test(tc, a_named_handle_is_known_to_the_tasks_threads);
     tcase_add_test(tc, recursion_finishes_on_two_cpus);
     tcase_add_test(tc, a_waiting_task_runs_its_child_itself);
     tcase_add_test(tc, a_child_run_inside_its_parent_is_a_task_of_its_own);

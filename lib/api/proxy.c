@@ -32,7 +32,9 @@
 
 #include "args.h"
 #include "base/alloc.h"
+#include "base/clock.h"
 #include "base/error.h"
+#include "base/linger.h"
 #include "base/shm.h"
 #include "base/thread.h"
 #include "node/callmsg.h"
@@ -41,6 +43,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -76,13 +79,21 @@ typedef struct proxy {
     struct rt__task *held; /* an object another rank holds, whose bytes the
                               worker's rank takes for its GET: held until
                               the worker's next call, or NULL */
+    _Atomic int named;    /* it answered RT__NAMED_OK: its worker may send
+                             named SUBMITs */
+    _Atomic int draining; /* it may have read named SUBMITs not made yet */
 } proxy;
 
-/* The runtime thread adds to the list; rt_shutdown() empties it once
- * that thread has ended: they never run at once. */
+/* The runtime thread adds to the list and takes the ended ones off;
+ * rt_shutdown() empties it once that thread has ended.  Proxies look
+ * through it for their worker's other connections (siblings_drained()):
+ * while one looks, none is freed. */
 static struct {
+    pthread_mutex_t lock;
     proxy *all;
-} proxies;
+    size_t looking;    /* proxies polling others' connections */
+    _Atomic int named; /* some proxy answered RT__NAMED_OK */
+} proxies = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- the handles a connection's tasks made ------------------------------------------ */
 
@@ -174,6 +185,101 @@ static void release_made(proxy *p, const uint64_t *kept, size_t nkept)
             (void)rt_release((rt_ref){m->id});
     }
     p->nmade = p->base;
+}
+
+/* ---- named submissions (node/callmsg.h) ------------------------------------------- */
+
+/* Whether h is a named SUBMIT: a worker here submits under a handle of
+ * its own, and waits for no reply. */
+static int is_named(const proxy *p, const rt__hdr *h)
+{
+    return h->type == RT__CALL_SUBMIT && h->id && p->rank == 0 && p->peer;
+}
+
+/* Whether id has a named SUBMIT's shape. */
+static int named_id(uint64_t id)
+{
+    return (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == 0;
+}
+
+#define DRAIN_WAIT_NS 1000000000ull /* a worker that stalls its connections
+                                       waits that long for itself */
+
+/* Whether one of n connections, polled, may still hold named SUBMITs not
+ * made: p->draining is read after the poll, and is set before a proxy
+ * takes bytes from its socket (take_call()). */
+static int any_busy(proxy *const *of, const struct pollfd *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!atomic_load(&of[i]->ended) &&
+            ((fds[i].revents & POLLIN) || atomic_load(&of[i]->draining)))
+            return 1;
+    return 0;
+}
+
+/* A thread of p's worker may name a handle that another thread of it has
+ * just made: a named SUBMIT written on that thread's connection before
+ * the handle was returned.  Wait until each of the worker's other
+ * connections that may carry named SUBMITs has made those it was sent. */
+static void siblings_drained(const proxy *p)
+{
+    uint64_t start = rt__now_ns();
+    for (;;) {
+        proxy *of[RT__TASK_THREADS_MAX];
+        struct pollfd fds[RT__TASK_THREADS_MAX];
+        size_t n = 0;
+        pthread_mutex_lock(&proxies.lock);
+        for (proxy *q = proxies.all; q && n < RT__TASK_THREADS_MAX; q = q->next)
+            if (q != p && q->peer == p->peer && atomic_load(&q->named)) {
+                fds[n] = (struct pollfd){.fd = q->chan.fd, .events = POLLIN};
+                of[n++] = q;
+            }
+        proxies.looking += n > 0;
+        pthread_mutex_unlock(&proxies.lock);
+        if (n == 0)
+            return;
+        (void)poll(fds, n, 0);
+        int busy = any_busy(of, fds, n);
+        pthread_mutex_lock(&proxies.lock);
+        proxies.looking--;
+        pthread_mutex_unlock(&proxies.lock);
+        if (!busy || rt__now_ns() - start > DRAIN_WAIT_NS)
+            return;
+        sched_yield();
+    }
+}
+
+/* Before a call of p's worker that names ids: those of named SUBMITs on
+ * its other connections are made. */
+static void drained_for(const proxy *p, const uint64_t *ids, size_t n)
+{
+    if (!p->peer || !atomic_load(&proxies.named))
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (named_id(ids[i])) {
+            siblings_drained(p);
+            return;
+        }
+}
+
+/* The next call on p's connection (rt__callmsg_take()), p->draining kept:
+ * set before bytes leave the socket, cleared once nothing read is left,
+ * or at the first call read that is not a named SUBMIT (a worker's thread
+ * sends nothing after a call but its next, once answered). */
+static int take_call(proxy *p, rt__hdr *h, const char **payload, size_t *len, int *fd)
+{
+    if (p->chan.in.head == p->chan.in.tail) {
+        atomic_store(&p->draining, 0);
+        struct pollfd pfd = {.fd = p->chan.fd, .events = POLLIN};
+        if (!rt__linger(p->chan.fd))
+            while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+                ;
+    }
+    atomic_store(&p->draining, 1);
+    int got = rt__callmsg_take(&p->chan, h, payload, len, fd);
+    if (got <= 0 || !is_named(p, h))
+        atomic_store(&p->draining, 0);
+    return got;
 }
 
 /* ---- one call ----------------------------------------------------------------------- */
@@ -285,6 +391,10 @@ static int reply_held(proxy *p, rt_ref ref, int keep, int rc, const rt__held_at 
     return rt__callmsg_put(&p->chan, RT__CALL_HELD_AT, 0, 0, &where, sizeof where);
 }
 
+/* A GET with this much time reads a quick task's answer before it lends
+ * (rt__call_await(), which waits at most a few of the task's runs). */
+#define AWAIT_FIRST_MS 10
+
 static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__callmsg_get g;
@@ -293,8 +403,11 @@ static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     memcpy(&g, payload, sizeof g);
     rt_ref ref = {h->id};
     int lent;
+    drained_for(p, &ref.id, 1);
     if (g.ran_inside)
         inside_ended(p);
+    if (g.timeout_ms < 0 || g.timeout_ms >= AWAIT_FIRST_MS)
+        rt__call_await(rt__runtime_here(), ref);
     if (g.may_run && g.timeout_ms < 0 && p->peer && made_here(p, ref.id)) {
         int given = give_or_lend(p, h->word, g.attempt, ref, &lent);
         if (given)
@@ -399,6 +512,8 @@ static int do_wait(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     size_t count = 0;
     if (rc == 0) {
         memcpy(refs, payload + sizeof w, n * sizeof *refs);
+        for (size_t i = 0; i < n; i++)
+            drained_for(p, &refs[i].id, 1);
         int lent = lend(p, h->word, w.attempt, refs, n, (size_t)w.num_ready,
                         (long)w.timeout_ms);
         rc = rt_wait_indices(refs, n, (size_t)w.num_ready, (long)w.timeout_ms, index, &count);
@@ -420,6 +535,29 @@ static int may_name(const proxy *p, uint64_t id)
     return p->rank > 0 && (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == p->rank;
 }
 
+/* Whether a named SUBMIT is what a worker names (node/callmsg.h): a
+ * handle of the shape, a task of default options whose arguments are
+ * bytes.  Anything else breaks the protocol. */
+static int named_as_sent(uint64_t id, const rt__submission *s)
+{
+    if (!named_id(id) || s->opts)
+        return 0;
+    for (size_t i = 0; i < s->nargs; i++)
+        if (s->args[i].ref.id)
+            return 0;
+    return 1;
+}
+
+/* A worker's task took, single: the reply says that a submission like it
+ * may go named from now on. */
+static int reply_named_ok(proxy *p, uint64_t id)
+{
+    static const char ok = RT__NAMED_OK;
+    atomic_store(&p->named, 1);
+    atomic_store(&proxies.named, 1);
+    return reply(p, 0, id, &ok, 1, -1);
+}
+
 static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__submission s;
@@ -431,20 +569,30 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
     rt_ref refs[RT_RETURNS_MAX] = {{0}};
     int create = s.form == RT__SUBMIT_CREATE;
     int task = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS;
-    if (h->id && !(task && may_name(p, h->id)))
+    int named = is_named(p, h);
+    if (h->id && !(task && (named ? named_as_sent(h->id, &s) : may_name(p, h->id))))
         return -1;
     s.id = h->id;
+    for (size_t i = 0; i < s.nargs; i++)
+        drained_for(p, &s.args[i].ref.id, 1);
     int rc = task     ? rt__remote_task(&s, 1, refs)
              : create ? rt__actor_create_form(&s, refs)
                       : rt__actor_call_form(&s, refs);
-    if (rc < 0 && s.id) /* its rank answered it: the handle tells why it failed */
-        rt__call_put_failed(rt__runtime_here(), s.id, rc);
+    /* Its rank or its worker answered it: the handle tells why it failed
+     * (a named one's failure goes when the task ends, unless the handle
+     * named something already, which stays as it was). */
+    if (rc < 0 && s.id && rt__call_put_failed(rt__runtime_here(), s.id, rc) == 0 && named)
+        made(p, s.id, MADE_OBJECT);
     size_t n = rc == 0 && task && s.opts && s.opts->num_returns > 1
                    ? (size_t)s.opts->num_returns : 1;
     if (rc == 0 && task && h->word)
         rt__call_child(rt__runtime_here(), h->word, refs[0]); /* cancelled with it */
     for (size_t i = 0; rc == 0 && i < n && (!create || !s.opts || !s.opts->detached); i++)
         made(p, refs[i].id, create ? MADE_ACTOR : MADE_OBJECT);
+    if (named)
+        return 0;
+    if (rc == 0 && task && n == 1 && p->rank == 0 && p->peer)
+        return reply_named_ok(p, refs[0].id);
     /* Several results: their handles, as the reply's bytes. */
     return reply(p, rc > 0 ? 0 : rc, refs[0].id, n > 1 ? refs : NULL, n > 1 ? n * sizeof *refs : 0,
                  -1); /* rc 1: found by its name */
@@ -513,8 +661,10 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
         if (len != sizeof force)
             return -1;
         memcpy(&force, payload, sizeof force);
+        drained_for(p, &ref.id, 1);
         return reply(p, rt_cancel(ref, force > 3 ? -1 : (int)force), 0, NULL, 0, -1);
     case RT__CALL_RELEASE:
+        drained_for(p, &ref.id, 1);
         rc = rt_release(ref);
         if (rc == 0)
             unmade(p, ref.id);
@@ -539,6 +689,7 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
     case RT__CALL_END:
         if (len % 8)
             return -1;
+        drained_for(p, (const uint64_t *)(const void *)payload, len / 8);
         if (len && h->word) /* its result names handles of this run */
             rt__call_unkept(rt__runtime_here(), h->word);
         release_made(p, (const uint64_t *)(const void *)payload, len / 8);
@@ -559,7 +710,7 @@ static void *serve(void *arg)
         const char *payload;
         size_t len;
         int fd;
-        if (rt__callmsg_take(&p->chan, &h, &payload, &len, &fd) <= 0)
+        if (take_call(p, &h, &payload, &len, &fd) <= 0)
             break;
         if (fd >= 0)
             close(fd); /* only a reply carries an object */
@@ -596,6 +747,11 @@ static void proxy_free(proxy *p)
 static proxy *take_ended(int all)
 {
     proxy *ended = NULL;
+    pthread_mutex_lock(&proxies.lock);
+    if (!all && proxies.looking) { /* the next connection takes them */
+        pthread_mutex_unlock(&proxies.lock);
+        return NULL;
+    }
     for (proxy **at = &proxies.all; *at;) {
         proxy *p = *at;
         if (!all && !atomic_load(&p->ended)) {
@@ -606,14 +762,18 @@ static proxy *take_ended(int all)
         p->next = ended;
         ended = p;
     }
+    pthread_mutex_unlock(&proxies.lock);
     return ended;
 }
 
+/* Every thread first, then the memory: a proxy of the list may still be
+ * looking at another (siblings_drained()). */
 static void join(proxy *list)
 {
+    for (proxy *p = list; p; p = p->next)
+        pthread_join(p->thread, NULL);
     for (proxy *p = list, *next; p; p = next) {
         next = p->next;
-        pthread_join(p->thread, NULL);
         proxy_free(p);
     }
 }
@@ -682,8 +842,10 @@ void rt__proxies_serve(int fd, int rank)
         proxy_free(p);
         return;
     }
+    pthread_mutex_lock(&proxies.lock);
     p->next = proxies.all;
     proxies.all = p;
+    pthread_mutex_unlock(&proxies.lock);
 }
 
 void rt__proxies_stop(void)

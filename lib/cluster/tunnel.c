@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/idmap.h"
 #include "base/list.h"
+#include "base/random.h"
 #include "base/shm.h"
 #include "node/callmsg.h"
 #include "node/keep.h"
@@ -20,7 +21,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -370,13 +370,8 @@ static uint64_t child_id(rt__tunnel *r)
 {
     uint64_t id;
     do {
-        if (!r->draw && getrandom(&r->draw, sizeof r->draw, GRND_NONBLOCK) != sizeof r->draw)
-            r->draw = rt__now_ns() ^ (uint64_t)getpid() << 32;
-        r->draw ^= r->draw >> 12; /* xorshift64 */
-        r->draw ^= r->draw << 25;
-        r->draw ^= r->draw >> 27;
         id = RT__ID_FOREIGN | (uint64_t)r->rank << RT__ID_RANK_SHIFT |
-             (r->draw & ((1ULL << RT__ID_RANK_SHIFT) - 1));
+             (rt__random_next(&r->draw) & ((1ULL << RT__ID_RANK_SHIFT) - 1));
     } while (child_find(r, id));
     return id;
 }

@@ -5,7 +5,8 @@
  *
  * Each thread of a worker that makes a call has a connection of its own,
  * a stream socket whose other end the application's proxy thread reads
- * (api/proxy.c); on it, every request gets one REPLY, in order.  Messages
+ * (api/proxy.c); on it, every request gets one REPLY, in order, but a
+ * named SUBMIT (below), which gets none.  Messages
  * are wire.h's: a header whose word is the id of the task that asks
  * (what the application lends while it waits, whose handles these are),
  * and a payload, or, when that is larger than RT__MSG_MAX_INLINE, a memfd
@@ -74,12 +75,24 @@ enum {
  * strings and bytes point into the payload, and args into room the
  * caller gives (RT_ARGS_MAX entries). */
 /* A handle that a rank other than 0 made for a task its task submitted,
- * which it placed itself (cluster/tunnel.c): this bit, the rank in the
- * next 16 bits, and 47 random bits.  A handle rank 0 makes never has the
- * bit (runtime/table.h). */
+ * which it placed itself (cluster/tunnel.c), or, with rank 0, that a
+ * worker on rank 0 made (a named SUBMIT, below): this bit, the rank in
+ * the next 16 bits, and 47 random bits.  A handle rank 0's runtime makes
+ * never has the bit (runtime/table.h). */
 #define RT__ID_FOREIGN (1ULL << 63)
 #define RT__ID_RANK_SHIFT 47
 #define RT__ID_RANK(id) ((int)((id) >> RT__ID_RANK_SHIFT & 0xffff))
+
+/* A named SUBMIT: a worker on rank 0 submits a task under a handle it
+ * made itself (RT__ID_FOREIGN with rank 0; the SUBMIT's id), with
+ * default options and arguments of bytes alone, and goes on without
+ * waiting: no REPLY comes, and a failure is kept under the handle, for
+ * the task's rt_get().  A worker names only a submission like one that
+ * rank 0's proxy took before on the same connection (the same function;
+ * api/proxy.c answers such a SUBMIT with the byte RT__NAMED_OK as its
+ * bytes), so that what the worker cannot check itself (the function is
+ * the program's, a node has a CPU) holds. */
+#define RT__NAMED_OK 'N'
 
 typedef struct rt__submission {
     int form;            /* RT__SUBMIT_* */

@@ -3,6 +3,7 @@
 
 #include "base/alloc.h"
 #include "base/error.h"
+#include "base/random.h"
 #include "base/shm.h"
 
 #include <errno.h>
@@ -26,6 +27,8 @@ void rt__client_worker_starts(rt__client_worker worker)
     worker_of = worker;
 }
 
+#define NAMED_FNS 8 /* functions a connection names the tasks of, at most */
+
 /* The calling thread's connection, and the handles its task made that
  * are not consumed yet (the proxy keeps the same list). */
 static _Thread_local struct {
@@ -36,6 +39,9 @@ static _Thread_local struct {
     size_t nmade, cap;
     size_t base; /* made[base..] are the running task's (a task run inside
                     another's wait starts a range of its own) */
+    uint64_t named_fns[NAMED_FNS]; /* functions whose tasks go named */
+    unsigned named_next;           /* the entry the next one takes */
+    uint64_t draw;                 /* the random state of named handles */
 } conn;
 
 /* A thread that ends closes its connection (its proxy then releases what
@@ -320,13 +326,68 @@ void rt__client_task_end(const void *result, size_t len)
         done(&r);
 }
 
+/* ---- submissions sent without waiting ------------------------------------------------ */
+
+/* A task's task like one that rank 0's proxy took from this connection
+ * before (its reply said RT__NAMED_OK), of the same function, with
+ * default options and arguments of bytes alone, goes named
+ * (node/callmsg.h): under a handle made here, without waiting for a
+ * reply, as a worker's call must to be about as quick as the
+ * application's.  What the proxy could refuse only for its own state (it
+ * is out of memory, or stopping) then comes from the task's rt_get(). */
+#define NAMED_BYTES_MAX ((size_t)64 * 1024) /* a named submission's arguments */
+
+static int names_fn(uint64_t fn)
+{
+    for (size_t i = 0; i < NAMED_FNS; i++)
+        if (conn.named_fns[i] == fn)
+            return 1;
+    return 0;
+}
+
+static int may_go_named(const rt__submission *s)
+{
+    size_t bytes = 0;
+    if (s->opts || (s->form != RT__SUBMIT_TASK && s->form != RT__SUBMIT_TASK_ARGS))
+        return 0;
+    for (size_t i = 0; i < s->nargs; i++) {
+        if (s->args[i].ref.id || s->args[i].len > NAMED_BYTES_MAX - bytes)
+            return 0;
+        bytes += s->args[i].len;
+    }
+    return names_fn(s->fn);
+}
+
+/* The proxy took s, and its reply r says whether its kind may go named. */
+static void took(const rt__submission *s, const reply *r)
+{
+    if (s->opts || r->r.len != 1 || *(const char *)r->r.data != RT__NAMED_OK ||
+        names_fn(s->fn))
+        return;
+    conn.named_fns[conn.named_next++ % NAMED_FNS] = s->fn;
+}
+
+static int submit_named(const rt__submission *s, rt_ref *ref)
+{
+    rt__submission named = *s;
+    named.id = RT__ID_FOREIGN | (rt__random_next(&conn.draw) &
+                                 ((1ULL << RT__ID_RANK_SHIFT) - 1));
+    if (rt__callmsg_put_submission(&conn.chan, asker(), &named) < 0)
+        return rt__error(RT_ENOMEM, "a task's call: out of memory");
+    if (rt__chan_flush(&conn.chan) < 0) /* now: the task may compute a while */
+        return lost();
+    ref->id = named.id;
+    made(named.id);
+    return 0;
+}
+
 /* ---- the calls ---------------------------------------------------------------------- */
 
 /* The answer to a call that makes something the task holds (put: the
  * call's message queued, or -1): its handle in *id, counted as the
  * task's, so that its END comes (a task's actors and groups end with
- * it, its objects are released). */
-static int made_by_call(int put, uint64_t *id)
+ * it, its objects are released).  s: the submission it makes, or NULL. */
+static int made_by_call(int put, uint64_t *id, const rt__submission *s)
 {
     if (put < 0)
         return rt__error(RT_ENOMEM, "a task's call: out of memory");
@@ -337,6 +398,8 @@ static int made_by_call(int put, uint64_t *id)
     if (rc == 0) {
         *id = r.r.value;
         made(*id);
+        if (s)
+            took(s, &r);
     }
     done(&r);
     return rc;
@@ -366,10 +429,11 @@ int rt__client_submit(const rt__submission *s, rt_ref *refs)
 {
     int rc = open_or_fail();
     size_t n = s->opts && s->opts->num_returns > 1 ? (size_t)s->opts->num_returns : 1;
-    return rc < 0  ? rc
-           : n > 1 ? submit_several(s, refs, n)
-                   : made_by_call(rt__callmsg_put_submission(&conn.chan, asker(), s),
-                                  &refs->id);
+    return rc < 0           ? rc
+           : n > 1          ? submit_several(s, refs, n)
+           : may_go_named(s) ? submit_named(s, refs)
+                            : made_by_call(rt__callmsg_put_submission(&conn.chan, asker(), s),
+                                           &refs->id, s);
 }
 
 int rt__client_put(const void *data, size_t len, rt_ref *ref)
@@ -556,7 +620,7 @@ int rt__client_pg_create(const rt_bundle *bundles, size_t n, int strategy, rt_pg
     int rc = open_or_fail();
     return rc < 0 ? rc
                   : made_by_call(rt__callmsg_put_group(&conn.chan, asker(), bundles, n,
-                                                       strategy), &pg->id);
+                                                       strategy), &pg->id, NULL);
 }
 
 int rt__client_pg_wait(rt_pg pg, long timeout_ms)

@@ -672,6 +672,11 @@ static rt__ask *ask_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend,
     return asked ? a : NULL; /* a pointer to compare only, without a lane */
 }
 
+void rt__call_await(rt__runtime *rt, rt_ref ref)
+{
+    rt__await(rt, ref);
+}
+
 int rt__call_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend, rt_ref awaited)
 {
     return ask_lend(rt, task, run, lend, awaited, 0) != NULL;

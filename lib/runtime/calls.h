@@ -92,11 +92,13 @@ int rt__call_put(rt__runtime *rt, rt__task *o, rt_ref *ref);
  * (with checkpoints; 0, 0: none), as rt__call_key_object() would. */
 int rt__call_put_held(rt__runtime *rt, int rank, uint64_t len, const uint64_t hash[2],
                       rt_ref *ref);
-/* A task that another rank answered with handle id (a task of its task's,
- * handed here: cluster/tunnel.c) could not be submitted here with rc:
- * the handle names an object failed with rc and the last error's
- * message, which the task gets when it reads it. */
-void rt__call_put_failed(rt__runtime *rt, uint64_t id, int rc);
+/* A task with a handle made elsewhere, id (a task of another rank's
+ * task, handed here: cluster/tunnel.c; or a worker's named submission:
+ * node/callmsg.h), could not be submitted here with rc: the handle names
+ * an object failed with rc and the last error's message, which the task
+ * gets when it reads it.  0, or -1 when id names something already (or
+ * no memory): then nothing changed. */
+int rt__call_put_failed(rt__runtime *rt, uint64_t id, int rc);
 /* RT_ENOMEM, named call's, when len bytes are more than the whole object
  * store: rt_put() asks before it copies them. */
 int rt__call_fits(rt__runtime *rt, size_t len, const char *call);
@@ -128,6 +130,12 @@ size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t
  * says when it has.  run is the asking run of the task (a worker's
  * rt__task_attempt()): a run that is over asks nothing. */
 int rt__call_lend(rt__runtime *rt, uint64_t task, unsigned run, int lend, rt_ref awaited);
+/* A task's wait (api/proxy.c) is about to lend its CPUs while it waits
+ * for ref: when ref's task is quick and in flight, its answer is read
+ * here first, as rt_get() reads it (rt__await()), so that a wait the
+ * answer ends at once lends nothing (lending, and taking the CPUs back,
+ * is two trips through the runtime thread). */
+void rt__call_await(rt__runtime *rt, rt_ref ref);
 /* As rt__call_lend() with lend 1, from a caller that may run awaited
  * itself (work-first): the runtime may give it awaited to run instead
  * of lending (rt__dispatch_lend_or_give()), if the task runs in the

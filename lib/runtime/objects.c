@@ -305,14 +305,14 @@ int rt__call_put_held(rt__runtime *rt, int rank, uint64_t len, const uint64_t ha
     return rt__call_put(rt, o, ref);
 }
 
-void rt__call_put_failed(rt__runtime *rt, uint64_t id, int rc)
+int rt__call_put_failed(rt__runtime *rt, uint64_t id, int rc)
 {
     rt__task *o = rt__task_new_held(id, NULL, 0);
     rt_ref ref;
     if (!o)
-        return; /* the handle is unknown here: its reader gets RT_EBADREF */
+        return -1; /* the handle is unknown here: its reader gets RT_EBADREF */
     rt__task_fail(o, rc, "%s", rt__last_error());
-    (void)rt__call_put(rt, o, &ref);
+    return rt__call_put(rt, o, &ref) < 0 ? -1 : 0;
 }
 
 int rt__call_view(rt__runtime *rt, rt_ref ref, long timeout_ms, rt_view *view)

@@ -2,42 +2,22 @@
 #include "table.h"
 
 #include "base/alloc.h"
+#include "base/random.h"
 
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 static uint32_t index_of(uint64_t id)
 {
     return (uint32_t)(id & 0xffffffffu) - 1;
 }
 
-/* A seed no other runtime of this process (or another) starts from. */
-static uint64_t seed(const rt__table *t)
-{
-    uint64_t s = 0;
-    if (getrandom(&s, sizeof s, GRND_NONBLOCK) != sizeof s) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        s = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 32 ^
-            (uint64_t)(uintptr_t)t;
-    }
-    return s ? s : 1;
-}
-
-/* The next generation (xorshift64*), never gen itself; below 2^31. */
+/* The next generation, never gen itself; below 2^31. */
 static uint32_t draw_gen(rt__table *t, uint32_t gen)
 {
     uint32_t next;
-    if (!t->draw)
-        t->draw = seed(t);
-    do {
-        t->draw ^= t->draw >> 12;
-        t->draw ^= t->draw << 25;
-        t->draw ^= t->draw >> 27;
-        next = (uint32_t)((t->draw * 0x2545f4914f6cdd1dull) >> 33);
-    } while (next == gen);
+    do
+        next = (uint32_t)(rt__random_next(&t->draw) >> 33);
+    while (next == gen);
     return next;
 }
 

@@ -14,7 +14,8 @@
  *
  * A handle made elsewhere (RT__ID_FOREIGN set, which no slot's own
  * handle has: another rank's task's task, placed there first and handed
- * here later, cluster/tunnel.c) names its item as well: it is looked up
+ * here later, cluster/tunnel.c; a task's task that a worker here
+ * submitted without waiting, node/callmsg.h) names its item as well: it is looked up
  * in a map to its slot.
  */
 #ifndef RT_TABLE_H
