@@ -191,7 +191,8 @@ void bench_nested(double rt_rate, double rt_sync, double raw_rt, double raw_poll
     printf("13. Work that makes work (tasks that submit tasks)\n");
     (void)nested_call_us(scaled(2000)); /* warm up */
     double nested = nested_call_us(scaled(5000));
-    row("rtask, a task's rt_remote + rt_get", nested, "us", "a proxy thread makes it");
+    row("rtask, a task's rt_remote + rt_get", nested, "us",
+        "named: the wait alone goes and comes back");
     row("rtask, the application's (section 2)", rt_sync, "us", "");
     row("raw: pipe round trip, both polling 50 us first", raw_poll, "us", "");
     verdict("nested call / application's call", nested / rt_sync, 1.2, 1);
