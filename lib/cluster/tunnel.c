@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -444,42 +445,65 @@ static int plain(const rt_opts *o, rt__amount *cpu)
            (!o->env_vars || !*o->env_vars) && (o->num_returns <= 1 || o->num_returns == RT_DEFAULT);
 }
 
+/* k's task submits a task under handle id (the worker's, named; else
+ * this rank's): DEFERRED, waiting for its parent's GET.  NULL without
+ * memory. */
+static child *child_new(conn *k, uint64_t id, const rt__hdr *h, const char *payload)
+{
+    rt__tunnel *r = k->tunnel;
+    if (!r->children.nbuckets && rt__idmap_init(&r->children) < 0)
+        return NULL;
+    child *c = rt__calloc(1, sizeof *c);
+    char *copy = rt__malloc(h->len ? (size_t)h->len : 1);
+    if (!c || !copy) {
+        rt__free(c);
+        rt__free(copy);
+        return NULL;
+    }
+    memcpy(copy, payload, (size_t)h->len);
+    *c = (child){.byid.id = id, .k = k, .state = DEFERRED, .parent = h->word,
+                 .since_ns = rt__now_ns(), .h = *h, .submission = copy};
+    c->h.id = c->run.task = id;
+    rt__idmap_add(&r->children, &c->byid);
+    rt__list_push_back(&r->deferred, &c->deferred);
+    k->deferred = c;
+    if (!r->hand_timer.armed)
+        rt__timer_arm(r->loop, &r->hand_timer, c->since_ns + HAND_AFTER_NS, on_hand_timer);
+    return c;
+}
+
 /* A SUBMIT of k's task that this rank may place itself: a task of one
  * argument of bytes, asking for what its parent's worker gives (plain()),
- * in a job without checkpoints (rank 0 keys those).  Answered here; 1
- * when it was (or -1 when k must close), 0 when rank 0 places it. */
+ * in a job without checkpoints (rank 0 keys those).  Answered here (but
+ * a named one, node/callmsg.h, which gets no reply: one this rank does
+ * not place goes to rank 0 at once, under its handle); the reply says
+ * that such a task may go named.  1 when it was (or -1 when k must
+ * close), 0 when rank 0 places it. */
 static int place_here(conn *k, const rt__hdr *h, const char *payload)
 {
     rt__tunnel *r = k->tunnel;
     rt__submission s;
     rt_opts opts;
     rt__amount cpu;
+    child *c;
     if (!r->serving || r->hashed || h->len > RT__MSG_MAX_INLINE ||
         rt__callmsg_read_submission(payload, (size_t)h->len, &s, &opts, r->args) < 0 ||
-        s.form != RT__SUBMIT_TASK || s.nargs != 1 || s.args[0].ref.id || !plain(s.opts, &cpu))
-        return 0;
-    if (!r->children.nbuckets && rt__idmap_init(&r->children) < 0)
-        return 0;
-    child *c = rt__calloc(1, sizeof *c);
-    char *copy = rt__malloc(h->len ? (size_t)h->len : 1);
-    if (!c || !copy) {
-        rt__free(c);
-        rt__free(copy);
-        return 0;
+        s.form != RT__SUBMIT_TASK || s.nargs != 1 || s.args[0].ref.id || !plain(s.opts, &cpu)) {
+        if (!h->id)
+            return 0;
+        c = child_new(k, h->id, h, payload); /* its reply is not the worker's */
+        return c && hand_over(c) == 0 ? 1 : -1;
     }
-    memcpy(copy, payload, (size_t)h->len);
-    const char *arg = s.args[0].len ? copy + ((const char *)s.args[0].data - payload) : "";
-    *c = (child){.byid.id = child_id(r), .k = k, .state = DEFERRED, .parent = h->word,
-                 .since_ns = rt__now_ns(), .cpu = cpu, .h = *h, .submission = copy,
-                 .run = {0, s.fn, 0, arg, s.args[0].len}};
-    c->h.id = c->run.task = c->byid.id;
-    rt__idmap_add(&r->children, &c->byid);
-    rt__list_push_back(&r->deferred, &c->deferred);
-    k->deferred = c;
-    if (!r->hand_timer.armed)
-        rt__timer_arm(r->loop, &r->hand_timer, c->since_ns + HAND_AFTER_NS, on_hand_timer);
+    if (!(c = child_new(k, h->id ? h->id : child_id(r), h, payload)))
+        return h->id ? -1 : 0; /* a named one's reply would not be the worker's */
+    const char *arg = s.args[0].len ? c->submission + ((const char *)s.args[0].data - payload)
+                                    : "";
+    c->cpu = cpu;
+    c->run = (rt__callmsg_run){c->byid.id, s.fn, 0, arg, s.args[0].len};
     r->calls_soon = 1; /* its GET */
-    return rt__callmsg_put_reply(&k->chan, RT_OK, c->byid.id, NULL, NULL, 0, -1) < 0 ? -1 : 1;
+    static const char ok = RT__NAMED_OK;
+    return h->id ? 1
+           : rt__callmsg_put_reply(&k->chan, RT_OK, c->byid.id, NULL, &ok, 1, -1) < 0 ? -1 : 1;
 }
 
 /* Rank 0's timeline hears how c ran (RAN): its wait from its SUBMIT, its
@@ -742,10 +766,19 @@ static void unpark_all(rt__tunnel *r)
     }
 }
 
+/* Whether a worker's SUBMIT under handle id is a named one this rank
+ * takes (node/callmsg.h): of this rank's shape, new, and inline. */
+static int named_here(const rt__tunnel *r, uint64_t id, int fd)
+{
+    return r->rank > 0 && (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == r->rank && fd < 0 &&
+           !child_find(r, id);
+}
+
 /* One frame of a worker's thread here, on its way to rank 0, unless this
  * rank answers it: a task it places itself, that task's GET, and its
  * cancel while it runs.  A PUT_HELD, HELD_AT, INSIDE, RAN or a SUBMIT
- * with a handle is the tunnels' to make: from a worker it breaks the protocol.  0, or -1 when
+ * with a handle is the tunnels' to make, but a named SUBMIT
+ * (named_here()): from a worker it breaks the protocol.  0, or -1 when
  * k must close. */
 static int from_worker(conn *k, const rt__hdr *h, const char *payload, int fd)
 {
@@ -754,7 +787,7 @@ static int from_worker(conn *k, const rt__hdr *h, const char *payload, int fd)
     child *c = mine ? child_find(r, h->id) : NULL;
     if (h->type == RT__CALL_PUT_HELD || h->type == RT__CALL_HELD_AT ||
         h->type == RT__CALL_INSIDE || h->type == RT__CALL_RAN ||
-        (h->type == RT__CALL_SUBMIT && h->id)) {
+        (h->type == RT__CALL_SUBMIT && h->id && !named_here(r, h->id, fd))) {
         if (fd >= 0)
             close(fd);
         return -1;
@@ -1022,8 +1055,29 @@ int rt__tunnel_calls_soon(rt__tunnel *r)
     return soon;
 }
 
+/* A worker's thread connects: what the other connections sent is read
+ * first, so that a named SUBMIT that a thread of its worker sent before
+ * is taken before this thread's first call may name its handle (the
+ * worker names none while it has another connection: node/client.c). */
+static void read_what_was_sent(rt__tunnel *r)
+{
+    size_t n = r->conns.count, i = 0;
+    uint64_t *keys = n ? rt__malloc(n * sizeof *keys) : NULL;
+    for (rt__idnode *x = keys ? rt__idmap_any(&r->conns) : NULL; x && i < n;
+         x = rt__idmap_after(&r->conns, x))
+        keys[i++] = x->id;
+    for (size_t j = 0; j < i; j++) {
+        conn *k = (conn *)rt__idmap_find(&r->conns, keys[j]); /* it may have closed */
+        struct pollfd p = {.fd = k ? k->chan.fd : -1, .events = POLLIN};
+        if (k && poll(&p, 1, 0) > 0)
+            on_conn(&k->watch, EPOLLIN);
+    }
+    rt__free(keys);
+}
+
 void rt__tunnel_accept(rt__tunnel *r, int connection)
 {
+    read_what_was_sent(r);
     if (!conn_open(r, 0, r->next_number++, connection))
         rt__warn("no memory to tunnel a task's calls to rank 0: its call fails");
 }

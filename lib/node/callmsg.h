@@ -75,23 +75,25 @@ enum {
  * strings and bytes point into the payload, and args into room the
  * caller gives (RT_ARGS_MAX entries). */
 /* A handle that a rank other than 0 made for a task its task submitted,
- * which it placed itself (cluster/tunnel.c), or, with rank 0, that a
- * worker on rank 0 made (a named SUBMIT, below): this bit, the rank in
- * the next 16 bits, and 47 random bits.  A handle rank 0's runtime makes
- * never has the bit (runtime/table.h). */
+ * which it placed itself (cluster/tunnel.c), or that a worker made (a
+ * named SUBMIT, below): this bit, the rank in the next 16 bits, and 47
+ * random bits.  A handle rank 0's runtime makes never has the bit
+ * (runtime/table.h). */
 #define RT__ID_FOREIGN (1ULL << 63)
 #define RT__ID_RANK_SHIFT 47
 #define RT__ID_RANK(id) ((int)((id) >> RT__ID_RANK_SHIFT & 0xffff))
 
-/* A named SUBMIT: a worker on rank 0 submits a task under a handle it
- * made itself (RT__ID_FOREIGN with rank 0; the SUBMIT's id), with
- * default options and arguments of bytes alone, and goes on without
- * waiting: no REPLY comes, and a failure is kept under the handle, for
- * the task's rt_get().  A worker names only a submission like one that
- * rank 0's proxy took before on the same connection (the same function;
- * api/proxy.c answers such a SUBMIT with the byte RT__NAMED_OK as its
- * bytes), so that what the worker cannot check itself (the function is
- * the program's, a node has a CPU) holds. */
+/* A named SUBMIT: a worker submits a task under a handle it made itself
+ * (the SUBMIT's id: RT__ID_FOREIGN with the number of the rank that
+ * takes it), with default options and arguments of bytes alone, and
+ * goes on without waiting: no REPLY comes, and a failure is kept under
+ * the handle, for the task's rt_get().  A worker names only a
+ * submission like one taken before on the same connection (the same
+ * function), by rank 0's proxy (api/proxy.c) or by its own rank, which
+ * placed it (local first, cluster/tunnel.c): either answers such a
+ * SUBMIT with the byte RT__NAMED_OK as its bytes, and its handle's shape
+ * says the rank.  So what the worker cannot check itself (the function
+ * is the program's, a node has a CPU) holds. */
 #define RT__NAMED_OK 'N'
 
 typedef struct rt__submission {

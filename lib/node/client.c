@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -41,8 +42,22 @@ static _Thread_local struct {
                     another's wait starts a range of its own) */
     uint64_t named_fns[NAMED_FNS]; /* functions whose tasks go named */
     unsigned named_next;           /* the entry the next one takes */
+    int named_rank;                /* the rank whose shape they have */
     uint64_t draw;                 /* the random state of named handles */
 } conn;
+
+/* The process's connections open: a task's tasks go named only while the
+ * calling thread's is the one (another thread that names such a handle
+ * then connects after it was sent: cluster/tunnel.c reads it first). */
+static _Atomic int open_conns;
+
+/* The calling thread's connection is closed now (or was not open). */
+static void conn_gone(void)
+{
+    if (conn.open)
+        atomic_fetch_sub(&open_conns, 1);
+    conn.open = 0;
+}
 
 /* A thread that ends closes its connection (its proxy then releases what
  * it still held): threads a task starts come and go. */
@@ -52,6 +67,7 @@ static pthread_once_t conn_key_once = PTHREAD_ONCE_INIT;
 static void close_conn(void *unused)
 {
     (void)unused;
+    conn_gone();
     rt__chan_close(&conn.chan);
     rt__free(conn.made);
     memset(&conn, 0, sizeof conn);
@@ -154,6 +170,7 @@ static int connect_door(void)
                          strerror(errno));
     rt__chan_init(&conn.chan, fd);
     conn.open = 1;
+    atomic_fetch_add(&open_conns, 1);
     pthread_once(&conn_key_once, make_conn_key);
     (void)pthread_setspecific(conn_key, &conn); /* non-NULL: close_conn() at exit */
     return 0;
@@ -187,7 +204,7 @@ typedef struct reply {
 static int lost(void)
 {
     rt__chan_close(&conn.chan);
-    conn.open = 0;
+    conn_gone();
     return rt__error(RT_ESHUTDOWN, "a task's call: the application is gone");
 }
 
@@ -258,7 +275,8 @@ static int open_or_fail(void)
     }
     if (conn.open && conn.refused) {
         rt__chan_close(&conn.chan);
-        conn.open = conn.refused = 0;
+        conn_gone();
+        conn.refused = 0;
     }
     return conn.open ? 0 : connect_door();
 }
@@ -328,14 +346,16 @@ void rt__client_task_end(const void *result, size_t len)
 
 /* ---- submissions sent without waiting ------------------------------------------------ */
 
-/* A task's task like one that rank 0's proxy took from this connection
- * before (its reply said RT__NAMED_OK), of the same function, with
- * default options and arguments of bytes alone, goes named
- * (node/callmsg.h): under a handle made here, without waiting for a
- * reply, as a worker's call must to be about as quick as the
- * application's.  What the proxy could refuse only for its own state (it
- * is out of memory, or stopping) then comes from the task's rt_get(). */
-#define NAMED_BYTES_MAX ((size_t)64 * 1024) /* a named submission's arguments */
+/* A task's task like one that rank 0's proxy, or the worker's own rank
+ * (local first), took from this connection before (its reply said
+ * RT__NAMED_OK), of the same function, with default options and
+ * arguments of bytes alone, goes named (node/callmsg.h): under a handle
+ * made here, without waiting for a reply, as a worker's call must to be
+ * about as quick as the application's.  What the application could
+ * refuse only for its own state (it is out of memory, or stopping) then
+ * comes from the task's rt_get(). */
+#define NAMED_BYTES_MAX ((size_t)64 * 1024) /* a named submission's arguments:
+                                               inline (RT__MSG_MAX_INLINE) */
 
 static int names_fn(uint64_t fn)
 {
@@ -348,7 +368,8 @@ static int names_fn(uint64_t fn)
 static int may_go_named(const rt__submission *s)
 {
     size_t bytes = 0;
-    if (s->opts || (s->form != RT__SUBMIT_TASK && s->form != RT__SUBMIT_TASK_ARGS))
+    if (s->opts || (s->form != RT__SUBMIT_TASK && s->form != RT__SUBMIT_TASK_ARGS) ||
+        atomic_load(&open_conns) != 1)
         return 0;
     for (size_t i = 0; i < s->nargs; i++) {
         if (s->args[i].ref.id || s->args[i].len > NAMED_BYTES_MAX - bytes)
@@ -358,20 +379,23 @@ static int may_go_named(const rt__submission *s)
     return names_fn(s->fn);
 }
 
-/* The proxy took s, and its reply r says whether its kind may go named. */
+/* The proxy or the rank took s, and its reply r says whether its kind
+ * may go named: the handle it made has the shape of the rank's that
+ * takes them (rank 0's own handles are not of the shape). */
 static void took(const rt__submission *s, const reply *r)
 {
     if (s->opts || r->r.len != 1 || *(const char *)r->r.data != RT__NAMED_OK ||
         names_fn(s->fn))
         return;
     conn.named_fns[conn.named_next++ % NAMED_FNS] = s->fn;
+    conn.named_rank = r->r.value & RT__ID_FOREIGN ? RT__ID_RANK(r->r.value) : 0;
 }
 
 static int submit_named(const rt__submission *s, rt_ref *ref)
 {
     rt__submission named = *s;
-    named.id = RT__ID_FOREIGN | (rt__random_next(&conn.draw) &
-                                 ((1ULL << RT__ID_RANK_SHIFT) - 1));
+    named.id = RT__ID_FOREIGN | (uint64_t)conn.named_rank << RT__ID_RANK_SHIFT |
+               (rt__random_next(&conn.draw) & ((1ULL << RT__ID_RANK_SHIFT) - 1));
     if (rt__callmsg_put_submission(&conn.chan, asker(), &named) < 0)
         return rt__error(RT_ENOMEM, "a task's call: out of memory");
     if (rt__chan_flush(&conn.chan) < 0) /* now: the task may compute a while */

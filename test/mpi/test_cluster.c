@@ -1127,6 +1127,44 @@ static int calls_of_its_own(const void *arg, size_t len, rt_result *res)
     return rt_result_set(res, &here, sizeof here);
 }
 
+struct reader {
+    rt_ref ref;
+    int node, i, ok;
+};
+
+static void *read_in_thread(void *arg)
+{
+    struct reader *r = arg;
+    r->ok = ran_as(r->ref, r->node, -1, r->i);
+    return NULL;
+}
+
+/* arg: n.  As calls_of_its_own(), but each handle checked for the shape
+ * of its rank's named ones (node/callmsg.h), and every tenth read by a
+ * thread started at once (the task is then handed to rank 0, which
+ * places it anywhere): {ran right, named}. */
+static int named_of_its_own(const void *arg, size_t len, rt_result *res)
+{
+    int n, counts[2] = {0, 0};
+    rt_context ctx;
+    if (len != sizeof n || rt_get_context(&ctx) != 0)
+        return 1;
+    memcpy(&n, arg, sizeof n);
+    for (int i = 0; i < n; i++) {
+        struct reader r = {{0}, -1, i, 0}; /* another thread's read: rank 0 places it */
+        pthread_t th;
+        if (rt_remote(whoami, NULL, &i, sizeof i, &r.ref) != 0)
+            return 2;
+        counts[1] += (r.ref.id & RT__ID_FOREIGN) && RT__ID_RANK(r.ref.id) == ctx.node;
+        if (i % 10 == 9 && pthread_create(&th, NULL, read_in_thread, &r) == 0)
+            pthread_join(th, NULL);
+        else
+            r.ok = ran_as(r.ref, ctx.node, (int)getpid(), i); /* inside the wait */
+        counts[0] += r.ok;
+    }
+    return rt_result_set(res, counts, sizeof counts);
+}
+
 /* Puts 3 bytes and reads them back: 0 when it could. */
 static int puts_inside(const void *arg, size_t len, rt_result *res)
 {
@@ -1246,6 +1284,36 @@ START_TEST(test_nested_calls_stay_on_their_rank)
 }
 END_TEST
 
+/* A task's tasks that its rank placed itself go named after the first
+ * (the worker makes their handles, of its rank's shape, and waits for no
+ * reply), and come right, also to a thread of the task that reads one as
+ * soon as it is made (its rank reads what was sent before the thread's
+ * connection). */
+/* fn(n) run on rank 1: its result (rt_free() it), and its handle's id in
+ * *id. */
+static int *on_rank_1(rt_fn fn, int n, uint64_t *id)
+{
+    rt_opts on1 = RT_OPTS_INIT;
+    on1.label_selector = "rank=1";
+    rt_ref ref;
+    int *got;
+    ck_ok(rt_remote(fn, &on1, &n, sizeof n, &ref));
+    *id = ref.id;
+    ck_ok(rt_get(ref, (void **)&got, NULL, 60000));
+    return got;
+}
+
+START_TEST(test_named_calls_on_their_rank)
+{
+    int n = 100;
+    uint64_t id;
+    int *counts = on_rank_1(named_of_its_own, n, &id);
+    ck_assert_int_eq(counts[0], n);
+    ck_assert_int_ge(counts[1], n - 10); /* a few may go before the mark */
+    rt_free(counts);
+}
+END_TEST
+
 /* The "tid" (lane) of line's span, or -1. */
 static long long lane_of(const char *line)
 {
@@ -1259,13 +1327,9 @@ static long long lane_of(const char *line)
  * task: each of the caller's tasks is there once.) */
 START_TEST(test_tasks_placed_on_a_rank_are_in_the_timeline)
 {
-    rt_opts on1 = RT_OPTS_INIT;
-    on1.label_selector = "rank=1";
-    int n = 20, *got;
-    rt_ref ref;
-    ck_ok(rt_remote(calls_of_its_own, &on1, &n, sizeof n, &ref));
-    uint64_t parent = ref.id;
-    ck_ok(rt_get(ref, (void **)&got, NULL, 60000));
+    int n = 20;
+    uint64_t parent;
+    int *got = on_rank_1(calls_of_its_own, n, &parent);
     int placed = *got;
     rt_free(got);
     ck_assert_int_ge(placed, n / 2);
@@ -1889,6 +1953,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_unmappable_frame_ends_its_connection_only);
         tcase_add_test(tc, test_gets_in_tasks_take_bytes_where_they_are);
         tcase_add_test(tc, test_nested_calls_stay_on_their_rank);
+        tcase_add_test(tc, test_named_calls_on_their_rank);
         tcase_add_test(tc, test_cancel_reaches_a_task_placed_on_its_rank);
     }
     if (strcmp(which, "timeline") == 0)
