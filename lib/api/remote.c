@@ -162,7 +162,8 @@ static int batch_records(rt_fn fn, const rt_opts *opts, const rt__request *r,
     return 0;
 }
 
-/* In a task, a batch is its calls one by one (each a round trip). */
+/* In a task, a batch is its calls one by one (a round trip each, but
+ * those that go named: node/client.c). */
 int rt__task_submit_batch(rt_fn fn, const rt_opts *opts, const rt_value *args, size_t n,
                          rt_ref *refs)
 {
