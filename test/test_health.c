@@ -88,23 +88,53 @@ static void wait_gpus(double want)
 
 /* After sleeping for its argument's milliseconds: "<CUDA_VISIBLE_DEVICES>
  * <attempt>". */
+/* When process pid started (clock ticks since boot), or 0. */
+static unsigned long long started(pid_t pid)
+{
+    char path[64], line[1024];
+    unsigned long long ticks = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    char *at = f && fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+    /* After the name: state and 19 fields more, then the start time. */
+    if (at && sscanf(at + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+                            "%*d %*d %*d %*d %llu", &ticks) != 1)
+        ticks = 0;
+    if (f)
+        fclose(f);
+    return ticks;
+}
+
+/* Whether process pid has the fake NVML loaded. */
+static int has_nvml(pid_t pid)
+{
+    char path[64], line[512];
+    int found = 0;
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *maps = fopen(path, "r");
+    while (maps && !found && fgets(line, sizeof line, maps))
+        found = strstr(line, "/libnvidia-ml.so.1") != NULL;
+    if (maps)
+        fclose(maps);
+    return found;
+}
+
 /* The GPUs' watcher: the process other than this one that has the fake
- * NVML loaded; 0 when there is none. */
+ * NVML loaded, the one started last (an earlier test's may still be
+ * ending); 0 when there is none. */
 static pid_t watcher_pid(void)
 {
     DIR *proc = opendir("/proc");
     struct dirent *d;
     pid_t found = 0;
-    while (proc && !found && (d = readdir(proc))) {
+    unsigned long long newest = 0;
+    while (proc && (d = readdir(proc))) {
         pid_t pid = (pid_t)atoi(d->d_name);
-        char path[64], line[512];
-        snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-        FILE *maps = pid > 0 && pid != getpid() ? fopen(path, "r") : NULL;
-        while (maps && !found && fgets(line, sizeof line, maps))
-            if (strstr(line, "/libnvidia-ml.so.1"))
-                found = pid;
-        if (maps)
-            fclose(maps);
+        unsigned long long since = pid > 0 && pid != getpid() ? started(pid) : 0;
+        if (since >= newest && since && has_nvml(pid)) {
+            found = pid;
+            newest = since;
+        }
     }
     if (proc)
         closedir(proc);
@@ -451,6 +481,11 @@ START_TEST(a_killed_watcher_is_replaced)
     for (int i = 0; i < 500 && !(first = watcher_pid()); i++)
         sleep_ms(10);
     ck_assert_int_gt(first, 0);
+    /* Killed before it says that it watches (NVML loaded, its first
+     * record not yet written), it would be taken for one whose NVML
+     * could not start, and not replaced: it says so within
+     * milliseconds. */
+    sleep_ms(500);
     char scenario[600];
     snprintf(scenario, sizeof scenario, "events=%s,procs=%s,lost=2", events, procs);
     use_fake_nvml(scenario); /* what the next watcher finds */
