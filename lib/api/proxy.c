@@ -199,7 +199,7 @@ static int is_named(const proxy *p, const rt__hdr *h)
 /* Whether id has a named SUBMIT's shape. */
 static int named_id(uint64_t id)
 {
-    return (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == 0;
+    return rt__id_made_on(id, 0);
 }
 
 #define DRAIN_WAIT_NS 1000000000ull /* a worker that stalls its connections
@@ -532,7 +532,7 @@ static int do_wait(proxy *p, const rt__hdr *h, const char *payload, size_t len)
  * submitted (cluster/tunnel.c): its own ranks' handles, never from here. */
 static int may_name(const proxy *p, uint64_t id)
 {
-    return p->rank > 0 && (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == p->rank;
+    return p->rank > 0 && rt__id_made_on(id, p->rank);
 }
 
 /* Whether a named SUBMIT is what a worker names (node/callmsg.h): a

@@ -486,9 +486,12 @@ static int place_here(conn *k, const rt__hdr *h, const char *payload)
     rt_opts opts;
     rt__amount cpu;
     child *c;
-    if (!r->serving || r->hashed || h->len > RT__MSG_MAX_INLINE ||
-        rt__callmsg_read_submission(payload, (size_t)h->len, &s, &opts, r->args) < 0 ||
-        s.form != RT__SUBMIT_TASK || s.nargs != 1 || s.args[0].ref.id || !plain(s.opts, &cpu)) {
+    int decoded = h->len <= RT__MSG_MAX_INLINE &&
+               rt__callmsg_read_submission(payload, (size_t)h->len, &s, &opts, r->args) == 0;
+    if (h->id && !decoded)
+        return -1; /* a named one that is no submission */
+    if (!r->serving || r->hashed || !decoded || s.form != RT__SUBMIT_TASK || s.nargs != 1 ||
+        s.args[0].ref.id || !plain(s.opts, &cpu)) {
         if (!h->id)
             return 0;
         c = child_new(k, h->id, h, payload); /* its reply is not the worker's */
@@ -770,8 +773,7 @@ static void unpark_all(rt__tunnel *r)
  * takes (node/callmsg.h): of this rank's shape, new, and inline. */
 static int named_here(const rt__tunnel *r, uint64_t id, int fd)
 {
-    return r->rank > 0 && (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == r->rank && fd < 0 &&
-           !child_find(r, id);
+    return r->rank > 0 && rt__id_made_on(id, r->rank) && fd < 0 && !child_find(r, id);
 }
 
 /* One frame of a worker's thread here, on its way to rank 0, unless this

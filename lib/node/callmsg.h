@@ -82,6 +82,11 @@ enum {
 #define RT__ID_FOREIGN (1ULL << 63)
 #define RT__ID_RANK_SHIFT 47
 #define RT__ID_RANK(id) ((int)((id) >> RT__ID_RANK_SHIFT & 0xffff))
+/* Whether id is a handle of that shape, made on or for rank `rank`. */
+static inline int rt__id_made_on(uint64_t id, int rank)
+{
+    return (id & RT__ID_FOREIGN) && RT__ID_RANK(id) == rank;
+}
 
 /* A named SUBMIT: a worker submits a task under a handle it made itself
  * (the SUBMIT's id: RT__ID_FOREIGN with the number of the rank that

@@ -548,18 +548,19 @@ int rt__submit_done(rt__runtime *rt, rt__task *t, int rc)
 void rt__await(rt__runtime *rt, rt_ref ref)
 {
     pthread_mutex_lock(&rt->lock);
-    if (!rt__round_try_locked(rt)) {
-        pthread_mutex_unlock(&rt->lock);
-        return; /* the runtime thread is at work: it will answer */
-    }
-    /* Holding the round, nobody else can finish the task, so it stays. */
     rt__task *t = rt->state == RT__RUNNING ? rt__table_find(&rt->tasks, ref.id)
                                               : NULL;
-    int waiting = t && t->obj.state != RT__TASK_DONE;
+    /* A task done already (or gone) needs no round; the runtime thread at
+     * work will answer. */
+    if (!t || t->obj.state == RT__TASK_DONE || !rt__round_try_locked(rt)) {
+        pthread_mutex_unlock(&rt->lock);
+        return;
+    }
+    /* Holding the round, nobody else can finish the task, so it stays. */
     pthread_mutex_unlock(&rt->lock);
     /* The wait is the node's (on the task's worker); what it read goes
      * through the node's reports, then through the round as any other. */
-    int still = waiting && rt__dispatch_await(&rt->dispatch, t) && round_here(rt);
+    int still = rt__dispatch_await(&rt->dispatch, t) && round_here(rt);
     rt__round_give(rt);
     if (still)
         rt__wake_runtime(rt);

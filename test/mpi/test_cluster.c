@@ -1155,7 +1155,7 @@ static int named_of_its_own(const void *arg, size_t len, rt_result *res)
         pthread_t th;
         if (rt_remote(whoami, NULL, &i, sizeof i, &r.ref) != 0)
             return 2;
-        counts[1] += (r.ref.id & RT__ID_FOREIGN) && RT__ID_RANK(r.ref.id) == ctx.node;
+        counts[1] += rt__id_made_on(r.ref.id, ctx.node);
         if (i % 10 == 9 && pthread_create(&th, NULL, read_in_thread, &r) == 0)
             pthread_join(th, NULL);
         else
