@@ -573,6 +573,11 @@ static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len
     if (h->id && !(task && (named ? named_as_sent(h->id, &s) : may_name(p, h->id))))
         return -1;
     s.id = h->id;
+    /* A named one read after its task ended or was cancelled (its worker
+     * sent many, then was killed) is dropped: nothing waits for it, and
+     * it would run as if its parent had not been stopped. */
+    if (named && h->word && !rt__call_runs(rt__runtime_here(), h->word))
+        return 0;
     for (size_t i = 0; i < s.nargs; i++)
         drained_for(p, &s.args[i].ref.id, 1);
     int rc = task     ? rt__remote_task(&s, 1, refs)

@@ -122,6 +122,8 @@ void rt__call_cancel_child(rt__runtime *rt, uint64_t task, int flags);
  * many there are. */
 void rt__call_child(rt__runtime *rt, uint64_t parent, rt_ref task);
 size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t max);
+/* Whether task runs, and no cancel of it was asked. */
+int rt__call_runs(rt__runtime *rt, uint64_t task);
 /* The task whose handle is task waits for others in a call it made
  * (lend 1), awaited among them: its CPUs are lent meanwhile (rt__ask),
  * and awaited goes first in line; 1 when that was asked, 0 when not (the

@@ -40,6 +40,15 @@ void rt__call_child(rt__runtime *rt, uint64_t parent, rt_ref task)
         rt__call_cancel_child(rt, task.id, cancel);
 }
 
+int rt__call_runs(rt__runtime *rt, uint64_t task)
+{
+    pthread_mutex_lock(&rt->lock);
+    rt__task *t = rt->state == RT__RUNNING ? rt__objects_running(rt, task) : NULL;
+    int runs = t && !t->obj.cancelling;
+    pthread_mutex_unlock(&rt->lock);
+    return runs;
+}
+
 size_t rt__call_children(rt__runtime *rt, uint64_t parent, uint64_t *out, size_t max)
 {
     size_t n = 0;
