@@ -54,6 +54,9 @@ int n_named(const void *arg, size_t len, rt_result *r);
 int n_named_travels(const void *arg, size_t len, rt_result *r);
 int n_named_to_threads(const void *arg, size_t len, rt_result *r);
 int n_add_all(const rt_value *args, size_t n, rt_result *r);
+int n_inside_answers(const void *arg, size_t len, rt_result *r);
+int n_inside_cancelled(const void *arg, size_t len, rt_result *r);
+int n_sync_calls_inside(const void *arg, size_t len, rt_result *r);
 
 static uint64_t u64_of(const void *p)
 {
@@ -703,6 +706,81 @@ int n_named_to_threads(const void *arg, size_t len, rt_result *r)
     return put_u64(r, right);
 }
 
+/* One child run inside the wait (on one CPU), of kind i % 5, read as
+ * its caller would: 1 when it gave what it should, and its handle was
+ * consumed. */
+static int inside_answer_right(uint64_t i)
+{
+    uint64_t big = 1 << 20, kind = i % 5;
+    rt_ref ref;
+    void *data = NULL;
+    size_t n = 0;
+    int rc = kind == 1   ? rt_remote(t_fail, NULL, NULL, 0, &ref)
+             : kind == 2 ? rt_remote(t_big_result, NULL, &big, sizeof big, &ref)
+             : kind == 3 ? rt_remote(t_echo, NULL, NULL, 0, &ref)
+                         : rt_remote(t_echo, NULL, &i, sizeof i, &ref);
+    if (rc < 0)
+        return 0;
+    rc = rt_get(ref, kind == 4 ? NULL : &data, &n, RT_FOREVER);
+    int right = kind == 0   ? rc == 0 && n == sizeof i && u64_of(data) == i
+                : kind == 1 ? rc == RT_ETASK && n == 10 && !memcmp(data, "bad input", 10)
+                : kind == 2 ? rc == 0 && n == big && ((uint64_t *)data)[9] == pattern_word(9)
+                : kind == 3 ? rc == 0 && n == 0
+                            : rc == 0 && n == 0 && !data;
+    rt_free(data);
+    return right && rt_get(ref, NULL, NULL, 0) == RT_EBADREF;
+}
+
+/* Children of every kind of answer, each run inside this task's wait:
+ * how many were right. */
+int n_inside_answers(const void *arg, size_t len, rt_result *r)
+{
+    if (len != sizeof(uint64_t))
+        return 1;
+    uint64_t right = 0;
+    for (uint64_t i = 0; i < u64_of(arg); i++)
+        right += (uint64_t)inside_answer_right(i);
+    return put_u64(r, right);
+}
+
+/* Synchronous calls of t_getpid: how many ran in this process. */
+int n_sync_calls_inside(const void *arg, size_t len, rt_result *r)
+{
+    if (len != sizeof(uint64_t))
+        return 1;
+    uint64_t here = 0;
+    for (uint64_t i = 0; i < u64_of(arg); i++) {
+        rt_ref ref;
+        void *pid;
+        size_t n;
+        if (rt_remote(t_getpid, NULL, NULL, 0, &ref) < 0 ||
+            rt_get(ref, &pid, &n, RT_FOREVER) < 0 || n != sizeof(uint64_t))
+            return 2;
+        here += u64_of(pid) == (uint64_t)getpid();
+        rt_free(pid);
+    }
+    return put_u64(r, here);
+}
+
+/* Wait for a child that runs until it is asked to stop, and write what
+ * rt_get() said of it at the path given. */
+int n_inside_cancelled(const void *arg, size_t len, rt_result *r)
+{
+    (void)r;
+    char path[300];
+    rt_ref ref;
+    if (len == 0 || len >= sizeof path || rt_remote(n_until_cancelled, NULL, NULL, 0, &ref) < 0)
+        return 1;
+    memcpy(path, arg, len);
+    path[len] = 0;
+    int rc = rt_get(ref, NULL, NULL, RT_FOREVER);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 1;
+    fprintf(f, "%d", rc);
+    return fclose(f) != 0;
+}
+
 /* ---- tests -------------------------------------------------------------------------- */
 
 START_TEST(a_task_submits_tasks_and_reads_them)
@@ -780,6 +858,60 @@ START_TEST(a_child_run_inside_its_parent_is_a_task_of_its_own)
     ck_assert_int_eq(says->failed, RT_ETASK);
     ck_assert_uint_eq(says->first, 7);
     rt_free(says);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task that ran its child inside its wait takes the answer from that
+ * run when it ended well, with one result of inline bytes: no reply
+ * from the application (RT__RAN_AND_TOOK).  Every kind of answer reads
+ * as the application would give it, and the handle is consumed. */
+START_TEST(a_child_run_inside_gives_its_answer_as_any)
+{
+    start_with(1, 0, 1);
+    uint64_t n = scaled(200);
+    ck_assert_uint_eq(call_u64(n_inside_answers, NULL, &n, sizeof n), n);
+    ck_assert_uint_eq(call_u64(n_inside_answers, NULL, &n, sizeof n), n); /* in sync still */
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A task's synchronous call (rt_remote() then rt_get() at once) runs
+ * the child inside the wait, though another worker is idle: one trip to
+ * the application, as its own call is.  Every kind of answer reads as
+ * the application's. */
+START_TEST(a_tasks_sync_call_runs_inside_its_wait)
+{
+    start_runtime();
+    uint64_t n = 100, warm = 1;
+    (void)call_u64(n_sync_calls_inside, NULL, &warm, sizeof warm); /* it goes named */
+    ck_assert_uint_ge(call_u64(n_sync_calls_inside, NULL, &n, sizeof n), 90);
+    n = scaled(200);
+    ck_assert_uint_eq(call_u64(n_inside_answers, NULL, &n, sizeof n), n);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* A child asked to stop while it runs inside its parent's wait gives
+ * RT_ECANCELLED, as rt_cancel(3) says, though its run ended well. */
+START_TEST(a_child_cancelled_inside_a_wait_is_cancelled)
+{
+    start_with(1, 0, 1);
+    char path[300];
+    temp_path(path, sizeof path, "inside-cancelled");
+    unlink(path);
+    rt_ref ref;
+    ck_ok(rt_remote(n_inside_cancelled, NULL, path, strlen(path), &ref));
+    usleep(300000); /* the child runs */
+    ck_ok(rt_cancel(ref, 0));
+    ck_assert_int_eq(rt_get(ref, NULL, NULL, 60000), RT_ECANCELLED);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int said = 0;
+    ck_assert_int_eq(fscanf(f, "%d", &said), 1);
+    fclose(f);
+    unlink(path);
+    ck_assert_int_eq(said, RT_ECANCELLED);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -1743,6 +1875,9 @@ Suite *nested_suite(void)
     tcase_add_test(tc, a_waiting_task_runs_its_child_itself);
     tcase_add_test(tc, a_child_run_inside_its_parent_is_a_task_of_its_own);
     tcase_add_test(tc, a_crash_inside_a_wait_retries_both);
+    tcase_add_test(tc, a_child_run_inside_gives_its_answer_as_any);
+    tcase_add_test(tc, a_tasks_sync_call_runs_inside_its_wait);
+    tcase_add_test(tc, a_child_cancelled_inside_a_wait_is_cancelled);
     tcase_add_test(tc, a_chain_ten_thousand_deep_completes_on_two_cpus);
     tcase_add_test(tc, released_tasks_still_lend_while_they_wait);
     tcase_add_test(tc, tasks_behind_a_waiting_task_are_taken_back);

@@ -82,6 +82,11 @@ typedef struct proxy {
     _Atomic int named;    /* it answered RT__NAMED_OK: its worker may send
                              named SUBMITs */
     _Atomic int draining; /* it may have read named SUBMITs not made yet */
+    char *submission;     /* a named SUBMIT's payload, copied while the
+                             channel reads on (get_follows()) */
+    size_t submission_cap;
+    int holding;          /* it holds the round for the GET that follows
+                             a named SUBMIT (hold_for_get()) */
 } proxy;
 
 /* The runtime thread adds to the list and takes the ended ones off;
@@ -355,6 +360,16 @@ static void go_on(const proxy *p, uint64_t task, uint64_t run, int lent)
         ;
 }
 
+/* The round p held since a named SUBMIT (hold_for_get()) takes it and
+ * what came after (the offer of its GET), and is given back. */
+static void run_held_round(proxy *p)
+{
+    if (p->holding) {
+        p->holding = 0;
+        rt__call_run_round(rt__runtime_here());
+    }
+}
+
 /* Run `run` of task waits, with no time limit, for ref, a task it made,
  * on a thread that may run it: the runtime gives it to the task to run
  * when it is queued, as work-first runtimes do (then RUN is queued, and
@@ -366,6 +381,7 @@ static int give_or_lend(proxy *p, uint64_t task, uint64_t run, rt_ref ref, int *
     rt_ref awaited;
     struct rt__ask *a = waits_for(p, task, &ref, 1, 1, -1, &awaited)
                      ? rt__call_offer(rt, task, (unsigned)run, ref, (uint64_t)p->peer) : NULL;
+    run_held_round(p);
     rt__given g;
     *lent = a != NULL;
     if (!a || !rt__call_given(rt, a, &g))
@@ -391,6 +407,20 @@ static int reply_held(proxy *p, rt_ref ref, int keep, int rc, const rt__held_at 
     return rt__callmsg_put(&p->chan, RT__CALL_HELD_AT, 0, 0, &where, sizeof where);
 }
 
+/* The task took ref's answer from its run inside the wait (callmsg.h's
+ * RT__RAN_AND_TOOK): the handle goes unanswered, as a consumed one.  The
+ * answer, sent first on the worker's socket, is recorded and freed as a
+ * released task's.  A handle the connection did not make is left as it
+ * is: nothing was given to run under it. */
+static int answer_taken(proxy *p, rt_ref ref)
+{
+    if (made_here(p, ref.id)) {
+        unmade(p, ref.id);
+        (void)rt_release(ref);
+    }
+    return 0;
+}
+
 /* A GET with this much time reads a quick task's answer before it lends
  * (rt__call_await(), which waits at most a few of the task's runs). */
 #define AWAIT_FIRST_MS 10
@@ -403,12 +433,18 @@ static int do_get(proxy *p, const rt__hdr *h, const char *payload, size_t len)
     memcpy(&g, payload, sizeof g);
     rt_ref ref = {h->id};
     int lent;
-    drained_for(p, &ref.id, 1);
+    if (!p->holding) /* a GET held for follows its SUBMIT on this connection */
+        drained_for(p, &ref.id, 1);
     if (g.ran_inside)
         inside_ended(p);
+    if (g.ran_inside == RT__RAN_AND_TOOK)
+        return answer_taken(p, ref);
+    int may_run = g.may_run && g.timeout_ms < 0 && p->peer && made_here(p, ref.id);
+    if (!may_run) /* nothing to offer: the round held for it goes on */
+        run_held_round(p);
     if (g.timeout_ms < 0 || g.timeout_ms >= AWAIT_FIRST_MS)
         rt__call_await(rt__runtime_here(), ref);
-    if (g.may_run && g.timeout_ms < 0 && p->peer && made_here(p, ref.id)) {
+    if (may_run) {
         int given = give_or_lend(p, h->word, g.attempt, ref, &lent);
         if (given)
             return given > 0 ? 0 : -1; /* the RUN is the reply */
@@ -558,18 +594,81 @@ static int reply_named_ok(proxy *p, uint64_t id)
     return reply(p, 0, id, &ok, 1, -1);
 }
 
+/* A named SUBMIT that its task's GET follows at once (rt_remote() then
+ * rt_get() in a task, the synchronous call) is taken with that GET in
+ * one round, so that the task runs inside the wait (give_or_lend()), as
+ * a queued task would, not in another worker, and its answer needs no
+ * reply (RT__RAN_AND_TOOK): one trip to the application, as for the
+ * application's own call.  A GET that is not there this soon (the task
+ * computes first) does not come at once: the SUBMIT goes on alone. */
+#define GET_FOLLOWS_NS 20000ull
+
+/* Whether the next call on p is a GET of id that may run it, there or
+ * coming within GET_FOLLOWS_NS.  It may read more into the channel's
+ * buffer: nothing may point into it. */
+static int get_follows(proxy *p, uint64_t id)
+{
+    const rt__bytes *in = &p->chan.in;
+    uint64_t start = rt__now_ns();
+    for (;;) {
+        rt__hdr h;
+        const char *payload;
+        rt__callmsg_get g;
+        long got = rt__msg_read(in->data + in->head, in->tail - in->head, &h, &payload);
+        if (got != 0) {
+            if (got < 0 || h.type != RT__CALL_GET || h.id != id || h.nfds || h.len != sizeof g)
+                return 0;
+            memcpy(&g, payload, sizeof g);
+            return g.may_run && g.timeout_ms < 0 && !g.keep;
+        }
+        struct pollfd pfd = {.fd = p->chan.fd, .events = POLLIN};
+        if (rt__now_ns() - start > GET_FOLLOWS_NS || poll(&pfd, 1, 0) < 0)
+            return 0;
+        if (!pfd.revents)
+            sched_yield();
+        else if (rt__chan_fill(&p->chan) <= 0)
+            return 0; /* take_call() hears of it */
+    }
+}
+
+/* Before a named SUBMIT of p's (its payload copied, as the channel reads
+ * on: *payload then points to the copy) is made: hold the round when its
+ * GET follows (get_follows()), until that GET offers to run it. */
+static void hold_for_get(proxy *p, uint64_t id, const char **payload, size_t len)
+{
+    if (p->rank != 0 || !p->peer)
+        return;
+    if (len > p->submission_cap) {
+        char *grown = rt__realloc(p->submission, len);
+        if (!grown)
+            return;
+        p->submission = grown;
+        p->submission_cap = len;
+    }
+    if (len)
+        memcpy(p->submission, *payload, len);
+    *payload = p->submission;
+    if (get_follows(p, id)) {
+        rt__call_hold_round(rt__runtime_here());
+        p->holding = 1;
+    }
+}
+
 static int do_submit(proxy *p, const rt__hdr *h, const char *payload, size_t len)
 {
     rt__submission s;
     rt_opts opts;
+    int named = is_named(p, h);
     if (!p->args && !(p->args = rt__malloc(RT_ARGS_MAX * sizeof *p->args)))
-        return reply(p, rt__error(RT_ENOMEM, "a task's call: out of memory"), 0, NULL, 0, -1);
+        return named ? 0 : reply(p, rt__error(RT_ENOMEM, "a task's call: out of memory"),
+                                 0, NULL, 0, -1);
+    if (named)
+        hold_for_get(p, h->id, &payload, len);
     if (rt__callmsg_read_submission(payload, len, &s, &opts, p->args) < 0)
         return -1;
     rt_ref refs[RT_RETURNS_MAX] = {{0}};
     int create = s.form == RT__SUBMIT_CREATE;
     int task = s.form == RT__SUBMIT_TASK || s.form == RT__SUBMIT_TASK_ARGS;
-    int named = is_named(p, h);
     if (h->id && !(task && (named ? named_as_sent(h->id, &s) : may_name(p, h->id))))
         return -1;
     s.id = h->id;
@@ -721,6 +820,8 @@ static void *serve(void *arg)
             close(fd); /* only a reply carries an object */
         let_go(p);
         int rc = serve_one(p, &h, payload, len);
+        if (h.type != RT__CALL_SUBMIT || rc < 0)
+            run_held_round(p); /* the call after the SUBMIT was not its GET */
         rt__callmsg_done(&h, payload, len);
         if (rc < 0)
             rt__warn("a task's %s call broke the protocol: its connection is closed",
@@ -728,6 +829,7 @@ static void *serve(void *arg)
         if (rc < 0 || rt__chan_flush(&p->chan) < 0)
             break;
     }
+    run_held_round(p);
     let_go(p);
     p->base = 0; /* every task of the connection ended */
     release_made(p, NULL, 0);
@@ -744,6 +846,7 @@ static void proxy_free(proxy *p)
     rt__free(p->made);
     rt__free(p->bases);
     rt__free(p->args);
+    rt__free(p->submission);
     rt__free(p);
 }
 

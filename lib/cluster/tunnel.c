@@ -333,6 +333,8 @@ typedef struct child {
     int waited;            /* its parent's GET waits for its answer */
     int told;              /* RUNNING: rank 0 was told it runs (INSIDE) */
     int cancelled;         /* rt_cancel() asked it to stop: its result goes */
+    int taken;             /* its parent took its answer from its run
+                              (RT__RAN_AND_TOOK): its GET is not answered */
     struct child *outer;   /* RUNNING: the one whose wait it runs inside,
                               if that runs inside a wait too */
     uint64_t parent;       /* the task that submitted it */
@@ -523,21 +525,30 @@ static int tell_ran(conn *k, const child *c, int status)
     return send_raw(k, &h, (const char *)&ran, -1);
 }
 
-/* c's GET answered with how it ended; c is gone then, and rank 0, if it
- * was told c ran, hears that it ended: the calls after are its parent's. */
+/* c's run in its parent's wait is over: the calls after are its
+ * parent's, and rank 0, if it was told c ran, hears that it ended. */
+static int run_over(conn *k, child *c)
+{
+    if (k->running == c)
+        k->running = c->outer;
+    if (!c->told)
+        return 0;
+    c->told = 0;
+    rt__hdr ended = {.type = RT__CALL_INSIDE, .id = c->byid.id, .word = 1};
+    return send_frame(k, &ended, NULL, -1);
+}
+
+/* c's GET answered with how it ended, unless its parent took the answer
+ * from its run; c is gone then. */
 static int answer_child(conn *k, child *c)
 {
     char why[160];
-    k->running = c->outer;
+    if (run_over(k, c) < 0)
+        return -1;
     if (c->cancelled) {
         c->answer.sys_errno = c->answer.refused = c->answer.status = 0;
         rt__answer_drop(&c->answer);
         c->answer.len = 0;
-    }
-    if (c->told) {
-        rt__hdr ended = {.type = RT__CALL_INSIDE, .id = c->byid.id, .word = 1};
-        if (send_frame(k, &ended, NULL, -1) < 0)
-            return -1;
     }
     rt__answer *a = &c->answer;
     int rc = rt__answer_outcome(a, why, sizeof why);
@@ -547,9 +558,10 @@ static int answer_child(conn *k, child *c)
     }
     if (k->tunnel->recording && tell_ran(k, c, rc) < 0)
         return -1;
-    int out = rt__callmsg_put_object(&k->chan, rc, rc == RT_OK ? NULL : why,
-                                     rc == RT_OK || rc == RT_ETASK ? a->result : NULL,
-                                     rc == RT_OK || rc == RT_ETASK ? a->len : 0);
+    int out = c->taken ? 0
+              : rt__callmsg_put_object(&k->chan, rc, rc == RT_OK ? NULL : why,
+                                       rc == RT_OK || rc == RT_ETASK ? a->result : NULL,
+                                       rc == RT_OK || rc == RT_ETASK ? a->len : 0);
     child_free(k->tunnel, c);
     return out;
 }
@@ -591,12 +603,17 @@ static int give_run(void *ctx)
 static int get_child(conn *k, child *c, const rt__hdr *h, const char *payload, int fd)
 {
     rt__callmsg_get g;
+    int read = h->len == sizeof g && fd < 0;
+    if (read)
+        memcpy(&g, payload, sizeof g);
     if (c->state != DEFERRED) { /* asked again, after running it */
         c->waited = 1;
+        c->taken = read && g.ran_inside == RT__RAN_AND_TOOK;
+        if (c->taken && run_over(k, c) < 0)
+            return -1;
         return c->state == DONE ? answer_child(k, c) : 0;
     }
-    if (h->len == sizeof g && fd < 0) {
-        memcpy(&g, payload, sizeof g);
+    if (read) {
         int given = g.may_run && g.timeout_ms < 0 && !g.keep
                         ? rt__serve_inside(k->tunnel->serving, c->parent, c->byid.id, c->cpu,
                                            give_run, c, &c->lane)

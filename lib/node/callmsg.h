@@ -217,8 +217,14 @@ typedef struct rt__callmsg_get {
     uint64_t may_run; /* 1: the task's own thread asks, with no time limit
                          and stack to spare: it may be given the awaited
                          task to run (RT__CALL_RUN) */
-    uint64_t ran_inside; /* 1: asked again after running what a RUN gave
-                            (its END, if any, came first) */
+    uint64_t ran_inside; /* RT__RAN_INSIDE: asked again after running what
+                            a RUN gave (its END, if any, came first);
+                            RT__RAN_AND_TOOK: that, and the task took the
+                            answer from its own run, which went to the
+                            worker's socket first: the handle is consumed,
+                            and nothing is replied */
 } rt__callmsg_get;
+
+enum { RT__RAN_INSIDE = 1, RT__RAN_AND_TOOK = 2 };
 
 #endif

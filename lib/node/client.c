@@ -504,8 +504,10 @@ static uint64_t may_run(long timeout_ms)
 
 /* Run what a RUN gave, inside the wait: its argument copied first (the
  * channel's buffer serves its calls), its handles a range of their own.
- * Its answer goes by the worker's socket, as any task's. */
-static void run_given(reply *r, rt__callmsg_run *run)
+ * Its answer goes by the worker's socket, as any task's.  With taken (a
+ * GET that consumes its handle): whether the task takes that answer from
+ * the run itself, its bytes in *taken and *len (worker.h). */
+static int run_given(reply *r, rt__callmsg_run *run, void **taken, size_t *len)
 {
     void *arg = rt__malloc(run->len ? run->len : 1);
     if (arg)
@@ -514,10 +516,32 @@ static void run_given(reply *r, rt__callmsg_run *run)
     done(r);
     size_t base = conn.base;
     conn.base = conn.nmade;
-    worker_of.run_inside(run);
+    int took = worker_of.run_inside(run, taken, len);
     conn.nmade = conn.base; /* its END took them */
     conn.base = base;
     rt__free(arg);
+    return took;
+}
+
+/* The task took ref's answer, bytes, from its run inside the wait: the
+ * GET that consumes the handle goes without waiting for a reply, as the
+ * answer went to the worker's socket before it (RT__RAN_AND_TOOK). */
+static int took_answer(rt_ref ref, rt__callmsg_get *g, void *bytes, size_t n, void **data,
+                       size_t *len)
+{
+    g->ran_inside = RT__RAN_AND_TOOK;
+    int rc = rt__callmsg_put(&conn.chan, RT__CALL_GET, ref.id, asker(), g, sizeof *g) < 0
+                 ? rt__error(RT_ENOMEM, "a task's call: out of memory")
+             : rt__chan_flush(&conn.chan) < 0 ? lost() : 0;
+    if (rc == 0)
+        unmade(ref.id);
+    if (rc < 0 || !data)
+        rt__buf_free(bytes);
+    if (data)
+        *data = rc < 0 ? NULL : bytes;
+    if (len)
+        *len = rc < 0 || !data ? 0 : n;
+    return rc;
 }
 
 /* The bytes of a reply as a buffer of the caller's: the object's memfd
@@ -546,13 +570,16 @@ int rt__client_get(rt_ref ref, void **data, size_t *len, long timeout_ms, int ke
     rt__callmsg_get g = {timeout_ms, (uint64_t)keep, asker_run(), may_run(timeout_ms), 0};
     reply r;
     rt__callmsg_run run;
+    void *taken;
+    size_t taken_len;
     for (;;) {
         if (rt__callmsg_put(&conn.chan, RT__CALL_GET, ref.id, asker(), &g, sizeof g) < 0)
             return rt__error(RT_ENOMEM, "a task's call: out of memory");
         if ((rc = finish_or_run(&r, g.may_run ? &run : NULL)) != GIVEN_RUN)
             break;
-        run_given(&r, &run);
-        g.ran_inside = 1;
+        if (run_given(&r, &run, keep || run.task != ref.id ? NULL : &taken, &taken_len))
+            return took_answer(ref, &g, taken, taken_len, data, len);
+        g.ran_inside = RT__RAN_INSIDE;
     }
     if (rc == RT_ESHUTDOWN && !conn.open)
         return rc;

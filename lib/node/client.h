@@ -46,7 +46,7 @@ typedef struct rt__running {
  * calling thread runs, and to run a task inside that thread's wait. */
 typedef struct rt__client_worker {
     const rt__running *(*running)(void);
-    void (*run_inside)(const rt__callmsg_run *in);
+    int (*run_inside)(const rt__callmsg_run *in, void **taken, size_t *len);
 } rt__client_worker;
 
 /* In a worker, as it starts: calls are this process's to make. */

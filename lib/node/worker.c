@@ -649,7 +649,24 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
 
 /* ---- a task run inside a waiting one ------------------------------------------- */
 
-void rt__worker_run_inside(const rt__callmsg_run *in)
+/* Whether the waiting task may take the answer of the task it ran inside
+ * its wait from that run (RT__RAN_AND_TOOK): it ended well, with one
+ * result of inline bytes, and nobody asked it to stop, so that the
+ * runtime records the same.  Then *copy (rt__buf_alloc()'s) and *len
+ * hold its bytes. */
+static int answer_taken(const rt_result *r, const rt__result_msg *m, uint64_t task,
+                        void **copy, size_t *len)
+{
+    if (m->status || m->sys_errno || m->packed || r->fd >= 0 ||
+        atomic_load(&self.slot->cancelled) == task || !(*copy = rt__buf_alloc(r->len)))
+        return 0;
+    if (r->len)
+        memcpy(*copy, r->data, r->len);
+    *len = r->len;
+    return 1;
+}
+
+int rt__worker_run_inside(const rt__callmsg_run *in, void **taken, size_t *len)
 {
     rt__running outer = running_here;
     uint64_t outer_since = atomic_load(&self.slot->since_ns);
@@ -668,6 +685,7 @@ void rt__worker_run_inside(const rt__callmsg_run *in)
         answer.sys_errno = ENOMEM; /* its argument could not be copied */
     answer.run_us = (rt__now_ns() - start) / 1000;
     task_returned(&r, &answer);
+    int took = taken && answer_taken(&r, &answer, in->task, taken, len);
     running_here = outer;
     atomic_store(&self.slot->running, outer.task);
     atomic_store(&self.slot->since_ns, outer_since);
@@ -683,6 +701,7 @@ void rt__worker_run_inside(const rt__callmsg_run *in)
     futex(&flush.chan, FUTEX_WAKE_PRIVATE, 1, NULL);
     if (rc < 0)
         leave_lost();
+    return took;
 }
 
 static void flush_or_leave(void)

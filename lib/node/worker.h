@@ -59,17 +59,19 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
 /* What the calling thread of a worker runs (client.h), or NULL between
  * tasks (and outside workers). */
 const rt__running *rt__worker_running(void);
-/* The calling thread's task waits for the task `in`, which the runtime
- * gave it to run itself (callmsg.h): run it here, as the worker would,
- * and send its answer. */
-struct rt__callmsg_run;
 /* A result of len bytes for the task to fill (rt_result_alloc(3)):
  * shared memory from RT__SHM_MIN up; NULL without memory. */
 void *rt__result_alloc(rt_result *result, size_t len);
 /* Result number index (1 up, below RT_RETURNS_MAX) of a task of several
  * (rt_result_set_at(3)): len bytes copied.  0, or -1 without memory. */
 int rt__result_set_at(rt_result *result, unsigned index, const void *data, size_t len);
-void rt__worker_run_inside(const struct rt__callmsg_run *in);
+/* The calling thread's task waits for the task `in`, which the runtime
+ * gave it to run itself (callmsg.h): run it here, as the worker would,
+ * and send its answer.  With taken: 1 when the waiting task may take
+ * that answer from this run, a copy of its bytes in *taken and *len
+ * (callmsg.h's RT__RAN_AND_TOOK); else 0. */
+struct rt__callmsg_run;
+int rt__worker_run_inside(const struct rt__callmsg_run *in, void **taken, size_t *len);
 /* Whether rt_cancel() asked the calling thread's task to stop. */
 int rt__worker_cancelled(void);
 

@@ -688,6 +688,16 @@ rt__ask *rt__call_offer(rt__runtime *rt, uint64_t task, unsigned run, rt_ref awa
     return lane ? ask_lend(rt, task, run, 1, awaited, lane) : NULL;
 }
 
+void rt__call_hold_round(rt__runtime *rt)
+{
+    rt__round_hold(rt);
+}
+
+void rt__call_run_round(rt__runtime *rt)
+{
+    rt__round_here(rt);
+}
+
 int rt__call_given(rt__runtime *rt, rt__ask *a, rt__given *out)
 {
     pthread_mutex_lock(&rt->lock);

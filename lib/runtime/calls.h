@@ -145,6 +145,14 @@ void rt__call_await(rt__runtime *rt, rt_ref ref);
  * passes to rt__call_given(), or NULL when nothing was asked. */
 struct rt__ask *rt__call_offer(rt__runtime *rt, uint64_t task, unsigned run, rt_ref awaited,
                               uint64_t lane);
+/* A task's submission and its wait for that task, taken by one round:
+ * the caller holds the round (rt__call_hold_round()) from before the
+ * submission until it made the offer (rt__call_offer()), so that no
+ * round sends the task to another worker in between, then runs that
+ * round itself and gives the round back (rt__call_run_round()).  It
+ * must not wait for the runtime meanwhile. */
+void rt__call_hold_round(rt__runtime *rt);
+void rt__call_run_round(rt__runtime *rt);
 /* What the caller of rt__call_offer() is given to run: the task, held
  * (rt__call_unhold() when its argument was copied), its function, its
  * handle's id, its run, and its argument's bytes. */

@@ -30,7 +30,7 @@
 
 static int need_wake(rt__runtime *rt)
 {
-    if (!rt->loop_asleep)
+    if (!rt->loop_asleep || rt->round_coming)
         return 0;
     rt->loop_asleep = 0;
     return rt->queued == 0 && rt->incoming.count == 1 ? RT__WAKE_IDLE : RT__WAKE;
@@ -372,6 +372,7 @@ static rt__state exchange_and_act(rt__runtime *rt)
     rt__state state = rt->state;
     /* From here a submission must wake us: we may be in epoll_wait. */
     rt->loop_asleep = 1;
+    rt->round_coming = 0;
     pthread_mutex_unlock(&rt->lock);
     if (x.notify)
         rt__notices_signal(rt);
@@ -520,6 +521,22 @@ static int round_here(rt__runtime *rt)
     int again;
     rt__state state = run_round(rt, NULL, &again);
     return state != RT__RUNNING || again || more_now(rt) || more_later(rt, state);
+}
+
+void rt__round_hold(rt__runtime *rt)
+{
+    rt__round_take(rt);
+    pthread_mutex_lock(&rt->lock);
+    rt->round_coming = 1;
+    pthread_mutex_unlock(&rt->lock);
+}
+
+void rt__round_here(rt__runtime *rt)
+{
+    int still = round_here(rt);
+    rt__round_give(rt);
+    if (still)
+        rt__wake_runtime(rt);
 }
 
 void rt__submitted(rt__runtime *rt, int how)

@@ -110,6 +110,9 @@ typedef struct rt__runtime {
     int any_waiters;             /* [L] of them, those that any task's end
                                     may concern (not one task's alone) */
     int loop_asleep;             /* [L] the runtime thread may block: wake it */
+    int round_coming;            /* [L] a thread holds the round to run it
+                                    soon (rt__round_hold()): what is
+                                    submitted meanwhile needs no wake */
     uint32_t next_seq;           /* [L] submission order (it wraps) */
     size_t queued;               /* [L] tasks waiting to be sent, as of the
                                     last exchange */
@@ -259,6 +262,11 @@ void rt__errands_fail_locked(rt__runtime *rt, rt__errand *list);
 void rt__round_take(rt__runtime *rt);
 void rt__round_give(rt__runtime *rt);
 int rt__round_try_locked(rt__runtime *rt);
+/* Take the round to run it soon on the calling thread, which then makes
+ * calls that need no wake meanwhile; run it there and give it back, the
+ * runtime thread woken for what is left. */
+void rt__round_hold(rt__runtime *rt);
+void rt__round_here(rt__runtime *rt);
 /* The runtime thread's loop, from rt_init() to its stop. */
 void rt__round_loop(rt__runtime *rt);
 
