@@ -471,9 +471,8 @@ START_TEST(a_worker_whose_gpu_memory_grows_is_named)
 }
 END_TEST
 
-/* A watcher killed is seen at once and replaced; the new one reads again
- * what NVML knows (a GPU lost while none watched) and sees what comes. */
-START_TEST(a_killed_watcher_is_replaced)
+/* A runtime whose GPUs are watched: its watcher, once it watches. */
+static pid_t watched_by(void)
 {
     start_watched(0);
     wait_gpus(9);
@@ -481,22 +480,53 @@ START_TEST(a_killed_watcher_is_replaced)
     for (int i = 0; i < 500 && !(first = watcher_pid()); i++)
         sleep_ms(10);
     ck_assert_int_gt(first, 0);
-    /* Killed before it says that it watches (NVML loaded, its first
-     * record not yet written), it would be taken for one whose NVML
-     * could not start, and not replaced: it says so within
-     * milliseconds. */
-    sleep_ms(500);
+    sleep_ms(500); /* it said it watches */
+    return first;
+}
+
+/* Kill watcher pid; the one after it finds GPU 2 lost meanwhile: that
+ * one. */
+static pid_t kill_watcher_find_lost(pid_t pid)
+{
     char scenario[600];
     snprintf(scenario, sizeof scenario, "events=%s,procs=%s,lost=2", events, procs);
     use_fake_nvml(scenario); /* what the next watcher finds */
-    ck_assert_int_eq(kill(first, SIGKILL), 0);
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
     wait_gpus(8);
     ck_unhealthy(1, 0, "2", "0000:3a:00.0", "NVML: GPU is lost");
-    pid_t second = watcher_pid();
-    ck_assert_int_gt(second, 0);
-    ck_assert_int_ne(second, first);
+    pid_t next = watcher_pid();
+    ck_assert_int_gt(next, 0);
+    ck_assert_int_ne(next, pid);
+    return next;
+}
+
+/* A watcher killed is seen at once and replaced; the new one reads again
+ * what NVML knows (a GPU lost while none watched) and sees what comes. */
+START_TEST(a_killed_watcher_is_replaced)
+{
+    (void)kill_watcher_find_lost(watched_by());
     append(events, "xid 4 79");
     wait_gpus(7);
+    leave_fake_nvml();
+    stop_watched();
+}
+END_TEST
+
+/* A watcher killed as it starts (its NVML still starting, before its
+ * first record) is replaced too: it did not say that NVML could not
+ * start. */
+START_TEST(a_watcher_killed_as_it_starts_is_replaced)
+{
+    pid_t first = watched_by(), second = 0;
+    char scenario[600];
+    snprintf(scenario, sizeof scenario, "events=%s,procs=%s,init-ms=2000", events, procs);
+    use_fake_nvml(scenario); /* the next watcher starts slowly */
+    ck_assert_int_eq(kill(first, SIGKILL), 0);
+    for (int i = 0; i < 500 && ((second = watcher_pid()) == first || !second); i++)
+        sleep_ms(10);
+    ck_assert_int_gt(second, 0);
+    ck_assert_int_ne(second, first);
+    (void)kill_watcher_find_lost(second); /* within its 2 s start */
     leave_fake_nvml();
     stop_watched();
 }
@@ -510,6 +540,7 @@ Suite *health_suite(void)
     tcase_add_test(tc, an_xid_takes_a_gpu_out_of_service);
     tcase_add_test(tc, a_gpu_failing_while_tasks_are_submitted);
     tcase_add_test(tc, a_killed_watcher_is_replaced);
+    tcase_add_test(tc, a_watcher_killed_as_it_starts_is_replaced);
     tcase_add_test(tc, a_task_on_a_failing_gpu_runs_again_elsewhere);
     tcase_add_test(tc, what_no_healthy_gpu_can_hold_fails);
     tcase_add_test(tc, an_actor_on_a_failing_gpu_restarts_elsewhere);

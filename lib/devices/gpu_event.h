@@ -14,9 +14,11 @@ typedef enum rt__gpu_kind {
     RT__GPU_LOST,       /* the GPU is lost (off the bus) */
     RT__GPU_USAGE,      /* process pid holds code bytes of the GPU's memory
                            (0: no longer) */
-    RT__GPU_WATCHING    /* NVML started: watcher pid watches from now on
-                           (its first record; a watcher that ends before it
-                           found nothing to watch) */
+    RT__GPU_WATCHING,   /* NVML started: watcher pid watches from now on
+                           (its first record) */
+    RT__GPU_UNWATCHED   /* NVML could not start: watcher pid ends, nothing
+                           is watched (its only record; a watcher that ends
+                           with neither was killed, or crashed, first) */
 } rt__gpu_kind;
 
 /* One record, written whole (it is smaller than PIPE_BUF). */

@@ -321,8 +321,10 @@ void rt__nvml_watch(const rt__machine *m, int out)
     void *dl = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     nvml_api api;
     const char *missing;
-    if (!dl || load(dl, &api, &missing) < 0 || api.init() != NVML_SUCCESS)
+    if (!dl || load(dl, &api, &missing) < 0 || api.init() != NVML_SUCCESS) {
+        put(out, RT__GPU_UNWATCHED, "", 0, (unsigned)getpid());
         _exit(0);
+    }
     watch_api w;
     *(void **)&w.set_create = dlsym(dl, "nvmlEventSetCreate");
     *(void **)&w.reg = dlsym(dl, "nvmlDeviceRegisterEvents");

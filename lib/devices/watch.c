@@ -73,7 +73,8 @@ long rt__gpu_watch_read(int fd, rt__gpu_event *out, size_t max)
 int rt__gpu_event_harmless(const rt__gpu_event *e)
 {
     static const uint64_t application[] = {13, 31, 43, 45, 68, 109};
-    if (e->kind == RT__GPU_USAGE || e->kind == RT__GPU_ECC1 || e->kind == RT__GPU_WATCHING)
+    if (e->kind == RT__GPU_USAGE || e->kind == RT__GPU_ECC1 || e->kind == RT__GPU_WATCHING ||
+        e->kind == RT__GPU_UNWATCHED)
         return 1;
     for (size_t i = 0; e->kind == RT__GPU_XID && i < sizeof application / sizeof *application;
          i++)

@@ -24,9 +24,10 @@
  * read end of the records' pipe (non-blocking, close-on-exec).  0, or -1
  * when there is nothing to watch (no NVIDIA GPU) or no process could be
  * started (whether it watches is told by its first record).  The
- * watcher ends by itself when NVML cannot start or it could not be
- * forked (end of file before RT__GPU_WATCHING), when fd is closed, or when the
- * application ends.  A watcher that begins reports the GPUs lost before
+ * watcher ends by itself when NVML cannot start (RT__GPU_UNWATCHED, then
+ * end of file), when fd is closed, or when the application ends; end of
+ * file before either record is a watcher that could not be forked, or
+ * was killed or crashed first.  A watcher that begins reports the GPUs lost before
  * it did (what a watcher started again missed). */
 int rt__gpu_watch_start(const rt__machine *m, int *fd);
 /* The records waiting on fd, up to max: how many; 0 when none waits; -1

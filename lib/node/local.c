@@ -524,6 +524,7 @@ static void on_gpu_watch(rt__watch *watch, uint32_t events);
 static int start_watching_gpus(rt__local *l)
 {
     l->watcher = 0;
+    l->unwatched = 0;
     l->watcher_since_ns = rt__now_ns();
     if (rt__gpu_watch_start(l->gpus, &l->gpu_watch) < 0) {
         l->gpu_watch = -1;
@@ -537,34 +538,37 @@ static int start_watching_gpus(rt__local *l)
     return 0;
 }
 
-/* The watcher ended.  Before it said it watches, NVML could not start
- * (or no watcher could be forked): there is nothing to watch, or, for one
- * that replaced a dead one, nothing more.  After, it died (killed,
- * crashed): start another, which reads again what NVML still knows (a
- * GPU lost meanwhile), unless watchers keep dying at once. */
+/* The watcher ended.  One that said NVML could not start leaves nothing
+ * to watch, or, for one that replaced a dead one, nothing more.  Any
+ * other died (killed, crashed; or it could not be forked), after it said
+ * it watches or before: start another, which reads again what NVML still
+ * knows (a GPU lost meanwhile), unless watchers keep dying at once. */
 static void watcher_ended(rt__local *l)
 {
     pid_t pid = l->watcher, dead = l->replacing;
+    int unwatched = l->unwatched;
     stop_watching_gpus(l);
     l->replacing = 0;
-    if (!pid && dead)
+    if (unwatched && dead)
         rt__warn("the GPUs' watcher (pid %d) ended, and no other could start: GPU health "
                  "is no longer watched", (int)dead);
-    if (!pid)
+    if (unwatched)
         return;
+    char who[48] = "the GPUs' watcher, as it started,"; /* it said nothing yet */
+    if (pid)
+        snprintf(who, sizeof who, "the GPUs' watcher (pid %d)", (int)pid);
     int quick = rt__now_ns() - l->watcher_since_ns < WATCHER_QUICK_NS;
     l->quick_deaths = quick ? l->quick_deaths + 1 : 0;
     if (l->quick_deaths >= QUICK_DEATHS_MAX) {
-        rt__warn("the GPUs' watcher (pid %d) ended, as the %d before it did soon after "
-                 "they started: GPU health is no longer watched", (int)pid,
-                 QUICK_DEATHS_MAX - 1);
+        rt__warn("%s ended, as the %d before it did soon after they started: GPU health is "
+                 "no longer watched", who, QUICK_DEATHS_MAX - 1);
         return;
     }
     if (start_watching_gpus(l) < 0)
-        rt__warn("the GPUs' watcher (pid %d) ended, and no other could be started (%s): "
-                 "GPU health is no longer watched", (int)pid, strerror(errno));
+        rt__warn("%s ended, and no other could be started (%s): GPU health is no longer "
+                 "watched", who, strerror(errno));
     else
-        l->replacing = pid; /* said once the new one watches */
+        l->replacing = pid ? pid : dead; /* said once the new one watches */
 }
 
 /* What the watcher saw: each record to the listener, a usage with the
@@ -577,6 +581,10 @@ static void on_gpu_watch(rt__watch *watch, uint32_t events)
     (void)events;
     while ((n = rt__gpu_watch_read(l->gpu_watch, e, 64)) > 0)
         for (long i = 0; i < n; i++) {
+            if (e[i].kind == RT__GPU_UNWATCHED) {
+                l->unwatched = 1;
+                continue;
+            }
             if (e[i].kind == RT__GPU_WATCHING) {
                 l->watcher = (pid_t)e[i].pid;
                 if (l->replacing)

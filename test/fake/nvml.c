@@ -8,6 +8,7 @@
  *   old-mig-uuids   MIG instances named MIG-GPU-<uuid>/<gi>/<ci> (R450-R465)
  *   empty-mig       the second GPU is in MIG mode with no instance
  *   init-fails      nvmlInit_v2 fails: the driver and library differ
+ *   init-ms=N       nvmlInit_v2 takes N ms (a watcher killed as it starts)
  *   lost=K          GPU K's queries answer GPU_IS_LOST
  *   nodev=K         GPU K's minor number has no /dev/nvidiaN (K = all: no GPU's has)
  *   events=PATH     events come from the lines appended to PATH, read as
@@ -54,7 +55,7 @@ static const unsigned buses[GPUS] = {0x18, 0x2a, 0x3a, 0x5d, 0x9b, 0xab, 0xba, 0
 static struct {
     int inited;
     unsigned count;
-    int old_mig, empty_mig, init_fails, lost, nodev;
+    int old_mig, empty_mig, init_fails, lost, nodev, init_ms;
     char events[256], procs[256];
     long events_read; /* bytes of the events file taken */
 } fake;
@@ -90,6 +91,8 @@ static void configure(void)
             fake.empty_mig = 1;
         else if (strcmp(w, "init-fails") == 0)
             fake.init_fails = 1;
+        else if (strncmp(w, "init-ms=", 8) == 0)
+            fake.init_ms = atoi(w + 8);
         else if (strncmp(w, "lost=", 5) == 0)
             fake.lost = atoi(w + 5);
         else if (strncmp(w, "nodev=", 6) == 0)
@@ -104,6 +107,8 @@ static void configure(void)
 int nvmlInit_v2(void)
 {
     configure();
+    if (fake.init_ms > 0) /* a slow start, which a test may cut short */
+        usleep((useconds_t)fake.init_ms * 1000);
     if (fake.init_fails)
         return NVML_ERROR_LIB_RM_VERSION_MISMATCH;
     fake.inited = 1;
