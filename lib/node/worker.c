@@ -60,6 +60,13 @@ struct rt_result {
 #define FLUSH_AFTER_NS 100000
 #define FLUSH_TICK_NS 1000000
 #define FLUSH_TICK_MAX_NS 16000000
+/* A task that ran this long sends its answer as it ends, not at the
+ * flusher's next tick: the runtime keeps about 2 ms of such tasks queued
+ * in the worker (2 of 1 ms), and an answer held up to a tick left the
+ * worker waiting for its next task (Task Bench at 1 ms: 84 to 93 %
+ * before, 90 to 94.5 % after, in the same minutes).  The send costs
+ * under 1 % of such a task; at 100 us it cost a tenth of their speed. */
+#define SEND_AT_ONCE_NS 500000
 
 static struct {
     rt__chan chan;
@@ -645,6 +652,8 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
         rt__shm_unmap((void *)arg, m->len);
     drop_args();
     send_result(&answer, &r, post_seq);
+    if (ran_ns >= SEND_AT_ONCE_NS)
+        flush_or_leave();
 }
 
 /* ---- a task run inside a waiting one ------------------------------------------- */
