@@ -538,6 +538,17 @@ static int start_watching_gpus(rt__local *l)
     return 0;
 }
 
+/* How a warning names a watcher: by its pid once it said it watches
+ * (pid > 0); else it ended as it started. */
+static const char *watcher_named(char *out, size_t n, pid_t pid)
+{
+    if (pid > 0)
+        snprintf(out, n, "the GPUs' watcher (pid %d)", (int)pid);
+    else
+        snprintf(out, n, "the GPUs' watcher, as it started,");
+    return out;
+}
+
 /* The watcher ended.  One that said NVML could not start leaves nothing
  * to watch, or, for one that replaced a dead one, nothing more.  Any
  * other died (killed, crashed; or it could not be forked), after it said
@@ -547,16 +558,15 @@ static void watcher_ended(rt__local *l)
 {
     pid_t pid = l->watcher, dead = l->replacing;
     int unwatched = l->unwatched;
+    char who[48];
     stop_watching_gpus(l);
     l->replacing = 0;
     if (unwatched && dead)
-        rt__warn("the GPUs' watcher (pid %d) ended, and no other could start: GPU health "
-                 "is no longer watched", (int)dead);
+        rt__warn("%s ended, and no other could start: GPU health is no longer watched",
+                 watcher_named(who, sizeof who, dead));
     if (unwatched)
         return;
-    char who[48] = "the GPUs' watcher, as it started,"; /* it said nothing yet */
-    if (pid)
-        snprintf(who, sizeof who, "the GPUs' watcher (pid %d)", (int)pid);
+    watcher_named(who, sizeof who, pid);
     int quick = rt__now_ns() - l->watcher_since_ns < WATCHER_QUICK_NS;
     l->quick_deaths = quick ? l->quick_deaths + 1 : 0;
     if (l->quick_deaths >= QUICK_DEATHS_MAX) {
@@ -567,8 +577,8 @@ static void watcher_ended(rt__local *l)
     if (start_watching_gpus(l) < 0)
         rt__warn("%s ended, and no other could be started (%s): GPU health is no longer "
                  "watched", who, strerror(errno));
-    else
-        l->replacing = pid ? pid : dead; /* said once the new one watches */
+    else /* said once the new one watches; -1: the dead one's pid was never known */
+        l->replacing = pid ? pid : dead ? dead : -1;
 }
 
 /* What the watcher saw: each record to the listener, a usage with the
@@ -587,9 +597,10 @@ static void on_gpu_watch(rt__watch *watch, uint32_t events)
             }
             if (e[i].kind == RT__GPU_WATCHING) {
                 l->watcher = (pid_t)e[i].pid;
+                char who[48];
                 if (l->replacing)
-                    rt__warn("the GPUs' watcher (pid %d) ended; watcher %d watches the GPUs "
-                             "from now on", (int)l->replacing, (int)l->watcher);
+                    rt__warn("%s ended; watcher %d watches the GPUs from now on",
+                             watcher_named(who, sizeof who, l->replacing), (int)l->watcher);
                 l->replacing = 0;
                 continue;
             }

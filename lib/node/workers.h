@@ -108,7 +108,8 @@ struct rt__local {
     rt__machine *gpus;         /* what it watches (a copy), to start another */
     pid_t watcher;             /* its pid once it said it watches; 0 before */
     int unwatched;             /* it said NVML could not start: it ends */
-    pid_t replacing;           /* the dead one it replaces, until it watches */
+    pid_t replacing;           /* the dead one it replaces, until it watches
+                                  (-1: one that died as it started) */
     uint64_t watcher_since_ns; /* when it started */
     int quick_deaths;          /* watchers in a row that ended soon after start */
 };
