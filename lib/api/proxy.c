@@ -603,24 +603,33 @@ static int reply_named_ok(proxy *p, uint64_t id)
  * computes first) does not come at once: the SUBMIT goes on alone. */
 #define GET_FOLLOWS_NS 20000ull
 
+/* Whether the next call read on p is a GET of id that may run it: 1 or
+ * 0, or -1 when no whole call follows in the buffer yet. */
+static int next_is_get(const proxy *p, uint64_t id)
+{
+    const rt__bytes *in = &p->chan.in;
+    rt__hdr h;
+    const char *payload;
+    rt__callmsg_get g;
+    long got = rt__msg_read(in->data + in->head, in->tail - in->head, &h, &payload);
+    if (got == 0)
+        return -1;
+    if (got < 0 || h.type != RT__CALL_GET || h.id != id || h.nfds || h.len != sizeof g)
+        return 0;
+    memcpy(&g, payload, sizeof g);
+    return g.may_run && g.timeout_ms < 0 && !g.keep;
+}
+
 /* Whether the next call on p is a GET of id that may run it, there or
  * coming within GET_FOLLOWS_NS.  It may read more into the channel's
  * buffer: nothing may point into it. */
 static int get_follows(proxy *p, uint64_t id)
 {
-    const rt__bytes *in = &p->chan.in;
     uint64_t start = rt__now_ns();
     for (;;) {
-        rt__hdr h;
-        const char *payload;
-        rt__callmsg_get g;
-        long got = rt__msg_read(in->data + in->head, in->tail - in->head, &h, &payload);
-        if (got != 0) {
-            if (got < 0 || h.type != RT__CALL_GET || h.id != id || h.nfds || h.len != sizeof g)
-                return 0;
-            memcpy(&g, payload, sizeof g);
-            return g.may_run && g.timeout_ms < 0 && !g.keep;
-        }
+        int next = next_is_get(p, id);
+        if (next >= 0)
+            return next;
         struct pollfd pfd = {.fd = p->chan.fd, .events = POLLIN};
         if (rt__now_ns() - start > GET_FOLLOWS_NS || poll(&pfd, 1, 0) < 0)
             return 0;
@@ -631,24 +640,30 @@ static int get_follows(proxy *p, uint64_t id)
     }
 }
 
-/* Before a named SUBMIT of p's (its payload copied, as the channel reads
- * on: *payload then points to the copy) is made: hold the round when its
- * GET follows (get_follows()), until that GET offers to run it. */
+/* Before a named SUBMIT of p's is made: hold the round when its GET
+ * follows (get_follows()), until that GET offers to run it.  To wait for
+ * the GET, the channel reads on: the SUBMIT's payload is copied first
+ * (*payload then points to the copy); a call there already needs no
+ * copy. */
 static void hold_for_get(proxy *p, uint64_t id, const char **payload, size_t len)
 {
     if (p->rank != 0 || !p->peer)
         return;
-    if (len > p->submission_cap) {
-        char *grown = rt__realloc(p->submission, len);
-        if (!grown)
-            return;
-        p->submission = grown;
-        p->submission_cap = len;
+    int follows = next_is_get(p, id);
+    if (follows < 0) {
+        if (len > p->submission_cap) {
+            char *grown = rt__realloc(p->submission, len);
+            if (!grown)
+                return;
+            p->submission = grown;
+            p->submission_cap = len;
+        }
+        if (len)
+            memcpy(p->submission, *payload, len);
+        *payload = p->submission;
+        follows = get_follows(p, id);
     }
-    if (len)
-        memcpy(p->submission, *payload, len);
-    *payload = p->submission;
-    if (get_follows(p, id)) {
+    if (follows) {
         rt__call_hold_round(rt__runtime_here());
         p->holding = 1;
     }

@@ -663,7 +663,7 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
  * result of inline bytes, and nobody asked it to stop, so that the
  * runtime records the same.  Then *copy (rt__buf_alloc()'s) and *len
  * hold its bytes. */
-static int answer_taken(const rt_result *r, const rt__result_msg *m, uint64_t task,
+static int copy_for_waiter(const rt_result *r, const rt__result_msg *m, uint64_t task,
                         void **copy, size_t *len)
 {
     if (m->status || m->sys_errno || m->packed || r->fd >= 0 ||
@@ -694,7 +694,7 @@ int rt__worker_run_inside(const rt__callmsg_run *in, void **taken, size_t *len)
         answer.sys_errno = ENOMEM; /* its argument could not be copied */
     answer.run_us = (rt__now_ns() - start) / 1000;
     task_returned(&r, &answer);
-    int took = taken && answer_taken(&r, &answer, in->task, taken, len);
+    int took = taken && copy_for_waiter(&r, &answer, in->task, taken, len);
     running_here = outer;
     atomic_store(&self.slot->running, outer.task);
     atomic_store(&self.slot->since_ns, outer_since);
