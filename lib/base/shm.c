@@ -271,22 +271,22 @@ int rt__shm_fits(int fd, size_t len)
     return 0;
 }
 
-void *rt__shm_open(int fd, size_t len, int writable)
+void *rt__shm_open(int fd, size_t len, rt__shm_mode mode)
 {
     if (rt__shm_fits(fd, len) < 0)
         return NULL;
     size_t map_len = RT__BUF_HDR + len;
     /* Read-only: a buffer's first page is then made writable for its
      * header, which copies that page alone (a writable private mapping
-     * populated would copy them all).  A buffer is populated: its pages
-     * exist, and the caller reads them all; measured, that beats a fault
-     * per 16 pages.  A task's argument is not: it may read a part, and
-     * many tasks map the same object at once. */
-    void *base = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | (writable ? MAP_POPULATE : 0),
-                      fd, 0);
+     * populated would copy them all).  A buffer read here is populated:
+     * its pages exist, and the caller reads them all; measured, that
+     * beats a fault per 16 pages.  A task's argument is not: it may read
+     * a part, and many tasks map the same object at once. */
+    int populate = mode == RT__SHM_BUFFER ? MAP_POPULATE : 0;
+    void *base = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | populate, fd, 0);
     if (base == MAP_FAILED)
         return NULL;
-    if (!writable)
+    if (mode == RT__SHM_VIEW)
         return (char *)base + RT__BUF_HDR;
     if (mprotect(base, RT__BUF_HDR, PROT_READ | PROT_WRITE) < 0) {
         munmap(base, map_len);

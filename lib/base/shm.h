@@ -47,12 +47,20 @@ int rt__shm_seal(int fd);
  * against shrinking, not against more seals (rt__shm_freeze() must be
  * able to add its own), and big enough.  0, or -1 with errno EPROTO. */
 int rt__shm_fits(int fd, size_t len);
+/* How rt__shm_open() maps a memfd: a view, which rt__shm_unmap() ends; a
+ * buffer that owns fd, its pages mapped at once for a caller that reads
+ * them all; or a buffer whose bytes this process does not read but hands
+ * on by their memfd (an object pulled for a task here), each page
+ * mapped when read, if ever: 256 MiB take 30 ms to map. */
+typedef enum { RT__SHM_VIEW, RT__SHM_BUFFER, RT__SHM_BUFFER_UNREAD } rt__shm_mode;
+
 /* The consumer: map a memfd that should hold len bytes.  It must be sealed
  * against shrinking and big enough, or a shrink later could kill the
- * reader with SIGBUS: NULL with errno EPROTO then.  A writable (private)
- * mapping is a buffer that owns fd from then on: rt__buf_free() releases both
- * (the memfd to the pool); the caller closes fd when it fails. */
-void *rt__shm_open(int fd, size_t len, int writable);
+ * reader with SIGBUS: NULL with errno EPROTO then.  A buffer (a private
+ * mapping whose header is writable) owns fd from then on: rt__buf_free()
+ * releases both (the memfd to the pool); the caller closes fd when it
+ * fails. */
+void *rt__shm_open(int fd, size_t len, rt__shm_mode mode);
 /* The memfd a buffer of rt__shm_open() owns, or -1 (a heap buffer). */
 int rt__shm_fd(const void *data);
 /* Write a buffer's len bytes to fd (at its offset), from its mapping:

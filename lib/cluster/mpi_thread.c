@@ -67,7 +67,7 @@ static void post(rt__bridge *b, outgoing *o)
     if (!failed && o->owned) {
         o->map = o->owned;
     } else if (!failed && o->fd >= 0) {
-        o->map = rt__shm_open(o->fd, o->bulk_len, 0);
+        o->map = rt__shm_open(o->fd, o->bulk_len, RT__SHM_VIEW);
         failed = !o->map;
         if (o->map)
             madvise((char *)o->map - RT__BUF_HDR, RT__BUF_HDR + o->bulk_len,
@@ -176,16 +176,19 @@ static int receive_into(rt__bridge *b, int from, char *data, size_t len)
 
 /* The pieces of an object another rank pulled go into shared memory: a
  * task here maps it from there, uncopied.  NULL when there is none to
- * be had (the heap takes them then). */
+ * be had (the heap takes them then).  Rank 0's application may read it
+ * (rt_get()); another rank only hands its memfd to the tasks that take
+ * it, so its pages are not mapped here. */
 static void *receive_shared(rt__bridge *b, int from, size_t len, int *failed)
 {
+    rt__shm_mode mode = b->rank == 0 ? RT__SHM_BUFFER : RT__SHM_BUFFER_UNREAD;
     void *data;
     int fd = rt__shm_create(len, &data);
     if (fd < 0)
         return NULL;
     *failed = receive_into(b, from, data, len) < 0;
     rt__shm_done(data, len);
-    void *buf = !*failed && rt__shm_seal(fd) == 0 ? rt__shm_open(fd, len, 1) : NULL;
+    void *buf = !*failed && rt__shm_seal(fd) == 0 ? rt__shm_open(fd, len, mode) : NULL;
     if (!buf)
         close(fd);
     *failed |= !buf;

@@ -94,7 +94,7 @@ static int arg_msgs(const rt__task *t, rt__arg_msg *args, size_t *remote)
             args[i] = (rt__arg_msg){.len = o->obj.result_len, .fd = ELSEWHERE};
             ++*remote;
         } else if (!args[i].data && args[i].len &&
-                   !(args[i].data = rt__shm_open(args[i].fd, args[i].len, 0))) {
+                   !(args[i].data = rt__shm_open(args[i].fd, args[i].len, RT__SHM_VIEW))) {
             rc = -1;
         }
     }

@@ -205,6 +205,7 @@ int rt__serve_run(rt__serve *s)
         }
     }
     rt__bridge_flush(s->bridge);
+    rt__store_sweep(s->store);
     return still;
 }
 

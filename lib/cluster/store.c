@@ -21,6 +21,7 @@ typedef struct held_obj {
     unsigned run;
     int kept;          /* made here: until rank 0 frees it */
     size_t users;      /* tasks here that take it */
+    struct held_obj *next_dropped;
 } held_obj;
 
 struct rt__store {
@@ -28,6 +29,7 @@ struct rt__store {
     size_t size;           /* bytes the objects here may take, or 0: any */
     size_t used;           /* bytes they take in memory */
     const char *spill_dir; /* where kept ones spill past size, or NULL */
+    held_obj *dropped;     /* gone, their memory not yet given back */
 };
 
 rt__store *rt__store_new(size_t size, const char *spill_dir)
@@ -110,13 +112,26 @@ static held_obj *find(const rt__store *h, uint64_t id, unsigned run)
     return NULL;
 }
 
+/* o is gone; its memory is given back by rt__store_sweep(): unmapping
+ * and closing 256 MiB take 60 ms, which the answer of the task that
+ * last took it would otherwise wait for. */
 static void drop(rt__store *h, held_obj *o)
 {
     if (rt__task_bytes(o->object))
         h->used -= o->object->obj.result_len;
     rt__idmap_remove(&h->objects, &o->byid);
-    rt__task_free(o->object);
-    rt__free(o);
+    o->next_dropped = h->dropped;
+    h->dropped = o;
+}
+
+void rt__store_sweep(rt__store *h)
+{
+    for (held_obj *o = h->dropped, *next; o; o = next) {
+        next = o->next_dropped;
+        rt__task_free(o->object);
+        rt__free(o);
+    }
+    h->dropped = NULL;
 }
 
 /* A record for the object, with bytes or (NULL) none yet. */
@@ -243,6 +258,7 @@ void rt__store_free(rt__store *h)
         return;
     for (rt__idnode *n; (n = rt__idmap_any(&h->objects));)
         drop(h, (held_obj *)n);
+    rt__store_sweep(h);
     rt__idmap_free(&h->objects);
     rt__free(h);
 }

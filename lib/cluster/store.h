@@ -39,6 +39,9 @@ rt__task *rt__store_use(rt__store *h, const rt__rank_ref *ref, size_t len, int *
 void rt__store_pull(rt__store *h, rt__bridge *b, const rt__rank_ref *ref);
 /* A task that used o is done with it. */
 void rt__store_unuse(rt__store *h, rt__task *o);
+/* Give back the memory of the objects gone since the last sweep: once
+ * what they answered is on its way (their unmapping takes a while). */
+void rt__store_sweep(rt__store *h);
 /* Rank 0 wants the object no more: it goes once no task here uses it. */
 void rt__store_forget(rt__store *h, uint64_t id, unsigned run);
 /* The record with the object's bytes (read back when spilled), for

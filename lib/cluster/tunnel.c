@@ -202,7 +202,7 @@ static uint64_t function_at(rt__tunnel *r, const rt__fn_place *place)
 static int place_functions(rt__tunnel *r, const char *payload, size_t len, int fd,
                            rt__rank_msg *m)
 {
-    const char *bytes = fd >= 0 ? rt__shm_open(fd, len, 0) : payload;
+    const char *bytes = fd >= 0 ? rt__shm_open(fd, len, RT__SHM_VIEW) : payload;
     rt__submission s;
     rt_opts opts;
     int rc = bytes && rt__callmsg_read_submission(bytes, len, &s, &opts, r->args) == 0 &&
@@ -271,7 +271,7 @@ static int keep_put(conn *k, const rt__hdr *h, const char *payload, int fd)
 {
     rt__tunnel *r = k->tunnel;
     size_t len = (size_t)h->len;
-    const char *bytes = fd >= 0 ? rt__shm_open(fd, len, 0) : payload;
+    const char *bytes = fd >= 0 ? rt__shm_open(fd, len, RT__SHM_VIEW) : payload;
     if (!bytes) {
         close(fd);
         return -1;
@@ -683,7 +683,7 @@ static int names_pending(conn *k, const rt__hdr *h, const char *payload, int fd)
     default:
         return 0;
     }
-    if (fd >= 0 && !(bytes = rt__shm_open(fd, len, 0)))
+    if (fd >= 0 && !(bytes = rt__shm_open(fd, len, RT__SHM_VIEW)))
         return 0; /* rank 0 refuses it as it is */
     if (h->type == RT__CALL_WAIT && len >= sizeof(rt__callmsg_wait)) {
         ids = (const uint64_t *)(const void *)(bytes + sizeof(rt__callmsg_wait));

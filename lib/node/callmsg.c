@@ -308,7 +308,7 @@ int rt__callmsg_take(rt__chan *c, rt__hdr *h, const char **payload, size_t *len,
         *payload = NULL;
         return 1;
     }
-    *payload = rt__shm_open(fds[0], *len, 0);
+    *payload = rt__shm_open(fds[0], *len, RT__SHM_VIEW);
     close(fds[0]);
     return *payload ? 1 : -1;
 }

@@ -549,7 +549,7 @@ static int took_answer(rt_ref ref, rt__callmsg_get *g, void *bytes, size_t n, vo
 static void *adopt(reply *r)
 {
     if (r->r.fd >= 0) {
-        void *data = rt__shm_open(r->r.fd, r->r.len, 1);
+        void *data = rt__shm_open(r->r.fd, r->r.len, RT__SHM_BUFFER);
         if (data) {
             r->r.fd = -1;         /* the buffer's, which closes it: */
             rt__shm_disown(data); /* others read it, the task must not hold it */

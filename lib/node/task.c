@@ -265,7 +265,7 @@ void *rt__task_object_fill(size_t len, rt__task_fill *fill, const void *ctx)
             bytes = NULL;
         }
     } else if (store_bytes_with(len, fill, ctx, NULL, &fd) == 0 &&
-               !(bytes = rt__shm_open(fd, len, 1))) {
+               !(bytes = rt__shm_open(fd, len, RT__SHM_BUFFER))) {
         close(fd); /* the buffer owns fd: what rt_get() hands out, as a large result's */
     }
     return bytes;

@@ -481,7 +481,7 @@ static void take_arg(const rt__hdr *h, const int *fds)
     size_t len;
     if (rt__proto_read_arg(h, fds, &fd, &len) < 0 || args.nmapped == RT_ARGS_MAX)
         leave(); /* the stream is corrupt */
-    const void *data = rt__shm_open(fd, len, 0);
+    const void *data = rt__shm_open(fd, len, RT__SHM_VIEW);
     close(fd);
     if (!data && !args.errno_)
         args.errno_ = errno;
@@ -600,7 +600,7 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
     rt__result_msg answer = {.id = m->id};
     const void *arg = m->arg;
     if (m->arg_fd >= 0) {
-        arg = rt__shm_open(m->arg_fd, m->len, 0);
+        arg = rt__shm_open(m->arg_fd, m->len, RT__SHM_VIEW);
         close(m->arg_fd);
         if (!arg)
             answer.sys_errno = errno;
@@ -822,7 +822,7 @@ static void queue_call(const rt__task_msg *m)
     } else {
         /* Mapped now, and the descriptor closed: while methods run, the
          * worker holds none they could open again writable (shm.h). */
-        job->mapped_arg = rt__shm_open(m->arg_fd, m->len, 0);
+        job->mapped_arg = rt__shm_open(m->arg_fd, m->len, RT__SHM_VIEW);
         job->map_errno = errno;
         close(m->arg_fd);
     }

@@ -125,7 +125,7 @@ static rt__answer adopt(const rt__result_msg *r)
                     .bounced = r->bounced, .packed = r->packed, .run_us = r->run_us,
                     .len = r->len};
     if (r->fd >= 0) {
-        a.result = rt__shm_open(r->fd, r->len, 1);
+        a.result = rt__shm_open(r->fd, r->len, RT__SHM_BUFFER);
         a.refused = !a.result && errno == EPROTO;
         if (!a.result)
             close(r->fd);
