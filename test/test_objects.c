@@ -26,6 +26,8 @@ int o_fail7(const void *arg, size_t len, rt_result *r);
 int o_widen(const rt_value *args, size_t n, rt_result *r);
 int o_die_once_then_sum(const rt_value *args, size_t n, rt_result *r);
 int o_mark_then_sum(const rt_value *args, size_t n, rt_result *r);
+int o_pages_in_place(void *state, const rt_value *args, size_t n, rt_result *r);
+int o_touch_and_pid(const rt_value *args, size_t n, rt_result *r);
 
 /* The sum of its arguments, each a uint64_t (or a task's result). */
 int o_sum(const rt_value *args, size_t n, rt_result *r)
@@ -84,6 +86,41 @@ int o_touch_pages(const rt_value *args, size_t n, rt_result *r)
     for (size_t i = 0; i < args[0].len; i += 4096)
         sum += p[i];
     return rt_result_set(r, &sum, sizeof sum);
+}
+
+/* A method: how many of the first 16 pages of its argument this process
+ * has mapped as it starts (/proc/self/pagemap's present bit), before it
+ * reads every page; then a pause, for the next call to come. */
+int o_pages_in_place(void *state, const rt_value *args, size_t n, rt_result *r)
+{
+    (void)state;
+    (void)n;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)args[0].data + page - 1) & ~(page - 1);
+    uint64_t present = 0, entry;
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    for (uintptr_t i = 0; fd >= 0 && i < 16; i++)
+        if (pread(fd, &entry, sizeof entry, (off_t)((first / page + i) * sizeof entry)) ==
+                sizeof entry && entry >> 63)
+            present++;
+    if (fd >= 0)
+        close(fd);
+    volatile uint64_t sum = 0;
+    for (size_t i = 0; i < args[0].len; i += 4096)
+        sum += ((const unsigned char *)args[0].data)[i];
+    usleep(200000);
+    return rt_result_set(r, &present, sizeof present);
+}
+
+/* Its worker's pid, having read one byte of each page of its argument. */
+int o_touch_and_pid(const rt_value *args, size_t n, rt_result *r)
+{
+    (void)n;
+    uint64_t pid = (uint64_t)getpid();
+    volatile uint64_t sum = 0;
+    for (size_t i = 0; i < args[0].len; i += 4096)
+        sum += ((const unsigned char *)args[0].data)[i];
+    return rt_result_set(r, &pid, sizeof pid);
 }
 
 int o_fail7(const void *arg, size_t len, rt_result *r)
@@ -599,6 +636,75 @@ START_TEST(a_large_object_read_by_64_tasks_is_not_copied)
 }
 END_TEST
 
+/* An object that calls in one worker take one after the other stays
+ * mapped there from the first to the next: the next finds its pages in
+ * place (a fan-out faults them in once per worker, not per task).  An
+ * actor's calls, so that the next is in its worker before the first
+ * ends, however slowly this runs (valgrind). */
+START_TEST(an_object_stays_mapped_for_its_workers_next_task)
+{
+    start_runtime();
+    static const rt_actor_class plain = {"plain", NULL, NULL};
+    rt_actor a;
+    ck_ok(rt_actor_create(&plain, NULL, NULL, 0, &a));
+    size_t size = (size_t)4 << 20;
+    char *data = malloc(size);
+    memset(data, 1, size);
+    rt_ref obj, first, next;
+    ck_ok(rt_put(data, size, &obj));
+    free(data);
+    ck_ok(rt_actor_call_args(a, o_pages_in_place, &RT_ARG_REF(obj), 1, &first));
+    ck_ok(rt_actor_call_args(a, o_pages_in_place, &RT_ARG_REF(obj), 1, &next));
+    ck_assert_uint_eq(get_u64(first, 60000), 0);
+    ck_assert_uint_eq(get_u64(next, 60000), 16);
+    ck_ok(rt_release(obj));
+    ck_ok(rt_actor_kill(a));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* How many mappings of rtask's shared memory process pid has that are
+ * the length of an object of len bytes (with its header's page). */
+static long objects_mapped(pid_t pid, unsigned long len)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *maps = fopen(path, "r");
+    unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+    long n = 0;
+    while (maps && fgets(line, sizeof line, maps)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && hi - lo == len + page &&
+            strstr(line, "/memfd:rtask"))
+            n++;
+    }
+    if (maps)
+        fclose(maps);
+    return n;
+}
+
+/* A worker keeps no object mapped once it has waited a while for work:
+ * the memory of an object its owner released goes back. */
+START_TEST(an_idle_worker_maps_no_object)
+{
+    start_with(1, 0, 1);
+    size_t size = (size_t)4 << 20;
+    char *data = malloc(size);
+    memset(data, 1, size);
+    rt_ref obj, read;
+    ck_ok(rt_put(data, size, &obj));
+    free(data);
+    ck_ok(rt_remote_args(o_touch_and_pid, NULL, &RT_ARG_REF(obj), 1, &read));
+    pid_t worker = (pid_t)get_u64(read, 30000);
+    ck_ok(rt_release(obj));
+    long n = -1;
+    for (int i = 0; i < 100 && (n = objects_mapped(worker, size)) != 0; i++)
+        usleep(10000);
+    ck_assert_msg(n == 0, "the idle worker still maps the object (%ld mappings)", n);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* rt_shutdown() with a graph waiting (tasks and actor calls): all of it
  * fails, nothing leaks (the ASan and valgrind runs check), nothing hangs. */
 START_TEST(shutdown_while_a_graph_waits)
@@ -872,6 +978,8 @@ Suite *objects_suite(void)
     tcase_add_test(tc, refs_released_in_any_order);
     tcase_add_test(tc, a_view_reads_in_place);
     tcase_add_test(tc, a_large_object_read_by_64_tasks_is_not_copied);
+    tcase_add_test(tc, an_object_stays_mapped_for_its_workers_next_task);
+    tcase_add_test(tc, an_idle_worker_maps_no_object);
     tcase_add_test(tc, a_full_store_refuses_puts_after_waiting);
     tcase_add_test(tc, a_full_store_spills_what_nobody_holds);
     tcase_add_test(tc, a_lost_spill_file_fails_its_object);

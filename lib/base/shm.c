@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -271,6 +272,22 @@ int rt__shm_fits(int fd, size_t len)
     return 0;
 }
 
+/* Whether this kernel keeps a shared read-only mapping of a memfd sealed
+ * against writes from being made writable (Linux does since it has the
+ * seal, 5.1): tried once, on the first such mapping, base. */
+static int sealed_views_hold(void *base)
+{
+    static _Atomic int known; /* 0: not yet; 1: they hold; 2: they do not */
+    int k = atomic_load(&known);
+    if (k == 0) {
+        k = mprotect(base, page_size(), PROT_READ | PROT_WRITE) == 0 ? 2 : 1;
+        if (k == 2)
+            mprotect(base, page_size(), PROT_READ);
+        atomic_store(&known, k);
+    }
+    return k == 1;
+}
+
 void *rt__shm_open(int fd, size_t len, rt__shm_mode mode)
 {
     if (rt__shm_fits(fd, len) < 0)
@@ -282,11 +299,21 @@ void *rt__shm_open(int fd, size_t len, rt__shm_mode mode)
      * its pages exist, and the caller reads them all; measured, that
      * beats a fault per 16 pages.  A task's argument is not: it may read
      * a part, and many tasks map the same object at once. */
-    int populate = mode == RT__SHM_BUFFER ? MAP_POPULATE : 0;
-    void *base = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | populate, fd, 0);
+    int shared = mode == RT__SHM_SEALED_VIEW;
+    if (shared && !(fcntl(fd, F_GET_SEALS) & F_SEAL_FUTURE_WRITE)) {
+        errno = EPERM;
+        return NULL;
+    }
+    int how = shared ? MAP_SHARED : MAP_PRIVATE | (mode == RT__SHM_BUFFER ? MAP_POPULATE : 0);
+    void *base = mmap(NULL, map_len, PROT_READ, how, fd, 0);
     if (base == MAP_FAILED)
         return NULL;
-    if (mode == RT__SHM_VIEW)
+    if (shared && !sealed_views_hold(base)) {
+        munmap(base, map_len);
+        errno = EPERM;
+        return NULL;
+    }
+    if (mode == RT__SHM_VIEW || shared)
         return (char *)base + RT__BUF_HDR;
     if (mprotect(base, RT__BUF_HDR, PROT_READ | PROT_WRITE) < 0) {
         munmap(base, map_len);

@@ -48,11 +48,20 @@ int rt__shm_seal(int fd);
  * able to add its own), and big enough.  0, or -1 with errno EPROTO. */
 int rt__shm_fits(int fd, size_t len);
 /* How rt__shm_open() maps a memfd: a view, which rt__shm_unmap() ends; a
- * buffer that owns fd, its pages mapped at once for a caller that reads
- * them all; or a buffer whose bytes this process does not read but hands
- * on by their memfd (an object pulled for a task here), each page
- * mapped when read, if ever: 256 MiB take 30 ms to map. */
-typedef enum { RT__SHM_VIEW, RT__SHM_BUFFER, RT__SHM_BUFFER_UNREAD } rt__shm_mode;
+ * view shared with the memfd, of one sealed against writes
+ * (rt__shm_freeze()), which the kernel never lets anyone make writable
+ * (NULL with errno EPERM when it is not sealed so, or when this kernel
+ * would, which the first such view tries); a buffer that owns fd, its
+ * pages mapped at once for a caller that reads them all; or a buffer
+ * whose bytes this process does not read but hands on by their memfd
+ * (an object pulled for a task here), each page mapped when read, if
+ * ever: 256 MiB take 30 ms to map. */
+typedef enum {
+    RT__SHM_VIEW,
+    RT__SHM_SEALED_VIEW,
+    RT__SHM_BUFFER,
+    RT__SHM_BUFFER_UNREAD
+} rt__shm_mode;
 
 /* The consumer: map a memfd that should hold len bytes.  It must be sealed
  * against shrinking and big enough, or a shrink later could kill the

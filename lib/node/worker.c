@@ -1,6 +1,7 @@
 /* worker.c - run tasks in a worker process and send their results back. */
 #include "worker.h"
 
+#include "argmap.h"
 #include "board.h"
 #include "callmsg.h"
 #include "client.h"
@@ -67,6 +68,10 @@ struct rt_result {
  * before, 90 to 94.5 % after, in the same minutes).  The send costs
  * under 1 % of such a task; at 100 us it cost a tenth of their speed. */
 #define SEND_AT_ONCE_NS 500000
+/* How long a worker that waits for work keeps the mappings of the
+ * objects its last tasks took (argmap.h): the next task of a fan-out
+ * comes within a round trip through the runtime. */
+#define ARGS_KEPT_MS 2
 
 static struct {
     rt__chan chan;
@@ -481,7 +486,7 @@ static void take_arg(const rt__hdr *h, const int *fds)
     size_t len;
     if (rt__proto_read_arg(h, fds, &fd, &len) < 0 || args.nmapped == RT_ARGS_MAX)
         leave(); /* the stream is corrupt */
-    const void *data = rt__shm_open(fd, len, RT__SHM_VIEW);
+    const void *data = rt__argmap_take(fd, len);
     close(fd);
     if (!data && !args.errno_)
         args.errno_ = errno;
@@ -518,7 +523,7 @@ static void drop_args(void)
 {
     for (size_t i = 0; i < args.nmapped; i++)
         if (args.mapped[i].data)
-            rt__shm_unmap((void *)args.mapped[i].data, args.mapped[i].len);
+            rt__argmap_drop(args.mapped[i].data, args.mapped[i].len);
     args.nmapped = 0;
     args.n = 0;
     args.errno_ = 0;
@@ -760,7 +765,7 @@ static void run_call(call_job *job)
         rt__shm_unmap((void *)arg, m->len);
     for (size_t i = 0; i < job->nmapped; i++)
         if (job->mapped[i].data)
-            rt__shm_unmap((void *)job->mapped[i].data, job->mapped[i].len);
+            rt__argmap_drop(job->mapped[i].data, job->mapped[i].len);
     seal_result(&answer, &r);
     pthread_mutex_lock(&pool.sending);
     queue_result(&answer, &r, 0);
@@ -952,6 +957,17 @@ static int message_waits(void *ctx)
     return poll(&p, 1, 0) != 0;
 }
 
+/* The objects the last tasks took stay mapped while tasks come back to
+ * back (argmap.h); a worker that waited ARGS_KEPT_MS for its next one
+ * unmaps them, so that what it keeps of objects their owner freed is
+ * soon given back. */
+static void forget_args_when_idle(int sock)
+{
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    if (rt__argmap_kept() && poll(&p, 1, ARGS_KEPT_MS) == 0)
+        rt__argmap_forget();
+}
+
 /* What a worker idle from its start does while it waits: its first
  * task's page faults, which would be in that task's wait (prefault.h),
  * and its first devices' code, on devices of its own (taskenv.h). */
@@ -997,6 +1013,7 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
         uint64_t idle_since = rt__now_ns();
         if (gap_ns < RT__LINGER_NS)
             rt__linger(sock);
+        forget_args_when_idle(sock);
         long got = rt__chan_fill(&self.chan);
         gap_ns = rt__now_ns() - idle_since;
         if (got == 0) { /* end of file: retired, or the application is gone */
