@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 
 #define KEPT_MAX 16 /* objects kept mapped at most */
@@ -22,6 +23,7 @@ static struct {
     pthread_mutex_t lock;
     kept_map maps[KEPT_MAX];
     size_t n;
+    _Atomic size_t any; /* n, for rt__argmap_kept() without the lock */
 } kept = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* [kept.lock] Take out the mappings no task uses, into gone (room for
@@ -36,6 +38,7 @@ static size_t take_unused(kept_map *gone)
         } else {
             i++;
         }
+    atomic_store(&kept.any, kept.n);
     return n;
 }
 
@@ -74,6 +77,7 @@ const void *rt__argmap_take(int fd, size_t len)
     size_t ngone = take_unused(gone); /* the last task's objects, but this one */
     if (kept.n < KEPT_MAX) /* else as many in use: this one is the task's alone */
         kept.maps[kept.n++] = (kept_map){st.st_dev, st.st_ino, len, data, 1};
+    atomic_store(&kept.any, kept.n);
     pthread_mutex_unlock(&kept.lock);
     unmap_all(gone, ngone);
     return data;
@@ -95,10 +99,7 @@ void rt__argmap_drop(const void *data, size_t len)
 
 int rt__argmap_kept(void)
 {
-    pthread_mutex_lock(&kept.lock);
-    int any = kept.n > 0;
-    pthread_mutex_unlock(&kept.lock);
-    return any;
+    return atomic_load(&kept.any) > 0; /* in the worker's loop: no lock */
 }
 
 void rt__argmap_forget(void)
