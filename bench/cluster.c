@@ -197,10 +197,10 @@ static double cross_read(uint64_t *through)
     return took;
 }
 
-/* The median of REPS runs after one untimed: the first runs after C3's
- * hand-offs write guest pages this virtual machine's host no longer
- * backs (seen as clear_page_erms taking most of the copy), up to 4 times
- * slower; MPI's figure was taken at the start, before any of that. */
+/* The median of REPS runs after one untimed: the first one or two runs
+ * after C3's hand-offs were up to 4 times slower here, their copy spent
+ * mostly zeroing new pages in the kernel (clear_page_erms), as later
+ * runs' is not; MPI's figure was taken at the start, before any of that. */
 static double cross_read_median(uint64_t *through)
 {
     double v[REPS];
