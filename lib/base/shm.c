@@ -167,6 +167,14 @@ void rt__shm_done(void *data, size_t len)
     munmap((char *)data - RT__BUF_HDR, written_span(len));
 }
 
+void *rt__shm_keep(void *data, size_t len, int fd)
+{
+    buf_hdr *h = (buf_hdr *)(void *)((char *)data - RT__BUF_HDR);
+    h->map_len = written_span(len); /* its guard page too */
+    h->fd = fd;
+    return data;
+}
+
 /* The smallest memfd kept that holds need bytes and is not more than
  * twice that (a large one stays for a large result). */
 int rt__shm_pool_take(size_t need, uint64_t owner)

@@ -51,17 +51,9 @@ int rt__shm_fits(int fd, size_t len);
  * view shared with the memfd, of one sealed against writes
  * (rt__shm_freeze()), which the kernel never lets anyone make writable
  * (NULL with errno EPERM when it is not sealed so, or when this kernel
- * would, which the first such view tries); a buffer that owns fd, its
- * pages mapped at once for a caller that reads them all; or a buffer
- * whose bytes this process does not read but hands on by their memfd
- * (an object pulled for a task here), each page mapped when read, if
- * ever: 256 MiB take 30 ms to map. */
-typedef enum {
-    RT__SHM_VIEW,
-    RT__SHM_SEALED_VIEW,
-    RT__SHM_BUFFER,
-    RT__SHM_BUFFER_UNREAD
-} rt__shm_mode;
+ * would, which the first such view tries); or a buffer that owns fd,
+ * its pages mapped at once for a caller that reads them all. */
+typedef enum { RT__SHM_VIEW, RT__SHM_SEALED_VIEW, RT__SHM_BUFFER } rt__shm_mode;
 
 /* The consumer: map a memfd that should hold len bytes.  It must be sealed
  * against shrinking and big enough, or a shrink later could kill the
@@ -92,6 +84,13 @@ void rt__shm_unmap(void *data, size_t len);
  * Nothing of the mapping is read: a task may have shrunk the memfd
  * under it. */
 void rt__shm_done(void *data, size_t len);
+/* The producer is done writing the len bytes rt__shm_create() returned
+ * in memfd fd (sealed, rt__shm_seal()), and keeps them: a buffer that
+ * owns fd, as rt__shm_open()'s is, whose mapping stays writable.  Only
+ * for a process that alone writes and reads them, and hands them to
+ * tasks by their memfd (frozen then): a rank's copy of an object pulled
+ * for its tasks; never in a worker. */
+void *rt__shm_keep(void *data, size_t len, int fd);
 /* A buffer of rt__shm_open() that others read too (a task's rt_get()):
  * close its memfd now, keeping the mapping.  While task code runs, the
  * process holds no descriptor of what others read, which it could open
