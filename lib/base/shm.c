@@ -307,8 +307,8 @@ void *rt__shm_open(int fd, size_t len, rt__shm_mode mode)
      * its pages exist, and the caller reads them all; measured, that
      * beats a fault per 16 pages.  A task's argument is not: it may read
      * a part, and many tasks map the same object at once. */
-    int shared = mode == RT__SHM_SEALED_VIEW;
-    if (shared && !(fcntl(fd, F_GET_SEALS) & F_SEAL_FUTURE_WRITE)) {
+    int shared = mode == RT__SHM_SEALED_VIEW, seals = shared ? fcntl(fd, F_GET_SEALS) : 0;
+    if (shared && (seals < 0 || !(seals & F_SEAL_FUTURE_WRITE))) {
         errno = EPERM;
         return NULL;
     }

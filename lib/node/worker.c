@@ -669,7 +669,7 @@ static void run_task(const rt__task_msg *m, uint64_t post_seq, int last)
  * runtime records the same.  Then *copy (rt__buf_alloc()'s) and *len
  * hold its bytes. */
 static int copy_for_waiter(const rt_result *r, const rt__result_msg *m, uint64_t task,
-                        void **copy, size_t *len)
+                           void **copy, size_t *len)
 {
     if (m->status || m->sys_errno || m->packed || r->fd >= 0 ||
         atomic_load(&self.slot->cancelled) == task || !(*copy = rt__buf_alloc(r->len)))
