@@ -33,6 +33,8 @@ typedef struct fake_node {
     int nw;
     int lease_errno;     /* set: every lease fails with it */
     int leases, sends, kills;
+    uint64_t board_claims; /* board entries claimed: a seq is the count
+                              above the worker's id */
 } fake_node;
 
 static rt__worker *op_lease(rt__node *n, int fresh, int max_calls, rt__amount cpu,
@@ -123,9 +125,21 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     return 0;
 }
 
+/* A board without memory: every claim succeeds, entries are never read. */
+static uint64_t op_board_claim(rt__node *n, rt__worker *w)
+{
+    return ++((fake_node *)n)->board_claims << 8 | (uint64_t)((fake_worker *)w)->id;
+}
+
+static void op_board_give_back(rt__node *n, uint64_t seq)
+{
+    (void)n, (void)seq;
+}
+
 static const rt__node_ops fake_ops = {op_lease, op_devices, op_send, op_release, op_stop,
                                       op_kill, op_lane, op_busy_us, op_flush, op_await,
-                                      NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+                                      NULL, NULL, NULL, NULL, NULL, NULL, op_board_claim,
+                                      op_board_give_back};
 
 /* ---- the scene ------------------------------------------------------------- */
 
@@ -162,24 +176,43 @@ static void scene_end(void)
         rt__task_free(t);
 }
 
+/* Hand the dispatcher t, a one-CPU task of handle id. */
+static void absorb(rt__task *t, uint64_t id)
+{
+    t->call.id = id;
+    t->call.seq = (uint32_t)id;
+    t->call.cpu = RT__UNIT;
+    rt__tasks q = {0};
+    rt__tasks_push(&q, t);
+    rt__dispatch_absorb(&d, &q);
+}
+
+/* Submit a task that takes the object `taken` (its record, held). */
+static rt__task *submit_taking(uint64_t id, rt__task *taken)
+{
+    rt_arg arg = RT_ARG_REF(((rt_ref){taken->call.id}));
+    rt__task *t = NULL;
+    ck_assert_int_eq(rt__task_new_args(RT__KIND_TASK, (rt__any_fn)fake_fn, NULL, NULL, 0, &arg, 1,
+                                       &t), 0);
+    rt__task_args(t)[0].object = taken;
+    taken->obj.holds++;
+    absorb(t, id);
+    return t;
+}
+
 /* Submit a one-CPU task; returns its record (the dispatcher's). */
 static rt__task *submit(uint64_t id, int retries, int max_calls, uint32_t timeout_ms)
 {
     rt__task *t = NULL;
     ck_assert_int_eq(rt__task_new(RT__KIND_TASK, (rt__any_fn)fake_fn, NULL, NULL, 0, &id,
                                   sizeof id, &t), 0);
-    t->call.id = id;
-    t->call.seq = (uint32_t)id;
-    t->call.cpu = RT__UNIT;
     t->run.retries_left = retries;
     t->call.max_calls = max_calls;
     if (timeout_ms) {
         ck_assert_ptr_nonnull(rt__task_more(t));
         t->call.more->timeout_ms = timeout_ms;
     }
-    rt__tasks q = {0};
-    rt__tasks_push(&q, t);
-    rt__dispatch_absorb(&d, &q);
+    absorb(t, id);
     return t;
 }
 
@@ -200,17 +233,23 @@ static const char *message(uint64_t id)
     return "";
 }
 
-/* The node's part: worker w answers its oldest task in flight. */
-static void answer(fake_worker *w, int status, const char *bytes)
+/* The node's part: worker w answers its oldest task in flight, which
+ * ran run_us. */
+static void answer_after(fake_worker *w, int status, const char *bytes, uint64_t run_us)
 {
     ck_assert_uint_lt(w->answered, w->calls);
     size_t len = bytes ? strlen(bytes) + 1 : 0;
-    rt__answer a = {.id = w->sent[w->answered++], .status = status, .len = len, .run_us = 1};
+    rt__answer a = {.id = w->sent[w->answered++], .status = status, .len = len, .run_us = run_us};
     if (len) {
         a.result = rt__buf_alloc(len);
         memcpy(a.result, bytes, len);
     }
     f.node.ev.answered(f.node.ev.ctx, w->owner, &a);
+}
+
+static void answer(fake_worker *w, int status, const char *bytes)
+{
+    answer_after(w, status, bytes, 1);
 }
 
 /* The node's part: worker w is gone (SIGKILL), `started` of its tasks in
@@ -476,6 +515,34 @@ START_TEST(an_actor_restarts_then_dies)
 }
 END_TEST
 
+/* A graph's task filed early goes out in any pass that finds room for
+ * it, behind a task that was ready first in its line (it once waited
+ * for the next round, a round trip per task of a chain). */
+START_TEST(an_early_task_goes_out_behind_a_ready_one)
+{
+    scene(1);
+    submit(100, 0, 0, 0);
+    rt__dispatch_run(&d); /* its class is new: 100 goes alone */
+    fake_worker *w = &f.w[0];
+    rt__task *p = submit(101, 0, 0, 0);
+    submit(102, 0, 0, 0);
+    rt__task *q = submit(103, 0, 0, 0);
+    submit_taking(104, p);
+    submit_taking(105, q);
+    answer_after(w, 0, NULL, 666); /* 100: 3 such tasks are 2 ms, the window */
+    rt__dispatch_run(&d);
+    ck_assert_uint_eq(w->calls, 4); /* 101 to 103: no room for 104 and 105, filed early */
+    answer_after(w, 0, NULL, 666); /* 101: 104 is ready now, first in line */
+    answer_after(w, 0, NULL, 666); /* 102 */
+    rt__dispatch_run(&d);
+    ck_assert_uint_eq(w->calls, 6);
+    ck_assert_uint_eq(w->sent[4], 104);
+    ck_assert_uint_eq(w->sent[5], 105); /* early: 103 is still in flight */
+    ck_assert_uint_ne(q->run.board_seq, 0);
+    scene_end();
+}
+END_TEST
+
 Suite *node_suite(void)
 {
     Suite *s = suite_create("node");
@@ -489,6 +556,7 @@ Suite *node_suite(void)
     tcase_add_test(tc, refused_leases_wait_or_fail);
     tcase_add_test(tc, an_answer_to_another_task_kills_the_worker);
     tcase_add_test(tc, an_actor_restarts_then_dies);
+    tcase_add_test(tc, an_early_task_goes_out_behind_a_ready_one);
     suite_add_tcase(s, tc);
     return s;
 }
