@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static int ctor_ok(const void *arg, size_t len, void **state)
 {
@@ -210,12 +212,52 @@ START_TEST(every_allocation_can_fail)
 }
 END_TEST
 
+/* Whether the C library's allocator is the one in use: sanitizers and
+ * valgrind bring their own, which may write what they hand out. */
+static int own_allocator(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+    return 0;
+#endif
+#endif
+    return scaled(16) == 16; /* RT_TEST_SMALL: valgrind's */
+}
+
+/* A large zeroed table takes no memory until written: the fork server
+ * and every worker inherit the runtime's, and each of its pages made
+ * cost every fork and exit. */
+START_TEST(a_zeroed_table_takes_no_memory_until_written)
+{
+    if (!own_allocator())
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (size_t)4 << 20;
+    unsigned char *table = rt__calloc(len / 8, 8);
+    ck_assert_ptr_nonnull(table);
+    uintptr_t start = ((uintptr_t)table + page - 1) & ~(uintptr_t)(page - 1);
+    size_t pages = ((uintptr_t)table + len - start) / page;
+    unsigned char *vec = malloc(pages);
+    ck_assert_ptr_nonnull(vec);
+    ck_assert_int_eq(mincore((void *)start, pages * page, vec), 0);
+    size_t made = 0;
+    for (size_t i = 0; i < pages; i++)
+        made += vec[i] & 1;
+    ck_assert_uint_le(made, 1);
+    ck_assert_uint_eq(table[len - 1], 0);
+    free(vec);
+    rt__free(table);
+}
+END_TEST
+
 Suite *alloc_suite(void)
 {
     Suite *s = suite_create("alloc");
     TCase *tc = tcase_create("out of memory");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, every_allocation_can_fail);
+    tcase_add_test(tc, a_zeroed_table_takes_no_memory_until_written);
     suite_add_tcase(s, tc);
     return s;
 }
