@@ -72,6 +72,13 @@ struct rt_result {
  * objects its last tasks took (argmap.h): the next task of a fan-out
  * comes within a round trip through the runtime. */
 #define ARGS_KEPT_MS 2
+/* How long a worker idle from its start waits for its first task before
+ * it takes that task's page faults ahead (rehearse()).  The spares of a
+ * stream of max_calls = 1 tasks have theirs by then: the copies would
+ * take the CPU those tasks run on (a fifth of the stream's pace on 2
+ * CPUs); a spare that waits longer, as between GPU tasks, still has its
+ * pages ready. */
+#define REHEARSE_AFTER_MS 1
 
 static struct {
     rt__chan chan;
@@ -951,10 +958,16 @@ const rt__running *rt__worker_running(void)
 }
 
 /* Whether a message waits on the socket *ctx. */
+/* Whether a message comes on the socket within timeout_ms. */
+static int message_within(int sock, int timeout_ms)
+{
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    return poll(&p, 1, timeout_ms) != 0;
+}
+
 static int message_waits(void *ctx)
 {
-    struct pollfd p = {.fd = *(const int *)ctx, .events = POLLIN};
-    return poll(&p, 1, 0) != 0;
+    return message_within(*(const int *)ctx, 0);
 }
 
 /* The objects the last tasks took stay mapped while tasks come back to
@@ -1000,10 +1013,10 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
     setvbuf(stdout, NULL, _IOLBF, 0);
     rt__chan_init(&self.chan, sock);
     /* A worker idle from its start (a spare, one of the idle pool) takes
-     * its first task's page faults now, until that task comes
-     * (prefault.h); one forked for a task that is there already goes
-     * straight to it. */
-    if (!message_waits(&sock))
+     * its first task's page faults once it has waited REHEARSE_AFTER_MS,
+     * until that task comes (prefault.h); one whose task comes sooner
+     * goes straight to it. */
+    if (!message_within(sock, REHEARSE_AFTER_MS))
         rehearse(sock);
     /* A worker whose last task came soon after the batch before (a
      * graph's steps, quick tasks one after the other) expects the next
