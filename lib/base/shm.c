@@ -236,16 +236,24 @@ static void *map_shared(int fd, size_t len, int populate)
 
 int rt__shm_create(size_t len, void **data)
 {
+    int made;
+    return rt__shm_create_made(len, data, &made);
+}
+
+int rt__shm_create_made(size_t len, void **data, int *made)
+{
     if (len > RT__LEN_MAX) {
         errno = ENOMEM; /* no mapping is that long, and the sums below would wrap */
         return -1;
     }
     int fd = rt__shm_pool_take(RT__BUF_HDR + len, 0);
+    *made = 0;
     if (fd >= 0) {
         if ((*data = map_shared(fd, len, 1)))
             return fd;
         close(fd);
     }
+    *made = 1;
     fd = memfd_create("rtask", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return -1;
@@ -254,6 +262,22 @@ int rt__shm_create(size_t len, void **data)
         return -1;
     }
     return fd;
+}
+
+int rt__shm_write_at(int fd, size_t at, const void *bytes, size_t n)
+{
+    const char *p = bytes;
+    while (n) {
+        ssize_t done = pwrite(fd, p, n, (off_t)(RT__BUF_HDR + at));
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done <= 0) {
+            errno = done ? errno : EIO;
+            return -1;
+        }
+        p += done, at += (size_t)done, n -= (size_t)done;
+    }
+    return 0;
 }
 
 int rt__shm_seal(int fd)

@@ -39,6 +39,14 @@ void rt__buf_free(void *data);
 /* A memfd for len bytes, from the pool or new, mapped read-write; returns
  * the fd (or -1 with errno) and the data pointer in *data. */
 int rt__shm_create(size_t len, void **data);
+/* The same, and *made set when the memfd is new: its pages do not exist
+ * yet, and writing through the mapping makes them a fault each (a memfd
+ * of the pool comes mapped with its pages). */
+int rt__shm_create_made(size_t len, void **data, int *made);
+/* Write n bytes at offset at of the bytes of memfd fd (rt__shm_create()'s)
+ * with write(), not through its mapping: the kernel makes new pages
+ * without a fault each.  0, or -1 with errno. */
+int rt__shm_write_at(int fd, size_t at, const void *bytes, size_t n);
 /* The producer, done writing and unmapped: seal the memfd so that its size
  * never changes again.  0 or -1 (a memfd from the pool is sealed already:
  * that is no error). */

@@ -80,6 +80,7 @@ static void bridge_free(rt__bridge *b)
     }
     rt__wake_close(NULL, &b->arrivals);
     rt__free(b->batch);
+    rt__free(b->piece);
     rt__free(b->left);
     rt__free(b->heard_ns);
     pthread_mutex_destroy(&b->mu);
@@ -179,7 +180,7 @@ void rt__bridge_detach(rt__bridge *b)
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
 {
     int follows = m->fd >= 0 || m->owned;
-    size_t pieces = follows ? (m->len + RT__MPI_PIECE - 1) / RT__MPI_PIECE : 0;
+    size_t piece = rt__piece_of(m->type), pieces = follows ? (m->len + piece - 1) / piece : 0;
     outgoing *o = rt__outgoing_new(to, TAG_MSG, 1 + pieces);
     if (!o || rt__rank_encode(m, &o->buf, &o->len) < 0) {
         rt__free(o);
@@ -191,6 +192,7 @@ int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
     o->fd = m->fd;
     o->owned = m->owned;
     o->bulk_len = follows ? m->len : 0;
+    o->piece = piece;
     *b->staged_tail = o;
     b->staged_tail = &o->next;
     return 0;

@@ -75,9 +75,9 @@ static void post(rt__bridge *b, outgoing *o)
     }
     if (!failed && o->map) {
         for (size_t i = 1; !failed && i < o->nreqs; i++) {
-            size_t off = (i - 1) * RT__MPI_PIECE, n = o->bulk_len - off;
-            failed = mpi->isend((char *)o->map + off, n < RT__MPI_PIECE ? n : RT__MPI_PIECE,
-                                o->to, TAG_PIECE, &o->reqs[i]) < 0;
+            size_t off = (i - 1) * o->piece, n = o->bulk_len - off;
+            failed = mpi->isend((char *)o->map + off, n < o->piece ? n : o->piece, o->to,
+                                TAG_PIECE, &o->reqs[i]) < 0;
         }
     }
     if (failed)
@@ -164,12 +164,23 @@ static int progress(rt__bridge *b)
     return moved;
 }
 
-static int receive_into(rt__bridge *b, int from, char *data, size_t len)
+/* The pieces of len bytes, each at most piece, into data; or, with fd
+ * (>= 0; piece is then RT__OBJECT_PIECE), through the bridge's piece
+ * buffer into memfd fd, new, whose mapping data is.  MPI copying into a
+ * new memfd's pages made them a fault each, 150 ms per 256 MiB here,
+ * where write() makes them and copies in 80 (a memfd of the pool comes
+ * with its pages mapped: MPI writes those).  Without memory for the
+ * buffer, MPI writes the mapping. */
+static int receive_into(rt__bridge *b, int from, char *data, size_t len, size_t piece, int fd)
 {
+    if (fd >= 0 && !b->piece && !(b->piece = rt__malloc(piece)))
+        fd = -1;
     int rc = 0;
-    for (size_t off = 0; off < len && rc == 0; off += RT__MPI_PIECE) {
-        size_t n = len - off < RT__MPI_PIECE ? len - off : RT__MPI_PIECE;
-        rc = b->mpi->recv(data + off, n, from, TAG_PIECE);
+    for (size_t off = 0; off < len && rc == 0; off += piece) {
+        size_t n = len - off < piece ? len - off : piece;
+        rc = b->mpi->recv(fd >= 0 ? b->piece : data + off, n, from, TAG_PIECE);
+        if (rc == 0 && fd >= 0)
+            rc = rt__shm_write_at(fd, off, b->piece, n);
     }
     return rc;
 }
@@ -177,17 +188,17 @@ static int receive_into(rt__bridge *b, int from, char *data, size_t len)
 /* The pieces of an object another rank pulled go into shared memory: a
  * task here maps it from there, uncopied.  NULL when there is none to
  * be had (the heap takes them then).  Another rank than 0 keeps the
- * mapping it wrote (rt__shm_keep()): only its tasks read the object,
+ * mapping made for it (rt__shm_keep()): only its tasks read the object,
  * by its memfd, and unmapping 256 MiB to map them again took 11 ms.
  * Rank 0's application may read it with rt_get(), and may write what
  * it reads: it gets a private mapping of its own. */
 static void *receive_shared(rt__bridge *b, int from, size_t len, int *failed)
 {
     void *data;
-    int fd = rt__shm_create(len, &data);
+    int made, fd = rt__shm_create_made(len, &data, &made);
     if (fd < 0)
         return NULL;
-    *failed = receive_into(b, from, data, len) < 0;
+    *failed = receive_into(b, from, data, len, RT__OBJECT_PIECE, made ? fd : -1) < 0;
     if (!*failed && b->rank != 0 && rt__shm_seal(fd) == 0)
         return rt__shm_keep(data, len, fd);
     rt__shm_done(data, len);
@@ -220,7 +231,7 @@ static void *receive_pieces(rt__bridge *b, int from, size_t len, uint32_t type)
     if (len > 2 * page)
         madvise((void *)first, ((uintptr_t)data + len - first) & ~(page - 1),
                 MADV_POPULATE_WRITE);
-    if (receive_into(b, from, data, len) < 0) {
+    if (receive_into(b, from, data, len, RT__MPI_PIECE, -1) < 0) {
         rt__buf_free(data);
         return NULL;
     }

@@ -37,6 +37,7 @@ typedef struct outgoing {
     void *owned;
     void *map;
     size_t bulk_len;
+    size_t piece;            /* the payload goes in pieces of this (rt__piece_of()) */
     size_t nreqs;
     void *reqs[]; /* the encoded part's, then each piece's */
 } outgoing;
@@ -81,11 +82,23 @@ struct rt__bridge {
     rt__wake arrivals;        /* the loop takes what arrived */
     outgoing *inflight;       /* bridge thread only */
     outgoing **batch;         /* bridge thread only: one being made per rank */
+    char *piece;              /* bridge thread only: where a piece of a pulled
+                                 object lands (RT__OBJECT_PIECE), or NULL */
     int rank, size;
     char error[256];
     _Atomic uint64_t payload_in; /* bytes of messages' payloads received */
     _Atomic uint64_t messages_in; /* and the messages (signs of life are none) */
 };
+
+/* An object pulled for a task comes a piece at a time through a buffer
+ * of one piece (mpi_thread.c, receive_into()); other payloads in
+ * pieces as large as one MPI call moves: the pieces of a message of type
+ * `type` (rankmsg.h). */
+#define RT__OBJECT_PIECE ((size_t)4 << 20)
+static inline size_t rt__piece_of(uint32_t type)
+{
+    return type == RT__RANK_OBJECT ? RT__OBJECT_PIECE : RT__MPI_PIECE;
+}
 
 /* A message for rank `to`, with room for nreqs requests; NULL without
  * memory.  Freed with what it holds (its memfd's mapping, its buffer). */

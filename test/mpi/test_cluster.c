@@ -896,7 +896,7 @@ static uint64_t bytes_sum(size_t n, unsigned add)
  * task on rank 0 gets the bytes too. */
 START_TEST(test_objects_stay_where_made)
 {
-    size_t big = (size_t)1 << 20;
+    size_t big = ((size_t)9 << 20) + 4097; /* pulled in pieces, the last short */
     rt_opts on0 = RT_OPTS_INIT, on1 = RT_OPTS_INIT, on2 = RT_OPTS_INIT;
     on0.label_selector = "rank=0";
     on1.label_selector = "rank=1";
