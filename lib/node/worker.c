@@ -957,14 +957,15 @@ const rt__running *rt__worker_running(void)
     return running_here.task ? &running_here : NULL;
 }
 
-/* Whether a message waits on the socket *ctx. */
-/* Whether a message comes on the socket within timeout_ms. */
+/* Whether a message comes on the socket within timeout_ms (an error
+ * counts as one: the next read finds it). */
 static int message_within(int sock, int timeout_ms)
 {
     struct pollfd p = {.fd = sock, .events = POLLIN};
     return poll(&p, 1, timeout_ms) != 0;
 }
 
+/* Whether a message waits on the socket *ctx. */
 static int message_waits(void *ctx)
 {
     return message_within(*(const int *)ctx, 0);
@@ -976,8 +977,7 @@ static int message_waits(void *ctx)
  * soon given back. */
 static void forget_args_when_idle(int sock)
 {
-    struct pollfd p = {.fd = sock, .events = POLLIN};
-    if (rt__argmap_kept() && poll(&p, 1, ARGS_KEPT_MS) == 0)
+    if (rt__argmap_kept() && !message_within(sock, ARGS_KEPT_MS))
         rt__argmap_forget();
 }
 
