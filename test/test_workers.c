@@ -37,6 +37,56 @@ static void pids_of_calls(const rt_opts *o, int *distinct, int *most)
     }
 }
 
+int w_comm(const void *arg, size_t len, rt_result *r);
+
+/* The first line of path, without its newline, into out; "" when none. */
+static void first_line(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f || !fgets(out, (int)size, f))
+        out[0] = 0;
+    out[strcspn(out, "\n")] = 0;
+    if (f)
+        fclose(f);
+}
+
+/* Its process's name. */
+int w_comm(const void *arg, size_t len, rt_result *r)
+{
+    char name[64];
+    (void)arg, (void)len;
+    first_line("/proc/self/comm", name, sizeof name);
+    return rt_result_set(r, name, strlen(name) + 1);
+}
+
+/* rtask's threads bear their names (rtask(7)); the fork server and the
+ * workers, forked from the runtime thread and from it, the
+ * application's. */
+START_TEST(threads_and_workers_bear_their_names)
+{
+    start_runtime();
+    char app[64], name[64], path[300];
+    first_line("/proc/self/comm", app, sizeof app);
+    int runtime = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));) {
+        snprintf(path, sizeof path, "/proc/self/task/%.64s/comm", e->d_name);
+        first_line(path, name, sizeof name);
+        runtime += strcmp(name, "rtask-runtime") == 0;
+    }
+    if (d)
+        closedir(d);
+    ck_assert_int_eq(runtime, 1);
+    rt_ref ref;
+    char *seen;
+    ck_ok(rt_remote(w_comm, NULL, NULL, 0, &ref));
+    ck_ok(rt_get(ref, (void **)&seen, NULL, 60000));
+    ck_assert_str_eq(seen, app);
+    rt_free(seen);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(workers_are_reused_by_default)
 {
     start_runtime();
@@ -396,6 +446,7 @@ Suite *workers_suite(void)
     TCase *tc = tcase_create("workers");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, workers_are_reused_by_default);
+    tcase_add_test(tc, threads_and_workers_bear_their_names);
     tcase_add_test(tc, max_calls_recycles_workers);
     tcase_add_test(tc, worker_killed_mid_task_is_reported);
     tcase_add_test(tc, a_crash_is_retried_max_retries_times);

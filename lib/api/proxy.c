@@ -959,7 +959,7 @@ void rt__proxies_serve(int fd, int rank)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, PROXY_STACK);
-    int rc = rt__thread_start(&p->thread, &attr, serve, p);
+    int rc = rt__thread_start(&p->thread, &attr, serve, p, "rtask-proxy");
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         proxy_free(p);

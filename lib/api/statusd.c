@@ -136,7 +136,7 @@ void rt__statusd_start(void)
     if (served.owner == getpid() || rt__statusd_dir(dir, sizeof dir, 1) < 0)
         return; /* served already, or off (or no folder of ours: no socket) */
     if ((served.listen_fd = listen_at(dir)) < 0 || pipe2(served.stop, O_CLOEXEC) < 0 ||
-        rt__thread_start(&served.thread, NULL, serve, NULL) != 0) {
+        rt__thread_start(&served.thread, NULL, serve, NULL, "rtask-status") != 0) {
         rt__warn("rtask-status cannot reach this program: %s", strerror(errno));
         rt__statusd_stop();
         return;

@@ -111,7 +111,7 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
         return rc;
     }
     b->call = rt__mpi_thread_join; /* made by the thread before anything else */
-    int err = rt__thread_start(&b->thread, NULL, rt__mpi_thread_main, b);
+    int err = rt__thread_start(&b->thread, NULL, rt__mpi_thread_main, b, "rtask-mpi");
     if (err) {
         bridge_free(b);
         return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));
@@ -136,9 +136,8 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
 
 /* ---- the round holder's side ------------------------------------------------- */
 
-static void on_arrival(rt__wake *w)
+void rt__bridge_deliver(rt__bridge *b)
 {
-    rt__bridge *b = RT__OWNER(w, rt__bridge, arrivals);
     pthread_mutex_lock(&b->mu);
     incoming *list = b->arrived;
     b->arrived = NULL;
@@ -152,7 +151,13 @@ static void on_arrival(rt__wake *w)
     }
 }
 
-int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__rank_deliver cb, void *ctx)
+static void on_arrival(rt__wake *w)
+{
+    rt__bridge_deliver(RT__OWNER(w, rt__bridge, arrivals));
+}
+
+int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__rank_deliver cb, void *ctx,
+                      const rt__round_hook *round)
 {
     b->cb = cb;
     b->ctx = ctx;
@@ -160,6 +165,7 @@ int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__rank_deliver cb, void *
         return -1;
     pthread_mutex_lock(&b->mu);
     b->loop = loop;
+    b->round = *round;
     int waiting = b->arrived != NULL;
     pthread_mutex_unlock(&b->mu);
     if (waiting) /* what came before the loop was there */
@@ -172,6 +178,7 @@ void rt__bridge_detach(rt__bridge *b)
     pthread_mutex_lock(&b->mu);
     rt__loop *loop = b->loop;
     b->loop = NULL;
+    b->round = (rt__round_hook){0};
     pthread_mutex_unlock(&b->mu);
     if (loop)
         rt__loop_remove(loop, &b->arrivals.watch);

@@ -37,10 +37,28 @@ static void arrive(rt__bridge *b, incoming *in, incoming **tail)
     pthread_mutex_lock(&b->mu);
     *b->arrived_tail = in;
     b->arrived_tail = tail;
-    int deliver = b->loop != NULL;
     pthread_mutex_unlock(&b->mu);
-    if (deliver)
+    b->arrived_new = 1;
+}
+
+/* What arrived goes to the runtime: here, in a round of our own, when the
+ * round is free; else through the loop, whose thread the eventfd wakes.
+ * Once per pass, whatever came. */
+static void hand_over(rt__bridge *b)
+{
+    b->arrived_new = 0;
+    pthread_mutex_lock(&b->mu);
+    int attached = b->loop != NULL;
+    rt__round_hook round = b->round;
+    pthread_mutex_unlock(&b->mu);
+    if (!attached)
+        return; /* rt__bridge_attach() hands over what came before */
+    if (round.take && round.take(round.ctx)) {
+        rt__bridge_deliver(b);
+        round.run(round.ctx);
+    } else {
         rt__wake_signal(&b->arrivals);
+    }
 }
 
 /* A message that says another rank cannot be reached, as if it had sent
@@ -487,6 +505,8 @@ void *rt__mpi_thread_main(void *arg)
         post_all(b, take);
         int busy = (take != NULL) | progress(b) | receive(b);
         keep_alive(b);
+        if (b->arrived_new)
+            hand_over(b);
         if (closing && !b->inflight && !take)
             break;
         /* A large send moves only while MPI is called: no backing off. */

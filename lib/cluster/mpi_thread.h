@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct rt__bridge rt__bridge; /* as bridge.h says */
+
 #define TAG_MSG 1   /* one message, whose bytes follow as pieces */
 #define TAG_PIECE 2
 #define TAG_BATCH 3 /* messages without pieces, each a length and its bytes */
@@ -49,8 +51,6 @@ typedef struct incoming {
     rt__rank_msg m;
 } incoming;
 
-typedef struct rt__bridge rt__bridge; /* as bridge.h says */
-
 /* A call the bridge thread makes for a waiting thread. */
 typedef int (*bridge_call)(rt__bridge *b, void *arg);
 
@@ -77,9 +77,11 @@ struct rt__bridge {
     uint64_t alive_ns;        /* a serving rank: when it last said it is there */
     void *alive_req;          /* its send of that, while in flight */
     rt__loop *loop;           /* [mu] where arrivals are delivered */
+    rt__round_hook round;     /* [mu] and the round the bridge thread may hold */
     rt__rank_deliver cb;
     void *ctx;
     rt__wake arrivals;        /* the loop takes what arrived */
+    int arrived_new;          /* bridge thread only: arrived since handed over */
     outgoing *inflight;       /* bridge thread only */
     outgoing **batch;         /* bridge thread only: one being made per rank */
     char *piece;              /* bridge thread only: where a piece of a pulled
@@ -107,6 +109,8 @@ void rt__outgoing_free(outgoing *o);
 /* The thread's body, and the call it makes first: joining the job. */
 void *rt__mpi_thread_main(void *arg);
 int rt__mpi_thread_join(rt__bridge *b, void *unused);
+/* Hand what arrived to cb, the round held (bridge.c). */
+void rt__bridge_deliver(rt__bridge *b);
 /* Make a call on the thread and wait for it. */
 int rt__mpi_thread_call(rt__bridge *b, bridge_call call, void *arg);
 /* End the whole job: for a rank that cannot go on (MPI is up, and the

@@ -86,6 +86,15 @@ typedef struct rt__rank_msg {
  * round.  A memfd in m->fd is the callee's. */
 typedef void (*rt__rank_deliver)(void *ctx, int from, const rt__rank_msg *m);
 
+/* The round they are delivered in, as the bridge's thread may hold it:
+ * take() takes it when it is free and the runtime runs (1), run() runs a
+ * round and gives it back (bridge.h). */
+typedef struct rt__round_hook {
+    int (*take)(void *ctx);
+    void (*run)(void *ctx);
+    void *ctx;
+} rt__round_hook;
+
 /* Encode m into a new buffer (*out, *out_len; rt__free() it).  Bytes go
  * inline when m->fd < 0, else they follow.  0, or -1 without memory. */
 int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len);

@@ -93,7 +93,7 @@ static void start_writer(void)
     pthread_once(&once, init_conds);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    sink.started = rt__thread_start(&thread, &attr, writer, NULL) == 0;
+    sink.started = rt__thread_start(&thread, &attr, writer, NULL, "rtask-output") == 0;
     pthread_attr_destroy(&attr);
 }
 

@@ -441,7 +441,7 @@ static void start_flusher(void)
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 64 * 1024);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (rt__thread_start(&thread, &attr, flusher, NULL) != 0)
+    if (rt__thread_start(&thread, &attr, flusher, NULL, "rtask-flusher") != 0)
         flush.started = 0; /* results then wait for the batch's end */
     else
         rt__procstate_own_threads(2);
@@ -815,7 +815,7 @@ static void start_threads(void)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     for (uint64_t i = 0; actor.concurrency > 1 && i < actor.concurrency; i++) {
         pthread_t th;
-        if (rt__thread_start(&th, &attr, call_thread, NULL) != 0)
+        if (rt__thread_start(&th, &attr, call_thread, NULL, NULL) != 0)
             break;
         pool.threads++;
     }

@@ -257,7 +257,8 @@ static void to_peer(void *ctx, int from, const rt__rank_msg *m)
         rt__buf_free(m->owned);
 }
 
-static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
+static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d,
+                       const rt__round_hook *round)
 {
     node_desc *desc = rt__malloc(sizeof *desc); /* one rank's at a time */
     if (!desc || !(c->places = rt__calloc(1, sizeof *c->places))) {
@@ -272,7 +273,7 @@ static int start_peers(rt__cluster *c, rt__loop *loop, rt__dispatch *d)
                            "resources, or memory)", r);
     }
     rt__free(desc);
-    if (rc == 0 && rt__bridge_attach(c->bridge, loop, to_peer, c) < 0)
+    if (rc == 0 && rt__bridge_attach(c->bridge, loop, to_peer, c, round) < 0)
         rc = rt__syserror("rt_init: watching the MPI bridge");
     return rc;
 }
@@ -298,7 +299,7 @@ static void to_serve(void *ctx, int from, const rt__rank_msg *m)
 }
 
 static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local,
-                         const rt__serve_setup *setup)
+                         const rt__serve_setup *setup, const rt__round_hook *round)
 {
     char label[128];
     char host[64] = "";
@@ -308,20 +309,21 @@ static int start_serving(rt__cluster *c, rt__loop *loop, rt__node *local,
     if (!(c->serve = rt__serve_new(c->bridge, local, setup)))
         return rt__error(RT_ENOMEM, "rt_init: no memory to serve rank 0");
     rt__tunnel_serve(c->tunnel, c->serve, c->rank, setup->kept_dir != NULL, setup->recording);
-    return rt__bridge_attach(c->bridge, loop, to_serve, c) < 0
+    return rt__bridge_attach(c->bridge, loop, to_serve, c, round) < 0
                ? rt__syserror("rt_init: watching the MPI bridge")
                : 0;
 }
 
 int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local,
-                      void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup)
+                      void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup,
+                      const rt__round_hook *round)
 {
     c->tunnel = rt__tunnel_new(c->bridge, loop, c->rank == 0 ? serve_calls : NULL);
     if (c->tunnel && c->rank == 0)
         rt__tunnel_hear_ran(c->tunnel, ran_there, d);
     int rc = !c->tunnel ? rt__error(RT_ENOMEM, "rt_init: no memory to tunnel tasks' calls")
-             : c->rank == 0 ? start_peers(c, loop, d)
-                            : start_serving(c, loop, local, setup);
+             : c->rank == 0 ? start_peers(c, loop, d, round)
+                            : start_serving(c, loop, local, setup, round);
     rt__free(c->descs);
     c->descs = NULL;
     return rc;

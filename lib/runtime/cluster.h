@@ -13,6 +13,7 @@
 
 #include "rtask.h"
 #include "base/loop.h"
+#include "cluster/bridge.h"
 #include "cluster/serve.h"
 #include "dispatch/dispatch.h"
 #include "sched/offer.h"
@@ -30,7 +31,8 @@ int rt__cluster_join(rt__cluster **out, const rt__offer *set);
  * their tasks' calls to serve_calls, with the rank they come from; others: serve with local, as setup
  * says.  Under the runtime's round.  0, or RT_ENOMEM. */
 int rt__cluster_start(rt__cluster *c, rt__loop *loop, rt__dispatch *d, rt__node *local,
-                      void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup);
+                      void (*serve_calls)(int connection, int rank), const rt__serve_setup *setup,
+                      const rt__round_hook *round);
 /* A serving rank: a worker's thread connected to make calls, which rank 0
  * makes (cluster/tunnel.h). */
 void rt__cluster_tunnel(rt__cluster *c, int connection);

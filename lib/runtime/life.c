@@ -202,6 +202,9 @@ static void *thread_main(void *arg)
     startup *st = arg;
     rt__runtime *rt = st->rt;
     int rc = st->rc = start_node(rt, st->set);
+    /* Named once the fork server is forked: it, and the workers it forks,
+     * bear the application's name. */
+    (void)pthread_setname_np(pthread_self(), "rtask-runtime");
     if (rc < 0)
         snprintf(st->error, sizeof st->error, "%s", rt__last_error());
     sem_post(&st->ready); /* st is gone after this */
@@ -215,7 +218,7 @@ static int start_thread(rt__runtime *rt, const rt__offer *set)
 {
     startup st = {.rt = rt, .set = set};
     sem_init(&st.ready, 0, 0);
-    int err = rt__thread_start(&rt->thread, NULL, thread_main, &st);
+    int err = rt__thread_start(&rt->thread, NULL, thread_main, &st, NULL);
     if (err) {
         sem_destroy(&st.ready);
         return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));
@@ -314,6 +317,17 @@ static _Noreturn void serve_until_shutdown(rt__runtime *rt)
     exit(0);
 }
 
+/* The bridge's thread holds the round for what other ranks sent. */
+static int bridge_takes_round(void *rt)
+{
+    return rt__round_take_running(rt);
+}
+
+static void bridge_runs_round(void *rt)
+{
+    rt__round_here(rt);
+}
+
 /* Join the MPI job, once the local node runs (its fork server forked
  * before MPI starts). */
 static int join_cluster(rt__runtime *rt, const rt__offer *set)
@@ -326,8 +340,9 @@ static int join_cluster(rt__runtime *rt, const rt__offer *set)
         rt__serve_setup setup = {rt->checkpoint.dir[0] ? rt->checkpoint.dir : NULL,
                                  rt->spill.dir[0] ? rt->spill.dir : NULL, rt->store_size,
                                  rt->recording};
+        rt__round_hook round = {bridge_takes_round, bridge_runs_round, rt};
         rc = rt__cluster_start(c, &rt->loop, &rt->dispatch, rt__local_node(rt->local),
-                               rt->door_hooks.serve, &setup);
+                               rt->door_hooks.serve, &setup, &round);
         rt__round_give(rt);
     }
     if (rc < 0) {

@@ -25,12 +25,13 @@
 
 #define RETRY_NS 10000000ull /* after a lease failed for lack of memory */
 #define ACTOR_GRACE_NS 2000000000ull /* for actors' destructors at rt_shutdown() */
+#define RECHECKS_MAX 4 /* rounds on end, taking what came meanwhile (rt__round_here()) */
 
 /* ---- waking the runtime thread ----------------------------------------------- */
 
 static int need_wake(rt__runtime *rt)
 {
-    if (!rt->loop_asleep || rt->round_coming)
+    if (!rt->loop_asleep || rt->round_coming || rt->round_rechecks)
         return 0;
     rt->loop_asleep = 0;
     return rt->queued == 0 && rt->incoming.count == 1 ? RT__WAKE_IDLE : RT__WAKE;
@@ -101,12 +102,19 @@ void rt__round_take(rt__runtime *rt)
     pthread_mutex_unlock(&rt->lock);
 }
 
+/* [L] */
+static void round_give_locked(rt__runtime *rt)
+{
+    rt->round_held = 0;
+    rt->round_rechecks = 0;
+    if (rt->round_waiting)
+        pthread_cond_signal(&rt->round_free);
+}
+
 void rt__round_give(rt__runtime *rt)
 {
     pthread_mutex_lock(&rt->lock);
-    rt->round_held = 0;
-    if (rt->round_waiting)
-        pthread_cond_signal(&rt->round_free);
+    round_give_locked(rt);
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -520,7 +528,7 @@ static int round_here(rt__runtime *rt)
 {
     int again;
     rt__state state = run_round(rt, NULL, &again);
-    return state != RT__RUNNING || again || more_now(rt) || more_later(rt, state);
+    return state == RT__STOPPING || again || more_now(rt) || more_later(rt, state);
 }
 
 void rt__round_hold(rt__runtime *rt)
@@ -531,12 +539,48 @@ void rt__round_hold(rt__runtime *rt)
     pthread_mutex_unlock(&rt->lock);
 }
 
+/* [L] Whether something was submitted that woke nobody, left to the
+ * holder that rechecks (need_wake()). */
+static int came_meanwhile(const rt__runtime *rt)
+{
+    return rt->incoming.count > 0 || rt->kills || rt->asks;
+}
+
+/* Rounds while submissions come meanwhile, up to a few: a thread that
+ * submits as the round ends (the application's next synchronous call,
+ * as the bridge's round hands it the answer of the one before) wakes no
+ * thread, and finds its work taken.  More than that goes to the runtime
+ * thread, so that the bridge's thread goes back to MPI. */
 void rt__round_here(rt__runtime *rt)
 {
-    int still = round_here(rt);
-    rt__round_give(rt);
+    pthread_mutex_lock(&rt->lock);
+    rt->round_rechecks = 1;
+    pthread_mutex_unlock(&rt->lock);
+    int still = 0;
+    for (int rounds = 1;; rounds++) {
+        still |= round_here(rt);
+        pthread_mutex_lock(&rt->lock);
+        if (!came_meanwhile(rt))
+            break;
+        if (rounds == RECHECKS_MAX) {
+            still = 1;
+            break;
+        }
+        pthread_mutex_unlock(&rt->lock);
+    }
+    round_give_locked(rt);
+    pthread_mutex_unlock(&rt->lock);
     if (still)
         rt__wake_runtime(rt);
+}
+
+int rt__round_take_running(rt__runtime *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    int taken = (rt->state == RT__RUNNING || rt->state == RT__STARTING) &&
+                rt__round_try_locked(rt);
+    pthread_mutex_unlock(&rt->lock);
+    return taken;
 }
 
 void rt__submitted(rt__runtime *rt, int how)

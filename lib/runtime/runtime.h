@@ -27,7 +27,9 @@
  *   that thread waits in epoll; then an application thread that submitted
  *   a task when no other waited to be sent may take it and send the task
  *   itself, sparing the runtime thread a wake-up (rt__submitted()), and
- *   one in rt_get() may read its task's answer (rt__await()).  Other
+ *   one in rt_get() may read its task's answer (rt__await()); in an MPI
+ *   job, the bridge's thread delivers what other ranks sent and runs the
+ *   round that follows (cluster/bridge.h).  Other
  *   calls that need the round's books (the census, the timeline,
  *   placement groups) do not take it for their own work: they post an
  *   errand, which the round's holder runs between two exchanges; when
@@ -113,6 +115,9 @@ typedef struct rt__runtime {
     int round_coming;            /* [L] a thread holds the round to run it
                                     soon (rt__round_hold()): what is
                                     submitted meanwhile needs no wake */
+    int round_rechecks;          /* [L] its holder looks for submissions
+                                    before it gives it back
+                                    (rt__round_here()): they need none */
     uint32_t next_seq;           /* [L] submission order (it wraps) */
     size_t queued;               /* [L] tasks waiting to be sent, as of the
                                     last exchange */
@@ -263,10 +268,15 @@ void rt__round_take(rt__runtime *rt);
 void rt__round_give(rt__runtime *rt);
 int rt__round_try_locked(rt__runtime *rt);
 /* Take the round to run it soon on the calling thread, which then makes
- * calls that need no wake meanwhile; run it there and give it back, the
+ * calls that need no wake meanwhile; run it there, again while
+ * submissions came meanwhile (a few times), and give it back, the
  * runtime thread woken for what is left. */
 void rt__round_hold(rt__runtime *rt);
 void rt__round_here(rt__runtime *rt);
+/* Take the round when it is free and the runtime runs (or starts, as a
+ * serving rank's does until it ends): 1 when taken (the MPI bridge's
+ * thread, cluster/bridge.h). */
+int rt__round_take_running(rt__runtime *rt);
 /* The runtime thread's loop, from rt_init() to its stop. */
 void rt__round_loop(rt__runtime *rt);
 

@@ -1920,6 +1920,58 @@ START_TEST(test_nested_work_on_every_rank)
 }
 END_TEST
 
+/* The voluntary context switches of this process's thread named name
+ * (rtask names its threads: rtask(7)), or -1 when none is. */
+static long thread_switches(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    long switches = -1;
+    for (struct dirent *e; d && switches < 0 && (e = readdir(d));) {
+        char path[300], line[256];
+        snprintf(path, sizeof path, "/proc/self/task/%.64s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        int named = f && fgets(line, sizeof line, f) && strcspn(line, "\n") == strlen(name) &&
+                    strncmp(line, name, strlen(name)) == 0;
+        if (f)
+            fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%.64s/status", e->d_name);
+        f = named ? fopen(path, "r") : NULL;
+        while (f && fgets(line, sizeof line, f))
+            if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+                switches = atol(line + 24);
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return switches;
+}
+
+/* Synchronous calls on rank 1 leave rank 0's runtime thread asleep: the
+ * bridge's thread delivers each answer and runs the round that follows
+ * (cluster/bridge.h), which takes the application's next call too.
+ * Before, the runtime thread woke at each answer (500 times here). */
+START_TEST(test_remote_calls_leave_the_runtime_thread_asleep)
+{
+    enum { CALLS = 500 };
+    rt_opts on1 = RT_OPTS_INIT;
+    on1.label_selector = "rank=1";
+    long before = 0;
+    for (int i = 0; i < 2 * CALLS; i++) { /* the first half warms up */
+        if (i == CALLS)
+            before = thread_switches("rtask-runtime");
+        rt_ref ref;
+        ck_ok(rt_remote_args(sum_args, &on1, NULL, 0, &ref));
+        sum_seen s = get_seen(ref);
+        ck_assert_int_eq(s.node, 1);
+    }
+    long woke = thread_switches("rtask-runtime") - before;
+    ck_assert_int_ge(before, 0);
+    ck_assert_msg(woke < CALLS / 4, "the runtime thread woke %ld times in %d calls", woke,
+                  CALLS);
+}
+END_TEST
+
 static Suite *suite(const char *which)
 {
     Suite *s = suite_create(which);
@@ -1955,6 +2007,7 @@ static Suite *suite(const char *which)
         tcase_add_test(tc, test_nested_calls_stay_on_their_rank);
         tcase_add_test(tc, test_named_calls_on_their_rank);
         tcase_add_test(tc, test_cancel_reaches_a_task_placed_on_its_rank);
+        tcase_add_test(tc, test_remote_calls_leave_the_runtime_thread_asleep);
     }
     if (strcmp(which, "timeline") == 0)
         tcase_add_test(tc, test_tasks_placed_on_a_rank_are_in_the_timeline);
