@@ -191,6 +191,11 @@ START_TEST(bad_submissions_are_refused)
     o.num_cpus = 0.00001;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL,
              "precision cannot go beyond 0.0001");
+    o.num_cpus = 1;
+    o.resources = "widget=0.00001"; /* the message names the item */
+    ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINVAL,
+             "resources: widget of 1e-05: precision cannot go beyond 0.0001");
+    o.resources = NULL;
     o.num_cpus = 3;
     ck_fails(rt_remote(t_echo, &o, NULL, 0, &ref), RT_EINFEASIBLE, "CPU");
     o.num_cpus = 1;

@@ -80,6 +80,7 @@ static void bridge_free(rt__bridge *b)
     }
     rt__wake_close(NULL, &b->arrivals);
     rt__free(b->batch);
+    rt__free(b->batch_in);
     rt__free(b->piece);
     rt__free(b->left);
     rt__free(b->heard_ns);

@@ -321,6 +321,20 @@ static void take_batch(rt__bridge *b, int from, const char *buf, size_t len)
         arrive(b, list, tail);
 }
 
+/* Room for a batch of len bytes: one buffer, reused, as each message is
+ * copied out of it; a new one each time was mapped and faulted in anew
+ * (a megabyte, the batches of a stream of small tasks).  NULL without
+ * memory. */
+static char *batch_room(rt__bridge *b, size_t len)
+{
+    if (len > b->batch_in_cap) {
+        rt__free(b->batch_in);
+        b->batch_in = rt__malloc(len);
+        b->batch_in_cap = b->batch_in ? len : 0;
+    }
+    return b->batch_in;
+}
+
 /* Take one MPI message: 2 when one came, 1 when it was only a sign of
  * life, 0 when none, -1 on failure. */
 static int receive_one(rt__bridge *b)
@@ -330,26 +344,26 @@ static int receive_one(rt__bridge *b)
     int found = b->mpi->probe(&from, &tag, &len);
     if (found <= 0)
         return found;
-    b->heard_ns[from] = rt__now_ns();
-    char *buf = rt__malloc(len ? len : 1);
+    b->heard_ns[from] = b->now_ns;
+    int batch = tag == TAG_BATCH;
+    char *buf = batch ? batch_room(b, len ? len : 1) : rt__malloc(len ? len : 1);
     if (buf && tag == TAG_ALIVE && b->mpi->recv(buf, len, from, tag) == 0) {
         rt__free(buf);
         return 1; /* heard: that is all it says, and no work */
     }
-    if (!buf || b->mpi->recv(buf, len, from, tag) < 0 ||
-        (tag != TAG_MSG && tag != TAG_BATCH)) {
+    if (!buf || b->mpi->recv(buf, len, from, tag) < 0 || (tag != TAG_MSG && !batch)) {
         rt__warn("a message from rank %d could not be received: dropped", from);
-        rt__free(buf);
+        if (!batch)
+            rt__free(buf);
         return -1;
     }
-    if (tag == TAG_MSG) {
-        incoming *in = take_message(b, from, buf, len, 1);
-        if (in)
-            arrive(b, in, &in->next);
+    if (batch) {
+        take_batch(b, from, buf, len);
         return 2;
     }
-    take_batch(b, from, buf, len);
-    rt__free(buf);
+    incoming *in = take_message(b, from, buf, len, 1);
+    if (in)
+        arrive(b, in, &in->next);
     return 2;
 }
 
@@ -422,7 +436,7 @@ int rt__mpi_thread_join(rt__bridge *b, void *unused)
  * silence. */
 static void say_alive(rt__bridge *b)
 {
-    uint64_t now = rt__now_ns();
+    uint64_t now = b->now_ns;
     if (b->alive_req && !b->mpi->test(&b->alive_req))
         return;
     b->alive_req = NULL;
@@ -438,7 +452,7 @@ static void say_alive(rt__bridge *b)
  * failed (unreachable()); once. */
 static void look_for_silence(rt__bridge *b)
 {
-    uint64_t now = rt__now_ns();
+    uint64_t now = b->now_ns;
     if (!b->silent_ns || now - b->looked_ns < ALIVE_EVERY_NS / 10)
         return;
     b->looked_ns = now;
@@ -495,6 +509,7 @@ void *rt__mpi_thread_main(void *arg)
     if (make_call(b) < 0) /* join */
         return NULL;      /* rt__bridge_open() ends the job */
     for (;;) {
+        b->now_ns = rt__now_ns();
         make_call(b);
         pthread_mutex_lock(&b->mu);
         outgoing *take = b->queued;

@@ -71,7 +71,9 @@ struct rt__bridge {
     int finalize;             /* [mu] even if the application began MPI */
     int byes;                 /* [mu] */
     unsigned char *left;      /* [mu] per rank: 1 said BYE, 2 declared silent */
-    uint64_t *heard_ns;       /* bridge thread only: when each rank was heard */
+    uint64_t now_ns;          /* bridge thread only: the clock, read once a pass */
+    uint64_t *heard_ns;       /* bridge thread only: when each rank was heard (in
+                                 its pass) */
     uint64_t silent_ns;       /* rank 0: silence that declares a rank dead; 0: never */
     uint64_t looked_ns;       /* rank 0: when silences were last looked at */
     uint64_t alive_ns;        /* a serving rank: when it last said it is there */
@@ -84,6 +86,8 @@ struct rt__bridge {
     int arrived_new;          /* bridge thread only: arrived since handed over */
     outgoing *inflight;       /* bridge thread only */
     outgoing **batch;         /* bridge thread only: one being made per rank */
+    char *batch_in;           /* bridge thread only: where batches are received */
+    size_t batch_in_cap;
     char *piece;              /* bridge thread only: where a piece of a pulled
                                  object lands (RT__OBJECT_PIECE), or NULL */
     int rank, size;

@@ -63,9 +63,13 @@ static int parse_item(const char **s, const char *what, rt__item *item)
     double v = strtod(p + len + 1, &end);
     if (end == p + len + 1 || (*end && *end != ','))
         return rt__error(RT_EINVAL, "%s: %s needs a number after '='", what, item->name);
+    *s = *end ? end + 1 : end;
+    if (rt__amount_parse(v, what, &item->amount) == 0)
+        return 0;
+    /* The message names the item: made only then, not for every call's
+     * options. */
     char label[RT__NAME_LEN + 64];
     snprintf(label, sizeof label, "%s: %s", what, item->name);
-    *s = *end ? end + 1 : end;
     return rt__amount_parse(v, label, &item->amount);
 }
 
