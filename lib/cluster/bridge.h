@@ -6,9 +6,9 @@
  * MPI call: it sends what the round's holder queued, receives what other
  * ranks sent, and hands it over: itself, in a round of its own, when the
  * round is free (rt__bridge_attach()), else to the runtime thread through
- * an eventfd the loop watches.  It polls while messages flow and backs off to a
- * millisecond between polls when none have for a while; a message queued
- * here wakes it at once.  Startup's collectives (rt_init()) and the last
+ * an eventfd the loop watches.  It polls while messages flow and backs
+ * off to a millisecond between polls when none have for a while; a
+ * message queued here wakes it at once.  Startup's collectives (rt_init()) and the last
  * goodbyes (rt_shutdown()) run on it too, as calls of the thread that
  * waits for them.
  */
