@@ -824,6 +824,7 @@ static int serve_one(proxy *p, const rt__hdr *h, const char *payload, size_t len
 static void *serve(void *arg)
 {
     proxy *p = arg;
+    rt__thread_name("rtask-proxy");
     for (;;) {
         rt__hdr h;
         const char *payload;
@@ -959,7 +960,7 @@ void rt__proxies_serve(int fd, int rank)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, PROXY_STACK);
-    int rc = rt__thread_start(&p->thread, &attr, serve, p, "rtask-proxy");
+    int rc = rt__thread_start(&p->thread, &attr, serve, p);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         proxy_free(p);

@@ -87,6 +87,7 @@ static void answer(int fd)
 static void *serve(void *unused)
 {
     (void)unused;
+    rt__thread_name("rtask-status");
     for (;;) {
         struct pollfd p[2] = {{served.listen_fd, POLLIN, 0}, {served.stop[0], POLLIN, 0}};
         if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -136,7 +137,7 @@ void rt__statusd_start(void)
     if (served.owner == getpid() || rt__statusd_dir(dir, sizeof dir, 1) < 0)
         return; /* served already, or off (or no folder of ours: no socket) */
     if ((served.listen_fd = listen_at(dir)) < 0 || pipe2(served.stop, O_CLOEXEC) < 0 ||
-        rt__thread_start(&served.thread, NULL, serve, NULL, "rtask-status") != 0) {
+        rt__thread_start(&served.thread, NULL, serve, NULL) != 0) {
         rt__warn("rtask-status cannot reach this program: %s", strerror(errno));
         rt__statusd_stop();
         return;

@@ -112,7 +112,7 @@ int rt__bridge_open(rt__bridge **out, const char *path, int *rank, int *size)
         return rc;
     }
     b->call = rt__mpi_thread_join; /* made by the thread before anything else */
-    int err = rt__thread_start(&b->thread, NULL, rt__mpi_thread_main, b, "rtask-mpi");
+    int err = rt__thread_start(&b->thread, NULL, rt__mpi_thread_main, b);
     if (err) {
         bridge_free(b);
         return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/list.h"
 #include "base/shm.h"
+#include "base/thread.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -505,6 +506,7 @@ static int make_call(rt__bridge *b)
 void *rt__mpi_thread_main(void *arg)
 {
     rt__bridge *b = arg;
+    rt__thread_name("rtask-mpi");
     unsigned idle = 0;
     if (make_call(b) < 0) /* join */
         return NULL;      /* rt__bridge_open() ends the job */

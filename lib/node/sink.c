@@ -60,6 +60,7 @@ static void tell_dropped(const size_t *dropped)
 static void *writer(void *unused)
 {
     (void)unused;
+    rt__thread_name("rtask-output");
     pthread_mutex_lock(&sink.lock);
     for (;;) {
         while (!sink.len && !sink.dropped[OUT] && !sink.dropped[ERR])
@@ -93,7 +94,7 @@ static void start_writer(void)
     pthread_once(&once, init_conds);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    sink.started = rt__thread_start(&thread, &attr, writer, NULL, "rtask-output") == 0;
+    sink.started = rt__thread_start(&thread, &attr, writer, NULL) == 0;
     pthread_attr_destroy(&attr);
 }
 

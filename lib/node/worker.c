@@ -401,6 +401,7 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val,
 static void *flusher(void *unused)
 {
     (void)unused;
+    rt__thread_name("rtask-flusher");
     long tick_ns = FLUSH_TICK_NS;
     for (;;) {
         if (!atomic_load(&flush.busy)) {
@@ -441,7 +442,7 @@ static void start_flusher(void)
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 64 * 1024);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (rt__thread_start(&thread, &attr, flusher, NULL, "rtask-flusher") != 0)
+    if (rt__thread_start(&thread, &attr, flusher, NULL) != 0)
         flush.started = 0; /* results then wait for the batch's end */
     else
         rt__procstate_own_threads(2);
@@ -815,7 +816,7 @@ static void start_threads(void)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     for (uint64_t i = 0; actor.concurrency > 1 && i < actor.concurrency; i++) {
         pthread_t th;
-        if (rt__thread_start(&th, &attr, call_thread, NULL, NULL) != 0)
+        if (rt__thread_start(&th, &attr, call_thread, NULL) != 0)
             break;
         pool.threads++;
     }

@@ -204,7 +204,7 @@ static void *thread_main(void *arg)
     int rc = st->rc = start_node(rt, st->set);
     /* Named once the fork server is forked: it, and the workers it forks,
      * bear the application's name. */
-    (void)pthread_setname_np(pthread_self(), "rtask-runtime");
+    rt__thread_name("rtask-runtime");
     if (rc < 0)
         snprintf(st->error, sizeof st->error, "%s", rt__last_error());
     sem_post(&st->ready); /* st is gone after this */
@@ -218,7 +218,7 @@ static int start_thread(rt__runtime *rt, const rt__offer *set)
 {
     startup st = {.rt = rt, .set = set};
     sem_init(&st.ready, 0, 0);
-    int err = rt__thread_start(&rt->thread, NULL, thread_main, &st, NULL);
+    int err = rt__thread_start(&rt->thread, NULL, thread_main, &st);
     if (err) {
         sem_destroy(&st.ready);
         return rt__error(RT_ESYS, "rt_init: pthread_create: %s", strerror(err));
