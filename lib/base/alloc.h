@@ -24,7 +24,8 @@ void rt__free(void *p);
 
 /* Tests: make the n-th allocation from now on fail, and every later one
  * succeed (0: none fails).  Returns how many allocations were made since
- * the previous call (0 at the first: counting starts there).  Forked processes (fork server, workers) never fail. */
+ * the previous call (0 at the first: counting starts there).  Forked
+ * processes (fork server, workers) never fail. */
 uint64_t rt__alloc_fail_at(uint64_t n);
 /* In a process just forked: no allocation fails here. */
 void rt__alloc_forked(void);

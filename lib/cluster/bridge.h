@@ -8,9 +8,9 @@
  * round is free (rt__bridge_attach()), else to the runtime thread through
  * an eventfd the loop watches.  It polls while messages flow and backs
  * off to a millisecond between polls when none have for a while; a
- * message queued here wakes it at once.  Startup's collectives (rt_init()) and the last
- * goodbyes (rt_shutdown()) run on it too, as calls of the thread that
- * waits for them.
+ * message queued here wakes it at once.  Startup's collectives
+ * (rt_init()) and the last goodbyes (rt_shutdown()) run on it too, as
+ * calls of the thread that waits for them.
  */
 #ifndef RT_BRIDGE_H
 #define RT_BRIDGE_H

@@ -536,6 +536,7 @@ void rt__round_hold(rt__runtime *rt)
     rt__round_take(rt);
     pthread_mutex_lock(&rt->lock);
     rt->round_coming = 1;
+    rt->round_rechecks = 1; /* rt__round_here() follows */
     pthread_mutex_unlock(&rt->lock);
 }
 
@@ -553,9 +554,6 @@ static int came_meanwhile(const rt__runtime *rt)
  * thread, so that the bridge's thread goes back to MPI. */
 void rt__round_here(rt__runtime *rt)
 {
-    pthread_mutex_lock(&rt->lock);
-    rt->round_rechecks = 1;
-    pthread_mutex_unlock(&rt->lock);
     int still = 0;
     for (int rounds = 1;; rounds++) {
         still |= round_here(rt);
@@ -579,6 +577,7 @@ int rt__round_take_running(rt__runtime *rt)
     pthread_mutex_lock(&rt->lock);
     int taken = (rt->state == RT__RUNNING || rt->state == RT__STARTING) &&
                 rt__round_try_locked(rt);
+    rt->round_rechecks |= taken; /* rt__round_here() follows */
     pthread_mutex_unlock(&rt->lock);
     return taken;
 }

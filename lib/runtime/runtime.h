@@ -275,7 +275,7 @@ void rt__round_hold(rt__runtime *rt);
 void rt__round_here(rt__runtime *rt);
 /* Take the round when it is free and the runtime runs (or starts, as a
  * serving rank's does until it ends): 1 when taken (the MPI bridge's
- * thread, cluster/bridge.h). */
+ * thread, cluster/bridge.h), which then runs rt__round_here(). */
 int rt__round_take_running(rt__runtime *rt);
 /* The runtime thread's loop, from rt_init() to its stop. */
 void rt__round_loop(rt__runtime *rt);
