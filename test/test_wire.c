@@ -390,10 +390,10 @@ START_TEST(a_journal_gives_back_what_was_not_received)
     rt__journal_clear(&j, 10); /* results 1..10 were sent */
     for (uint64_t id = 11; id <= 13; id++) {
         rt__result_msg r = {.id = id, .data = "xyz", .len = 3, .fd = -1};
-        ck_assert_int_eq(rt__journal_keep(&j, &r), 0);
+        ck_assert_int_eq(rt__journal_keep(&j, &r, id), 0);
     }
     rt__result_msg big = {.id = 14, .fd = 5, .len = 1 << 20};
-    ck_assert_int_eq(rt__journal_keep(&j, &big), -1); /* a memfd is sent at once */
+    ck_assert_int_eq(rt__journal_keep(&j, &big, 14), -1); /* a memfd is sent at once */
     uint64_t ids[8] = {0};
     rt__journal_replay(&j, 11, take_kept, ids); /* 11 came through the socket */
     ck_assert_uint_eq(ids[0], 2);
@@ -408,6 +408,48 @@ START_TEST(a_journal_gives_back_what_was_not_received)
     memset(ids, 0, sizeof ids);
     rt__journal_replay(&j, 10, take_kept, ids);
     ck_assert_uint_eq(ids[0], 0);
+}
+END_TEST
+
+/* A live worker's journal is read as it is kept: from where the last
+ * read left off, after the results received, and not while results it
+ * sent wait in the socket (they come first). */
+START_TEST(a_live_journal_is_read_from_where_it_was_left)
+{
+    static rt__journal j;
+    static char copy[RT__JOURNAL_BYTES];
+    rt__journal_cursor at = {0};
+    uint64_t ids[8] = {0};
+    rt__journal_clear(&j, 10); /* results 1..10 were sent */
+    ck_assert_int_eq(rt__journal_holds(&j, 10), 0);
+    for (uint64_t id = 11; id <= 12; id++) {
+        rt__result_msg r = {.id = id, .data = "xyz", .len = 3, .fd = -1};
+        ck_assert_int_eq(rt__journal_keep(&j, &r, id), 0);
+    }
+    ck_assert_int_eq(rt__journal_holds(&j, 10), 1);
+    ck_assert_int_eq(rt__journal_holds(&j, 9), -1); /* 10 is still in the socket */
+    ck_assert_uint_eq(rt__journal_take_live(&j, 9, copy, &at, take_kept, ids), 0);
+    ck_assert_uint_eq(rt__journal_take_live(&j, 10, copy, &at, take_kept, ids), 2);
+    ck_assert_uint_eq(ids[1], 11);
+    ck_assert_uint_eq(ids[2], 12);
+    ck_assert_int_eq(rt__journal_holds(&j, 12), 0);
+    rt__result_msg r13 = {.id = 13, .data = "xyz", .len = 3, .fd = -1};
+    ck_assert_int_eq(rt__journal_keep(&j, &r13, 13), 0);
+    memset(ids, 0, sizeof ids);
+    ck_assert_uint_eq(rt__journal_take_live(&j, 12, copy, &at, take_kept, ids), 1);
+    ck_assert_uint_eq(ids[1], 13); /* 11 and 12 were passed over: the cursor */
+    rt__journal_clear(&j, 13); /* all sent; 14 is kept from the start again */
+    ck_assert_int_eq(rt__journal_holds(&j, 12), -1);
+    rt__result_msg r14 = {.id = 14, .data = "xyz", .len = 3, .fd = -1};
+    ck_assert_int_eq(rt__journal_keep(&j, &r14, 14), 0);
+    memset(ids, 0, sizeof ids);
+    ck_assert_uint_eq(rt__journal_take_live(&j, 13, copy, &at, take_kept, ids), 1);
+    ck_assert_uint_eq(ids[1], 14);
+    rt__result_msg r15 = {.id = 15, .data = "xyz", .len = 3, .fd = -1};
+    ck_assert_int_eq(rt__journal_keep(&j, &r15, 15), 0);
+    j.data[at.at + 4] = 0x7f; /* its header scribbled on: not a result */
+    ck_assert_int_eq(rt__journal_holds(&j, 14), 1);
+    ck_assert_uint_eq(rt__journal_take_live(&j, 14, copy, &at, take_kept, ids), 0);
 }
 END_TEST
 
@@ -535,6 +577,7 @@ Suite *wire_suite(void)
     tcase_add_test(tc, devices_round_trip_and_bad_text_is_refused);
     tcase_add_test(tc, rank_message_words_round_trip);
     tcase_add_test(tc, a_journal_gives_back_what_was_not_received);
+    tcase_add_test(tc, a_live_journal_is_read_from_where_it_was_left);
     tcase_add_test(tc, argument_tables_round_trip_and_lies_are_refused);
     tcase_add_test(tc, several_results_round_trip_and_lies_are_refused);
     tcase_add_test(tc, sparse_buffers_round_trip_and_lies_are_refused);

@@ -288,6 +288,45 @@ START_TEST(finished_tasks_are_not_run_again_after_a_crash)
 }
 END_TEST
 
+/* Synchronous calls read their answers in the worker's journal, and the
+ * worker sends them later (rt__journal_holds()): those copies are
+ * dropped, not taken for a broken protocol (the worker lives on), and a
+ * crash after them runs none of them again. */
+START_TEST(answers_read_in_the_journal_are_given_once)
+{
+    start_with(1, 0, 1);
+    enum { N = 400, CRASH = 300 };
+    static log_record rec[N];
+    static int runs[N];
+    char path[112];
+    temp_path(path, sizeof path, "early");
+    uint64_t pid = call_u64(t_getpid, NULL, NULL, 0);
+    rt_opts o = RT_OPTS_INIT;
+    for (uint64_t i = 0; i < N; i++) {
+        rec[i] = (log_record){.id = i, .die = i == CRASH};
+        snprintf(rec[i].path, sizeof rec[i].path, "%s", path);
+        o.max_retries = i == CRASH ? 0 : 3;
+        rt_ref ref;
+        ck_ok(rt_remote(t_log, &o, &rec[i], sizeof rec[i], &ref));
+        if (i == CRASH) {
+            ck_fails(rt_get(ref, NULL, NULL, 60000), RT_EWORKERDIED, "signal 9");
+            continue;
+        }
+        uint64_t *v = NULL;
+        int rc = rt_get(ref, (void **)&v, NULL, 60000);
+        ck_assert_msg(rc == 0, "task %d: %s", (int)i, rt_last_error());
+        ck_assert_uint_eq(*v, i);
+        rt_free(v);
+        if (i == CRASH - 1)
+            ck_assert_uint_eq(call_u64(t_getpid, NULL, NULL, 0), pid);
+    }
+    ck_ok(rt_shutdown());
+    runs_logged(path, runs, N);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(runs[i] == 1, "task %d ran %d times", i, runs[i]);
+}
+END_TEST
+
 /* Any child, "clone" children (the fork server) included. */
 static int has_children(void)
 {
@@ -455,6 +494,7 @@ Suite *workers_suite(void)
     tcase_add_test(tc, tasks_queued_behind_a_crash_still_run);
     tcase_add_test(tc, a_crash_costs_only_the_task_it_runs);
     tcase_add_test(tc, finished_tasks_are_not_run_again_after_a_crash);
+    tcase_add_test(tc, answers_read_in_the_journal_are_given_once);
     tcase_add_test(tc, a_long_task_does_not_hold_back_the_results_before_it);
     tcase_add_test(tc, shutdown_leaves_no_process_and_no_descriptor);
     tcase_add_test(tc, shutdown_wakes_blocked_callers);

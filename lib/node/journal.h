@@ -29,13 +29,15 @@
 typedef struct rt__journal {
     _Atomic uint64_t used; /* bytes of data committed */
     _Atomic uint64_t base; /* results of the worker's life sent before data's first */
-    char pad[48];
+    _Atomic uint64_t last; /* the number in its life of the last result kept */
+    char pad[40];
     _Alignas(16) char data[RT__JOURNAL_BYTES];
 } rt__journal;
 
-/* The worker: keep result r, the one after every result kept or sent so
- * far.  0, or -1 when it does not fit: send it now, then clear. */
-int rt__journal_keep(rt__journal *j, const rt__result_msg *r);
+/* The worker: keep result r, the seq-th of its life, the one after every
+ * result kept or sent so far.  0, or -1 when it does not fit: send it
+ * now, then clear. */
+int rt__journal_keep(rt__journal *j, const rt__result_msg *r, uint64_t seq);
 /* The worker: everything queued has been sent, the first `sent` results
  * of its life. */
 void rt__journal_clear(rt__journal *j, uint64_t sent);
@@ -48,5 +50,24 @@ void rt__journal_clear(rt__journal *j, uint64_t sent);
 typedef int (*rt__journal_take)(void *ctx, const rt__result_msg *r);
 void rt__journal_replay(const rt__journal *j, uint64_t received,
                         rt__journal_take take, void *ctx);
+
+/* A caller that waits on a live worker for a quick task's answer reads it
+ * from the journal, as soon as it is kept: neither the worker's send nor
+ * the caller's receive is in the wait (node/local.c's await; the worker
+ * then sends it later, and the runtime drops that copy).  Whether results
+ * after the first `received` wait there: 1; 0 when none; -1 when some
+ * the worker sent are still to be read from its socket first. */
+int rt__journal_holds(const rt__journal *j, uint64_t received);
+/* Where a live reader left off: the byte after the last result it
+ * passed, and that result's number, while the journal's base is base. */
+typedef struct rt__journal_cursor {
+    uint64_t base, at, seq;
+} rt__journal_cursor;
+/* Take them, as rt__journal_replay() does, from a copy in buf (room for
+ * RT__JOURNAL_BYTES) of what follows *cursor: the worker may clear the
+ * journal and write it again meanwhile, and a copy it changed is not
+ * taken.  How many were taken. */
+size_t rt__journal_take_live(const rt__journal *j, uint64_t received, char *buf,
+                             rt__journal_cursor *cursor, rt__journal_take take, void *ctx);
 
 #endif

@@ -405,6 +405,23 @@ static void op_flush(rt__node *n)
     rt__workers_flush_forkserver(l);
 }
 
+/* Linger (linger.h) until `until` (ns) for w's answers: 2 once its
+ * socket is readable, 1 once its journal holds some (or answers it sent
+ * wait in the socket: rt__journal_holds()), 0 at the end. */
+static int linger_for_answer(int fd, const rt__journal *j, uint64_t received, uint64_t until)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    for (;;) {
+        if (rt__now_ns() >= until)
+            return 0; /* one that says it holds more, unreadable, too */
+        if (rt__journal_holds(j, received) != 0)
+            return 1;
+        if (poll(&p, 1, 0) > 0)
+            return 2;
+        sched_yield();
+    }
+}
+
 /* The caller sends a task and waits for its answer; reading it here
  * spares the runtime thread a wake-up and the caller another.  Unwatched
  * meanwhile (its events set to none: cheaper than out of the loop and
@@ -412,7 +429,15 @@ static void op_flush(rt__node *n)
  * again once its answer is read, as a readable socket watched would wake
  * the runtime thread for nothing (and it would then wait for the round).
  * What that thread's last wait found for it is read then, and finds
- * nothing more. */
+ * nothing more.
+ *
+ * While the slot says that we wait, a worker that kept its answer in its
+ * journal does not send it (worker.c): it is read there, and neither the
+ * worker's send nor our receive is in the wait (a system call each on a
+ * Unix socket, 1 us here, where a pipe's takes 0.25).  The worker sends
+ * it later, and that copy is dropped (rt__workers_read_answers()).  Each
+ * side writes its word, then reads the other's: once we stop waiting,
+ * either the worker sees it and sends, or we find the answer it kept. */
 static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 {
     rt__local *l = (rt__local *)n;
@@ -422,18 +447,26 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     rt__workers_flush(w); /* the task may still wait in our buffer */
     uint32_t events = w->w_sock.events;
     rt__loop_modify(l->loop, &w->w_sock, 0);
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
-    _Atomic uint32_t *awaited = &l->slots[w->slot].awaited;
-    atomic_store(awaited, 1); /* a last task's worker lets us read first */
-    /* A quick task's answer comes before a sleep would end. */
-    int ready = rt__linger(fd) || ppoll(&p, 1, &ts, NULL) > 0;
-    atomic_store(awaited, 0);
-    if (ready)
-        rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
+    rt__run_slot *slot = &l->slots[w->slot];
+    size_t before = w->answered;
+    int read = 0, what;
+    uint64_t until = rt__now_ns() + RT__LINGER_NS;
+    atomic_store(&slot->awaited, 1); /* a last task's worker lets us read first */
+    while (w->answered == before && w->chan.fd >= 0 &&
+           (what = linger_for_answer(fd, &slot->journal, w->answered, until)))
+        read |= rt__workers_read_answers(w, what == 2);
+    atomic_store(&slot->awaited, 0); /* before the journal is read again */
+    read |= rt__workers_read_answers(w, 0); /* kept while it saw us wait */
+    if (w->answered == before && w->chan.fd >= 0) {
+        /* A quick task's answer comes before a sleep would end. */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        struct timespec ts = {timeout_us / 1000000, (long)(timeout_us % 1000000) * 1000};
+        if (ppoll(&p, 1, &ts, NULL) > 0)
+            read |= rt__workers_read_answers(w, 1);
+    }
     if (w->w_sock.fd >= 0) /* not lost meanwhile */
         rt__loop_modify(l->loop, &w->w_sock, events);
-    return ready;
+    return read;
 }
 
 static uint64_t op_board_claim(rt__node *n, rt__worker *w)

@@ -46,18 +46,20 @@ struct rt_result {
 };
 
 /* Results wait in the channel while the batch of tasks that came with
- * them runs, and go out when the batch ends, so that a burst of no-op tasks
- * costs one send; the journal keeps them meanwhile (journal.h).  A task
- * that runs longer than FLUSH_AFTER_NS must not hold back the results of
- * the tasks before it: a helper thread, the flusher, looks every
- * FLUSH_TICK_NS and sends them then (see flusher()).  Its tick is ten
- * times that: each of its wake-ups is taken from the tasks' CPU (a 100 us
- * tick cost tasks of 80 us a quarter of their speed on 2 CPUs: 146 against
- * 119 us a task).  A tick that finds a short task running doubles the
- * next, up to FLUSH_TICK_MAX_NS: in a stream of short tasks, which send
- * their results at their batch's end anyway, its wake-ups took 2 to 3 %
- * of the tasks' CPU at 1 ms (Task Bench, 100 us tasks); a long task is
- * still seen within one tick, and after a pause the tick is short again. */
+ * them runs, and go out when the batch ends, so that a burst of no-op
+ * tasks costs one send; the journal keeps them meanwhile (journal.h),
+ * where a caller that waits for them reads them first (they go later
+ * then: answers_read_from_journal()).  A task that runs longer than
+ * FLUSH_AFTER_NS must not hold back the results of the tasks before it: a
+ * helper thread, the flusher, looks every FLUSH_TICK_NS and sends them
+ * then (see flusher()).  Its tick is ten times that: each of its wake-ups
+ * is taken from the tasks' CPU (a 100 us tick cost tasks of 80 us a
+ * quarter of their speed on 2 CPUs: 146 against 119 us a task).  A tick
+ * that finds a short task running doubles the next, up to
+ * FLUSH_TICK_MAX_NS: in a stream of short tasks, which send their results
+ * at their batch's end anyway, its wake-ups took 2 to 3 % of the tasks'
+ * CPU at 1 ms (Task Bench, 100 us tasks); a long task is still seen
+ * within one tick, and after a pause the tick is short again. */
 #define FLUSH_AFTER_NS 100000
 #define FLUSH_TICK_NS 1000000
 #define FLUSH_TICK_MAX_NS 16000000
@@ -372,7 +374,7 @@ static void queue_result(rt__result_msg *m, rt_result *r, uint64_t post_seq)
     int queued = rt__proto_send_result(&self.chan, m) == 0, sent = 1;
     if (queued) {
         self.results++;
-        if (rt__journal_keep(&self.slot->journal, m) < 0)
+        if (rt__journal_keep(&self.slot->journal, m, self.results) < 0)
             sent = flush_channel() == 0;
     }
     if (!queued)
@@ -737,6 +739,22 @@ static void flush_or_leave(void)
         leave_lost();
 }
 
+/* Whether the batch's answers, all kept in the journal (queue_result()
+ * sends what it cannot keep), are read there by a caller that waits for
+ * them (local.c's await, which says so in the slot): then they go with
+ * the next batch's, or before the worker sleeps if none comes while it
+ * lingers, and the runtime drops them (journal.h).  Sent at the latest
+ * then, whatever the journal holds: a task that scribbled on it delays
+ * its answer, never loses it.  The journal's count is written before
+ * the slot is read, both in the one order of sequentially consistent
+ * operations (journal.c). */
+static int answers_read_from_journal(void)
+{
+    if (pool.threads)
+        return 0; /* an actor's threads send as they end */
+    return atomic_load(&self.slot->awaited) != 0;
+}
+
 /* ---- an actor's threads ---------------------------------------------------------- */
 
 /* One method on one of the actor's threads, from its job to its result. */
@@ -1025,8 +1043,9 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
     uint64_t gap_ns = UINT64_MAX;
     for (;;) {
         uint64_t idle_since = rt__now_ns();
-        if (gap_ns < RT__LINGER_NS)
-            rt__linger(sock);
+        int coming = gap_ns < RT__LINGER_NS && rt__linger(sock);
+        if (!coming && rt__chan_unsent(&self.chan))
+            flush_or_leave(); /* answers read from the journal go before a sleep */
         forget_args_when_idle(sock);
         long got = rt__chan_fill(&self.chan);
         gap_ns = rt__now_ns() - idle_since;
@@ -1049,9 +1068,10 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
         }
         if (more < 0)
             leave();
-        flush_or_leave();
+        if (!answers_read_from_journal())
+            flush_or_leave();
         if (self.leaving)
             leave_after_last();
-        atomic_store(&flush.busy, 0); /* the batch ended: its results went */
+        atomic_store(&flush.busy, 0); /* the batch ended: its results went, or are read */
     }
 }

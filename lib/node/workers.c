@@ -167,7 +167,16 @@ static void take_answers(rt__worker *w)
     while (w->chan.fd >= 0 && (more = rt__chan_next(&w->chan, &h, &payload, fds)) > 0) {
         rt__result_msg r;
         /* A bad message's descriptors are closed by the reader. */
-        if (rt__proto_read_result(&h, payload, fds, &r) < 0 || answer(w, &r) < 0) {
+        if (rt__proto_read_result(&h, payload, fds, &r) < 0) {
+            more = -1;
+            break;
+        }
+        if (++w->read_from_socket <= w->answered) {
+            if (r.fd >= 0) /* none: a result in the journal has no memfd */
+                close(r.fd);
+            continue; /* read from its journal already */
+        }
+        if (answer(w, &r) < 0) {
             more = -1;
             break;
         }
@@ -190,6 +199,20 @@ void rt__workers_on_socket(rt__watch *wt, uint32_t events)
         take_answers(w);
     else if (got == 0 || (errno != EAGAIN && errno != ENOMEM))
         rt__workers_close_socket(w); /* its exit is reported by the fork server */
+}
+
+int rt__workers_read_answers(rt__worker *w, int ready)
+{
+    const rt__journal *j = &w->node->slots[w->slot].journal;
+    size_t before = w->answered;
+    if (ready || rt__journal_holds(j, w->answered) < 0)
+        rt__workers_on_socket(&w->w_sock, (uint32_t)EPOLLIN);
+    if (!w->broke && w->chan.fd >= 0 && rt__journal_holds(j, w->answered) > 0) {
+        relay_output(w); /* its lines come before its answer */
+        (void)rt__journal_take_live(j, w->answered, w->node->journal_copy, &w->journal_read,
+                                    answer, w);
+    }
+    return ready || w->answered > before;
 }
 
 /* End of file for the worker once all it was sent has gone; the socket

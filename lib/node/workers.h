@@ -54,6 +54,10 @@ struct rt__worker {
     void *owner;               /* the dispatcher's lease, NULL while idle */
     size_t calls;              /* tasks sent to it in its life */
     size_t answered;           /* answers it gave */
+    size_t read_from_socket;   /* answers read from its socket: one within
+                                  answered was taken from its journal before
+                                  (rt__workers_read_answers()) */
+    rt__journal_cursor journal_read; /* where that left off */
     size_t taken_back;         /* tasks sent that it will never run */
     size_t inside;             /* of calls, those given to a waiting task
                                   to run inside its wait (node.h): they
@@ -112,6 +116,8 @@ struct rt__local {
                                   (-1: one that died as it started) */
     uint64_t watcher_since_ns; /* when it started */
     int quick_deaths;          /* watchers in a row that ended soon after start */
+    char journal_copy[RT__JOURNAL_BYTES]; /* the round's holder's, reading a
+                                  live worker's journal (journal.h) */
 };
 
 /* The lists: idle workers (fresh ones counted), and those with output to
@@ -143,5 +149,9 @@ void rt__workers_kill(rt__worker *w);
 /* The loop's callbacks: a worker's socket, the fork server's. */
 void rt__workers_on_socket(rt__watch *wt, uint32_t events);
 void rt__workers_on_forkserver(rt__watch *wt, uint32_t events);
+/* A caller that waited for w's answer reads it (local.c's await): from
+ * its socket when ready (or when answers it sent are still there), then
+ * those it kept in its journal without sending them.  Whether any came. */
+int rt__workers_read_answers(rt__worker *w, int ready);
 
 #endif
