@@ -376,6 +376,14 @@ static rt__state exchange_and_act(rt__runtime *rt)
     if (d->out.done.count) /* a task's lines come before its result */
         rt__sink_drain(RT__OUTPUT_WAIT_MS);
     pthread_mutex_lock(&rt->lock);
+    if (rt->state == RT__STOPPED) {
+        /* Its books are gone (life.c's finish_shutdown() freed them, the
+         * round held): a thread that holds the round after it (a task's
+         * call read from its connection as the runtime ended, which held
+         * the round for the GET behind it) has nothing to run. */
+        pthread_mutex_unlock(&rt->lock);
+        return RT__STOPPED;
+    }
     rt__exchange_locked(rt, &x);
     rt__state state = rt->state;
     /* From here a submission must wake us: we may be in epoll_wait. */
@@ -475,19 +483,6 @@ static void stop_node(rt__runtime *rt)
     rt->local = NULL;
 }
 
-/* Whether the runtime has stopped: its books are gone (life.c's
- * finish_shutdown() freed them, the round held), and a thread that holds
- * the round after it (a task's call read from its connection as the
- * runtime ended, which held the round for the GET behind it) has
- * nothing to run. */
-static int stopped(rt__runtime *rt)
-{
-    pthread_mutex_lock(&rt->lock);
-    int gone = rt->state == RT__STOPPED;
-    pthread_mutex_unlock(&rt->lock);
-    return gone;
-}
-
 /* The round: the one way the runtime's work is done, by whoever holds
  * the baton.  First the loop's watches and timers that fired (found;
  * NULL for a caller that did not wait on the loop), then the exchange
@@ -497,12 +492,10 @@ static int stopped(rt__runtime *rt)
 static rt__state run_round(rt__runtime *rt, rt__events *found, int *again)
 {
     *again = 0;
-    if (stopped(rt))
-        return RT__STOPPED;
     if (found)
         rt__loop_dispatch(&rt->loop, found);
     rt__state state = exchange_and_act(rt);
-    if (state != RT__STOPPING) { /* STARTING or RUNNING */
+    if (state == RT__STARTING || state == RT__RUNNING) {
         *again = rt->cluster && rt__cluster_round(rt->cluster);
         rt__dispatch_run(&rt->dispatch);
     }
