@@ -194,7 +194,7 @@ void bench_nested(double rt_rate, double rt_sync, double raw_rt, double raw_poll
     row("rtask, a task's rt_remote + rt_get", nested, "us",
         "named: the wait alone goes and comes back");
     row("rtask, the application's (section 2)", rt_sync, "us", "");
-    row("raw: pipe round trip, both polling 50 us first", raw_poll, "us", "");
+    row("raw: pipe round trip, both polling 50 us", raw_poll, "us", "");
     verdict("nested call / application's call", nested / rt_sync, 1.2, 1);
 
     uint64_t depth = scaled(20) >= 20 ? 20 : 15;
@@ -229,7 +229,7 @@ void bench_nested(double rt_rate, double rt_sync, double raw_rt, double raw_poll
 
     double heard = notice_us(scaled(2000));
     row("rtask, task's end to poll() waking", heard, "us", "median; the loop polls 50 us first");
-    row("raw: pipe round trip, both polling 50 us first", raw_poll, "us", "rtask's state");
+    row("raw: pipe round trip, both polling 50 us", raw_poll, "us", "rtask's state");
     row("raw: pipe round trip, blocking at once", raw_rt, "us", "information");
     verdict("event loop hears / polling pipe round trip", heard / raw_poll, 1, 1);
     check(rt_shutdown(), "rt_shutdown");

@@ -239,6 +239,38 @@ START_TEST(ten_thousand_calls_run_in_order)
 }
 END_TEST
 
+/* Calls run in the order made whichever way each goes to the actor: on
+ * its socket (an argument in a memfd), or in its inbox while it lingers
+ * (small ones, inbox.h), in bursts and one at a time. */
+START_TEST(calls_run_in_order_by_socket_and_inbox)
+{
+    start_with(2, 0, 2);
+    rt_actor a;
+    ck_ok(rt_actor_create(&counter_class, NULL, NULL, 0, &a));
+    enum { N = 600, LARGE = 200 * 1024 };
+    char *large = calloc(1, LARGE);
+    rt_ref refs[4];
+    uint64_t made = 0;
+    for (unsigned burst = 0; made < N; burst++) {
+        unsigned n = 1 + burst * 7 % 4;
+        for (unsigned i = 0; i < n; i++) {
+            size_t len = (burst + i) % 3 == 0 ? LARGE : 8;
+            ck_ok(rt_actor_call(a, counter_next, large, len, &refs[i]));
+        }
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t *v;
+            ck_ok(rt_get(refs[i], (void **)&v, NULL, 60000));
+            ck_assert_uint_eq(*v, ++made);
+            rt_free(v);
+        }
+        if (burst % 5 == 4)
+            usleep(burst % 3 * 40); /* within its lingering, or not */
+    }
+    free(large);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(infeasible_or_bad_actors_are_refused)
 {
     start_with(2, 2, 2);
@@ -765,6 +797,7 @@ Suite *actors_suite(void)
     tcase_add_test(tc, reference_gpu_actor_then_task);
     tcase_add_test(tc, fractional_actors_pack);
     tcase_add_test(tc, ten_thousand_calls_run_in_order);
+    tcase_add_test(tc, calls_run_in_order_by_socket_and_inbox);
     tcase_add_test(tc, infeasible_or_bad_actors_are_refused);
     tcase_add_test(tc, an_actor_needs_no_constructor);
     tcase_add_test(tc, sigkilled_actor_fails_its_calls);

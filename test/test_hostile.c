@@ -252,6 +252,31 @@ END_TEST
 
 /* A worker's last task (max_calls) is not undone: its worker exits once
  * it has answered, and the next task starts in a fresh one. */
+/* A task that writes over all its worker's shared memory (its run slot:
+ * the journal and the inbox, inbox.h) costs at most its worker: every
+ * later task runs, once, and none waits for ever. */
+START_TEST(a_task_that_scribbles_its_run_slot_loses_no_later_task)
+{
+    start_with(1, 0, 1);
+    for (int round = 0; round < 3; round++) {
+        rt_opts hostile = RT_OPTS_INIT;
+        hostile.max_retries = 0;
+        rt_ref ref;
+        ck_ok(rt_remote(t_scribble_shared, &hostile, NULL, 0, &ref));
+        (void)rt_get(ref, NULL, NULL, 30000); /* its worker may not survive it */
+        for (uint64_t i = 0; i < 100; i++) {
+            rt_ref echo;
+            ck_ok(rt_remote(t_echo, NULL, &i, sizeof i, &echo));
+            uint64_t *v = NULL;
+            ck_ok(rt_get(echo, (void **)&v, NULL, 30000));
+            ck_assert_uint_eq(*v, i);
+            rt_free(v);
+        }
+    }
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 START_TEST(a_workers_last_task_ends_its_process)
 {
     start_one_worker();
@@ -759,6 +784,7 @@ Suite *hostile_suite(void)
     tcase_add_test(tc, env_vars_of_an_actor_last_its_life);
     tcase_add_test(tc, env_vars_of_a_task_that_a_task_submits);
     tcase_add_test(tc, a_workers_last_task_ends_its_process);
+    tcase_add_test(tc, a_task_that_scribbles_its_run_slot_loses_no_later_task);
     suite_add_tcase(s, tc);
     tc = tcase_create("ordinary application behaviour");
     tcase_set_timeout(tc, 60);

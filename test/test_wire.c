@@ -9,6 +9,7 @@
 #include "../lib/base/shm.h"
 #include "../lib/base/sparse.h"
 #include "../lib/cluster/rankmsg.h" /* internal: the messages between ranks */
+#include "../lib/node/inbox.h"
 #include "../lib/node/journal.h"
 #include "../lib/node/proto.h" /* internal: these tests drive the protocol */
 
@@ -453,6 +454,37 @@ START_TEST(a_live_journal_is_read_from_where_it_was_left)
 }
 END_TEST
 
+/* The inbox takes a batch only from an application that has seen the
+ * worker linger, handle all its socket's bytes and take the batch before;
+ * the worker takes each batch once, and a length a task scribbled is
+ * bounded by the inbox. */
+START_TEST(an_inbox_takes_a_batch_only_in_order)
+{
+    static rt__inbox in;
+    static char room[RT__INBOX_BYTES], out[RT__INBOX_BYTES];
+    uint64_t taken = 0;
+    const char batch[32] = "task one";
+    ck_assert_int_eq(rt__inbox_put(&in, room, 1, 0, batch, sizeof batch), 0); /* asleep */
+    rt__inbox_awake(&in, 1);
+    ck_assert_int_eq(rt__inbox_put(&in, room, 1, 64, batch, sizeof batch), 0); /* 64 unhandled */
+    rt__inbox_handled(&in, 64);
+    ck_assert_int_eq(rt__inbox_put(&in, room, 1, 64, batch, RT__INBOX_BYTES + 16), 0); /* too large */
+    ck_assert_int_eq(rt__inbox_holds(&in, taken), 0);
+    ck_assert_int_eq(rt__inbox_put(&in, room, 1, 64, batch, sizeof batch), 1);
+    ck_assert_int_eq(rt__inbox_missed(&in), 0);
+    ck_assert_int_eq(rt__inbox_holds(&in, taken), 1);
+    ck_assert_int_eq(rt__inbox_put(&in, room, 2, 64, batch, sizeof batch), 0); /* 1 not taken */
+    ck_assert_uint_eq(rt__inbox_take(&in, room, &taken, out), sizeof batch);
+    ck_assert_str_eq(out, "task one");
+    ck_assert_uint_eq(rt__inbox_take(&in, room, &taken, out), 0); /* once */
+    ck_assert_int_eq(rt__inbox_put(&in, room, 2, 64, batch, sizeof batch), 1);
+    rt__inbox_awake(&in, 0);
+    ck_assert_int_eq(rt__inbox_missed(&in), 1); /* it must be woken */
+    in.len = UINT32_MAX; /* scribbled */
+    ck_assert_uint_eq(rt__inbox_take(&in, room, &taken, out), RT__INBOX_BYTES);
+}
+END_TEST
+
 /* An argument table: inline arguments point into it, those in memfds
  * are taken in order from what came by ARG; a table that lies is
  * refused. */
@@ -578,6 +610,7 @@ Suite *wire_suite(void)
     tcase_add_test(tc, rank_message_words_round_trip);
     tcase_add_test(tc, a_journal_gives_back_what_was_not_received);
     tcase_add_test(tc, a_live_journal_is_read_from_where_it_was_left);
+    tcase_add_test(tc, an_inbox_takes_a_batch_only_in_order);
     tcase_add_test(tc, argument_tables_round_trip_and_lies_are_refused);
     tcase_add_test(tc, several_results_round_trip_and_lies_are_refused);
     tcase_add_test(tc, sparse_buffers_round_trip_and_lies_are_refused);

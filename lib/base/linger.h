@@ -12,9 +12,15 @@
 #ifndef RT_LINGER_H
 #define RT_LINGER_H
 
+#include <stdint.h>
+
 #define RT__LINGER_NS 50000ull
 
 /* Return once fd is readable (1), or after RT__LINGER_NS (0). */
 int rt__linger(int fd);
+/* Linger until `until` (rt__now_ns()) for fd, or for what found(ctx)
+ * looks at in memory (another process's words): 2 once fd is readable,
+ * 1 once found() says so (it is asked first), 0 at the end. */
+int rt__linger_until(int fd, uint64_t until, int (*found)(const void *ctx), const void *ctx);
 
 #endif

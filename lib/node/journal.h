@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 
-#define RT__JOURNAL_BYTES (16 * 1024 - 128) /* a run slot is 16 KiB */
+#define RT__JOURNAL_BYTES (16 * 1024 - 192) /* the run slot's first 16 KiB */
 
 typedef struct rt__journal {
     _Atomic uint64_t used; /* bytes of data committed */

@@ -405,21 +405,12 @@ static void op_flush(rt__node *n)
     rt__workers_flush_forkserver(l);
 }
 
-/* Linger (linger.h) until `until` (ns) for w's answers: 2 once its
- * socket is readable, 1 once its journal holds some (or answers it sent
- * wait in the socket: rt__journal_holds()), 0 at the end. */
-static int linger_for_answer(int fd, const rt__journal *j, uint64_t received, uint64_t until)
+/* Whether w's journal holds answers not yet received (or says that some
+ * it sent wait in the socket: rt__journal_holds()). */
+static int journal_holds(const void *worker)
 {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    for (;;) {
-        if (rt__now_ns() >= until)
-            return 0; /* one that says it holds more, unreadable, too */
-        if (rt__journal_holds(j, received) != 0)
-            return 1;
-        if (poll(&p, 1, 0) > 0)
-            return 2;
-        sched_yield();
-    }
+    const rt__worker *w = worker;
+    return rt__journal_holds(&w->node->slots[w->slot].journal, w->answered) != 0;
 }
 
 /* The caller sends a task and waits for its answer; reading it here
@@ -451,11 +442,11 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     size_t before = w->answered;
     int read = 0, what;
     uint64_t until = rt__now_ns() + RT__LINGER_NS;
-    atomic_store(&slot->awaited, 1); /* a last task's worker lets us read first */
+    atomic_store(&slot->awaited, RT__AWAIT_NOW); /* a last task's worker lets us read first */
     while (w->answered == before && w->chan.fd >= 0 &&
-           (what = linger_for_answer(fd, &slot->journal, w->answered, until)))
+           (what = rt__linger_until(fd, until, journal_holds, w)))
         read |= rt__workers_read_answers(w, what == 2);
-    atomic_store(&slot->awaited, 0); /* before the journal is read again */
+    atomic_store(&slot->awaited, RT__AWAIT_NONE); /* before the journal is read again */
     read |= rt__workers_read_answers(w, 0); /* kept while it saw us wait */
     if (w->answered == before && w->chan.fd >= 0) {
         /* A quick task's answer comes before a sleep would end. */

@@ -44,6 +44,7 @@ const char *rt__msg_name(uint32_t type)
         [RT__MSG_TASK_ARGS] = "TASK_ARGS", [RT__MSG_CALL_ARGS] = "CALL_ARGS",
         [RT__MSG_SPARE] = "SPARE",     [RT__MSG_POST] = "POST",
         [RT__MSG_LAST] = "LAST",       [RT__MSG_RESULTS] = "RESULTS",
+        [RT__MSG_WAKE] = "WAKE",
     };
     return type < RT__MSG_TYPES && names[type] ? names[type] : "unknown";
 }
@@ -315,6 +316,12 @@ int rt__proto_send_post(rt__chan *c, uint64_t seq)
 int rt__proto_send_last(rt__chan *c)
 {
     rt__hdr h = {.type = RT__MSG_LAST};
+    return rt__chan_put(c, &h, NULL, NULL);
+}
+
+int rt__proto_send_wake(rt__chan *c)
+{
+    rt__hdr h = {.type = RT__MSG_WAKE};
     return rt__chan_put(c, &h, NULL, NULL);
 }
 

@@ -47,6 +47,8 @@ typedef enum rt__msg_type {
                              last (it retires after it) */
     RT__MSG_RESULTS,      /* worker -> app: as RESULT, payload = several
                              results, packed (rt__parts_write()) */
+    RT__MSG_WAKE,         /* app -> worker: nothing; its next messages wait
+                             in its inbox (inbox.h) */
     RT__MSG_TYPES
 } rt__msg_type;
 
@@ -172,6 +174,7 @@ int rt__proto_send_actor(rt__chan *c, uint64_t handle, uint64_t fini, uint64_t c
 int rt__proto_send_spare(rt__chan *c, int fd);
 int rt__proto_send_post(rt__chan *c, uint64_t seq);
 int rt__proto_send_last(rt__chan *c);
+int rt__proto_send_wake(rt__chan *c);
 int rt__proto_send_result(rt__chan *c, const rt__result_msg *r);
 /* A RESULT with inline bytes written at dst as a channel carries it: its
  * size, or 0 when it needs more than room bytes or has a memfd. */

@@ -163,6 +163,21 @@ size_t rt__chan_unsent(const rt__chan *c)
     return c->out.tail - c->out.head;
 }
 
+const char *rt__chan_unsent_bytes(const rt__chan *c)
+{
+    return fdq_len(&c->out_fds) ? NULL : c->out.data + c->out.head;
+}
+
+void rt__chan_sent_elsewhere(rt__chan *c)
+{
+    c->out.head = c->out.tail = 0;
+}
+
+size_t rt__chan_unread(const rt__chan *c)
+{
+    return c->in.tail - c->in.head;
+}
+
 /* Send once, attaching every queued descriptor whose message starts in
  * the range sent; returns what sendmsg returns. */
 static long send_some(rt__chan *c)

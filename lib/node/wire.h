@@ -85,5 +85,12 @@ long rt__chan_fill(rt__chan *c);
 int rt__chan_next(rt__chan *c, rt__hdr *h, const char **payload, int *fds);
 /* Bytes of output not yet sent. */
 size_t rt__chan_unsent(const rt__chan *c);
+/* The output not yet sent, rt__chan_unsent() bytes, when no descriptor
+ * goes with it (else NULL), for a way other than the socket (inbox.h);
+ * rt__chan_sent_elsewhere() then drops it. */
+const char *rt__chan_unsent_bytes(const rt__chan *c);
+void rt__chan_sent_elsewhere(rt__chan *c);
+/* Bytes received that no message taken yet holds. */
+size_t rt__chan_unread(const rt__chan *c);
 
 #endif

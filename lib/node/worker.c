@@ -86,6 +86,7 @@ static struct {
     rt__chan chan;
     rt__run_slot *slot;
     uint64_t received;   /* tasks received in the worker's life */
+    uint64_t inbox_taken; /* batches taken from its inbox (inbox.h) */
     uint64_t results;    /* results queued in the worker's life */
     char *name_given;    /* from the last NAME message; NULL = symbol */
     int name_new;        /* a NAME came since the last announce */
@@ -198,7 +199,7 @@ static void exit_now(int status, void *unused)
  * yield delayed the next fresh worker (max_calls = 1, pipelined). */
 static _Noreturn void leave_after_last(void)
 {
-    if (atomic_load(&self.slot->awaited))
+    if (atomic_load(&self.slot->awaited) == RT__AWAIT_NOW)
         sched_yield();
     leave();
 }
@@ -747,12 +748,53 @@ static void flush_or_leave(void)
  * then, whatever the journal holds: a task that scribbled on it delays
  * its answer, never loses it.  The journal's count is written before
  * the slot is read, both in the one order of sequentially consistent
- * operations (journal.c). */
-static int answers_read_from_journal(void)
+ * operations (journal.c).
+ *
+ * The caller says that it waits a little after its task went: a task
+ * read in the inbox (inbox.h) is often done before.  Sending its answer
+ * then woke the runtime thread, which took the caller's CPU (8 to 12 us
+ * a synchronous call, against 5 before the inbox).  So the answers of a
+ * quick batch that an application's thread gave (RT__AWAIT_SOON, which
+ * waits as rt_get() does for tasks this quick only) are held up to
+ * AWAIT_GRACE_NS for the caller to say it waits, and sent then if it did
+ * not. */
+#define AWAIT_GRACE_NS 5000
+#define AWAIT_QUICK_NS 200000 /* dispatch.c's AWAIT_MAX_US */
+static uint64_t await_due_ns; /* answers held for a caller that may wait: sent by then */
+
+static int answers_read_from_journal(uint64_t batch_ns)
 {
     if (pool.threads)
         return 0; /* an actor's threads send as they end */
-    return atomic_load(&self.slot->awaited) != 0;
+    uint32_t awaited = atomic_load(&self.slot->awaited);
+    if (awaited == RT__AWAIT_NOW) {
+        await_due_ns = 0;
+        return 1;
+    }
+    /* A worker that leaves would hold them until its exit. */
+    if (awaited != RT__AWAIT_SOON || batch_ns > AWAIT_QUICK_NS || self.leaving ||
+        !rt__chan_unsent(&self.chan)) {
+        await_due_ns = 0; /* all go now */
+        return 0;
+    }
+    if (!await_due_ns) /* the first answers held set the time */
+        await_due_ns = rt__now_ns() + AWAIT_GRACE_NS;
+    return 1;
+}
+
+/* While it lingers: whether the caller said it waits (its answers stay
+ * then), or did not in time (they go now). */
+static int await_settled(void)
+{
+    return await_due_ns &&
+           (atomic_load(&self.slot->awaited) == RT__AWAIT_NOW || rt__now_ns() >= await_due_ns);
+}
+
+static void settle_await(void)
+{
+    if (atomic_load(&self.slot->awaited) != RT__AWAIT_NOW)
+        flush_or_leave();
+    await_due_ns = 0;
 }
 
 /* ---- an actor's threads ---------------------------------------------------------- */
@@ -943,6 +985,10 @@ static void handle(const rt__hdr *h, const char *payload, const int *fds)
             leave(); /* the stream is corrupt */
         self.last_due = 1;
         break;
+    case RT__MSG_WAKE:
+        if (h->nfds || h->len)
+            leave(); /* the stream is corrupt */
+        break;
     case RT__MSG_ACTOR:
         actor.fini = (rt_actor_fini_fn)(uintptr_t)h->word;
         actor.handle = h->id;
@@ -988,6 +1034,68 @@ static int message_within(int sock, int timeout_ms)
 static int message_waits(void *ctx)
 {
     return message_within(*(const int *)ctx, 0);
+}
+
+/* A message of the batch: a second task in one batch starts the flusher,
+ * which a single task at a time never needs. */
+static void handle_counted(const rt__hdr *h, const char *payload, const int *fds, int *tasks)
+{
+    int is_task = h->type == RT__MSG_TASK || h->type == RT__MSG_CALL ||
+                  h->type == RT__MSG_TASK_ARGS || h->type == RT__MSG_CALL_ARGS;
+    if (is_task && ++*tasks == 2 && !flush.started)
+        start_flusher();
+    handle(h, payload, fds);
+}
+
+/* The messages the application put in the inbox, if any, handled as if
+ * they came on the socket.  Their bytes stay until the next take, as a
+ * channel's stay until its next fill. */
+static void handle_inbox(int *tasks)
+{
+    static _Alignas(RT__MSG_ALIGN) char batch[RT__INBOX_BYTES];
+    static const int no_fds[RT__MSG_MAX_FDS] = {-1, -1, -1};
+    size_t len = rt__inbox_take(&self.slot->inbox, self.slot->inbox_room, &self.inbox_taken, batch);
+    for (size_t at = 0; at < len;) {
+        rt__hdr h;
+        const char *payload;
+        long size = rt__msg_read(batch + at, len - at, &h, &payload);
+        if (size <= 0 || h.nfds)
+            leave(); /* a task scribbled on its inbox */
+        handle_counted(&h, payload, no_fds, tasks);
+        at += (size_t)size;
+    }
+}
+
+enum { ON_SOCKET = 2, IN_INBOX = 1 }; /* as rt__linger_until() says */
+
+static int inbox_holds(const void *unused)
+{
+    (void)unused;
+    return rt__inbox_holds(&self.slot->inbox, self.inbox_taken);
+}
+
+static int inbox_or_await(const void *unused)
+{
+    return inbox_holds(unused) || await_settled();
+}
+
+/* Where the next messages are: IN_INBOX, ON_SOCKET, or 0 when none came
+ * while it lingered (linger.h), if `linger`; answers held for a caller
+ * are settled meanwhile.  Before it may sleep, the worker says so, and
+ * looks at its inbox once more (inbox.h). */
+static int wait_for_task(int sock, int linger)
+{
+    int what = 0;
+    if (linger) {
+        uint64_t until = rt__now_ns() + RT__LINGER_NS;
+        while ((what = rt__linger_until(sock, until, inbox_or_await, NULL)) == IN_INBOX &&
+               !inbox_holds(NULL))
+            settle_await();
+    }
+    if (what)
+        return what;
+    rt__inbox_awake(&self.slot->inbox, 0);
+    return inbox_holds(NULL) ? IN_INBOX : 0;
 }
 
 /* The objects the last tasks took stay mapped while tasks come back to
@@ -1039,16 +1147,28 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
         rehearse(sock);
     /* A worker whose last task came soon after the batch before (a
      * graph's steps, quick tasks one after the other) expects the next
-     * as soon, and lingers for it (linger.h). */
-    uint64_t gap_ns = UINT64_MAX;
+     * as soon, and lingers for it (linger.h): on its socket, and in its
+     * inbox (inbox.h). */
+    uint64_t gap_ns = UINT64_MAX, sock_bytes = 0;
     for (;;) {
         uint64_t idle_since = rt__now_ns();
-        int coming = gap_ns < RT__LINGER_NS && rt__linger(sock);
-        if (!coming && rt__chan_unsent(&self.chan))
-            flush_or_leave(); /* answers read from the journal go before a sleep */
-        forget_args_when_idle(sock);
-        long got = rt__chan_fill(&self.chan);
-        gap_ns = rt__now_ns() - idle_since;
+        rt__inbox_handled(&slot->inbox, sock_bytes - rt__chan_unread(&self.chan));
+        int coming = wait_for_task(sock, gap_ns < RT__LINGER_NS);
+        long got = 1;
+        if (coming != IN_INBOX) {
+            if (!coming && rt__chan_unsent(&self.chan)) {
+                flush_or_leave(); /* answers read from the journal go before a sleep */
+                await_due_ns = 0;
+            }
+            forget_args_when_idle(sock);
+            got = rt__chan_fill(&self.chan);
+            sock_bytes += got > 0 ? (uint64_t)got : 0;
+        }
+        uint64_t batch_start = rt__now_ns();
+        gap_ns = batch_start - idle_since;
+        rt__inbox_awake(&slot->inbox, 0); /* its next tasks: on the socket while it runs */
+        int tasks = 0;
+        handle_inbox(&tasks); /* before what came on the socket (inbox.h) */
         if (got == 0) { /* end of file: retired, or the application is gone */
             drain_calls();
             leave();
@@ -1058,17 +1178,13 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
         rt__hdr h;
         const char *payload;
         int fds[RT__MSG_MAX_FDS];
-        int more, tasks = 0;
-        while ((more = rt__chan_next(&self.chan, &h, &payload, fds)) > 0) {
-            int is_task = h.type == RT__MSG_TASK || h.type == RT__MSG_CALL ||
-                          h.type == RT__MSG_TASK_ARGS || h.type == RT__MSG_CALL_ARGS;
-            if (is_task && ++tasks == 2 && !flush.started)
-                start_flusher();
-            handle(&h, payload, fds);
-        }
+        int more;
+        while ((more = rt__chan_next(&self.chan, &h, &payload, fds)) > 0)
+            handle_counted(&h, payload, fds, &tasks);
         if (more < 0)
             leave();
-        if (!answers_read_from_journal())
+        rt__inbox_awake(&slot->inbox, 1); /* between batches (over what a task wrote) */
+        if (!answers_read_from_journal(rt__now_ns() - batch_start))
             flush_or_leave();
         if (self.leaving)
             leave_after_last();

@@ -11,6 +11,7 @@
 #define RT_WORKER_H
 
 #include "client.h"
+#include "inbox.h"
 #include "journal.h"
 
 #include <stdint.h>
@@ -36,6 +37,13 @@
 #define RT__SKIP_BITS 16
 #define RT__SKIP_MAX ((1u << RT__SKIP_BITS) - 1)
 
+/* Whether a caller waits on the worker for an answer, reading it in the
+ * journal itself (local.c's await): it does now, or it may soon, having
+ * given the worker its last tasks from an application's thread, where it
+ * returns to its caller, who may wait for them (worker.c holds their
+ * answers a moment then). */
+enum { RT__AWAIT_NONE, RT__AWAIT_NOW, RT__AWAIT_SOON };
+
 typedef struct rt__run_slot {
     _Atomic uint64_t running;  /* id of the running task, 0 between tasks */
     _Atomic uint64_t starts;   /* last started << RT__SKIP_BITS | to skip */
@@ -43,10 +51,11 @@ typedef struct rt__run_slot {
     _Atomic uint32_t lost;     /* the worker lost its socket and left */
     _Atomic uint64_t cancelled; /* the runtime: the id of a task asked to
                                    stop (rt_cancelled()) */
-    _Atomic uint32_t awaited;  /* the runtime: a caller waits on the worker
-                                  for an answer, reading it itself */
-    char pad[20];              /* the journal starts on its own cache line */
+    _Atomic uint32_t awaited;  /* the runtime: RT__AWAIT_* */
+    char pad[20];              /* the inbox's words on their own cache line */
+    rt__inbox inbox;
     rt__journal journal;
+    _Alignas(4096) char inbox_room[RT__INBOX_BYTES];
 } rt__run_slot;
 
 _Static_assert(sizeof(rt__run_slot) % 4096 == 0, "slots start on their own pages");

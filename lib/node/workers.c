@@ -225,13 +225,51 @@ void rt__workers_shut_if_stopping(rt__worker *w)
     }
 }
 
+/* Tasks sent by an application's thread, which then returns to its
+ * caller, are often waited for at once (rt_get()); the runtime thread's
+ * are not (worker.h's RT__AWAIT_SOON).  The await in progress, if any,
+ * is this thread's own: it holds the round. */
+static void say_who_may_wait(rt__worker *w)
+{
+    if (rt__chan_unsent(&w->chan) == 0)
+        return;
+    int runtime = pthread_equal(pthread_self(), w->node->thread);
+    atomic_store(&w->node->slots[w->slot].awaited, runtime ? RT__AWAIT_NONE : RT__AWAIT_SOON);
+}
+
+/* What w has queued goes in its inbox rather than on its socket while it
+ * is awake and has handled all that came on the socket (inbox.h): 1
+ * then.  One that said meanwhile that it may sleep is woken on the
+ * socket. */
+static int put_in_inbox(rt__worker *w)
+{
+    rt__run_slot *slot = &w->node->slots[w->slot];
+    rt__inbox *in = &slot->inbox;
+    const char *bytes = rt__chan_unsent_bytes(&w->chan);
+    if (!bytes || !rt__inbox_put(in, slot->inbox_room, w->inbox_put + 1, w->sent, bytes,
+                                 rt__chan_unsent(&w->chan)))
+        return 0;
+    w->inbox_put++;
+    rt__chan_sent_elsewhere(&w->chan);
+    if (rt__inbox_missed(in))
+        (void)rt__proto_send_wake(&w->chan); /* into the room just emptied */
+    return rt__chan_unsent(&w->chan) == 0;
+}
+
 /* Send what w has queued; ask epoll for EPOLLOUT only while its socket is
  * full, so that an idle loop is not woken by writable sockets. */
 void rt__workers_flush(rt__worker *w)
 {
     if (w->chan.fd < 0 || w->send_failed)
         return;
+    say_who_may_wait(w);
+    if (put_in_inbox(w)) {
+        rt__workers_shut_if_stopping(w);
+        return;
+    }
+    size_t unsent = rt__chan_unsent(&w->chan);
     int rc = rt__chan_flush(&w->chan);
+    w->sent += unsent - rt__chan_unsent(&w->chan);
     if (rc < 0) {
         /* It died or closed its end (the fork server will tell): nothing
          * more can reach it, but what it sent before is still to read. */
@@ -322,7 +360,8 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
     rt__link_init(&w->link);
     rt__link_init(&w->idle_link);
     w->slot = l->free_slots[--l->nfree];
-    /* What a new worker finds: the journal's data needs no zeroing. */
+    /* What a new worker finds: the journal's data, and the inbox's room,
+     * need no zeroing. */
     memset(&l->slots[w->slot], 0, offsetof(rt__run_slot, journal.data));
     l->by_slot[w->slot] = w;
     w->shm_owner = rt__shm_owner_new();

@@ -58,6 +58,8 @@ struct rt__worker {
                                   answered was taken from its journal before
                                   (rt__workers_read_answers()) */
     rt__journal_cursor journal_read; /* where that left off */
+    uint64_t sent;             /* bytes sent on its socket */
+    uint64_t inbox_put;        /* batches put in its inbox (inbox.h) */
     size_t taken_back;         /* tasks sent that it will never run */
     size_t inside;             /* of calls, those given to a waiting task
                                   to run inside its wait (node.h): they
