@@ -766,7 +766,7 @@ static void flush_or_leave(void)
 #define AWAIT_QUICK_NS 200000 /* dispatch.c's AWAIT_MAX_US */
 static uint64_t await_due_ns; /* answers held for a caller that may wait: sent by then */
 
-static int answers_read_from_journal(uint64_t batch_ns)
+static int answers_read_from_journal(uint64_t batch_start)
 {
     if (pool.threads)
         return 0; /* an actor's threads send as they end */
@@ -776,8 +776,8 @@ static int answers_read_from_journal(uint64_t batch_ns)
         return 1;
     }
     /* A worker that leaves would hold them until its exit. */
-    if (awaited != RT__AWAIT_SOON || batch_ns > AWAIT_QUICK_NS || self.leaving ||
-        !rt__chan_unsent(&self.chan)) {
+    if (awaited != RT__AWAIT_SOON || self.leaving || !rt__chan_unsent(&self.chan) ||
+        rt__now_ns() - batch_start > AWAIT_QUICK_NS) { /* the clock read only for a caller */
         await_due_ns = 0; /* all go now */
         return 0;
     }
@@ -1188,7 +1188,7 @@ _Noreturn void rt__worker_main(int sock, int out, int err, rt__run_slot *slot,
         if (more < 0)
             leave();
         rt__inbox_awake(&slot->inbox, 1); /* between batches (over what a task wrote) */
-        if (!answers_read_from_journal(rt__now_ns() - batch_start))
+        if (!answers_read_from_journal(batch_start))
             flush_or_leave();
         if (self.leaving)
             leave_after_last();
