@@ -221,6 +221,7 @@ START_TEST(nvml_failures_are_said)
 }
 END_TEST
 
+#ifdef RT_HAVE_HWLOC
 /* Topologies exported on real machines name their GPUs in hwloc's OS
  * devices (CUDA, NVML): the model and type come from there, with no PCI
  * id database at all. */
@@ -239,6 +240,7 @@ START_TEST(models_from_os_devices)
     ck_assert_str_eq(m.dev[3].type, "P100");
 }
 END_TEST
+#endif
 
 /* A topology file is another machine: when it cannot be read, detection
  * fails, naming it, rather than report this machine's devices as its. */
