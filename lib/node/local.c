@@ -460,6 +460,15 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     return read;
 }
 
+void rt__local_unhold(rt__local *l)
+{
+    uint32_t top = atomic_load(&l->slots_top);
+    for (uint32_t i = 0; i < top; i++) {
+        uint32_t soon = RT__AWAIT_SOON;
+        atomic_compare_exchange_strong(&l->slots[i].awaited, &soon, RT__AWAIT_NONE);
+    }
+}
+
 static uint64_t op_board_claim(rt__node *n, rt__worker *w)
 {
     return rt__board_claim(&((rt__local *)n)->board, w->slot);

@@ -360,6 +360,8 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
     rt__link_init(&w->link);
     rt__link_init(&w->idle_link);
     w->slot = l->free_slots[--l->nfree];
+    if (w->slot >= atomic_load(&l->slots_top))
+        atomic_store(&l->slots_top, w->slot + 1);
     /* What a new worker finds: the journal's data, and the inbox's room,
      * need no zeroing. */
     memset(&l->slots[w->slot], 0, offsetof(rt__run_slot, journal.data));

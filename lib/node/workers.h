@@ -92,6 +92,7 @@ struct rt__local {
     rt__run_slot *slots;
     rt__board_keeper board;    /* small results between its workers */
     uint32_t *free_slots;      /* a stack of unused slot numbers */
+    _Atomic uint32_t slots_top; /* past every slot ever taken (rt__local_unhold()) */
     size_t nfree;
     rt__worker **by_slot;
     rt__link all, idle;        /* workers: running, idle (also in all) */

@@ -234,6 +234,8 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
 static int wait_for(rt__runtime *rt, uint64_t wake_at, long timeout_ms,
                     const struct timespec *deadline)
 {
+    if (rt->local) /* the runtime thread is to hear of the ends at once */
+        rt__local_unhold(rt->local);
     if (timeout_ms == 0)
         return RT_ETIMEDOUT;
     int any = wake_at != 0;
