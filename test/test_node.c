@@ -114,9 +114,9 @@ static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
     return ((fake_worker *)w)->busy_us;
 }
 
-static void op_flush(rt__node *n)
+static void op_flush(rt__node *n, int caller_waits)
 {
-    (void)n;
+    (void)n, (void)caller_waits;
 }
 
 static int op_await(rt__node *n, rt__worker *w, int timeout_us)
@@ -270,7 +270,7 @@ static void lose(fake_worker *w, size_t started)
  * pipelined (a class never seen gets one task at a time). */
 static fake_worker *warm_up(void)
 {
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     fake_worker *w = &f.w[f.nw - 1];
     answer(w, 0, NULL);
     ck_assert_int_eq(outcome(100), RT_OK);
@@ -285,7 +285,7 @@ START_TEST(answers_become_results_and_the_lease_ends)
     scene(1);
     submit(1, 3, 0, 0);
     submit(2, 3, 0, 0);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_int_eq(f.leases, 1);
     ck_assert_int_eq(f.sends, 1);
     fake_worker *w = &f.w[0];
@@ -293,7 +293,7 @@ START_TEST(answers_become_results_and_the_lease_ends)
     ck_assert_int_eq(outcome(1), RT_OK);
     ck_assert_int_eq(outcome(2), -1);
     ck_assert_ptr_nonnull(w->owner); /* task 2 still to run */
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_int_eq(f.sends, 2);
     ck_assert_int_eq(f.leases, 1);
     answer(w, 7, "two");
@@ -315,12 +315,12 @@ START_TEST(a_death_costs_the_started_task_a_retry)
     submit(1, 1, 0, 0);
     submit(2, 0, 0, 0);
     fake_worker *first = warm_up();
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_uint_eq(first->calls, 3);
     lose(first, 1); /* task 1 had started, task 2 not */
     ck_assert_int_eq(outcome(1), -1);
     ck_assert_int_eq(outcome(2), -1);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     fake_worker *w = &f.w[1];
     ck_assert_uint_eq(w->calls, 2);
     ck_assert_uint_eq(w->sent[0], 1); /* the retried first */
@@ -344,7 +344,7 @@ START_TEST(cancels_end_tasks_as_asked)
     rt__task *a = submit(1, 3, 0, 0), *b = submit(2, 3, 0, 0);
     submit(3, 3, 0, 0);
     fake_worker *w = warm_up();
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_uint_eq(w->calls, 4); /* pipelined */
     a->run.cancelling = RT__CANCEL_DROP;
     rt__dispatch_cancel(&d, a);
@@ -361,7 +361,7 @@ START_TEST(cancels_end_tasks_as_asked)
     late->run.cancelling = RT__CANCEL_DROP;
     rt__dispatch_cancel(&d, late); /* still queued: at once */
     ck_assert_int_eq(outcome(4), RT_ECANCELLED);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     answer(&f.w[1], 0, NULL);
     ck_assert_int_eq(outcome(3), RT_OK);
     scene_end();
@@ -376,24 +376,24 @@ START_TEST(a_time_limit_kills_the_worker)
 {
     scene(1);
     submit(1, 3, 0, 100);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     /* The round that sends it plans the look: no other event may come
      * before the task ends (a quiet runtime). */
     ck_assert_int_ge(d.check_ms, 100);
     ck_assert_int_le(d.check_ms, 101);
     fake_worker *w = &f.w[0];
     w->busy_us = 40000;
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_int_eq(f.kills, 0);
     ck_assert_int_ge(d.check_ms, 60);
     ck_assert_int_le(d.check_ms, 61); /* exactly what is left: no polling */
     w->busy_us = 100000;
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_int_eq(f.kills, 1);
     lose(w, 1);
     ck_assert_int_eq(outcome(1), RT_EKILLED);
     ck_assert_msg(strstr(message(1), "timeout_ms (100 ms)") != NULL, "%s", message(1));
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_int_eq(d.check_ms, -1); /* nothing timed runs */
     scene_end();
 }
@@ -407,7 +407,7 @@ START_TEST(max_calls_retires_workers)
     for (uint64_t id = 1; id <= 3; id++)
         submit(id, 3, 1, 0);
     for (int i = 0; i < 3; i++) {
-        rt__dispatch_run(&d);
+        rt__dispatch_run(&d, 0);
         ck_assert_int_eq(f.nw, i + 1);
         ck_assert_uint_eq(f.w[i].calls, 1);
         answer(&f.w[i], 0, NULL);
@@ -415,7 +415,7 @@ START_TEST(max_calls_retires_workers)
     }
     for (uint64_t id = 4; id <= 6; id++) {
         submit(id, 3, 0, 0);
-        rt__dispatch_run(&d);
+        rt__dispatch_run(&d, 0);
         answer(&f.w[3], 0, NULL);
     }
     ck_assert_int_eq(f.nw, 4); /* one worker, three leases */
@@ -434,11 +434,11 @@ START_TEST(refused_leases_wait_or_fail)
     scene(1);
     f.lease_errno = EAGAIN;
     submit(1, 3, 0, 0);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_int_eq(f.sends, 0);
     ck_assert_int_eq(outcome(1), -1);
     f.lease_errno = 0;
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_int_eq(f.sends, 1);
     answer(&f.w[0], 0, NULL);
     ck_assert_int_eq(outcome(1), RT_OK);
@@ -452,7 +452,7 @@ START_TEST(an_answer_to_another_task_kills_the_worker)
 {
     scene(1);
     submit(1, 0, 0, 0);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     fake_worker *w = &f.w[0];
     rt__answer a = {.id = 99};
     f.node.ev.answered(f.node.ev.ctx, w->owner, &a);
@@ -484,7 +484,7 @@ START_TEST(an_actor_restarts_then_dies)
     rt__tasks q = {0};
     rt__tasks_push(&q, create);
     rt__dispatch_absorb(&d, &q);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     fake_worker *first = &f.w[0];
     ck_assert_uint_eq(first->sent[0], 50);
     answer(first, 0, NULL); /* constructed */
@@ -495,12 +495,12 @@ START_TEST(an_actor_restarts_then_dies)
     call->call.actor = a;
     rt__tasks_push(&q, call);
     rt__dispatch_absorb(&d, &q);
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_uint_eq(first->sent[1], 51);
     lose(first, 1); /* the call had started */
     ck_assert_int_eq(outcome(51), RT_EACTORDIED);
     ck_assert_msg(strstr(message(51), "restarts (0 restarts left") != NULL, "%s", message(51));
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     fake_worker *second = &f.w[1];
     ck_assert_uint_eq(second->sent[0], 50); /* the constructor again, first */
     answer(second, 0, NULL);
@@ -522,7 +522,7 @@ START_TEST(an_early_task_goes_out_behind_a_ready_one)
 {
     scene(1);
     submit(100, 0, 0, 0);
-    rt__dispatch_run(&d); /* its class is new: 100 goes alone */
+    rt__dispatch_run(&d, 0); /* its class is new: 100 goes alone */
     fake_worker *w = &f.w[0];
     rt__task *p = submit(101, 0, 0, 0);
     submit(102, 0, 0, 0);
@@ -530,11 +530,11 @@ START_TEST(an_early_task_goes_out_behind_a_ready_one)
     submit_taking(104, p);
     submit_taking(105, q);
     answer_after(w, 0, NULL, 666); /* 100: 3 such tasks are 2 ms, the window */
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_uint_eq(w->calls, 4); /* 101 to 103: no room for 104 and 105, filed early */
     answer_after(w, 0, NULL, 666); /* 101: 104 is ready now, first in line */
     answer_after(w, 0, NULL, 666); /* 102 */
-    rt__dispatch_run(&d);
+    rt__dispatch_run(&d, 0);
     ck_assert_uint_eq(w->calls, 6);
     ck_assert_uint_eq(w->sent[4], 104);
     ck_assert_uint_eq(w->sent[5], 105); /* early: 103 is still in flight */

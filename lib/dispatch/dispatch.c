@@ -347,16 +347,16 @@ int rt__dispatch_await(rt__dispatch *d, rt__task *t)
     return 0;
 }
 
-void rt__dispatch_flush(rt__dispatch *d)
+void rt__dispatch_flush(rt__dispatch *d, int caller_waits)
 {
     d->timeline_ns = 0; /* the round ends: the next reads the clock again */
     for (int i = 0; i < d->sched.nnodes; i++)
-        d->node[i]->ops->flush(d->node[i]);
+        d->node[i]->ops->flush(d->node[i], caller_waits);
 }
 
 static int resume(rt__dispatch *d); /* tasks that wait for others, below */
 
-void rt__dispatch_run(rt__dispatch *d)
+void rt__dispatch_run(rt__dispatch *d, int caller_waits)
 {
     d->retry_soon = 0;
     d->check_ms = -1;
@@ -378,7 +378,7 @@ void rt__dispatch_run(rt__dispatch *d)
      * even when no other event comes before it ends. */
     if (d->timeouts.n)
         expire(d, rt__now_ns());
-    rt__dispatch_flush(d);
+    rt__dispatch_flush(d, caller_waits);
 }
 
 /* ---- absorbing submissions ---------------------------------------------- */

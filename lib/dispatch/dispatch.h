@@ -188,8 +188,9 @@ void rt__dispatch_unpark(rt__dispatch *d);
 void rt__dispatch_forget(rt__dispatch *d, const rt__forgotten *f, size_t n);
 /* Free the records of actors that were published as dead. */
 void rt__dispatch_free_actors(rt__actor *published);
-/* Grant leases and send tasks, then flush the nodes. */
-void rt__dispatch_run(rt__dispatch *d);
+/* Grant leases and send tasks, then flush the nodes (caller_waits: as
+ * node.h's flush). */
+void rt__dispatch_run(rt__dispatch *d, int caller_waits);
 /* Stopping: tell every actor to finish so that its destructor runs;
  * returns how many processes may still be running. */
 size_t rt__dispatch_stop_actors(rt__dispatch *d);
@@ -202,7 +203,7 @@ int rt__dispatch_await(rt__dispatch *d, rt__task *t);
  * under way (the wait after it may linger); the question clears it. */
 int rt__dispatch_answers_soon(rt__dispatch *d);
 /* Send what is queued on every node: the end of a round. */
-void rt__dispatch_flush(rt__dispatch *d);
+void rt__dispatch_flush(rt__dispatch *d, int caller_waits);
 /* The end: fail every task still held with RT_ESHUTDOWN (into done),
  * free the actors and the scheduler. */
 void rt__dispatch_free(rt__dispatch *d, const char *why);

@@ -382,14 +382,14 @@ static uint64_t op_busy_us(rt__node *n, rt__worker *w, uint64_t now_ns)
     return now_ns > since ? (now_ns - since) / 1000 : 0;
 }
 
-static void op_flush(rt__node *n)
+static void op_flush(rt__node *n, int caller_waits)
 {
     rt__local *l = (rt__local *)n;
     while (l->dirty) {
         rt__worker *w = l->dirty;
         l->dirty = w->dnext;
         w->dirty = 0;
-        rt__workers_flush(w);
+        rt__workers_flush(w, caller_waits);
     }
     /* New workers are for later tasks: an application thread that runs
      * this round (a synchronous task) leaves the forks to the runtime
@@ -435,7 +435,7 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
     int fd = w->chan.fd;
     if (fd < 0)
         return 0;
-    rt__workers_flush(w); /* the task may still wait in our buffer */
+    rt__workers_flush(w, 1); /* the task may still wait in our buffer */
     uint32_t events = w->w_sock.events;
     rt__loop_modify(l->loop, &w->w_sock, 0);
     rt__run_slot *slot = &l->slots[w->slot];

@@ -157,8 +157,13 @@ typedef struct rt__node_ops {
     uint64_t (*lane)(rt__node *n, rt__worker *w);
     /* How long w's current task has run, in microseconds; 0 between. */
     uint64_t (*busy_us)(rt__node *n, rt__worker *w, uint64_t now_ns);
-    /* Send what is queued, start spare workers, forget gone ones. */
-    void (*flush)(rt__node *n);
+    /* Send what is queued, start spare workers, forget gone ones.
+     * caller_waits: the flushing thread returns to a caller that may wait
+     * at once for the tasks just sent (an application's rt_remote(), a
+     * task's call through its proxy), unlike the runtime's and the MPI
+     * bridge's threads: the local node's workers then hold a quick
+     * batch's answers a moment for it (node/worker.h's RT__AWAIT_SOON). */
+    void (*flush)(rt__node *n, int caller_waits);
     /* Wait on the calling thread, up to timeout_us, for w to answer, with
      * w kept out of the loop meanwhile; what arrives is reported as usual.
      * 1 when something arrived, 0 when not (or when the node cannot). */

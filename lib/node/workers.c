@@ -190,7 +190,7 @@ void rt__workers_on_socket(rt__watch *wt, uint32_t events)
 {
     rt__worker *w = RT__OWNER(wt, rt__worker, w_sock);
     if (events & EPOLLOUT)
-        rt__workers_flush(w);
+        rt__workers_flush(w, 0);
     if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || w->chan.fd < 0)
         return;
     relay_output(w);
@@ -225,16 +225,15 @@ void rt__workers_shut_if_stopping(rt__worker *w)
     }
 }
 
-/* Tasks sent by an application's thread, which then returns to its
- * caller, are often waited for at once (rt_get()); the runtime thread's
- * are not (worker.h's RT__AWAIT_SOON).  The await in progress, if any,
- * is this thread's own: it holds the round. */
-static void say_who_may_wait(rt__worker *w)
+/* Tasks sent for a caller that returns at once are often waited for at
+ * once (rt_get()); the others are not (worker.h's RT__AWAIT_SOON).  The
+ * await in progress, if any, is this thread's own: it holds the round. */
+static void say_who_may_wait(rt__worker *w, int caller_waits)
 {
     if (rt__chan_unsent(&w->chan) == 0)
         return;
-    int runtime = pthread_equal(pthread_self(), w->node->thread);
-    atomic_store(&w->node->slots[w->slot].awaited, runtime ? RT__AWAIT_NONE : RT__AWAIT_SOON);
+    atomic_store(&w->node->slots[w->slot].awaited,
+                 caller_waits ? RT__AWAIT_SOON : RT__AWAIT_NONE);
 }
 
 /* What w has queued goes in its inbox rather than on its socket while it
@@ -258,11 +257,11 @@ static int put_in_inbox(rt__worker *w)
 
 /* Send what w has queued; ask epoll for EPOLLOUT only while its socket is
  * full, so that an idle loop is not woken by writable sockets. */
-void rt__workers_flush(rt__worker *w)
+void rt__workers_flush(rt__worker *w, int caller_waits)
 {
     if (w->chan.fd < 0 || w->send_failed)
         return;
-    say_who_may_wait(w);
+    say_who_may_wait(w, caller_waits);
     if (put_in_inbox(w)) {
         rt__workers_shut_if_stopping(w);
         return;

@@ -135,8 +135,9 @@ rt__worker *rt__workers_start(rt__local *l);
 /* Free a record whose process is gone, relaying the output it left. */
 void rt__workers_free(rt__worker *w);
 
-/* Send what w has queued; what the fork server has queued. */
-void rt__workers_flush(rt__worker *w);
+/* Send what w has queued (caller_waits: as node.h's flush); what the
+ * fork server has queued. */
+void rt__workers_flush(rt__worker *w, int caller_waits);
 void rt__workers_flush_forkserver(rt__local *l);
 /* End of file for a worker told to stop, once all it was sent is gone. */
 void rt__workers_shut_if_stopping(rt__worker *w);

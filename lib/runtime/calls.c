@@ -697,7 +697,7 @@ void rt__call_hold_round(rt__runtime *rt)
 
 void rt__call_run_round(rt__runtime *rt)
 {
-    rt__round_here(rt);
+    rt__round_here(rt, 1); /* the task's GET follows */
 }
 
 int rt__call_given(rt__runtime *rt, rt__ask *a, rt__given *out)

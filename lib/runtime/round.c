@@ -487,9 +487,9 @@ static void stop_node(rt__runtime *rt)
  * the baton.  First the loop's watches and timers that fired (found;
  * NULL for a caller that did not wait on the loop), then the exchange
  * with the application threads, then the dispatcher's work and a serving
- * rank's.  Returns the state the runtime was in; *again when the cluster
- * wants another round soon. */
-static rt__state run_round(rt__runtime *rt, rt__events *found, int *again)
+ * rank's (caller_waits: as node.h's flush).  Returns the state the
+ * runtime was in; *again when the cluster wants another round soon. */
+static rt__state run_round(rt__runtime *rt, rt__events *found, int *again, int caller_waits)
 {
     *again = 0;
     if (found)
@@ -497,7 +497,7 @@ static rt__state run_round(rt__runtime *rt, rt__events *found, int *again)
     rt__state state = exchange_and_act(rt);
     if (state == RT__STARTING || state == RT__RUNNING) {
         *again = rt->cluster && rt__cluster_round(rt->cluster);
-        rt__dispatch_run(&rt->dispatch);
+        rt__dispatch_run(&rt->dispatch, caller_waits);
     }
     return state;
 }
@@ -509,14 +509,14 @@ void rt__round_loop(rt__runtime *rt)
     for (;;) {
         rt__round_take(rt);
         int again;
-        rt__state state = run_round(rt, &events, &again);
+        rt__state state = run_round(rt, &events, &again, 0);
         if (state == RT__STOPPING) {
             if (!wait_for_actors(rt, &deadline)) {
                 stop_node(rt);
                 rt__round_give(rt);
                 return;
             }
-            rt__dispatch_flush(&rt->dispatch);
+            rt__dispatch_flush(&rt->dispatch, 0);
         }
         int block = !more_now(rt), soon = rt__dispatch_answers_soon(&rt->dispatch) |
                                           (rt->cluster && rt__cluster_calls_soon(rt->cluster));
@@ -532,10 +532,10 @@ void rt__round_loop(rt__runtime *rt)
 /* The round on an application thread, which holds the baton and did not
  * wait on the loop.  Returns 1 when the runtime thread must still be
  * woken for what is left (it alone arms the loop's timers). */
-static int round_here(rt__runtime *rt)
+static int round_here(rt__runtime *rt, int caller_waits)
 {
     int again;
-    rt__state state = run_round(rt, NULL, &again);
+    rt__state state = run_round(rt, NULL, &again, caller_waits);
     return state == RT__STOPPING || again || more_now(rt) || more_later(rt, state);
 }
 
@@ -560,11 +560,11 @@ static int came_meanwhile(const rt__runtime *rt)
  * as the bridge's round hands it the answer of the one before) wakes no
  * thread, and finds its work taken.  More than that goes to the runtime
  * thread, so that the bridge's thread goes back to MPI. */
-void rt__round_here(rt__runtime *rt)
+void rt__round_here(rt__runtime *rt, int caller_waits)
 {
     int still = 0;
     for (int rounds = 1;; rounds++) {
-        still |= round_here(rt);
+        still |= round_here(rt, caller_waits);
         pthread_mutex_lock(&rt->lock);
         if (!came_meanwhile(rt))
             break;
@@ -593,7 +593,7 @@ int rt__round_take_running(rt__runtime *rt)
 void rt__submitted(rt__runtime *rt, int how)
 {
     if (how == RT__WAKE_IDLE && round_try(rt)) {
-        int still = round_here(rt);
+        int still = round_here(rt, 1); /* its caller returns at once */
         rt__round_give(rt);
         if (!still)
             return;
@@ -628,7 +628,7 @@ void rt__await(rt__runtime *rt, rt_ref ref)
     pthread_mutex_unlock(&rt->lock);
     /* The wait is the node's (on the task's worker); what it read goes
      * through the node's reports, then through the round as any other. */
-    int still = rt__dispatch_await(&rt->dispatch, t) && round_here(rt);
+    int still = rt__dispatch_await(&rt->dispatch, t) && round_here(rt, 1);
     rt__round_give(rt);
     if (still)
         rt__wake_runtime(rt);

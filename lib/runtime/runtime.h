@@ -270,9 +270,10 @@ int rt__round_try_locked(rt__runtime *rt);
 /* Take the round to run it soon on the calling thread, which then makes
  * calls that need no wake meanwhile; run it there, again while
  * submissions came meanwhile (a few times), and give it back, the
- * runtime thread woken for what is left. */
+ * runtime thread woken for what is left.  caller_waits: the thread's
+ * caller may wait at once for the tasks sent (node/node.h's flush). */
 void rt__round_hold(rt__runtime *rt);
-void rt__round_here(rt__runtime *rt);
+void rt__round_here(rt__runtime *rt, int caller_waits);
 /* Take the round when it is free and the runtime runs (or starts, as a
  * serving rank's does until it ends): 1 when taken (the MPI bridge's
  * thread, cluster/bridge.h), which then runs rt__round_here(). */
