@@ -754,10 +754,10 @@ static void flush_or_leave(void)
  * read in the inbox (inbox.h) is often done before.  Sending its answer
  * then woke the runtime thread, which took the caller's CPU (8 to 12 us
  * a synchronous call, against 5 before the inbox).  So the answers of a
- * quick batch that an application's thread gave (RT__AWAIT_SOON, which
- * waits as rt_get() does for tasks this quick only) are held up to
- * AWAIT_GRACE_NS for the caller to say it waits, and sent then if it did
- * not.  A thread that waits otherwise (rt_wait(), an event loop's
+ * quick batch sent for a caller that returns at once (RT__AWAIT_SOON: an
+ * application's rt_remote(), a task's call; its rt_get() waits so for
+ * tasks this quick only) are held up to AWAIT_GRACE_NS for the caller to
+ * say it waits, and sent then if it did not.  A thread that waits otherwise (rt_wait(), an event loop's
  * rt_notify()) turns the word back (rt__local_unhold()), and they go at
  * once: held, an event loop's notice took 14.4 us against 7.6 before
  * the inbox.  Holding them only after a caller waited so for the batch

@@ -38,10 +38,10 @@
 #define RT__SKIP_MAX ((1u << RT__SKIP_BITS) - 1)
 
 /* Whether a caller waits on the worker for an answer, reading it in the
- * journal itself (local.c's await): it does now, or it may soon, having
- * given the worker its last tasks from an application's thread, where it
- * returns to its caller, who may wait for them (worker.c holds their
- * answers a moment then). */
+ * journal itself (local.c's await): it does now, or it may soon, the
+ * worker's last tasks sent by a round run for a caller that returns at
+ * once (node.h's flush; worker.c holds their answers a moment then), and
+ * no other wait begun since (rt__local_unhold()). */
 enum { RT__AWAIT_NONE, RT__AWAIT_NOW, RT__AWAIT_SOON };
 
 typedef struct rt__run_slot {
