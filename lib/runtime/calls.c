@@ -229,13 +229,20 @@ int rt__call_submit_batch(rt__runtime *rt, rt__task **tasks, size_t n, rt__reque
     return rc;
 }
 
+void rt__unhold_answers(rt__runtime *rt)
+{
+    /* Running, the local node stays while the lock is held: only the
+     * round of a stopping runtime stops it (round.c's stop_node()). */
+    if (rt->state == RT__RUNNING && rt->local)
+        rt__local_unhold(rt->local);
+}
+
 /* [L] The wait of all three: wake_at, when tasks' ends may concern it,
  * is the count of ends (rt->nended) it wants to hear of; 0: none. */
 static int wait_for(rt__runtime *rt, uint64_t wake_at, long timeout_ms,
                     const struct timespec *deadline)
 {
-    if (rt->local) /* the runtime thread is to hear of the ends at once */
-        rt__local_unhold(rt->local);
+    rt__unhold_answers(rt); /* the runtime thread is to hear of the ends at once */
     if (timeout_ms == 0)
         return RT_ETIMEDOUT;
     int any = wake_at != 0;

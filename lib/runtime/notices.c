@@ -121,8 +121,7 @@ int rt__call_notify(rt__runtime *rt, rt_ref ref, uint64_t tag)
     } else if (t) {
         rt__idmap_add(&rt->notices.watches, &w->byid);
         t->obj.watched = 1;
-        if (rt->local) /* its answer is the runtime thread's at once */
-            rt__local_unhold(rt->local);
+        rt__unhold_answers(rt); /* its answer is the runtime thread's at once */
     }
     pthread_mutex_unlock(&rt->lock);
     if (rc < 0)

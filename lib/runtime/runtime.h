@@ -215,6 +215,10 @@ void rt__actor_unname_locked(rt__runtime *rt, rt__actor *a);
 /* [L] Fail a public call made when the runtime is not running, in a
  * worker, or after rt_shutdown(); 0 when it is running. */
 int rt__check_running(const rt__runtime *rt, const char *call);
+/* [L] A thread is about to wait for results without reading them
+ * itself: the answers the local node's workers hold for a caller that
+ * may read them in their journals go now (node/local.h). */
+void rt__unhold_answers(rt__runtime *rt);
 /* [L] Wait for a change (a task ended, room in the store, the state)
  * until deadline (timeout_ms < 0: none); RT_ETIMEDOUT when it passed.
  * rt__wait_end() waits the same for t's end: other tasks' ends do not
