@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,12 +21,34 @@
 static int door = -1;
 static pid_t worker_pid;
 
+/* A word that is 1 in the worker and 0 in a process a task forked, on a
+ * page the kernel wipes in a fork's child (MADV_WIPEONFORK): each call
+ * reads it rather than ask getpid() (a system call, two in a task's
+ * synchronous call); NULL where the kernel cannot wipe pages. */
+static _Atomic uint32_t *not_forked;
+
 static rt__client_worker worker_of;
 
 void rt__client_worker_starts(rt__client_worker worker)
 {
     worker_pid = getpid();
     worker_of = worker;
+    long page = sysconf(_SC_PAGESIZE);
+    void *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p != MAP_FAILED && madvise(p, (size_t)page, MADV_WIPEONFORK) == 0) {
+        not_forked = p;
+        atomic_store(not_forked, 1);
+    } else if (p != MAP_FAILED) {
+        munmap(p, (size_t)page);
+    }
+}
+
+/* Whether this is the worker's process, not a copy a task forked. */
+static int in_worker(void)
+{
+    return not_forked ? atomic_load_explicit(not_forked, memory_order_relaxed) != 0
+                      : getpid() == worker_pid;
 }
 
 #define NAMED_FNS 8 /* functions a connection names the tasks of, at most */
@@ -267,7 +290,7 @@ static void done(reply *r)
 
 static int open_or_fail(void)
 {
-    if (getpid() != worker_pid) {
+    if (!in_worker()) {
         if (conn.open) /* the task's connection: close our copies */
             close_conn(NULL);
         return rt__error(RT_EINWORKER, "a process that a task forked cannot make the "

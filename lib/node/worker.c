@@ -718,12 +718,13 @@ int rt__worker_run_inside(const rt__callmsg_run *in, void **taken, size_t *len)
     fflush(stderr);
     /* The channel is lent while the outer task runs: taken as the
      * flusher takes it, and the answer sent now, since the task that
-     * waits for it asks for it next. */
+     * waits for it asks for it next.  Lent again with no wake-up: only
+     * this thread, the task's (running_here is its own), ever waits for
+     * it (take_lent_channel()). */
     take_lent_channel(CHAN_SENDING);
     send_result(&answer, &r, 0);
     int rc = flush_channel();
     atomic_store(&flush.chan, CHAN_LENT);
-    futex(&flush.chan, FUTEX_WAKE_PRIVATE, 1, NULL);
     if (rc < 0)
         leave_lost();
     return took;
