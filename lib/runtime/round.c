@@ -75,12 +75,24 @@ void rt__wakers_close(rt__runtime *rt)
 /* ---- the round: a baton, not a lock ----------------------------------------- */
 
 /* [L] Take the round when nobody holds it: 1 when taken. */
-int rt__round_try_locked(rt__runtime *rt)
+static int round_grab_locked(rt__runtime *rt)
 {
     if (rt->round_held)
         return 0;
     rt->round_held = 1;
     return 1;
+}
+
+/* [L] A thread that only tries the round (a submitter, a caller that
+ * awaits its task, the MPI bridge) leaves it to one that waits for it
+ * (rt__round_take()), which does the work it would have done.  Taking
+ * it again as soon as it was given, an application's thread making
+ * synchronous calls kept the runtime thread waiting for it a whole run:
+ * woken at each give for nothing, a context switch on the caller's CPUs
+ * (15 to 20 us a call, against 2.9, in one run of 20 000 in three). */
+int rt__round_try_locked(rt__runtime *rt)
+{
+    return !rt->round_waiting && round_grab_locked(rt);
 }
 
 static int round_try(rt__runtime *rt)
@@ -94,7 +106,7 @@ static int round_try(rt__runtime *rt)
 void rt__round_take(rt__runtime *rt)
 {
     pthread_mutex_lock(&rt->lock);
-    while (!rt__round_try_locked(rt)) {
+    while (!round_grab_locked(rt)) {
         rt->round_waiting++;
         pthread_cond_wait(&rt->round_free, &rt->lock);
         rt->round_waiting--;

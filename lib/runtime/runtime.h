@@ -267,7 +267,8 @@ void rt__errands_fail_locked(rt__runtime *rt, rt__errand *list);
 /* ---- round.c: the round and the ways into it ---------------------------------- */
 
 /* Take the round, waiting while another thread holds it; give it back.
- * ([L] not held.)  [L] held: take it if nobody holds it, 1 when taken. */
+ * ([L] not held.)  [L] held: take it if nobody holds it nor waits for
+ * it, 1 when taken. */
 void rt__round_take(rt__runtime *rt);
 void rt__round_give(rt__runtime *rt);
 int rt__round_try_locked(rt__runtime *rt);
