@@ -758,13 +758,14 @@ static void flush_or_leave(void)
  * quick batch sent for a caller that returns at once (RT__AWAIT_SOON: an
  * application's rt_remote(), a task's call; its rt_get() waits so for
  * tasks this quick only) are held up to AWAIT_GRACE_NS for the caller to
- * say it waits, and sent then if it did not.  A thread that waits otherwise (rt_wait(), an event loop's
- * rt_notify()) turns the word back (rt__local_unhold()), and they go at
- * once: held, an event loop's notice took 14.4 us against 7.6 before
- * the inbox.  Holding them only after a caller waited so for the batch
- * before spared those too, but a caller that found its task done, the
- * runtime thread having been quicker, no longer said so: whole runs of
- * 20 000 calls stayed at 8 to 12 us. */
+ * say it waits, and sent then if it did not.  A thread that waits
+ * otherwise (rt_wait(), an event loop's rt_notify()) turns the word back
+ * (rt__local_unhold()), and they go at once: held, an event loop's
+ * notice took 14.4 us against 7.6 before the inbox.  Holding them only
+ * after a caller waited so for the batch before spared those too, but a
+ * caller that found its task done, the runtime thread having been
+ * quicker, no longer said so: whole runs of 20 000 calls stayed at 8 to
+ * 12 us. */
 #define AWAIT_GRACE_NS 5000
 #define AWAIT_QUICK_NS 200000 /* dispatch.c's AWAIT_MAX_US */
 static uint64_t await_due_ns; /* answers held for a caller that may wait: sent by then */
