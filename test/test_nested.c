@@ -58,6 +58,8 @@ int n_inside_answers(const void *arg, size_t len, rt_result *r);
 int n_inside_cancelled(const void *arg, size_t len, rt_result *r);
 int n_sync_calls_inside(const void *arg, size_t len, rt_result *r);
 int n_double_inside(const void *arg, size_t len, rt_result *r);
+int n_held_answers_reach_takers(const void *arg, size_t len, rt_result *r);
+int n_hold_then_sleep(const void *arg, size_t len, rt_result *r);
 
 static uint64_t u64_of(const void *p)
 {
@@ -744,6 +746,61 @@ int n_inside_answers(const void *arg, size_t len, rt_result *r)
     return put_u64(r, right);
 }
 
+/* arg: n.  Children run inside this task's waits, which it takes from
+ * the runs (their answers held back a while: worker.c), each also an
+ * argument of a task it waits for next: how many of the 2 n values were
+ * right. */
+int n_held_answers_reach_takers(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t right = 0, one = 1;
+    if (len != sizeof(uint64_t))
+        return 1;
+    for (uint64_t i = 0; i < u64_of(arg); i++) {
+        rt_ref x, z;
+        void *v;
+        if (rt_remote(t_double, NULL, &i, sizeof i, &x) < 0)
+            return 2;
+        rt_arg in[2] = {RT_ARG_REF(x), RT_ARG_BYTES(&one, sizeof one)};
+        if (rt_remote_args(n_add_all, NULL, in, 2, &z) < 0 || rt_get(x, &v, NULL, RT_FOREVER) < 0)
+            return 3;
+        right += u64_of(v) == 2 * i;
+        rt_free(v);
+        if (rt_get(z, &v, NULL, 10000) < 0)
+            return 4;
+        right += u64_of(v) == 2 * i + 1;
+        rt_free(v);
+    }
+    return put_u64(r, right);
+}
+
+/* A child run inside this task's wait, its answer taken from the run
+ * and held back, and a task that takes its object, whose handle goes to
+ * the file at path arg; then 5 s without a call.  The child's value. */
+int n_hold_then_sleep(const void *arg, size_t len, rt_result *r)
+{
+    uint64_t seven = 7, one = 1;
+    char path[256];
+    rt_ref x, z;
+    void *v;
+    if (len >= sizeof path)
+        return 1;
+    memcpy(path, arg, len);
+    path[len] = '\0';
+    if (rt_remote(t_double, NULL, &seven, sizeof seven, &x) < 0)
+        return 2;
+    rt_arg in[2] = {RT_ARG_REF(x), RT_ARG_BYTES(&one, sizeof one)};
+    if (rt_remote_args(n_add_all, NULL, in, 2, &z) < 0 || rt_get(x, &v, NULL, RT_FOREVER) < 0)
+        return 3;
+    uint64_t got = u64_of(v);
+    rt_free(v);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(&z, sizeof z, 1, f) != 1)
+        return 4;
+    fclose(f);
+    usleep(5000000); /* the application waits for z meanwhile */
+    return put_u64(r, got);
+}
+
 /* Synchronous calls of t_getpid: how many ran in this process. */
 int n_sync_calls_inside(const void *arg, size_t len, rt_result *r)
 {
@@ -873,6 +930,47 @@ START_TEST(a_child_run_inside_gives_its_answer_as_any)
     uint64_t n = scaled(200);
     ck_assert_uint_eq(call_u64(n_inside_answers, NULL, &n, sizeof n), n);
     ck_assert_uint_eq(call_u64(n_inside_answers, NULL, &n, sizeof n), n); /* in sync still */
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* The answer of a child run inside its parent's wait, which the parent
+ * took from the run, is held back a while (worker.c): a task that takes
+ * its object, which the parent waits for next, still runs.  One CPU: the
+ * child waits behind its parent until the parent waits, then runs
+ * inside that wait. */
+START_TEST(a_held_inside_answer_reaches_who_takes_its_object)
+{
+    start_with(1, 0, 1);
+    uint64_t n = scaled(50);
+    ck_assert_uint_eq(call_u64(n_held_answers_reach_takers, NULL, &n, sizeof n), 2 * n);
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
+/* The same while the parent computes on, making no call: the worker's
+ * flusher sends the held answer, and a task that takes the child's
+ * object runs in time (here: once the other worker is free, at 2 s; the
+ * parent ends at 5 s). */
+START_TEST(a_held_inside_answer_goes_while_its_task_computes)
+{
+    start_runtime();
+    char path[128];
+    temp_path(path, sizeof path, "held-taker");
+    unlink(path);
+    uint64_t two_s = 2000;
+    rt_ref busy, task;
+    ck_ok(rt_remote(t_sleep_ms, NULL, &two_s, sizeof two_s, &busy)); /* the other worker */
+    usleep(200000);
+    ck_ok(rt_remote(n_hold_then_sleep, NULL, path, strlen(path), &task));
+    rt_ref z = ref_from_file(path, strlen(path));
+    ck_assert_uint_ne(z.id, 0);
+    size_t ready;
+    ck_ok(rt_wait(&z, 1, 1, 4000, &ready));
+    ck_assert_uint_eq(ready, 1); /* before the parent's end */
+    ck_assert_uint_eq(get_u64(task, 60000), 14);
+    ck_ok(rt_get(busy, NULL, NULL, 60000));
+    unlink(path);
     ck_ok(rt_shutdown());
 }
 END_TEST
@@ -1938,6 +2036,8 @@ Suite *nested_suite(void)
     tcase_add_test(tc, a_child_run_inside_its_parent_is_a_task_of_its_own);
     tcase_add_test(tc, a_crash_inside_a_wait_retries_both);
     tcase_add_test(tc, a_child_run_inside_gives_its_answer_as_any);
+    tcase_add_test(tc, a_held_inside_answer_reaches_who_takes_its_object);
+    tcase_add_test(tc, a_held_inside_answer_goes_while_its_task_computes);
     tcase_add_test(tc, a_tasks_sync_call_runs_inside_its_wait);
     tcase_add_test(tc, a_child_cancelled_inside_a_wait_is_cancelled);
     tcase_add_test(tc, a_chain_ten_thousand_deep_completes_on_two_cpus);

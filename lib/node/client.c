@@ -66,6 +66,7 @@ static _Thread_local struct {
     uint64_t named_fns[NAMED_FNS]; /* functions whose tasks go named */
     unsigned named_next;           /* the entry the next one takes */
     int named_rank;                /* the rank whose shape they have */
+    uint64_t last_named;           /* the handle of the last one */
     uint64_t draw;                 /* the random state of named handles */
 } conn;
 
@@ -424,6 +425,7 @@ static int submit_named(const rt__submission *s, rt_ref *ref)
     if (rt__chan_flush(&conn.chan) < 0) /* now: the task may compute a while */
         return lost();
     ref->id = named.id;
+    conn.last_named = named.id;
     made(named.id);
     return 0;
 }
@@ -591,6 +593,10 @@ int rt__client_get(rt_ref ref, void **data, size_t *len, long timeout_ms, int ke
     if (rc < 0)
         return rc;
     rt__callmsg_get g = {timeout_ms, (uint64_t)keep, asker_run(), may_run(timeout_ms), 0};
+    /* Another task may take the object of an answer held back; the last
+     * named submission takes none (a synchronous call's wait). */
+    if (ref.id != conn.last_named)
+        worker_of.send_held();
     reply r;
     rt__callmsg_run run;
     void *taken;
@@ -632,6 +638,7 @@ long rt__client_wait(const rt_ref *refs, size_t n, size_t num_ready, long timeou
     if (!w)
         return rt__error(RT_ENOMEM, "rt_wait: no memory for %zu handles", n);
     *w = (rt__callmsg_wait){timeout_ms, num_ready, asker_run(), n};
+    worker_of.send_held();
     memcpy(w + 1, refs, n * sizeof *refs);
     rc = rt__callmsg_put(&conn.chan, RT__CALL_WAIT, 0, asker(), w, size);
     rt__free(w);
@@ -683,6 +690,7 @@ int rt__client_actor_get(const char *name, rt_actor *actor)
 int rt__client_stream_next(rt_ref ref, rt_ref *item, long timeout_ms)
 {
     rt__callmsg_get g = {timeout_ms, 0, asker_run(), 0, 0};
+    worker_of.send_held();
     int rc = simple(RT__CALL_STREAM_NEXT, ref.id, &g, sizeof g, &item->id);
     if (rc == 0)
         made(item->id);

@@ -43,10 +43,13 @@ typedef struct rt__running {
 } rt__running;
 
 /* What the client asks of the worker it runs in (worker.c): what the
- * calling thread runs, and to run a task inside that thread's wait. */
+ * calling thread runs, to run a task inside that thread's wait, and to
+ * send the answers of such runs it holds back (before a wait that may
+ * need them). */
 typedef struct rt__client_worker {
     const rt__running *(*running)(void);
     int (*run_inside)(const rt__callmsg_run *in, void **taken, size_t *len);
+    void (*send_held)(void);
 } rt__client_worker;
 
 /* In a worker, as it starts: calls are this process's to make. */

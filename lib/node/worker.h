@@ -78,9 +78,15 @@ int rt__result_set_at(rt_result *result, unsigned index, const void *data, size_
  * gave it to run itself (callmsg.h): run it here, as the worker would,
  * and send its answer.  With taken: 1 when the waiting task may take
  * that answer from this run, a copy of its bytes in *taken and *len
- * (callmsg.h's RT__RAN_AND_TOOK); else 0. */
+ * (callmsg.h's RT__RAN_AND_TOOK); else 0.  An answer the waiting task
+ * takes so is held back a while (worker.c), until the next send or
+ * rt__worker_send_held(). */
 struct rt__callmsg_run;
 int rt__worker_run_inside(const struct rt__callmsg_run *in, void **taken, size_t *len);
+/* A thread of the task is about to wait for tasks that may take the
+ * objects of answers held back: send them now, unless the channel is in
+ * use (whoever has it sends them). */
+void rt__worker_send_held(void);
 /* Whether rt_cancel() asked the calling thread's task to stop. */
 int rt__worker_cancelled(void);
 
