@@ -462,10 +462,10 @@ static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 
 void rt__local_unhold(rt__local *l)
 {
-    uint32_t top = atomic_load(&l->slots_top);
-    for (uint32_t i = 0; i < top; i++) {
-        uint32_t soon = RT__AWAIT_SOON;
-        atomic_compare_exchange_strong(&l->slots[i].awaited, &soon, RT__AWAIT_NONE);
+    for (int i = 0; i < RT__SOON_KEPT; i++) {
+        uint32_t slot = atomic_load(&l->soon[i]), soon = RT__AWAIT_SOON;
+        if (slot)
+            atomic_compare_exchange_strong(&l->slots[slot - 1].awaited, &soon, RT__AWAIT_NONE);
     }
 }
 

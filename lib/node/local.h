@@ -46,8 +46,10 @@ pid_t rt__local_forkserver(const rt__local *l);
 int rt__local_door(const rt__local *l);
 /* A thread is about to wait without reading answers itself (rt_wait(),
  * rt_notify()): the answers that workers hold for a caller that may
- * read them in their journals (worker.h's RT__AWAIT_SOON) go now.  Any
- * thread, any time: it only turns words of the run slots. */
+ * read them in their journals (worker.h's RT__AWAIT_SOON) go now: those
+ * of the last few workers told so (a caller that waits otherwise than
+ * the others may find an older one's held, 5 us at most).  Any thread,
+ * any time: it only turns words of the run slots. */
 void rt__local_unhold(rt__local *l);
 /* Stop: the fork server kills and reaps every worker when its socket
  * closes; reap it, relay what the workers printed, free everything. */

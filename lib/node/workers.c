@@ -232,8 +232,15 @@ static void say_who_may_wait(rt__worker *w, int caller_waits)
 {
     if (rt__chan_unsent(&w->chan) == 0)
         return;
-    atomic_store(&w->node->slots[w->slot].awaited,
-                 caller_waits ? RT__AWAIT_SOON : RT__AWAIT_NONE);
+    rt__local *l = w->node;
+    atomic_store(&l->slots[w->slot].awaited, caller_waits ? RT__AWAIT_SOON : RT__AWAIT_NONE);
+    /* Written by the round's holder alone: the last entry is this one's
+     * when it waits again at once (a synchronous caller's loop). */
+    uint32_t next = atomic_load(&l->soon_next);
+    if (caller_waits && atomic_load(&l->soon[(next - 1) % RT__SOON_KEPT]) != w->slot + 1) {
+        atomic_store(&l->soon[next % RT__SOON_KEPT], w->slot + 1);
+        atomic_store(&l->soon_next, next + 1);
+    }
 }
 
 /* What w has queued goes in its inbox rather than on its socket while it
@@ -359,8 +366,6 @@ static rt__worker *new_worker(rt__local *l, int mine[3])
     rt__link_init(&w->link);
     rt__link_init(&w->idle_link);
     w->slot = l->free_slots[--l->nfree];
-    if (w->slot >= atomic_load(&l->slots_top))
-        atomic_store(&l->slots_top, w->slot + 1);
     /* What a new worker finds: the journal's data, and the inbox's room,
      * need no zeroing. */
     memset(&l->slots[w->slot], 0, offsetof(rt__run_slot, journal.data));

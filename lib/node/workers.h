@@ -80,6 +80,8 @@ struct rt__worker {
     uint64_t spawn_ns;         /* when the fork server was asked for it */
 };
 
+#define RT__SOON_KEPT 8
+
 struct rt__local {
     rt__node node;             /* ops and events: what the dispatcher sees */
     rt__family_set families;   /* what its tasks are told of their devices */
@@ -92,7 +94,11 @@ struct rt__local {
     rt__run_slot *slots;
     rt__board_keeper board;    /* small results between its workers */
     uint32_t *free_slots;      /* a stack of unused slot numbers */
-    _Atomic uint32_t slots_top; /* past every slot ever taken (rt__local_unhold()) */
+    /* The slots (1 up) whose workers were told last that a caller may
+     * wait soon (worker.h's RT__AWAIT_SOON), for rt__local_unhold(): a
+     * few, so that a wait looks at them alone, not at every worker's. */
+    _Atomic uint32_t soon[RT__SOON_KEPT];
+    _Atomic uint32_t soon_next;
     size_t nfree;
     rt__worker **by_slot;
     rt__link all, idle;        /* workers: running, idle (also in all) */
