@@ -88,6 +88,36 @@ START_TEST(short_tasks_do_not_wait_behind_a_long_one)
 }
 END_TEST
 
+/* A short task that went behind a task of its class before that one ran
+ * long is taken back for the other worker once it does, though that
+ * worker ran out of work before (it went idle when the long one was still
+ * within its class's usual time). */
+START_TEST(a_short_task_queued_behind_one_that_turns_long_is_taken_back)
+{
+    rt_config c = two_workers(2);
+    ck_ok(rt_init_config(&c));
+    uint64_t usual_ms = 100, long_ms = 6000, zero = 0;
+    rt_ref usual[2], slow, quick[2];
+    for (int i = 0; i < 2; i++) /* the class is known to take 100 ms */
+        ck_ok(rt_remote(t_nap, NULL, &usual_ms, sizeof usual_ms, &usual[i]));
+    /* Sent as the first of those ends: the long one and a short one to
+     * the worker that answered first, the other short one behind the
+     * other's 100 ms task. */
+    long start = now_ms();
+    ck_ok(rt_remote(t_nap, NULL, &long_ms, sizeof long_ms, &slow));
+    for (int i = 0; i < 2; i++)
+        ck_ok(rt_remote(t_nap, NULL, &zero, sizeof zero, &quick[i]));
+    for (int i = 0; i < 2; i++)
+        ck_ok(rt_get(quick[i], NULL, NULL, 60000));
+    long took = now_ms() - start;
+    ck_assert_msg(took < 3000, "two no-op tasks took %ld ms beside a 6 s task", took);
+    for (int i = 0; i < 2; i++)
+        ck_ok(rt_get(usual[i], NULL, NULL, 60000));
+    ck_ok(rt_get(slow, NULL, NULL, 60000));
+    ck_ok(rt_shutdown());
+}
+END_TEST
+
 /* One worker: results of short tasks that ran before a long one reach
  * rt_get() while the long one runs. */
 START_TEST(results_before_a_long_task_are_not_held)
@@ -202,6 +232,7 @@ Suite *core_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_task_never_gets_an_actors_death);
     tcase_add_test(tc, short_tasks_do_not_wait_behind_a_long_one);
+    tcase_add_test(tc, a_short_task_queued_behind_one_that_turns_long_is_taken_back);
     tcase_add_test(tc, results_before_a_long_task_are_not_held);
     tcase_add_test(tc, max_retries_zero_runs_a_task_at_most_once);
     tcase_add_test(tc, a_task_that_closes_its_socket_fails);

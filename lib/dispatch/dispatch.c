@@ -233,6 +233,14 @@ static void send_task(rt__dispatch *d, rt__lease *l, rt__task *t, uint64_t now)
         rt__graph_sent(&d->graph, t);
 }
 
+/* Have the runtime run a round within ms (check_ms). */
+static void look_again_in(rt__dispatch *d, uint64_t ms)
+{
+    int within = ms > INT_MAX ? INT_MAX : (int)ms;
+    if (d->check_ms < 0 || within < d->check_ms)
+        d->check_ms = within;
+}
+
 /* Kill the workers of tasks that ran past their limit (their loss fails
  * them with RT_EKILLED), and say when to look again. */
 static void expire(rt__dispatch *d, uint64_t now)
@@ -252,10 +260,7 @@ static void expire(rt__dispatch *d, uint64_t now)
          * what it has left has passed if it runs (it is then exact on
          * this machine); a whole limit from now if it waits in its worker
          * (a round comes sooner anyway when the task before it answers). */
-        uint64_t left_ms = (limit_us - ran_us) / 1000 + 1;
-        int ms = left_ms > INT_MAX ? INT_MAX : (int)left_ms;
-        if (d->check_ms < 0 || ms < d->check_ms)
-            d->check_ms = ms;
+        look_again_in(d, (limit_us - ran_us) / 1000 + 1);
     }
 }
 
@@ -355,6 +360,7 @@ void rt__dispatch_flush(rt__dispatch *d, int caller_waits)
 }
 
 static int resume(rt__dispatch *d); /* tasks that wait for others, below */
+static void steal_when_due(rt__dispatch *d); /* with the answers, below */
 
 void rt__dispatch_run(rt__dispatch *d, int caller_waits)
 {
@@ -364,6 +370,7 @@ void rt__dispatch_run(rt__dispatch *d, int caller_waits)
         rt__health_fail_never(d);
     if (!rt__list_empty(&d->sched.unplaced))
         rt__sched_place_groups(&d->sched, &d->out.placed);
+    steal_when_due(d);
     /* Tasks filed early while feeding (their objects just sent) may need
      * leases of their own: another pass, while that files more. */
     for (int pass = 0; pass < 64; pass++) {
@@ -555,8 +562,8 @@ static int resume(rt__dispatch *d)
     if (kept < d->nresuming || !kept)
         d->resume_since_ns = kept ? now : 0; /* some went on: wait afresh */
     d->nresuming = kept;
-    if (kept && (d->check_ms < 0 || d->check_ms > (int)(RESUME_WAIT_NS / 1000000)))
-        d->check_ms = (int)(RESUME_WAIT_NS / 1000000) + 1; /* look again then */
+    if (kept)
+        look_again_in(d, RESUME_WAIT_NS / 1000000 + 1);
     return kept > 0;
 }
 
@@ -789,23 +796,56 @@ static void not_run(rt__dispatch *d, rt__task *t)
         rt__dispatch_file(d, t);
 }
 
-/* l has nothing left to do: tasks sent behind a task of its class that
- * runs far longer than usual, in another worker, are taken back for it
- * to run (they would wait there while this worker idles). */
+/* Take back the tasks queued behind o's running task when that task has
+ * run far longer than its class's usually do (stalled: they would wait
+ * there while other workers idle); when it has not yet, note when it
+ * will have (steal_at_ns), to look again then.  1 when some came back. */
+static int steal_from(rt__dispatch *d, rt__lease *o, uint64_t now)
+{
+    rt__node *n = rt__dispatch_node_of(d, o);
+    if (o->inflight.count < 2 || o->lent_by || o->inside || !n->ops->take_back)
+        return 0;
+    uint64_t left_us = rt__sched_stalls_in_us(o, n->ops->busy_us(n, o->worker, now), now);
+    if (left_us) {
+        uint64_t at = now + left_us * 1000;
+        if (!d->steal_at_ns || at < d->steal_at_ns)
+            d->steal_at_ns = at;
+        look_again_in(d, left_us / 1000 + 1);
+        return 0;
+    }
+    long back = n->ops->take_back(n, o->worker);
+    if (back <= 0)
+        return 0;
+    take_back(d, o, (size_t)back);
+    return 1;
+}
+
+/* l has nothing left to do: what waits behind a stalled task of its class
+ * in another worker comes back for it, now or when that task stalls (a
+ * worker that ran out of work just before would else never look again,
+ * and a quick task waited out a long one; its lease ends meanwhile). */
 static void steal_for(rt__dispatch *d, const rt__lease *l)
 {
     uint64_t now = rt__now_ns();
-    for (rt__lease *o = rt__sched_first_lease(l->cls); o; o = rt__sched_next_lease(l->cls, o)) {
-        rt__node *n = rt__dispatch_node_of(d, o);
-        if (o == l || o->inflight.count < 2 || o->lent_by || o->inside || !n->ops->take_back ||
-            !rt__sched_stalled(o, n->ops->busy_us(n, o->worker, now), now))
-            continue;
-        long back = n->ops->take_back(n, o->worker);
-        if (back > 0) {
-            take_back(d, o, (size_t)back);
+    for (rt__lease *o = rt__sched_first_lease(l->cls); o; o = rt__sched_next_lease(l->cls, o))
+        if (o != l && steal_from(d, o, now))
             return;
-        }
-    }
+}
+
+/* The time noted by steal_from() has come: whatever is stalled by now
+ * gives back its queue (the CPUs of the leases that ran out of work are
+ * free for it). */
+static void steal_when_due(rt__dispatch *d)
+{
+    uint64_t now = rt__now_ns();
+    if (d->steal_at_ns > now)
+        look_again_in(d, (d->steal_at_ns - now) / 1000000 + 1);
+    if (!d->steal_at_ns || d->steal_at_ns > now)
+        return;
+    d->steal_at_ns = 0;
+    for (rt__class *c = rt__sched_first_class(&d->sched); c; c = rt__sched_next_class(&d->sched, c))
+        for (rt__lease *o = rt__sched_first_lease(c); o && !c->owner; o = rt__sched_next_lease(c, o))
+            steal_from(d, o, now);
 }
 
 static void on_answered(void *ctx, void *owner, rt__answer *r)
@@ -1091,4 +1131,5 @@ void rt__dispatch_free(rt__dispatch *d, const char *why)
     rt__free(d->node_bytes);
     d->node_bytes = NULL;
     d->check_ms = -1;
+    d->steal_at_ns = 0;
 }

@@ -81,8 +81,13 @@ typedef struct rt__dispatch {
     int retry_soon;                /* a lease failed for lack of memory or
                                       descriptors: run again soon */
     rt__timeouts timeouts;         /* tasks in flight with a time limit */
-    int check_ms;                  /* when the next may pass its limit;
-                                      -1: none runs */
+    int check_ms;                  /* when to look again: a task may pass
+                                      its limit, a resume waits, a queue
+                                      may be taken back; -1: never */
+    uint64_t steal_at_ns;          /* when a worker with tasks queued
+                                      behind its running one counts as
+                                      stalled, noted when another of its
+                                      class ran out of work; 0: none */
     rt__timeline *timeline;        /* where ended tasks are recorded, or
                                       NULL: not recording */
     int answers_soon;              /* this round heard a quick task while

@@ -96,12 +96,18 @@ static double stall_limit_us(const rt__class *c)
     return STALL_FACTOR * (c->timed ? c->run_us : 0) + STALL_SLACK_US;
 }
 
-int rt__sched_stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
+uint64_t rt__sched_stalls_in_us(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
 {
     double limit = stall_limit_us(l->cls);
     double quiet_us = now_ns > l->quiet_since_ns
                           ? (double)(now_ns - l->quiet_since_ns) / 1000.0 : 0;
-    return l->inflight.count && ((double)busy_us > limit || quiet_us > limit);
+    double longest = (double)busy_us > quiet_us ? (double)busy_us : quiet_us;
+    return longest > limit ? 0 : (uint64_t)(limit - longest) + 1;
+}
+
+int rt__sched_stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns)
+{
+    return l->inflight.count && rt__sched_stalls_in_us(l, busy_us, now_ns) == 0;
 }
 
 int rt__sched_takes_turns(const rt__lease *l, uint64_t busy_us)

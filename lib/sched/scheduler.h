@@ -268,6 +268,9 @@ int rt__sched_takes_turns(const rt__lease *l, uint64_t busy_us);
  * longer than its class's usually do, or it has been quiet that long (it
  * may not have started its task yet).  busy_us as for share. */
 int rt__sched_stalled(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
+/* In how many microseconds l, which has tasks in flight, counts as
+ * stalled if its task goes on and no answer comes; 0 when it does now. */
+uint64_t rt__sched_stalls_in_us(const rt__lease *l, uint64_t busy_us, uint64_t now_ns);
 size_t rt__sched_room(const rt__lease *l);
 /* l's worker was sent t at now_ns: t joins its tasks in flight. */
 void rt__sched_sent(rt__lease *l, rt__task *t, uint64_t now_ns);
