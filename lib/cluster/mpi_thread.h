@@ -84,6 +84,10 @@ struct rt__bridge {
     void *ctx;
     rt__wake arrivals;        /* the loop takes what arrived */
     int arrived_new;          /* bridge thread only: arrived since handed over */
+    int awaiting;             /* [mu] a thread that holds the round waits for
+                                 what arrives, and delivers it itself
+                                 (rt__bridge_await()) */
+    _Atomic unsigned arrivals_seq; /* counts the lists that arrived */
     outgoing *inflight;       /* bridge thread only */
     outgoing **batch;         /* bridge thread only: one being made per rank */
     char *batch_in;           /* bridge thread only: where batches are received */

@@ -29,6 +29,7 @@ typedef struct lease {
     rt__tasks queue;       /* waiting for w */
     rt__tasks inflight;    /* sent to w, in order */
     uint64_t fini;         /* an actor's destructor, for its constructor */
+    double run_us;         /* how long its tasks run, lately (0 at first) */
     rt__devices devices;   /* the lease's devices, pointing into */
     char *devices_text;    /* this, or NULL before rank 0 sends them */
     int stop;              /* an actor's: finish once its tasks are sent */
@@ -44,10 +45,19 @@ struct rt__serve {
     rt__link pulling;      /* leases whose next task waits for objects */
     rt__fn_cache functions; /* the functions rank 0 sent, found here */
     rt__store *store;       /* objects held here: results kept, copies pulled */
+    lease *awaited;         /* the one lease sent a quick task by the
+                               messages just delivered (rt__serve_await()) */
+    int delivered_tasks;    /* tasks those messages brought */
     void (*inside_answered)(void *ctx, rt__answer *a); /* local first's */
     void (*inside_stopped)(void *ctx, uint64_t child);
     void *inside_ctx;
 };
+
+/* The bridge's thread waits on a worker for a task's answer only when
+ * the task came alone and its lease's tasks take this long at most, and
+ * then for a few times that: MPI waits meanwhile. */
+#define AWAIT_MAX_US 200.0
+#define AWAIT_SLACK_US 50.0
 
 static void reply(rt__serve *s, const rt__rank_msg *m)
 {
@@ -72,6 +82,8 @@ static void drop_tasks(rt__serve *s, rt__tasks *q)
 
 static void lease_free(rt__serve *s, lease *l)
 {
+    if (s->awaited == l)
+        s->awaited = NULL;
     rt__idmap_remove(&s->leases, &l->byid);
     rt__list_remove(&l->waiting);
     rt__list_remove(&l->pulling);
@@ -243,6 +255,7 @@ static void on_answered(void *ctx, void *owner, rt__answer *a)
     rt__serve *s = ctx;
     lease *l = owner;
     rt__task *t = rt__tasks_pop(&l->inflight); /* answers come in order */
+    l->run_us = l->run_us ? 0.75 * l->run_us + 0.25 * (double)a->run_us : (double)a->run_us;
     if (placed_here(t)) { /* rank 0 knows nothing of it */
         s->inside_answered(s->inside_ctx, a);
         free_task(s, t);
@@ -410,6 +423,23 @@ static void take_task(rt__serve *s, lease *l, const rt__rank_msg *m)
     }
     rt__tasks_push(&l->queue, t);
     feed(s, l);
+    s->delivered_tasks++;
+    s->awaited = l;
+}
+
+int rt__serve_await(rt__serve *s)
+{
+    lease *l = s->delivered_tasks == 1 ? s->awaited : NULL;
+    s->awaited = NULL;
+    s->delivered_tasks = 0;
+    /* A new lease's first task (a synchronous caller's lease is new each
+     * time) gets the slack alone: a long one costs MPI that much, once. */
+    if (!l || !l->w || l->inflight.count != 1 || l->queue.head || l->run_us > AWAIT_MAX_US ||
+        !s->local->ops->await ||
+        !s->local->ops->await(s->local, l->w, (int)(4 * l->run_us + AWAIT_SLACK_US)))
+        return 0;
+    rt__bridge_flush(s->bridge); /* the answer, for the bridge's next pass */
+    return 1;
 }
 
 /* Rank 0 lent the CPUs of l's running task, or took them back: the local

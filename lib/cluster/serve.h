@@ -39,6 +39,12 @@ int rt__serve_deliver(rt__serve *s, int from, const rt__rank_msg *m);
  * what was answered since the last round; 1 when a lease still waits for
  * lack of a process (try again soon). */
 int rt__serve_run(rt__serve *s);
+/* After a round that delivered messages on the bridge's thread: when
+ * they brought one task, and its lease's tasks are quick, wait on its
+ * worker for its answer, for the bridge to send at once (rank 0's
+ * synchronous call then wakes neither this rank's runtime thread nor the
+ * bridge's for it).  1 when an answer came and was queued for rank 0. */
+int rt__serve_await(rt__serve *s);
 /* Local first (tunnel.h): the task `child` (a handle of this rank's:
  * node/callmsg.h's RT__ID_FOREIGN), which the task `parent` running here
  * submitted and now waits for, runs inside that wait, in parent's

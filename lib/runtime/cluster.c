@@ -339,6 +339,11 @@ int rt__cluster_round(rt__cluster *c)
     return c->serve ? rt__serve_run(c->serve) : 0;
 }
 
+int rt__cluster_await(rt__cluster *c)
+{
+    return c->serve ? rt__serve_await(c->serve) : 0;
+}
+
 int rt__cluster_calls_soon(rt__cluster *c)
 {
     return rt__tunnel_calls_soon(c->tunnel);

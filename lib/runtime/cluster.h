@@ -39,6 +39,10 @@ void rt__cluster_tunnel(rt__cluster *c, int connection);
 /* The cluster's share of each round (its holder's); 1 when it wants another
  * round soon. */
 int rt__cluster_round(rt__cluster *c);
+/* A serving rank, after the bridge's round: wait on a worker for the
+ * answer of the quick task just delivered (rt__serve_await()); 1 when it
+ * came. */
+int rt__cluster_await(rt__cluster *c);
 /* Whether a worker here is about to call again (its rank just answered a
  * task's call itself: local first), so that the wait lingers first. */
 int rt__cluster_calls_soon(rt__cluster *c);

@@ -325,7 +325,7 @@ static int bridge_takes_round(void *rt)
 
 static void bridge_runs_round(void *rt)
 {
-    rt__round_here(rt, 0); /* the bridge goes back to MPI */
+    rt__round_bridge(rt); /* the bridge goes back to MPI */
 }
 
 /* Join the MPI job, once the local node runs (its fork server forked

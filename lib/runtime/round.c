@@ -571,12 +571,12 @@ static int came_meanwhile(const rt__runtime *rt)
  * submits as the round ends (the application's next synchronous call,
  * as the bridge's round hands it the answer of the one before) wakes no
  * thread, and finds its work taken.  More than that goes to the runtime
- * thread, so that the bridge's thread goes back to MPI. */
-void rt__round_here(rt__runtime *rt, int caller_waits)
+ * thread, so that the bridge's thread goes back to MPI.  After a first
+ * round that said still (the runtime thread is wanted after); the round
+ * is then given back. */
+static void rounds_here(rt__runtime *rt, int caller_waits, int still)
 {
-    int still = 0;
     for (int rounds = 1;; rounds++) {
-        still |= round_here(rt, caller_waits);
         pthread_mutex_lock(&rt->lock);
         if (!came_meanwhile(rt))
             break;
@@ -585,11 +585,25 @@ void rt__round_here(rt__runtime *rt, int caller_waits)
             break;
         }
         pthread_mutex_unlock(&rt->lock);
+        still |= round_here(rt, caller_waits);
     }
     round_give_locked(rt);
     pthread_mutex_unlock(&rt->lock);
     if (still)
         rt__wake_runtime(rt);
+}
+
+void rt__round_here(rt__runtime *rt, int caller_waits)
+{
+    rounds_here(rt, caller_waits, round_here(rt, caller_waits));
+}
+
+void rt__round_bridge(rt__runtime *rt)
+{
+    int still = round_here(rt, 0);
+    if (rt->cluster)
+        rt__cluster_await(rt->cluster);
+    rounds_here(rt, 0, still);
 }
 
 int rt__round_take_running(rt__runtime *rt)

@@ -281,8 +281,12 @@ void rt__round_hold(rt__runtime *rt);
 void rt__round_here(rt__runtime *rt, int caller_waits);
 /* Take the round when it is free and the runtime runs (or starts, as a
  * serving rank's does until it ends): 1 when taken (the MPI bridge's
- * thread, cluster/bridge.h), which then runs rt__round_here(). */
+ * thread, cluster/bridge.h), which then runs rt__round_bridge(): as
+ * rt__round_here(rt, 0), and on a serving rank, the answer of a quick
+ * task it delivered alone is waited for on its worker after the first
+ * round (rt__cluster_await()), for the bridge to send at once. */
 int rt__round_take_running(rt__runtime *rt);
+void rt__round_bridge(rt__runtime *rt);
 /* The runtime thread's loop, from rt_init() to its stop. */
 void rt__round_loop(rt__runtime *rt);
 
