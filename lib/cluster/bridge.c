@@ -78,8 +78,7 @@ static void bridge_free(rt__bridge *b)
     for (incoming *in = b->arrived, *next; in; in = next) {
         next = in->next;
         rt__buf_free(in->m.owned);
-        rt__free(in->buf);
-        rt__free(in);
+        rt__incoming_free(in);
     }
     rt__wake_close(NULL, &b->arrivals);
     rt__free(b->batch);
@@ -150,8 +149,7 @@ void rt__bridge_deliver(rt__bridge *b)
     for (incoming *in = list, *next; in; in = next) {
         next = in->next;
         b->cb(b->ctx, in->from, &in->m);
-        rt__free(in->buf);
-        rt__free(in);
+        rt__incoming_free(in);
     }
 }
 
@@ -208,24 +206,78 @@ void rt__bridge_detach(rt__bridge *b)
         rt__loop_remove(loop, &b->arrivals.watch);
 }
 
+static void stage(rt__bridge *b, outgoing *o)
+{
+    *b->staged_tail = o;
+    b->staged_tail = &o->next;
+}
+
+/* Room for len more bytes in batch bt, grown by doubling: 0, or -1
+ * without memory. */
+static int batch_room(outgoing *bt, size_t len)
+{
+    if (bt->len + len <= bt->cap)
+        return 0;
+    size_t cap = bt->cap ? 2 * bt->cap : BATCH_FIRST;
+    if (cap < bt->len + len)
+        cap = bt->len + len;
+    char *grown = rt__realloc(bt->buf, cap);
+    if (!grown)
+        return -1;
+    bt->buf = grown;
+    bt->cap = cap;
+    return 0;
+}
+
+/* m, whose bytes are inline, joins the batch open for rank `to` (length
+ * first), which is staged already; a new one when none is or when it
+ * would pass BATCH_MAX.  One buffer for the many messages of a round:
+ * a buffer and a record each, copied into a batch by the bridge's thread
+ * and freed there, took half of rank 0's bridge thread in a stream of
+ * small tasks to other ranks (malloc and free). */
+static int stage_in_batch(rt__bridge *b, int to, const rt__rank_msg *m)
+{
+    uint64_t len = rt__rank_encoded_len(m);
+    outgoing *bt = b->batch[to];
+    if (bt && bt->len + sizeof len + len > BATCH_MAX)
+        bt = NULL;
+    if (!bt) {
+        if (!(bt = rt__outgoing_new(to, TAG_BATCH, 1)))
+            return -1;
+        stage(b, bt);
+        b->batch[to] = bt;
+    }
+    if (batch_room(bt, sizeof len + len) < 0)
+        return -1;
+    memcpy(bt->buf + bt->len, &len, sizeof len);
+    rt__rank_encode_into(m, bt->buf + bt->len + sizeof len);
+    bt->len += sizeof len + len;
+    return 0;
+}
+
 int rt__bridge_send(rt__bridge *b, int to, const rt__rank_msg *m)
 {
     int follows = m->fd >= 0 || m->owned;
-    size_t piece = rt__piece_of(m->type), pieces = follows ? (m->len + piece - 1) / piece : 0;
+    if (!follows)
+        return stage_in_batch(b, to, m);
+    size_t piece = rt__piece_of(m->type), pieces = (m->len + piece - 1) / piece;
     outgoing *o = rt__outgoing_new(to, TAG_MSG, 1 + pieces);
-    if (!o || rt__rank_encode(m, &o->buf, &o->len) < 0) {
+    if (o)
+        o->len = rt__rank_encoded_len(m);
+    if (!o || !(o->buf = rt__malloc(o->len))) {
         rt__free(o);
         if (m->fd >= 0)
             close(m->fd);
         rt__buf_free(m->owned);
         return -1;
     }
+    rt__rank_encode_into(m, o->buf);
     o->fd = m->fd;
     o->owned = m->owned;
-    o->bulk_len = follows ? m->len : 0;
+    o->bulk_len = m->len;
     o->piece = piece;
-    *b->staged_tail = o;
-    b->staged_tail = &o->next;
+    b->batch[to] = NULL; /* what comes after goes after it (MPI keeps the order) */
+    stage(b, o);
     return 0;
 }
 
@@ -233,6 +285,8 @@ void rt__bridge_flush(rt__bridge *b)
 {
     if (!b->staged)
         return;
+    for (outgoing *o = b->staged; o; o = o->next)
+        b->batch[o->to] = NULL; /* the bridge thread's from here */
     pthread_mutex_lock(&b->mu);
     *b->queued_tail = b->staged;
     b->queued_tail = b->staged_tail;

@@ -33,6 +33,17 @@ void rt__outgoing_free(outgoing *o)
     rt__free(o);
 }
 
+void rt__incoming_free(incoming *in)
+{
+    if (in->block) {
+        if (--in->block->left == 0)
+            rt__free(in->block); /* in with it */
+        return;
+    }
+    rt__free(in->buf);
+    rt__free(in);
+}
+
 /* Hand a list of messages (linked, last at *tail) to the loop. */
 static void arrive(rt__bridge *b, incoming *in, incoming **tail)
 {
@@ -125,48 +136,14 @@ outgoing *rt__outgoing_new(int to, int tag, size_t nreqs)
     return o;
 }
 
-static void post_batch(rt__bridge *b, int to)
-{
-    if (b->batch[to])
-        post(b, b->batch[to]);
-    b->batch[to] = NULL;
-}
-
-/* Add o's bytes to the batch for its rank: 0, or -1 without memory. */
-static int batch_add(rt__bridge *b, outgoing *o)
-{
-    outgoing *bt = b->batch[o->to];
-    if (bt && bt->len + sizeof(uint64_t) + o->len > BATCH_MAX) {
-        post_batch(b, o->to);
-        bt = NULL;
-    }
-    if (!bt && !(bt = b->batch[o->to] = rt__outgoing_new(o->to, TAG_BATCH, 1)))
-        return -1;
-    char *grown = rt__realloc(bt->buf, bt->len + sizeof(uint64_t) + o->len);
-    if (!grown)
-        return -1;
-    uint64_t len = o->len;
-    memcpy(grown + bt->len, &len, sizeof len);
-    memcpy(grown + bt->len + sizeof len, o->buf, o->len);
-    bt->buf = grown;
-    bt->len += sizeof len + o->len;
-    rt__outgoing_free(o);
-    return 0;
-}
-
-/* Send what was queued: messages with pieces alone, the others in one
- * batch per rank, in their order (MPI keeps the order between two ranks). */
+/* Send what was queued, in its order (MPI keeps the order between two
+ * ranks): batches of small messages, and messages with pieces. */
 static void post_all(rt__bridge *b, outgoing *list)
 {
     for (outgoing *o = list, *next; o; o = next) {
         next = o->next;
-        if (o->fd >= 0 || o->owned || batch_add(b, o) < 0) {
-            post_batch(b, o->to);
-            post(b, o);
-        }
+        post(b, o);
     }
-    for (int r = 0; r < b->size; r++)
-        post_batch(b, r);
 }
 
 /* Free the sends that completed; 1 when any did. */
@@ -274,59 +251,79 @@ static void count_bye(rt__bridge *b, int from)
     pthread_mutex_unlock(&b->mu);
 }
 
-/* Decode one message of buf (which it then owns) and take its pieces if
- * they follow: the message to hand over, or NULL (a BYE is counted here;
- * a message that cannot be read is dropped with a warning). */
-static incoming *take_message(rt__bridge *b, int from, char *buf, size_t len,
-                              int may_follow)
+/* Decode the message of len bytes at buf into in (zeroed), and take its
+ * pieces if they follow: 1 to hand it over; 0 when it was a BYE (counted
+ * here) or could not be read (dropped with a warning). */
+static int read_message(rt__bridge *b, int from, const char *buf, size_t len,
+                        int may_follow, incoming *in)
 {
-    incoming *in = rt__malloc(sizeof *in);
     int follows = 0;
-    if (!in || rt__rank_decode(buf, len, &in->m, &follows) < 0 ||
+    if (rt__rank_decode(buf, len, &in->m, &follows) < 0 ||
         (follows && (!may_follow ||
                      !(in->m.owned = receive_pieces(b, from, in->m.len, in->m.type))))) {
         rt__warn("a message from rank %d could not be read: dropped", from);
-        rt__free(in);
-        rt__free(buf);
-        return NULL;
+        return 0;
     }
     if (in->m.type == RT__RANK_BYE) {
         count_bye(b, from);
-        rt__free(in);
-        rt__free(buf);
-        return NULL;
+        return 0;
     }
     if (in->m.owned)
         in->m.bytes = in->m.owned;
     b->payload_in += in->m.len;
     b->messages_in++;
     in->from = from;
-    in->buf = buf;
-    in->next = NULL;
-    return in;
+    return 1;
 }
 
-/* The messages of a batch, each copied out of it, handed over at once. */
-static void take_batch(rt__bridge *b, int from, const char *buf, size_t len)
+/* The messages of a batch (each length first) that can be read whole:
+ * how many. */
+static size_t batch_count(int from, const char *buf, size_t len)
 {
-    incoming *list = NULL, **tail = &list;
+    size_t count = 0;
     uint64_t n;
-    for (size_t at = 0; len - at >= sizeof n; at += sizeof n + n) {
+    for (size_t at = 0; len - at >= sizeof n; at += sizeof n + n, count++) {
         memcpy(&n, buf + at, sizeof n);
-        char *one = n <= len - at - sizeof n ? rt__malloc(n ? n : 1) : NULL;
-        if (!one) {
-            rt__warn("a batch from rank %d could not be read: dropped", from);
+        if (n > len - at - sizeof n) {
+            rt__warn("a batch from rank %d is cut short: its end is dropped", from);
             break;
         }
-        memcpy(one, buf + at + sizeof n, n);
-        incoming *in = take_message(b, from, one, n, 0);
-        if (in) {
-            *tail = in;
-            tail = &in->next;
-        }
+    }
+    return count;
+}
+
+/* The messages of a batch, handed over at once, in one block with a copy
+ * of its bytes (a buffer and a record each, each copied out, took a
+ * quarter of rank 0's bridge thread in a stream of small tasks). */
+static void take_batch(rt__bridge *b, int from, const char *buf, size_t len)
+{
+    size_t count = batch_count(from, buf, len);
+    incoming_block *block = count ? rt__malloc(sizeof *block + count * sizeof(incoming) + len)
+                                  : NULL;
+    if (!block) {
+        if (count)
+            rt__warn("no memory for a batch from rank %d: dropped", from);
+        return;
+    }
+    incoming *ins = (incoming *)(block + 1), *list = NULL, **tail = &list;
+    char *bytes = (char *)(ins + count);
+    memcpy(bytes, buf, len);
+    block->left = 0;
+    uint64_t n;
+    for (size_t k = 0, at = 0; k < count; k++, at += sizeof n + n) {
+        memcpy(&n, bytes + at, sizeof n);
+        memset(&ins[k], 0, sizeof ins[k]);
+        if (!read_message(b, from, bytes + at + sizeof n, n, 0, &ins[k]))
+            continue;
+        ins[k].block = block;
+        block->left++;
+        *tail = &ins[k];
+        tail = &ins[k].next;
     }
     if (list)
         arrive(b, list, tail);
+    else
+        rt__free(block);
 }
 
 /* Room for a batch of len bytes: one buffer, reused, as each message is
@@ -369,9 +366,16 @@ static int receive_one(rt__bridge *b)
         take_batch(b, from, buf, len);
         return 2;
     }
-    incoming *in = take_message(b, from, buf, len, 1);
-    if (in)
+    incoming *in = rt__calloc(1, sizeof *in);
+    if (in && read_message(b, from, buf, len, 1, in)) {
+        in->buf = buf;
         arrive(b, in, &in->next);
+    } else {
+        if (!in)
+            rt__warn("no memory for a message from rank %d: dropped", from);
+        rt__free(in);
+        rt__free(buf);
+    }
     return 2;
 }
 

@@ -22,6 +22,7 @@ typedef struct rt__bridge rt__bridge; /* as bridge.h says */
 #define TAG_BATCH 3 /* messages without pieces, each a length and its bytes */
 #define TAG_ALIVE 4 /* no bytes: a serving rank is there (keep_alive()) */
 #define BATCH_MAX ((size_t)1 << 20) /* bytes a batch grows to before it goes */
+#define BATCH_FIRST ((size_t)4096) /* a batch's first room */
 #define SPIN_POLLS 200      /* polls with a yield before backing off */
 #define BACKOFF_MAX_US 20000 /* the longest sleep between idle polls */
 #define ALIVE_EVERY_NS 1000000000ull /* a serving rank's sign of life */
@@ -34,7 +35,7 @@ typedef struct outgoing {
     struct outgoing *next;
     int to, tag;
     char *buf;
-    size_t len;
+    size_t len, cap;         /* cap: a batch's room */
     int fd;
     void *owned;
     void *map;
@@ -44,10 +45,17 @@ typedef struct outgoing {
     void *reqs[]; /* the encoded part's, then each piece's */
 } outgoing;
 
+/* The messages of one batch, received at once: one allocation, freed
+ * with the last of them (rt__incoming_free()). */
+typedef struct incoming_block {
+    size_t left;             /* messages not yet freed */
+} incoming_block;
+
 typedef struct incoming {
     struct incoming *next;
     int from;
-    char *buf;
+    char *buf;               /* the message's bytes, its own; or NULL */
+    incoming_block *block;   /* or the batch it lies in, with its bytes */
     rt__rank_msg m;
 } incoming;
 
@@ -89,7 +97,8 @@ struct rt__bridge {
                                  (rt__bridge_await()) */
     _Atomic unsigned arrivals_seq; /* counts the lists that arrived */
     outgoing *inflight;       /* bridge thread only */
-    outgoing **batch;         /* bridge thread only: one being made per rank */
+    outgoing **batch;         /* the round's: per rank, the batch that small
+                                 messages join, staged; NULL: none open */
     char *batch_in;           /* bridge thread only: where batches are received */
     size_t batch_in_cap;
     char *piece;              /* bridge thread only: where a piece of a pulled
@@ -114,6 +123,8 @@ static inline size_t rt__piece_of(uint32_t type)
  * memory.  Freed with what it holds (its memfd's mapping, its buffer). */
 outgoing *rt__outgoing_new(int to, int tag, size_t nreqs);
 void rt__outgoing_free(outgoing *o);
+/* A message handed over, once delivered (not what its m.owned holds). */
+void rt__incoming_free(incoming *in);
 /* The thread's body, and the call it makes first: joining the job. */
 void *rt__mpi_thread_main(void *arg);
 int rt__mpi_thread_join(rt__bridge *b, void *unused);

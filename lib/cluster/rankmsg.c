@@ -40,30 +40,37 @@ static char *put_place(char *out, const rt__fn_place *p)
     return out + sizeof n + n + sizeof p->offset;
 }
 
-int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len)
+/* m's fixed part, and the bytes of its encoding in all. */
+static fixed fixed_of(const rt__rank_msg *m, size_t *total)
 {
     const char *text = m->text ? m->text : "";
-    int placed = has_places(m->type);
-    size_t places = placed ? place_size(&m->fn) + place_size(&m->fini) : 0;
+    size_t places = has_places(m->type) ? place_size(&m->fn) + place_size(&m->fini) : 0;
     fixed f = {.type = m->type, .text_len = (uint32_t)strlen(text) + 1,
                .lease = m->lease, .len = m->len, .follows = m->fd >= 0 || m->owned,
                .places = (uint32_t)places};
     memcpy(f.w, m->w, sizeof f.w);
-    size_t inline_len = f.follows ? 0 : m->len;
-    size_t total = sizeof f + places + f.text_len + inline_len;
-    char *buf = rt__malloc(total), *p = buf;
-    if (!buf)
-        return -1;
-    memcpy(p, &f, sizeof f);
-    p += sizeof f;
-    if (placed)
-        p = put_place(put_place(p, &m->fn), &m->fini);
-    memcpy(p, text, f.text_len);
-    if (inline_len)
-        memcpy(p + f.text_len, m->bytes, inline_len);
-    *out = buf;
-    *out_len = total;
-    return 0;
+    *total = sizeof f + places + f.text_len + (f.follows ? 0 : m->len);
+    return f;
+}
+
+size_t rt__rank_encoded_len(const rt__rank_msg *m)
+{
+    size_t total;
+    fixed_of(m, &total);
+    return total;
+}
+
+void rt__rank_encode_into(const rt__rank_msg *m, char *out)
+{
+    size_t total;
+    fixed f = fixed_of(m, &total);
+    memcpy(out, &f, sizeof f);
+    out += sizeof f;
+    if (f.places)
+        out = put_place(put_place(out, &m->fn), &m->fini);
+    memcpy(out, m->text ? m->text : "", f.text_len);
+    if (!f.follows && m->len)
+        memcpy(out + f.text_len, m->bytes, m->len);
 }
 
 /* A place from `at`, within `end`; the next byte, or NULL. */

@@ -95,9 +95,11 @@ typedef struct rt__round_hook {
     void *ctx;
 } rt__round_hook;
 
-/* Encode m into a new buffer (*out, *out_len; rt__free() it).  Bytes go
- * inline when m->fd < 0, else they follow.  0, or -1 without memory. */
-int rt__rank_encode(const rt__rank_msg *m, char **out, size_t *out_len);
+/* The bytes of m's encoding, and its encoding into out (that many).
+ * Bytes go inline when m->fd < 0 and m->owned is NULL, else they
+ * follow. */
+size_t rt__rank_encoded_len(const rt__rank_msg *m);
+void rt__rank_encode_into(const rt__rank_msg *m, char *out);
 /* Decode a message; its text and inline bytes point into buf.  When
  * *follows is set, m->len bytes follow it as pieces.  0, or -1 when the
  * bytes are not a message. */
