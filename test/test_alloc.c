@@ -251,6 +251,28 @@ START_TEST(a_zeroed_table_takes_no_memory_until_written)
 }
 END_TEST
 
+/* A buffer grows by doubling from its first room until what is added
+ * fits; a size past SIZE_MAX fails and leaves it as it was. */
+START_TEST(a_buffer_doubles_until_the_bytes_fit)
+{
+    char *buf = NULL;
+    size_t cap = 0;
+    ck_assert_int_eq(rt__reserve(&buf, &cap, 0, 10, 16), 0);
+    ck_assert_uint_eq(cap, 16);
+    memset(buf, 'x', 16);
+    ck_assert_int_eq(rt__reserve(&buf, &cap, 10, 6, 16), 0); /* fits: as it was */
+    ck_assert_uint_eq(cap, 16);
+    ck_assert_int_eq(rt__reserve(&buf, &cap, 16, 40, 16), 0);
+    ck_assert_uint_eq(cap, 64);
+    ck_assert_int_eq(buf[15], 'x'); /* kept */
+    char *was = buf;
+    ck_assert_int_eq(rt__reserve(&buf, &cap, 64, SIZE_MAX - 10, 16), -1);
+    ck_assert_ptr_eq(buf, was);
+    ck_assert_uint_eq(cap, 64);
+    rt__free(buf);
+}
+END_TEST
+
 Suite *alloc_suite(void)
 {
     Suite *s = suite_create("alloc");
@@ -258,6 +280,7 @@ Suite *alloc_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, every_allocation_can_fail);
     tcase_add_test(tc, a_zeroed_table_takes_no_memory_until_written);
+    tcase_add_test(tc, a_buffer_doubles_until_the_bytes_fit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,6 +2,7 @@
 #include "alloc.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,23 @@ void rt__alloc_forked(void)
 {
     atomic_store(&counting, 0);
     atomic_store(&fail_at, 0);
+}
+
+int rt__reserve(char **buf, size_t *cap, size_t len, size_t more, size_t first)
+{
+    size_t need = len + more, room = *cap ? *cap : first;
+    if (need < len)
+        return -1;
+    if (need <= *cap)
+        return 0;
+    while (room < need)
+        room = room > SIZE_MAX / 2 ? need : 2 * room;
+    char *grown = rt__realloc(*buf, room);
+    if (!grown)
+        return -1;
+    *buf = grown;
+    *cap = room;
+    return 0;
 }
 
 void *rt__grow(void *v, size_t *cap, size_t n, size_t size, size_t first)

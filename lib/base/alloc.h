@@ -20,6 +20,10 @@ char *rt__strndup(const char *s, size_t n);
  * and capacity *cap, which doubles (from first): the array, perhaps
  * moved, or NULL when out of memory (v and *cap unchanged). */
 void *rt__grow(void *v, size_t *cap, size_t n, size_t size, size_t first);
+/* Room for `more` bytes after the first len of the buffer *buf of *cap
+ * bytes, which doubles (from first) until they fit: 0, or -1 when out of
+ * memory or past SIZE_MAX (*buf and *cap unchanged). */
+int rt__reserve(char **buf, size_t *cap, size_t len, size_t more, size_t first);
 void rt__free(void *p);
 
 /* Tests: make the n-th allocation from now on fail, and every later one

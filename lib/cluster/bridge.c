@@ -212,23 +212,6 @@ static void stage(rt__bridge *b, outgoing *o)
     b->staged_tail = &o->next;
 }
 
-/* Room for len more bytes in batch bt, grown by doubling: 0, or -1
- * without memory. */
-static int batch_room(outgoing *bt, size_t len)
-{
-    if (bt->len + len <= bt->cap)
-        return 0;
-    size_t cap = bt->cap ? 2 * bt->cap : BATCH_FIRST;
-    if (cap < bt->len + len)
-        cap = bt->len + len;
-    char *grown = rt__realloc(bt->buf, cap);
-    if (!grown)
-        return -1;
-    bt->buf = grown;
-    bt->cap = cap;
-    return 0;
-}
-
 /* m, whose bytes are inline, joins the batch open for rank `to` (length
  * first), which is staged already; a new one when none is or when it
  * would pass BATCH_MAX.  One buffer for the many messages of a round:
@@ -247,7 +230,7 @@ static int stage_in_batch(rt__bridge *b, int to, const rt__rank_msg *m)
         stage(b, bt);
         b->batch[to] = bt;
     }
-    if (batch_room(bt, sizeof len + len) < 0)
+    if (rt__reserve(&bt->buf, &bt->cap, bt->len, sizeof len + len, BATCH_FIRST) < 0)
         return -1;
     memcpy(bt->buf + bt->len, &len, sizeof len);
     rt__rank_encode_into(m, bt->buf + bt->len + sizeof len);

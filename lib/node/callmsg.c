@@ -48,25 +48,14 @@ static size_t pad8(size_t n)
 
 static void put_raw(pack *p, const void *src, size_t n)
 {
-    size_t need = p->len + pad8(n);
-    if (p->failed || need < p->len)
+    if (p->failed || rt__reserve(&p->data, &p->cap, p->len, pad8(n), 256) < 0) {
+        p->failed = 1;
         return;
-    if (need > p->cap) {
-        size_t cap = p->cap ? p->cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *grown = rt__realloc(p->data, cap);
-        if (!grown) {
-            p->failed = 1;
-            return;
-        }
-        p->data = grown;
-        p->cap = cap;
     }
     if (n)
         memcpy(p->data + p->len, src, n);
     memset(p->data + p->len + n, 0, pad8(n) - n); /* every byte sent is set */
-    p->len = need;
+    p->len += pad8(n);
 }
 
 static void put_u64(pack *p, uint64_t v)

@@ -23,15 +23,7 @@ static int bytes_reserve(rt__bytes *b, size_t extra)
         if (b->cap - b->tail >= extra)
             return 0;
     }
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->tail < extra)
-        cap *= 2;
-    char *p = rt__realloc(b->data, cap);
-    if (!p)
-        return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
+    return rt__reserve(&b->data, &b->cap, b->tail, extra, 4096);
 }
 
 static int fdq_push(rt__fdq *q, int fd)
