@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 START_TEST(calls_before_init_fail)
@@ -399,6 +400,45 @@ START_TEST(a_wait_for_some_returns_once_they_ended)
 }
 END_TEST
 
+/* In a child the application forks, a task's answer: 0 when right. */
+static int child_runs_a_runtime(void)
+{
+    rt_config c = RT_CONFIG_INIT;
+    c.num_cpus = 1;
+    if (rt_init_config(&c) < 0)
+        return 1;
+    rt_ref ref;
+    uint64_t x = 21, *v = NULL;
+    int rc = rt_remote(t_double, NULL, &x, sizeof x, &ref) == 0 &&
+                     rt_get(ref, (void **)&v, NULL, 60000) == 0 && *v == 42
+                 ? 0
+                 : 2;
+    rt_free(v);
+    return rt_shutdown() == 0 ? rc : 3;
+}
+
+/* rt_init(3): a child forked (without exec) before rt_init(), while a
+ * runtime runs, or after rt_shutdown() starts a runtime of its own. */
+START_TEST(a_forked_child_starts_its_own_runtime)
+{
+    ck_ok(rt_shutdown()); /* nothing to end: the runtime is made, blank */
+    for (int when = 0; when < 3; when++) {
+        if (when == 1)
+            start_runtime();
+        pid_t child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0)
+            _exit(child_runs_a_runtime());
+        int status;
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "fork %d: the child's runtime failed (status %d)", when, status);
+        if (when == 1)
+            ck_ok(rt_shutdown());
+    }
+}
+END_TEST
+
 START_TEST(calls_after_shutdown_fail)
 {
     start_runtime();
@@ -531,6 +571,7 @@ Suite *api_suite(void)
     tcase_add_test(tc, a_wait_for_many_handles_hears_each_end);
     tcase_add_test(tc, a_wait_for_some_returns_once_they_ended);
     tcase_add_test(tc, calls_after_shutdown_fail);
+    tcase_add_test(tc, a_forked_child_starts_its_own_runtime);
     tcase_add_test(tc, failing_task_reports_its_status_and_bytes);
     tcase_add_test(tc, messages_name_the_call);
     tcase_add_test(tc, num_gpus_default_is_none);

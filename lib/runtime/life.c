@@ -31,11 +31,8 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* A runtime as rt_init() finds it: stopped, holding nothing.  Which
  * rt_init() took the code map is kept, so that a cache of it (calls.c)
  * is never taken for the new one's. */
-static void make_blank(rt__runtime *rt)
+static void init_locks(rt__runtime *rt)
 {
-    unsigned generation = rt->code_generation;
-    memset(rt, 0, sizeof *rt);
-    rt->code_generation = generation;
     pthread_mutex_init(&rt->lock, NULL);
     pthread_mutex_init(&rt->wake_lock, NULL);
     rt__cond_init_monotonic(&rt->changed);
@@ -43,6 +40,15 @@ static void make_blank(rt__runtime *rt)
     pthread_cond_init(&rt->round_free, NULL);
     pthread_cond_init(&rt->settled, NULL);
     pthread_cond_init(&rt->wakers_gone, NULL);
+}
+
+static void make_blank(rt__runtime *rt)
+{
+    unsigned generation = rt->code_generation;
+    memset(rt, 0, sizeof *rt);
+    rt->code_generation = generation;
+    init_locks(rt);
+    rt->blank = 1;
     rt->was_dumpable = -1;
     rt->loop.epoll_fd = -1;
     rt->loop.wake.fd = -1;
@@ -63,6 +69,14 @@ static void forked_child(void)
 {
     rt__runtime *rt = &the_runtime;
     rt__sink_forked();
+    if (rt->blank) {
+        /* A blank runtime's copy (each worker the fork server forks has
+         * one): only a lock a parent thread held may need resetting.
+         * Blanking its 46 KB again made 12 pages of every fresh worker
+         * copies of the fork server's. */
+        init_locks(rt);
+        return;
+    }
     if (rt->state != RT__STOPPED)
         rt__loop_close(&rt->loop);
     make_blank(rt);
@@ -252,6 +266,7 @@ static int begin_change(rt__runtime *rt, int from)
         pthread_cond_wait(&rt->settled, &rt->lock);
     int begin = from < 0 ? rt->state != RT__STOPPED : (int)rt->state == from;
     rt->changing = begin;
+    rt->blank &= !begin; /* what the change writes is forgotten at a fork */
     pthread_mutex_unlock(&rt->lock);
     return begin;
 }

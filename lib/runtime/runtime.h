@@ -101,6 +101,8 @@ typedef struct rt__runtime {
     int round_waiting;           /* [L] threads waiting for the round */
     pthread_cond_t round_free;   /* [L] the round was given back */
     int changing;                /* [L] rt_init() or rt_shutdown() at work */
+    int blank;                   /* [L] as make_blank() left it: no change
+                                    began since (a fork keeps it as is) */
     pthread_cond_t settled;      /* [L] it has ended */
     int loop_open;               /* [W] the loop's wake-up may be written */
     int wakers;                  /* [W] threads writing it now */
