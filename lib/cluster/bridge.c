@@ -7,15 +7,12 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "base/error.h"
-#include "base/linger.h"
 #include "base/list.h"
 #include "base/shm.h"
 #include "base/thread.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -151,26 +148,6 @@ void rt__bridge_deliver(rt__bridge *b)
         b->cb(b->ctx, in->from, &in->m);
         rt__incoming_free(in);
     }
-}
-
-int rt__bridge_await(rt__bridge *b)
-{
-    unsigned seq = atomic_load(&b->arrivals_seq);
-    pthread_mutex_lock(&b->mu);
-    int any = b->arrived != NULL;
-    b->awaiting = !any;
-    pthread_mutex_unlock(&b->mu);
-    uint64_t until = rt__now_ns() + RT__LINGER_NS;
-    while (!any && atomic_load(&b->arrivals_seq) == seq && rt__now_ns() < until)
-        sched_yield();
-    /* What arrived after the bridge saw us wait is ours to deliver. */
-    pthread_mutex_lock(&b->mu);
-    b->awaiting = 0;
-    any = b->arrived != NULL;
-    pthread_mutex_unlock(&b->mu);
-    if (any)
-        rt__bridge_deliver(b);
-    return any;
 }
 
 static void on_arrival(rt__wake *w)

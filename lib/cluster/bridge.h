@@ -37,12 +37,6 @@ int rt__bridge_bcast(rt__bridge *b, void *buf, size_t len);
  * here).  0 or -1 with errno. */
 int rt__bridge_attach(rt__bridge *b, rt__loop *loop, rt__rank_deliver cb, void *ctx,
                       const rt__round_hook *round);
-/* Wait a moment (RT__LINGER_NS) for messages to arrive, on a thread that
- * holds the round and waits for an answer (an application's rt_get() of
- * a quick task another rank runs), and deliver them to cb on it: the
- * bridge's thread neither wakes the loop's for them nor takes the round.
- * 1 when some came. */
-int rt__bridge_await(rt__bridge *b);
 /* Stop delivering (before the loop closes). */
 void rt__bridge_detach(rt__bridge *b);
 /* Queue a message for rank `to`; a memfd in m->fd becomes the bridge's.

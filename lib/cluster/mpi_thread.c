@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,15 +49,13 @@ static void arrive(rt__bridge *b, incoming *in, incoming **tail)
     pthread_mutex_lock(&b->mu);
     *b->arrived_tail = in;
     b->arrived_tail = tail;
-    atomic_fetch_add(&b->arrivals_seq, 1);
     pthread_mutex_unlock(&b->mu);
     b->arrived_new = 1;
 }
 
 /* What arrived goes to the runtime: here, in a round of our own, when the
- * round is free; else to the round's holder when it awaits it; else
- * through the loop, whose thread the eventfd wakes.  Once per pass,
- * whatever came. */
+ * round is free; else through the loop, whose thread the eventfd wakes.
+ * Once per pass, whatever came. */
 static void hand_over(rt__bridge *b)
 {
     b->arrived_new = 0;
@@ -71,13 +68,9 @@ static void hand_over(rt__bridge *b)
     if (round.take && round.take(round.ctx)) {
         rt__bridge_deliver(b);
         round.run(round.ctx);
-        return;
-    }
-    pthread_mutex_lock(&b->mu);
-    int awaited = b->awaiting;
-    pthread_mutex_unlock(&b->mu);
-    if (!awaited)
+    } else {
         rt__wake_signal(&b->arrivals);
+    }
 }
 
 /* A message that says another rank cannot be reached, as if it had sent

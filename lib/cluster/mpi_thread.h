@@ -92,10 +92,6 @@ struct rt__bridge {
     void *ctx;
     rt__wake arrivals;        /* the loop takes what arrived */
     int arrived_new;          /* bridge thread only: arrived since handed over */
-    int awaiting;             /* [mu] a thread that holds the round waits for
-                                 what arrives, and delivers it itself
-                                 (rt__bridge_await()) */
-    _Atomic unsigned arrivals_seq; /* counts the lists that arrived */
     outgoing *inflight;       /* bridge thread only */
     outgoing **batch;         /* the round's: per rank, the batch that small
                                  messages join, staged; NULL: none open */

@@ -216,17 +216,15 @@ static void op_flush(rt__node *n, int caller_waits)
     rt__bridge_flush(((rt__peer *)n)->bridge);
 }
 
-/* A moment at most (the rank's answer comes through the bridge's thread,
- * which then hands it over here, not to the runtime thread), whatever
- * timeout_us: a long wait would keep the round from other ranks'
- * messages.  Another answer than w's may come first: the caller looks
- * again. */
+/* Answers come through the bridge's thread, which delivers them in a
+ * round of its own.  (A caller that spun here for them, holding the
+ * round, made a fourth spinning thread on 2 CPUs and gained nothing in
+ * turns; where a rank's answer takes longer than a spin, as over a
+ * network, it would only cost the caller's CPU and the round.) */
 static int op_await(rt__node *n, rt__worker *w, int timeout_us)
 {
-    (void)w, (void)timeout_us;
-    rt__peer *p = (rt__peer *)n;
-    rt__bridge_flush(p->bridge); /* the task may still be staged */
-    return rt__bridge_await(p->bridge);
+    (void)n, (void)w, (void)timeout_us;
+    return 0;
 }
 
 /* The rank lends on its own node, and sends back later what the worker
