@@ -45,9 +45,10 @@ struct rt__serve {
     rt__link pulling;      /* leases whose next task waits for objects */
     rt__fn_cache functions; /* the functions rank 0 sent, found here */
     rt__store *store;       /* objects held here: results kept, copies pulled */
-    lease *awaited;         /* the one lease sent a quick task by the
-                               messages just delivered (rt__serve_await()) */
-    int delivered_tasks;    /* tasks those messages brought */
+    lease *awaited;         /* the lease of the last task that the
+                               messages just delivered brought
+                               (rt__serve_await()) */
+    int delivered_tasks;    /* how many tasks they brought */
     void (*inside_answered)(void *ctx, rt__answer *a); /* local first's */
     void (*inside_stopped)(void *ctx, uint64_t child);
     void *inside_ctx;

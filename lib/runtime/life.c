@@ -28,9 +28,7 @@
 static rt__runtime the_runtime;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* A runtime as rt_init() finds it: stopped, holding nothing.  Which
- * rt_init() took the code map is kept, so that a cache of it (calls.c)
- * is never taken for the new one's. */
+/* Its locks and conditions, as if nobody held or waited on them. */
 static void init_locks(rt__runtime *rt)
 {
     pthread_mutex_init(&rt->lock, NULL);
@@ -42,6 +40,9 @@ static void init_locks(rt__runtime *rt)
     pthread_cond_init(&rt->wakers_gone, NULL);
 }
 
+/* A runtime as rt_init() finds it: stopped, holding nothing.  Which
+ * rt_init() took the code map is kept, so that a cache of it (calls.c)
+ * is never taken for the new one's. */
 static void make_blank(rt__runtime *rt)
 {
     unsigned generation = rt->code_generation;
